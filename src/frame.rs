@@ -1,0 +1,153 @@
+//! The unit that flows through the pipeline: a [`Frame`] (an RGB image with optional ground truth and
+//! foreground regions) and the [`LabelSpace`] its truth is expressed in.
+
+use std::time::Instant;
+
+use image::{GrayImage, RgbImage};
+
+/// A ground-truth label: a class index in the **dataset's** label space (see [`LabelSpace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Truth(pub usize);
+
+/// An axis-aligned box in pixel coordinates of the frame: `[x0, y0)`..`[x1, y1)`, exclusive ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BBox {
+    /// Left column (inclusive).
+    pub x0: u32,
+    /// Top row (inclusive).
+    pub y0: u32,
+    /// Right column (exclusive).
+    pub x1: u32,
+    /// Bottom row (exclusive).
+    pub y1: u32,
+}
+
+/// Foreground information attached to a frame: a mask (0 = background, 255 = foreground, values in
+/// between are soft edges) of exactly the frame's size, and/or object boxes.
+#[derive(Debug, Clone, Default)]
+pub struct Regions {
+    /// Foreground mask, same width and height as the frame image.
+    pub mask: Option<GrayImage>,
+    /// Object boxes.
+    pub boxes: Vec<BBox>,
+}
+
+/// One input frame.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Stable identifier: the path relative to the source root for files, or a sequence number for
+    /// streams. It keys the scenario RNG, so it must not depend on scheduling.
+    pub id: String,
+    /// Position of the frame in its source (0-based), used to keep outputs in source order.
+    pub seq: u64,
+    /// The pixels, RGB 8-bit.
+    pub image: RgbImage,
+    /// Ground truth in the dataset label space, if known.
+    pub truth: Option<Truth>,
+    /// Foreground mask and boxes, if known.
+    pub regions: Option<Regions>,
+    /// When the frame was read (monotonic clock).
+    pub captured: Instant,
+    /// Time spent reading and decoding the frame, in milliseconds.
+    pub decode_ms: f64,
+}
+
+/// The dataset's label space: class names in index order.
+///
+/// Each entry may hold comma-separated aliases (`"tabby, tabby cat"`); [`LabelSpace::resolve`] accepts
+/// the whole entry or any alias, case-insensitively, or a plain index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelSpace {
+    names: Vec<String>,
+}
+
+impl LabelSpace {
+    /// A label space from names in index order.
+    pub fn new(names: Vec<String>) -> Self {
+        Self { names }
+    }
+
+    /// Reads a class list file: one class per line, line i = class i; blank trailing lines ignored.
+    pub fn from_file(path: &std::path::Path) -> std::io::Result<Self> {
+        let text = std::fs::read_to_string(path)?;
+        let mut names: Vec<String> = text.lines().map(|l| l.trim().to_string()).collect();
+        while names.last().is_some_and(|n| n.is_empty()) {
+            names.pop();
+        }
+        Ok(Self { names })
+    }
+
+    /// Number of classes.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when there are no classes.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Name of class `i` (the whole entry), if it exists.
+    pub fn name(&self, i: usize) -> Option<&str> {
+        self.names.get(i).map(String::as_str)
+    }
+
+    /// All names in index order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Resolves a label written as an index (`"967"`) or a class name/alias (`"espresso"`).
+    /// Returns `None` when the label is not in this space (or an alias is ambiguous).
+    pub fn resolve(&self, label: &str) -> Option<usize> {
+        let label = label.trim();
+        if let Ok(i) = label.parse::<usize>() {
+            return (i < self.names.len()).then_some(i);
+        }
+        let want = label.to_lowercase();
+        if let Some(i) = self.names.iter().position(|n| n.to_lowercase() == want) {
+            return Some(i);
+        }
+        let mut hits = self.names.iter().enumerate().filter(|(_, n)| {
+            n.split(',').any(|alias| alias.trim().to_lowercase() == want)
+        });
+        match (hits.next(), hits.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> LabelSpace {
+        LabelSpace::new(vec![
+            "tench, Tinca tinca".into(),
+            "tabby, tabby cat".into(),
+            "espresso".into(),
+            "crane".into(),
+            "crane".into(),
+        ])
+    }
+
+    #[test]
+    fn resolves_index_entry_and_alias() {
+        let s = space();
+        assert_eq!(s.resolve("2"), Some(2));
+        assert_eq!(s.resolve("Espresso"), Some(2));
+        assert_eq!(s.resolve("tabby cat"), Some(1));
+        assert_eq!(s.resolve("tench, Tinca tinca"), Some(0));
+    }
+
+    #[test]
+    fn rejects_unknown_out_of_range_and_ambiguous() {
+        let s = space();
+        assert_eq!(s.resolve("99"), None);
+        assert_eq!(s.resolve("zebra"), None);
+        // "crane" is a whole entry twice: the first exact entry wins (ImageNet has two "crane"s;
+        // write the index to pick the other one).
+        assert_eq!(s.resolve("crane"), Some(3));
+    }
+}

@@ -1,0 +1,14 @@
+//! robustream: a streaming robustness evaluator for image classifiers.
+//!
+//! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batcher ([`pipeline`]) →
+//! [`engine`] → [`metrics`] → [`report`]. See `docs/ARCHITECTURE.md`.
+
+pub mod config;
+pub mod engine;
+pub mod frame;
+pub mod metrics;
+pub mod pipeline;
+pub mod preprocess;
+pub mod report;
+pub mod scenario;
+pub mod source;

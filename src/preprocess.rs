@@ -1,0 +1,261 @@
+//! Preprocessing: bringing a frame to the model's view (shorter-side resize, centre crop or squash) and
+//! normalising it into the input tensor. Resampling follows torchvision/PIL (REFERENCE §1.1, §10):
+//! antialiased bilinear ("triangle" convolution with support scaled by the downscale factor), long side
+//! truncated, crop offsets rounded half to even.
+
+use fast_image_resize::images::Image as FirImage;
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use image::{GrayImage, RgbImage};
+
+use crate::engine::model::{Crop, Layout, ModelDesc};
+
+/// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
+/// `int(shorter · long / short)` (truncation). Returns (width, height).
+pub fn shorter_side_size(width: u32, height: u32, shorter: u32) -> (u32, u32) {
+    if width <= height {
+        let h = (u64::from(shorter) * u64::from(height) / u64::from(width.max(1))) as u32;
+        (shorter, h)
+    } else {
+        let w = (u64::from(shorter) * u64::from(width) / u64::from(height.max(1))) as u32;
+        (w, shorter)
+    }
+}
+
+/// Offset of a centred crop of `crop` pixels out of `size`: `int(round((size − crop) / 2))` with
+/// Python's half-to-even rounding (torchvision `CenterCrop`). Negative when the crop is larger.
+pub fn center_offset(size: u32, crop: u32) -> i64 {
+    let diff = i64::from(size) - i64::from(crop);
+    // (diff / 2) rounded half to even: diff odd → x.5 → the even neighbour.
+    let half = diff.div_euclid(2);
+    if diff.rem_euclid(2) == 1 && half % 2 != 0 { half + 1 } else { half }
+}
+
+/// Resizes an RGB image with PIL-compatible antialiased bilinear interpolation.
+pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resizer) -> RgbImage {
+    if image.dimensions() == (width, height) {
+        return image.clone();
+    }
+    if image.width() == 0 || image.height() == 0 || width == 0 || height == 0 {
+        return RgbImage::new(width, height);
+    }
+    let mut dst = FirImage::new(width, height, PixelType::U8x3);
+    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear));
+    resizer
+        .resize(image, &mut dst, &options)
+        .expect("U8x3 to U8x3 with non-zero sizes is supported");
+    RgbImage::from_raw(width, height, dst.into_vec()).expect("buffer of width × height × 3")
+}
+
+/// Resizes a mask with nearest-neighbour sampling (keeps it binary).
+pub fn resize_mask(mask: &GrayImage, width: u32, height: u32) -> GrayImage {
+    if mask.dimensions() == (width, height) {
+        return mask.clone();
+    }
+    image::imageops::resize(mask, width, height, image::imageops::FilterType::Nearest)
+}
+
+/// Crops `(width, height)` at a centred offset (see [`center_offset`]), padding with zeros where the
+/// crop leaves the image (torchvision pads too).
+pub fn center_crop<P: image::Pixel<Subpixel = u8>>(
+    image: &image::ImageBuffer<P, Vec<u8>>,
+    width: u32,
+    height: u32,
+) -> image::ImageBuffer<P, Vec<u8>> {
+    let (iw, ih) = image.dimensions();
+    if (iw, ih) == (width, height) {
+        return image.clone();
+    }
+    let left = center_offset(iw, width);
+    let top = center_offset(ih, height);
+    let mut out = image::ImageBuffer::<P, Vec<u8>>::new(width, height);
+    let c = usize::from(P::CHANNEL_COUNT);
+    let src = image.as_raw();
+    let dst_row = width as usize * c;
+    // Columns of the output that fall inside the source.
+    let x0 = (-left).clamp(0, i64::from(width)) as usize;
+    let x1 = (i64::from(iw) - left).clamp(0, i64::from(width)) as usize;
+    if x0 >= x1 {
+        return out;
+    }
+    let out_raw: &mut [u8] = &mut out;
+    for y in 0..height as usize {
+        let sy = y as i64 + top;
+        if sy < 0 || sy >= i64::from(ih) {
+            continue;
+        }
+        let s = (sy as usize * iw as usize + (x0 as i64 + left) as usize) * c;
+        let len = (x1 - x0) * c;
+        out_raw[y * dst_row + x0 * c..y * dst_row + x0 * c + len].copy_from_slice(&src[s..s + len]);
+    }
+    out
+}
+
+/// Brings a frame (and its mask) to the model's input view: optional shorter-side resize then centre
+/// crop, or a squash resize, per the model description.
+pub struct ModelView {
+    width: u32,
+    height: u32,
+    resize_shorter: Option<u32>,
+    crop: Crop,
+    resizer: Resizer,
+}
+
+impl ModelView {
+    /// For this model.
+    pub fn new(model: &ModelDesc) -> Self {
+        Self {
+            width: model.input.width,
+            height: model.input.height,
+            resize_shorter: model.preprocess.resize_shorter,
+            crop: model.preprocess.crop,
+            resizer: Resizer::new(),
+        }
+    }
+
+    /// The image at the model's input size.
+    pub fn image(&mut self, image: &RgbImage) -> RgbImage {
+        match self.crop {
+            Crop::Squash => resize_rgb(image, self.width, self.height, &mut self.resizer),
+            Crop::Center => {
+                let resized;
+                let src = match self.resize_shorter {
+                    Some(s) => {
+                        let (w, h) = shorter_side_size(image.width(), image.height(), s);
+                        resized = resize_rgb(image, w, h, &mut self.resizer);
+                        &resized
+                    }
+                    None => image,
+                };
+                center_crop(src, self.width, self.height)
+            }
+        }
+    }
+
+    /// The mask through the same geometry (nearest-neighbour).
+    pub fn mask(&self, mask: &GrayImage) -> GrayImage {
+        match self.crop {
+            Crop::Squash => resize_mask(mask, self.width, self.height),
+            Crop::Center => {
+                let m = match self.resize_shorter {
+                    Some(s) => {
+                        let (w, h) = shorter_side_size(mask.width(), mask.height(), s);
+                        resize_mask(mask, w, h)
+                    }
+                    None => mask.clone(),
+                };
+                center_crop(&m, self.width, self.height)
+            }
+        }
+    }
+}
+
+/// Per-channel affine normalisation into the input tensor: `(x − mean[c]) / std[c]` with x on the
+/// 0..255 scale, written in the model's layout.
+#[derive(Debug, Clone)]
+pub struct Normalizer {
+    layout: Layout,
+    lut: [[f32; 256]; 3],
+}
+
+impl Normalizer {
+    /// For this model.
+    pub fn new(model: &ModelDesc) -> Self {
+        let p = &model.preprocess;
+        Self {
+            layout: model.input.layout,
+            lut: std::array::from_fn(|c| std::array::from_fn(|v| (v as f32 - p.mean[c]) / p.std[c])),
+        }
+    }
+
+    /// Writes `image` into `out` (length 3 × width × height).
+    pub fn write(&self, image: &RgbImage, out: &mut [f32]) {
+        let plane = image.width() as usize * image.height() as usize;
+        assert_eq!(out.len(), plane * 3, "tensor slot does not match the image size");
+        let raw = image.as_raw();
+        match self.layout {
+            Layout::Nchw => {
+                let (r, rest) = out.split_at_mut(plane);
+                let (g, b) = rest.split_at_mut(plane);
+                for (i, px) in raw.chunks_exact(3).enumerate() {
+                    r[i] = self.lut[0][usize::from(px[0])];
+                    g[i] = self.lut[1][usize::from(px[1])];
+                    b[i] = self.lut[2][usize::from(px[2])];
+                }
+            }
+            Layout::Nhwc => {
+                for (o, px) in out.chunks_exact_mut(3).zip(raw.chunks_exact(3)) {
+                    o[0] = self.lut[0][usize::from(px[0])];
+                    o[1] = self.lut[1][usize::from(px[1])];
+                    o[2] = self.lut[2][usize::from(px[2])];
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorter_side_truncates_the_long_side() {
+        // coffee.png is 600×400: 256/400·600 = 384.
+        assert_eq!(shorter_side_size(600, 400, 256), (384, 256));
+        // 500×375 → 341.33 → 341.
+        assert_eq!(shorter_side_size(500, 375, 256), (341, 256));
+        assert_eq!(shorter_side_size(375, 500, 256), (256, 341));
+        assert_eq!(shorter_side_size(256, 256, 256), (256, 256));
+    }
+
+    #[test]
+    fn crop_offset_rounds_half_to_even() {
+        assert_eq!(center_offset(256, 224), 16);
+        // (341 − 224) / 2 = 58.5 → 58 (even); (343 − 224)/2 = 59.5 → 60.
+        assert_eq!(center_offset(341, 224), 58);
+        assert_eq!(center_offset(343, 224), 60);
+        assert_eq!(center_offset(225, 224), 0); // 0.5 → 0
+        assert_eq!(center_offset(227, 224), 2); // 1.5 → 2
+        assert_eq!(center_offset(200, 224), -12);
+    }
+
+    #[test]
+    fn crop_copies_the_centre_and_pads() {
+        let img = RgbImage::from_fn(6, 4, |x, y| image::Rgb([x as u8, y as u8, 7]));
+        let c = center_crop(&img, 2, 2);
+        assert_eq!(c.get_pixel(0, 0), &image::Rgb([2, 1, 7]));
+        assert_eq!(c.get_pixel(1, 1), &image::Rgb([3, 2, 7]));
+        let p = center_crop(&img, 8, 4);
+        assert_eq!(p.get_pixel(0, 0), &image::Rgb([0, 0, 0]));
+        assert_eq!(p.get_pixel(1, 0), &image::Rgb([0, 0, 7]));
+        assert_eq!(p.get_pixel(7, 3), &image::Rgb([0, 0, 0]));
+    }
+
+    #[test]
+    fn bilinear_downscale_matches_pil_on_a_ramp() {
+        // PIL: Image.fromarray(ramp 0..15 ×8 per pixel).resize((4, 1), BILINEAR) averages each 4-pixel
+        // block with triangle weights of support 4: for a linear ramp the result is the block centre.
+        let img = RgbImage::from_fn(16, 1, |x, _| {
+            let v = (x * 16) as u8;
+            image::Rgb([v, v, v])
+        });
+        let mut r = Resizer::new();
+        let out = resize_rgb(&img, 4, 1, &mut r);
+        let got: Vec<u8> = out.pixels().map(|p| p[0]).collect();
+        // Interior outputs are the centres of their source windows: 1.5·16+… (24, 88, 152, 216);
+        // edges are pulled inwards by the clipped kernel.
+        assert_eq!(got[1], 88);
+        assert_eq!(got[2], 152);
+    }
+
+    #[test]
+    fn normalizer_writes_planes() {
+        let img = RgbImage::from_fn(2, 1, |x, _| image::Rgb([255 * x as u8, 127, 0]));
+        let desc_lut = Normalizer {
+            layout: Layout::Nchw,
+            lut: std::array::from_fn(|_| std::array::from_fn(|v| (v as f32 - 127.0) / 128.0)),
+        };
+        let mut out = vec![0f32; 6];
+        desc_lut.write(&img, &mut out);
+        assert_eq!(out, vec![-127.0 / 128.0, 1.0, 0.0, 0.0, -127.0 / 128.0, -127.0 / 128.0]);
+    }
+}

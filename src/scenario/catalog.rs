@@ -1,0 +1,134 @@
+//! Every scenario key and named group robustream knows, with a one-line description each
+//! (what `robustream scenarios` prints), and construction of a scenario from its key.
+
+use std::sync::Arc;
+
+use super::Scenario;
+use super::clean::Clean;
+use super::corruption::{CORRUPTIONS, Corruption, SEVERITIES};
+
+/// One scenario key or group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// The key (`corruption/contrast/3`) or group name (`demo`).
+    pub name: String,
+    /// One line saying what it does.
+    pub description: String,
+    /// For a group, the keys it expands to, in order; empty for a single scenario.
+    pub members: Vec<String>,
+}
+
+/// The catalogue: all scenario keys, then all groups.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// Single scenarios, in plan order.
+    pub scenarios: Vec<CatalogEntry>,
+    /// Named groups.
+    pub groups: Vec<CatalogEntry>,
+}
+
+impl Catalog {
+    /// The built-in catalogue.
+    pub fn builtin() -> Self {
+        let mut scenarios = vec![entry("clean", "the frame as it is (always evaluated; the reference)")];
+        let mut groups = Vec::new();
+        let mut all_corruptions = Vec::new();
+        for (name, desc) in CORRUPTIONS {
+            let members: Vec<String> = SEVERITIES.map(|s| format!("corruption/{name}/{s}")).collect();
+            for (s, key) in SEVERITIES.zip(&members) {
+                scenarios.push(entry(key, &format!("{name} at severity {s}: {desc}")));
+            }
+            all_corruptions.extend(members.iter().cloned());
+            groups.push(CatalogEntry {
+                name: format!("corruption/{name}"),
+                description: format!("{name} at severities 1..5"),
+                members,
+            });
+        }
+        groups.push(CatalogEntry {
+            name: "corruptions".into(),
+            description: "every implemented ImageNet-C corruption at severities 1..5".into(),
+            members: all_corruptions,
+        });
+        let demo: Vec<String> = ["gaussian_noise", "contrast"]
+            .iter()
+            .flat_map(|n| SEVERITIES.map(move |s| format!("corruption/{n}/{s}")))
+            .collect();
+        groups.push(CatalogEntry {
+            name: "demo".into(),
+            description: "clean, gaussian_noise 1..5 and contrast 1..5 (the demo plan)".into(),
+            members: demo,
+        });
+        Self { scenarios, groups }
+    }
+
+    /// Builds the scenario with this exact key; `None` if the key is unknown.
+    pub fn build(&self, key: &str) -> Option<Arc<dyn Scenario>> {
+        if key == "clean" {
+            return Some(Arc::new(Clean));
+        }
+        let rest = key.strip_prefix("corruption/")?;
+        let (name, severity) = rest.split_once('/')?;
+        let severity: u8 = severity.parse().ok()?;
+        Corruption::new(name, severity).map(|c| Arc::new(c) as Arc<dyn Scenario>)
+    }
+
+    /// Expands one plan item (a key, a group name, or a prefix ending in `/*`) to keys, in order.
+    pub fn expand(&self, item: &str) -> Option<Vec<String>> {
+        if let Some(g) = self.groups.iter().find(|g| g.name == item) {
+            return Some(g.members.clone());
+        }
+        if self.scenarios.iter().any(|s| s.name == item) {
+            return Some(vec![item.to_string()]);
+        }
+        let prefix = item.strip_suffix('*')?;
+        let keys: Vec<String> = self
+            .scenarios
+            .iter()
+            .filter(|s| s.name.starts_with(prefix))
+            .map(|s| s.name.clone())
+            .collect();
+        (!keys.is_empty()).then_some(keys)
+    }
+}
+
+fn entry(name: &str, description: &str) -> CatalogEntry {
+    CatalogEntry { name: name.into(), description: description.into(), members: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_key_builds_with_its_own_key() {
+        let c = Catalog::builtin();
+        for e in &c.scenarios {
+            let s = c.build(&e.name).unwrap_or_else(|| panic!("{} does not build", e.name));
+            assert_eq!(s.key(), e.name);
+        }
+    }
+
+    #[test]
+    fn every_group_member_is_a_known_key() {
+        let c = Catalog::builtin();
+        for g in &c.groups {
+            assert!(!g.members.is_empty(), "{}", g.name);
+            for m in &g.members {
+                assert!(c.build(m).is_some(), "{} lists unknown {m}", g.name);
+            }
+        }
+    }
+
+    #[test]
+    fn expands_keys_groups_and_prefixes() {
+        let c = Catalog::builtin();
+        assert_eq!(c.expand("clean").unwrap(), vec!["clean"]);
+        assert_eq!(c.expand("corruption/contrast").unwrap().len(), 5);
+        assert_eq!(c.expand("corruption/gaussian_noise/*").unwrap().len(), 5);
+        assert_eq!(c.expand("demo").unwrap().len(), 10);
+        assert!(c.expand("corruption/nope/1").is_none());
+        assert!(c.expand("zzz/*").is_none());
+        assert!(c.build("corruption/contrast/9").is_none());
+    }
+}
