@@ -1,1 +1,339 @@
-//! (in progress)
+//! Run configuration: the TOML files in `configs/`, validated with messages that name the file and key,
+//! plus command-line overrides. Relative paths in a config file are resolved against the file's folder;
+//! paths given on the command line against the working directory.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::engine::EngineConfig;
+use crate::source::{ClassOrder, SourceConfig};
+
+/// A configuration problem: which file, which key, what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Malformed TOML, unknown key or wrong type (the message names the key and line).
+    #[error("config {path}: {message}")]
+    Parse {
+        /// The config file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// A required setting is missing or a value is out of range.
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// The config file, or "command line".
+        origin: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+}
+
+/// Where scenarios are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioStage {
+    /// On the model's view of the frame (after the resize and crop of the model description), then
+    /// normalised. At 224×224 this is exactly how ImageNet-C was made (REFERENCE §1.1): Resize(256) →
+    /// CenterCrop(224) → corrupt.
+    #[default]
+    ModelInput,
+    /// On the frame at its native size, then resized and cropped for the model: the corruption happens
+    /// "in the camera". Severity tables are tuned for 224 px, so the effect differs with frame size.
+    Native,
+}
+
+/// `[pipeline]`: threads, batching and queues.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// Scenario/preprocess worker threads; 0 = one per core.
+    pub workers: usize,
+    /// Largest batch handed to the engine.
+    pub max_batch: usize,
+    /// Longest wait for a batch to fill, in milliseconds, once its first variant is queued.
+    pub max_wait_ms: u64,
+    /// Capacity of each bounded queue between stages (frames or variants).
+    pub queue: usize,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            workers: 0,
+            max_batch: 8,
+            max_wait_ms: 5,
+            queue: 32,
+        }
+    }
+}
+
+/// `[dataset]`: the label space truths are written in.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetConfig {
+    /// Class map (model classes → dataset labels), overriding the model description's.
+    pub class_map: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    model: Option<PathBuf>,
+    source: Option<SourceConfig>,
+    #[serde(default)]
+    scenarios: Vec<String>,
+    out: Option<PathBuf>,
+    #[serde(default)]
+    seed: u64,
+    limit: Option<u64>,
+    #[serde(default)]
+    strict: bool,
+    #[serde(default)]
+    stage: ScenarioStage,
+    #[serde(default)]
+    engine: EngineConfig,
+    #[serde(default)]
+    pipeline: PipelineConfig,
+    #[serde(default)]
+    dataset: DatasetConfig,
+}
+
+/// A complete, validated run configuration with absolute or working-directory-relative paths.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The config file, if any.
+    pub file: Option<PathBuf>,
+    /// Model description TOML.
+    pub model: PathBuf,
+    /// Frame source.
+    pub source: SourceConfig,
+    /// Plan items (keys, groups, `prefix/*`); `clean` is always added.
+    pub scenarios: Vec<String>,
+    /// Run directory for records and summaries.
+    pub out: PathBuf,
+    /// Run seed of the keyed scenario RNG.
+    pub seed: u64,
+    /// Stop after this many frames (read successfully or not).
+    pub limit: Option<u64>,
+    /// Any bad input is fatal instead of skipped.
+    pub strict: bool,
+    /// Where scenarios are applied.
+    pub stage: ScenarioStage,
+    /// Engine settings.
+    pub engine: EngineConfig,
+    /// Threads and batching.
+    pub pipeline: PipelineConfig,
+    /// Label space settings.
+    pub dataset: DatasetConfig,
+}
+
+/// Command-line overrides of `robustream run` (each replaces the config value).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--model`.
+    pub model: Option<PathBuf>,
+    /// `--source`.
+    pub source: Option<PathBuf>,
+    /// `--scenarios` (comma-separated items).
+    pub scenarios: Option<Vec<String>>,
+    /// `--out`.
+    pub out: Option<PathBuf>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--limit`.
+    pub limit: Option<u64>,
+    /// `--strict`.
+    pub strict: bool,
+    /// `--workers`.
+    pub workers: Option<usize>,
+    /// `--threads` (engine intra-op threads).
+    pub threads: Option<usize>,
+    /// `--batch` (max batch).
+    pub max_batch: Option<usize>,
+}
+
+impl RunConfig {
+    /// Reads a config file (if given) and applies the overrides.
+    pub fn load(file: Option<&Path>, o: &Overrides) -> Result<Self, ConfigError> {
+        let (raw, base) = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                let raw: RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: one_line(&e.to_string()),
+                })?;
+                (
+                    raw,
+                    path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                )
+            }
+            None => (
+                toml::from_str::<RawConfig>("").expect("empty config parses"),
+                PathBuf::new(),
+            ),
+        };
+        let origin = file.map_or_else(|| "command line".to_string(), |p| p.display().to_string());
+        let invalid = |message: &str| ConfigError::Invalid {
+            origin: origin.clone(),
+            message: message.into(),
+        };
+        let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+
+        let model = match (&o.model, raw.model) {
+            (Some(m), _) => m.clone(),
+            (None, Some(m)) => rel(m),
+            (None, None) => {
+                return Err(invalid(
+                    "no model: set `model = \"path/to/model.toml\"` or pass --model",
+                ));
+            }
+        };
+        let source = match (&o.source, raw.source) {
+            (Some(p), _) => SourceConfig::new(p.clone()),
+            (None, Some(mut s)) => {
+                s.path = rel(s.path);
+                if let Some(ClassOrder::List(list)) = s.classes {
+                    s.classes = Some(ClassOrder::List(rel(list)));
+                }
+                s
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "no source: add a `[source]` table with `path` or pass --source",
+                ));
+            }
+        };
+        let mut engine = raw.engine;
+        engine.library = engine.library.map(&rel);
+        engine.engine_cache = rel(engine.engine_cache);
+        if let Some(t) = o.threads {
+            engine.threads = t;
+        }
+        let mut pipeline = raw.pipeline;
+        if let Some(w) = o.workers {
+            pipeline.workers = w;
+        }
+        if let Some(b) = o.max_batch {
+            pipeline.max_batch = b;
+        }
+        if pipeline.max_batch == 0 {
+            return Err(invalid("`pipeline.max_batch` must be at least 1"));
+        }
+        if pipeline.queue == 0 {
+            return Err(invalid("`pipeline.queue` must be at least 1"));
+        }
+        let out = match (&o.out, raw.out) {
+            (Some(d), _) => d.clone(),
+            (None, Some(d)) => rel(d),
+            (None, None) => PathBuf::from("runs").join(
+                file.and_then(|f| f.file_stem())
+                    .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),
+            ),
+        };
+        let mut dataset = raw.dataset;
+        dataset.class_map = dataset.class_map.map(&rel);
+        Ok(Self {
+            file: file.map(Path::to_path_buf),
+            model,
+            source,
+            scenarios: o.scenarios.clone().unwrap_or(raw.scenarios),
+            out,
+            seed: o.seed.unwrap_or(raw.seed),
+            limit: o.limit.or(raw.limit),
+            strict: o.strict || raw.strict,
+            stage: raw.stage,
+            engine,
+            pipeline,
+            dataset,
+        })
+    }
+}
+
+/// The toml crate's multi-line messages (with a source excerpt) folded onto one line.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != "|")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, text: &str) -> PathBuf {
+        let p = dir.join("run.toml");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn paths_are_relative_to_the_config_and_overrides_win() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "model = \"m/model.toml\"\nscenarios = [\"demo\"]\nseed = 3\n[source]\npath = \"photos\"\n\
+             [engine]\nlibrary = \"lib/libonnxruntime.so\"\n[pipeline]\nmax_batch = 4\n",
+        );
+        let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+        assert_eq!(c.model, d.path().join("m/model.toml"));
+        assert_eq!(c.source.path, d.path().join("photos"));
+        assert_eq!(
+            c.engine.library,
+            Some(d.path().join("lib/libonnxruntime.so"))
+        );
+        assert_eq!(c.out, PathBuf::from("runs/run"));
+        assert_eq!((c.seed, c.pipeline.max_batch), (3, 4));
+
+        let o = Overrides {
+            seed: Some(9),
+            scenarios: Some(vec!["clean".into()]),
+            strict: true,
+            ..Default::default()
+        };
+        let c = RunConfig::load(Some(&p), &o).unwrap();
+        assert_eq!(
+            (c.seed, c.strict, c.scenarios.as_slice()),
+            (9, true, &["clean".to_string()][..])
+        );
+    }
+
+    #[test]
+    fn unknown_key_names_key_and_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "model = \"m.toml\"\n[pipeline]\nmax_bacth = 4\n");
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("max_bacth") && e.contains("run.toml"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn missing_model_or_source_says_what_to_do() {
+        let e = RunConfig::load(None, &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--model"), "{e}");
+        let o = Overrides {
+            model: Some("m.toml".into()),
+            ..Default::default()
+        };
+        let e = RunConfig::load(None, &o).unwrap_err().to_string();
+        assert!(e.contains("--source"), "{e}");
+    }
+}

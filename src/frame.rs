@@ -109,7 +109,8 @@ impl LabelSpace {
             return Some(i);
         }
         let mut hits = self.names.iter().enumerate().filter(|(_, n)| {
-            n.split(',').any(|alias| alias.trim().to_lowercase() == want)
+            n.split(',')
+                .any(|alias| alias.trim().to_lowercase() == want)
         });
         match (hits.next(), hits.next()) {
             (Some((i, _)), None) => Some(i),

@@ -3,6 +3,8 @@
 //! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batcher ([`pipeline`]) →
 //! [`engine`] → [`metrics`] → [`report`]. See `docs/ARCHITECTURE.md`.
 
+pub mod apply;
+pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod frame;
@@ -10,5 +12,6 @@ pub mod metrics;
 pub mod pipeline;
 pub mod preprocess;
 pub mod report;
+pub mod run;
 pub mod scenario;
 pub mod source;

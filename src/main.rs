@@ -1,1 +1,88 @@
-fn main() {}
+//! The `robustream` binary: parses the command line, calls the library, maps errors to one line and an
+//! exit code (0 ok, 1 error, 2 usage, 130 interrupted).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use clap::Parser;
+use robustream::cli::{ApplyArgs, Cli, Command, Format, ReportArgs, RunArgs};
+use robustream::config::{Overrides, RunConfig};
+use robustream::pipeline::EndReason;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Apply(args) => apply(args).map(|()| ExitCode::SUCCESS),
+        Command::Scenarios => {
+            print!(
+                "{}",
+                robustream::scenario::catalog::render(&robustream::scenario::Catalog::builtin())
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+        ExitCode::FAILURE
+    })
+}
+
+fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let overrides = Overrides {
+        model: args.model,
+        source: args.source,
+        scenarios: args.scenarios,
+        out: args.out,
+        seed: args.seed,
+        limit: args.limit,
+        strict: args.strict,
+        workers: args.workers,
+        threads: args.threads,
+        max_batch: args.batch,
+    };
+    let config = RunConfig::load(args.config.as_deref(), &overrides)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    // First Ctrl-C: stop reading, finish frames in flight, write the summary. Second: exit now.
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+        eprintln!("robustream: stopping; finishing frames in flight and writing the summary (Ctrl-C again to abort)");
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    let result = robustream::run::run(&config, &stop, args.quiet)?;
+    println!("{}", result.summary.table());
+    println!("records and summary: {}", result.dir.display());
+    match result.outcome.end {
+        EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
+        EndReason::Interrupted => Ok(ExitCode::from(130)),
+        EndReason::Completed | EndReason::Limit => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn apply(args: ApplyArgs) -> anyhow::Result<()> {
+    robustream::apply::apply(&robustream::apply::ApplyRequest {
+        scenario: args.scenario,
+        seed: args.seed,
+        mask: args.mask,
+        frame_id: args.frame_id,
+        model: args.model,
+        input: args.input,
+        output: args.output,
+    })
+}
+
+fn report(args: ReportArgs) -> anyhow::Result<()> {
+    let summary = robustream::report::recompute_run(&args.run_dir)?;
+    match args.format {
+        Format::Md => print!("{}", summary.to_markdown()),
+        Format::Json => println!("{}", summary.to_json()),
+        Format::Csv => print!("{}", summary.to_csv()),
+    }
+    Ok(())
+}

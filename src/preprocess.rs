@@ -27,7 +27,11 @@ pub fn center_offset(size: u32, crop: u32) -> i64 {
     let diff = i64::from(size) - i64::from(crop);
     // (diff / 2) rounded half to even: diff odd → x.5 → the even neighbour.
     let half = diff.div_euclid(2);
-    if diff.rem_euclid(2) == 1 && half % 2 != 0 { half + 1 } else { half }
+    if diff.rem_euclid(2) == 1 && half % 2 != 0 {
+        half + 1
+    } else {
+        half
+    }
 }
 
 /// Resizes an RGB image with PIL-compatible antialiased bilinear interpolation.
@@ -163,14 +167,20 @@ impl Normalizer {
         let p = &model.preprocess;
         Self {
             layout: model.input.layout,
-            lut: std::array::from_fn(|c| std::array::from_fn(|v| (v as f32 - p.mean[c]) / p.std[c])),
+            lut: std::array::from_fn(|c| {
+                std::array::from_fn(|v| (v as f32 - p.mean[c]) / p.std[c])
+            }),
         }
     }
 
     /// Writes `image` into `out` (length 3 × width × height).
     pub fn write(&self, image: &RgbImage, out: &mut [f32]) {
         let plane = image.width() as usize * image.height() as usize;
-        assert_eq!(out.len(), plane * 3, "tensor slot does not match the image size");
+        assert_eq!(
+            out.len(),
+            plane * 3,
+            "tensor slot does not match the image size"
+        );
         let raw = image.as_raw();
         match self.layout {
             Layout::Nchw => {
@@ -256,6 +266,16 @@ mod tests {
         };
         let mut out = vec![0f32; 6];
         desc_lut.write(&img, &mut out);
-        assert_eq!(out, vec![-127.0 / 128.0, 1.0, 0.0, 0.0, -127.0 / 128.0, -127.0 / 128.0]);
+        assert_eq!(
+            out,
+            vec![
+                -127.0 / 128.0,
+                1.0,
+                0.0,
+                0.0,
+                -127.0 / 128.0,
+                -127.0 / 128.0
+            ]
+        );
     }
 }

@@ -142,8 +142,10 @@ pub struct ModelDesc {
 impl ModelDesc {
     /// Reads and validates a model description; relative paths are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self, ModelDescError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ModelDescError::Read { path: path.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ModelDescError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Self::parse(&text, path)
     }
 
@@ -154,11 +156,21 @@ impl ModelDesc {
             message: e.to_string().trim().replace('\n', " "),
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        let invalid = |message: String| ModelDescError::Invalid { path: path.to_path_buf(), message };
+        let invalid = |message: String| ModelDescError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
         if raw.input.height == 0 || raw.input.width == 0 {
-            return Err(invalid("input.height and input.width must be positive".into()));
+            return Err(invalid(
+                "input.height and input.width must be positive".into(),
+            ));
         }
-        if raw.preprocess.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        if raw
+            .preprocess
+            .std
+            .iter()
+            .any(|s| !(s.is_finite() && *s > 0.0))
+        {
             return Err(invalid("preprocess.std must be positive numbers".into()));
         }
         if raw.output.classes == 0 {
@@ -166,7 +178,10 @@ impl ModelDesc {
         }
         let labels_path = dir.join(&raw.labels);
         let labels = LabelSpace::from_file(&labels_path).map_err(|e| {
-            invalid(format!("cannot read labels file {}: {e}", labels_path.display()))
+            invalid(format!(
+                "cannot read labels file {}: {e}",
+                labels_path.display()
+            ))
         })?;
         if labels.len() != raw.output.classes {
             return Err(invalid(format!(

@@ -57,18 +57,27 @@ impl OnnxEngine {
     pub fn new(model: &ModelDesc, config: &EngineConfig) -> Result<Self, EngineError> {
         let lib = library_path(config)?;
         let env = ort::init_from(&lib)
-            .map_err(|e| EngineError::Library(format!("cannot load ONNX Runtime from {}: {e}", lib.display())))?
+            .map_err(|e| {
+                EngineError::Library(format!(
+                    "cannot load ONNX Runtime from {}: {e}",
+                    lib.display()
+                ))
+            })?
             .with_name("robustream")
             .build()
             .map_err(|e| EngineError::Library(format!("cannot start ONNX Runtime: {e}")))?;
-        let model_err = |message: String| EngineError::Model { path: model.onnx.clone(), message };
+        let model_err = |message: String| EngineError::Model {
+            path: model.onnx.clone(),
+            message,
+        };
         if !model.onnx.is_file() {
             return Err(model_err(format!(
                 "the model file does not exist (named by {}); run `bash scripts/setup.sh`",
                 model.path.display()
             )));
         }
-        let setup = |e: ort::Error<_>| EngineError::Run(format!("cannot configure the session: {e}"));
+        let setup =
+            |e: ort::Error<_>| EngineError::Run(format!("cannot configure the session: {e}"));
         let mut builder = Session::builder(&env)
             .map_err(|e| EngineError::Run(e.to_string()))?
             .with_optimization_level(GraphOptimizationLevel::All)
@@ -89,7 +98,10 @@ impl OnnxEngine {
             Provider::Tensorrt => {
                 let cache = absolute(&config.engine_cache);
                 std::fs::create_dir_all(&cache).map_err(|e| {
-                    EngineError::Provider(format!("cannot create engine cache {}: {e}", cache.display()))
+                    EngineError::Provider(format!(
+                        "cannot create engine cache {}: {e}",
+                        cache.display()
+                    ))
                 })?;
                 let cache = cache.to_string_lossy().into_owned();
                 builder
@@ -113,7 +125,11 @@ impl OnnxEngine {
             .map_err(|e| model_err(format!("ONNX Runtime cannot load it: {e}")))?;
         let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
         check_output(&session, model).map_err(model_err)?;
-        let threads = if config.threads == 0 { "default".to_string() } else { config.threads.to_string() };
+        let threads = if config.threads == 0 {
+            "default".to_string()
+        } else {
+            config.threads.to_string()
+        };
         let describe = format!(
             "onnxruntime ({}), provider {:?}, intra-op threads {threads}",
             lib.display(),
@@ -146,22 +162,39 @@ fn provider_error<T>(name: &str, e: &ort::Error<T>) -> EngineError {
 }
 
 fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf()) }
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
 }
 
 /// Checks the input tensor against the description; returns its non-batch dims and a fixed batch size.
-fn check_input(session: &Session, model: &ModelDesc) -> Result<([usize; 3], Option<usize>), String> {
+fn check_input(
+    session: &Session,
+    model: &ModelDesc,
+) -> Result<([usize; 3], Option<usize>), String> {
     let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
     let input = session
         .inputs()
         .iter()
         .find(|i| i.name() == model.input.name)
-        .ok_or_else(|| format!("has no input `{}` (inputs: {names:?}); fix `[input] name`", model.input.name))?;
+        .ok_or_else(|| {
+            format!(
+                "has no input `{}` (inputs: {names:?}); fix `[input] name`",
+                model.input.name
+            )
+        })?;
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
         return Err(format!("input `{}` is not a tensor", model.input.name));
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!("input `{}` is {ty:?}, robustream feeds float32", model.input.name));
+        return Err(format!(
+            "input `{}` is {ty:?}, robustream feeds float32",
+            model.input.name
+        ));
     }
     let (h, w) = (model.input.height as usize, model.input.width as usize);
     let want: [usize; 3] = match model.input.layout {
@@ -170,7 +203,10 @@ fn check_input(session: &Session, model: &ModelDesc) -> Result<([usize; 3], Opti
     };
     let dims: Vec<i64> = shape.iter().copied().collect();
     let ok = dims.len() == 4
-        && dims[1..].iter().zip(want).all(|(&d, w)| d < 0 || d as usize == w);
+        && dims[1..]
+            .iter()
+            .zip(want)
+            .all(|(&d, w)| d < 0 || d as usize == w);
     if !ok {
         return Err(format!(
             "input `{}` has shape {dims:?} but the description says {:?} {want:?} (N first); fix \
@@ -188,12 +224,20 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), String> {
         .outputs()
         .iter()
         .find(|o| o.name() == model.output.name)
-        .ok_or_else(|| format!("has no output `{}` (outputs: {names:?}); fix `[output] name`", model.output.name))?;
+        .ok_or_else(|| {
+            format!(
+                "has no output `{}` (outputs: {names:?}); fix `[output] name`",
+                model.output.name
+            )
+        })?;
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
         return Err(format!("output `{}` is not a tensor", model.output.name));
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!("output `{}` is {ty:?}, robustream reads float32", model.output.name));
+        return Err(format!(
+            "output `{}` is {ty:?}, robustream reads float32",
+            model.output.name
+        ));
     }
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
@@ -226,7 +270,8 @@ impl Engine for OnnxEngine {
             )));
         }
         let shape = [batch, self.dims[0], self.dims[1], self.dims[2]];
-        let tensor = TensorRef::from_array_view((shape, input)).map_err(|e| EngineError::Run(e.to_string()))?;
+        let tensor = TensorRef::from_array_view((shape, input))
+            .map_err(|e| EngineError::Run(e.to_string()))?;
         let outputs = self
             .session
             .run(ort::inputs![self.input_name.as_str() => tensor])

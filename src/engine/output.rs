@@ -27,8 +27,15 @@ pub fn decode_row(row: &[f32], kind: OutputKind, k: usize) -> Prediction {
     let prob = match kind {
         OutputKind::Probabilities => idx.iter().map(|&i| row[i]).collect(),
         OutputKind::Logits => {
-            let max = row.iter().copied().map(key).fold(f32::NEG_INFINITY, f32::max);
-            let denom: f64 = row.iter().map(|&v| (f64::from(key(v)) - f64::from(max)).exp()).sum();
+            let max = row
+                .iter()
+                .copied()
+                .map(key)
+                .fold(f32::NEG_INFINITY, f32::max);
+            let denom: f64 = row
+                .iter()
+                .map(|&v| (f64::from(key(v)) - f64::from(max)).exp())
+                .sum();
             idx.iter()
                 .map(|&i| ((f64::from(key(row[i])) - f64::from(max)).exp() / denom) as f32)
                 .collect()

@@ -1,1 +1,569 @@
-//! (in progress)
+//! The streaming pipeline: threads joined by bounded channels, in one direction.
+//!
+//! ```text
+//! source ─frames─► workers ×N ─variants─► batcher+engine ─records─► collector (caller's thread)
+//!            (scenario → model view → tensor)            (in source order, per frame)
+//! ```
+//!
+//! Offline sources use back-pressure: every queue is bounded and every send blocks, so nothing is
+//! dropped and memory stays flat. Randomness is keyed per (seed, frame id, scenario), and the collector
+//! re-orders finished frames into source order, so the records of a run do not depend on the number of
+//! workers or on batch composition (up to the engine's own arithmetic).
+
+pub mod batcher;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+
+use crate::config::{PipelineConfig, ScenarioStage};
+use crate::engine::model::ModelDesc;
+use crate::engine::{Engine, decode_row};
+use crate::frame::{Frame, Truth};
+use crate::metrics::Record;
+use crate::metrics::classmap::ClassMap;
+use crate::preprocess::{ModelView, Normalizer};
+use crate::scenario::{Plan, RngKey, ScenarioInput};
+use crate::source::Source;
+
+/// Everything a pipeline run needs.
+pub struct PipelineInputs {
+    /// Frames.
+    pub source: Box<dyn Source>,
+    /// Scenarios applied to every frame, `clean` first.
+    pub plan: Plan,
+    /// The model's description (input geometry, normalisation, output kind).
+    pub model: ModelDesc,
+    /// The engine running the model.
+    pub engine: Box<dyn Engine>,
+    /// Model classes → dataset labels.
+    pub class_map: ClassMap,
+    /// Run seed.
+    pub seed: u64,
+    /// Where scenarios are applied.
+    pub stage: ScenarioStage,
+    /// Threads, batching, queues.
+    pub config: PipelineConfig,
+    /// Stop at the first bad input.
+    pub strict: bool,
+    /// Stop after this many source items.
+    pub limit: Option<u64>,
+}
+
+/// What the pipeline tells its caller, in source order.
+#[derive(Debug)]
+pub enum Event {
+    /// All variants of one frame, in plan order (failed variants left out).
+    Frame(Vec<Record>),
+    /// A source item that could not be read (already counted), with the one-line reason.
+    Skipped(String),
+    /// A scenario that failed on a frame (already counted), with the one-line reason.
+    VariantFailed(String),
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndReason {
+    /// The source was exhausted.
+    Completed,
+    /// `--limit` was reached.
+    Limit,
+    /// The stop flag was raised (Ctrl-C).
+    Interrupted,
+    /// A fatal error (strict mode, engine failure, sink failure).
+    Failed(String),
+}
+
+impl EndReason {
+    /// Short word for reports.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Completed => "completed",
+            Self::Limit => "limit",
+            Self::Interrupted => "interrupted",
+            Self::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Counts of a finished run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Frames decoded and evaluated.
+    pub frames_read: u64,
+    /// Source items skipped as unreadable.
+    pub frames_skipped: u64,
+    /// Frames dropped by a live-source policy (0 for offline sources).
+    pub frames_dropped: u64,
+    /// Variants whose scenario failed.
+    pub variants_failed: u64,
+    /// Why the run ended.
+    pub end: EndReason,
+}
+
+struct FrameMeta {
+    seq: u64,
+    id: String,
+    truth: Option<Truth>,
+    captured: Instant,
+    decode_ms: f64,
+}
+
+struct Variant {
+    meta: Arc<FrameMeta>,
+    scenario: usize,
+    tensor: Vec<f32>,
+    scenario_ms: f64,
+    preprocess_ms: f64,
+    queued: Instant,
+}
+
+enum Message {
+    Skipped {
+        seq: u64,
+        reason: String,
+    },
+    Failed {
+        meta: Arc<FrameMeta>,
+        scenario: usize,
+        reason: String,
+    },
+    Done {
+        seq: u64,
+        scenario: usize,
+        record: Record,
+    },
+    Fatal(String),
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the pipeline to the end of the source, the limit, the stop flag, or a fatal error, calling
+/// `sink` on the caller's thread for every event in source order. A sink error stops the run.
+pub fn run(
+    inputs: PipelineInputs,
+    stop: &AtomicBool,
+    sink: &mut dyn FnMut(Event) -> Result<(), String>,
+) -> Outcome {
+    let PipelineInputs {
+        mut source,
+        plan,
+        model,
+        mut engine,
+        class_map,
+        seed,
+        stage,
+        config,
+        strict,
+        limit,
+    } = inputs;
+    let workers = if config.workers == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        config.workers
+    };
+    let fatal = AtomicBool::new(false);
+    let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
+    let per_image = model.input_len();
+    let (frame_tx, frame_rx) = bounded::<Frame>(config.queue);
+    let (variant_tx, variant_rx) = bounded::<Variant>(config.queue.max(config.max_batch));
+    let (msg_tx, msg_rx) = bounded::<Message>(config.queue * plan.len().max(1));
+    let mut limit_hit = false;
+
+    let outcome = std::thread::scope(|s| {
+        // Source.
+        let src_msg = msg_tx.clone();
+        let fatal_ref = &fatal;
+        let source_thread = s.spawn(move || {
+            let mut seq = 0u64;
+            let mut read = 0u64;
+            let mut hit_limit = false;
+            while !stop.load(Ordering::Relaxed) && !fatal_ref.load(Ordering::Relaxed) {
+                if limit.is_some_and(|l| seq >= l) {
+                    hit_limit = true;
+                    break;
+                }
+                let Some(item) = source.next_frame() else {
+                    break;
+                };
+                match item {
+                    Ok(mut frame) => {
+                        frame.seq = seq;
+                        read += 1;
+                        if frame_tx.send(frame).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        if src_msg
+                            .send(Message::Skipped {
+                                seq,
+                                reason: e.to_string(),
+                            })
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                }
+                seq += 1;
+            }
+            (read, hit_limit)
+        });
+
+        // Scenario + preprocess workers.
+        for _ in 0..workers {
+            let frame_rx: Receiver<Frame> = frame_rx.clone();
+            let variant_tx: Sender<Variant> = variant_tx.clone();
+            let msg_tx = msg_tx.clone();
+            let plan = plan.clone();
+            let mut view = ModelView::new(&model);
+            let norm = Normalizer::new(&model);
+            s.spawn(move || {
+                for frame in frame_rx.iter() {
+                    let meta = Arc::new(FrameMeta {
+                        seq: frame.seq,
+                        id: frame.id.clone(),
+                        truth: frame.truth,
+                        captured: frame.captured,
+                        decode_ms: frame.decode_ms,
+                    });
+                    let t = Instant::now();
+                    let mask = frame.regions.as_ref().and_then(|r| r.mask.as_ref());
+                    let (base, base_mask) = match stage {
+                        ScenarioStage::ModelInput => {
+                            (view.image(&frame.image), mask.map(|m| view.mask(m)))
+                        }
+                        ScenarioStage::Native => (frame.image.clone(), mask.cloned()),
+                    };
+                    let geometry_ms = ms(t);
+                    for (i, scenario) in plan.scenarios().iter().enumerate() {
+                        let t = Instant::now();
+                        let input = ScenarioInput {
+                            image: &base,
+                            mask: base_mask.as_ref(),
+                        };
+                        let variant = match scenario
+                            .apply(&input, RngKey::new(seed, &meta.id, scenario.key()))
+                        {
+                            Ok(v) => v,
+                            Err(e) => {
+                                let reason = format!("frame {}: {e}", meta.id);
+                                if msg_tx
+                                    .send(Message::Failed {
+                                        meta: meta.clone(),
+                                        scenario: i,
+                                        reason,
+                                    })
+                                    .is_err()
+                                {
+                                    return;
+                                }
+                                continue;
+                            }
+                        };
+                        let scenario_ms = ms(t);
+                        let t = Instant::now();
+                        let view_img = match stage {
+                            ScenarioStage::ModelInput => variant,
+                            ScenarioStage::Native => view.image(&variant),
+                        };
+                        let mut tensor = vec![0f32; per_image];
+                        norm.write(&view_img, &mut tensor);
+                        let preprocess_ms = ms(t) + if i == 0 { geometry_ms } else { 0.0 };
+                        let v = Variant {
+                            meta: meta.clone(),
+                            scenario: i,
+                            tensor,
+                            scenario_ms,
+                            preprocess_ms,
+                            queued: Instant::now(),
+                        };
+                        if variant_tx.send(v).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        drop(frame_rx);
+        drop(variant_tx);
+
+        // Batcher + engine.
+        let eng_msg = msg_tx.clone();
+        let keys_ref = &keys;
+        let class_map_ref = &class_map;
+        let kind = model.output.kind;
+        let classes = model.output.classes;
+        s.spawn(move || {
+            let mut batch = Vec::new();
+            let mut input = Vec::new();
+            let wait = Duration::from_millis(config.max_wait_ms);
+            while batcher::next_batch(&variant_rx, config.max_batch, wait, &mut batch) {
+                let start = Instant::now();
+                input.clear();
+                for v in &batch {
+                    input.extend_from_slice(&v.tensor);
+                }
+                let out = match engine.infer(&input, batch.len()) {
+                    Ok(out) => out,
+                    Err(e) => {
+                        let _ = eng_msg.send(Message::Fatal(e.to_string()));
+                        return;
+                    }
+                };
+                let infer_ms = ms(start);
+                for (v, row) in batch.drain(..).zip(out.chunks_exact(classes)) {
+                    let p = decode_row(row, kind, 5);
+                    let truth = v.meta.truth.map(|t| t.0);
+                    let (pred, hit5) = class_map_ref.score(&p.top, truth);
+                    let mut timings = BTreeMap::new();
+                    timings.insert("decode".to_string(), v.meta.decode_ms);
+                    timings.insert("scenario".to_string(), v.scenario_ms);
+                    timings.insert("preprocess".to_string(), v.preprocess_ms);
+                    timings.insert(
+                        "queue".to_string(),
+                        start.duration_since(v.queued).as_secs_f64() * 1e3,
+                    );
+                    timings.insert("infer".to_string(), infer_ms);
+                    timings.insert("total".to_string(), ms(v.meta.captured));
+                    let record = Record {
+                        frame: v.meta.id.clone(),
+                        scenario: keys_ref[v.scenario].clone(),
+                        truth,
+                        pred,
+                        hit5,
+                        top5: p.top,
+                        prob: p.prob,
+                        ms: timings,
+                    };
+                    if eng_msg
+                        .send(Message::Done {
+                            seq: v.meta.seq,
+                            scenario: v.scenario,
+                            record,
+                        })
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        });
+        drop(msg_tx);
+
+        // Collector on this thread: re-order into source order and hand each complete frame to the sink.
+        let mut collector = Collector::new(plan.len());
+        let mut end = None;
+        let mut skipped = 0u64;
+        let mut failed = 0u64;
+        for msg in msg_rx.iter() {
+            if end.is_some() {
+                continue; // draining after a fatal error so the other threads can finish
+            }
+            let events = match msg {
+                Message::Fatal(e) => {
+                    end = Some(EndReason::Failed(e));
+                    fatal.store(true, Ordering::Relaxed);
+                    continue;
+                }
+                Message::Skipped { seq, reason } => {
+                    skipped += 1;
+                    if strict {
+                        end = Some(EndReason::Failed(format!("{reason} (--strict)")));
+                        fatal.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                    collector.skip(seq, reason)
+                }
+                Message::Failed {
+                    meta,
+                    scenario,
+                    reason,
+                } => {
+                    failed += 1;
+                    if strict {
+                        end = Some(EndReason::Failed(format!("{reason} (--strict)")));
+                        fatal.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                    collector.fail(meta.seq, scenario, reason)
+                }
+                Message::Done {
+                    seq,
+                    scenario,
+                    record,
+                } => collector.done(seq, scenario, record),
+            };
+            for ev in events {
+                if let Err(e) = sink(ev) {
+                    end = Some(EndReason::Failed(e));
+                    fatal.store(true, Ordering::Relaxed);
+                    break;
+                }
+            }
+        }
+        let (read, hit) = source_thread.join().unwrap_or((0, false));
+        limit_hit = hit;
+        (read, skipped, failed, end)
+    });
+    let (frames_read, frames_skipped, variants_failed, end) = outcome;
+    let end = end.unwrap_or(if stop.load(Ordering::Relaxed) {
+        EndReason::Interrupted
+    } else if limit_hit {
+        EndReason::Limit
+    } else {
+        EndReason::Completed
+    });
+    Outcome {
+        frames_read,
+        frames_skipped,
+        frames_dropped: 0,
+        variants_failed,
+        end,
+    }
+}
+
+/// Re-orders per-variant completions into whole frames in source order.
+struct Collector {
+    variants: usize,
+    next: u64,
+    pending: BTreeMap<u64, Pending>,
+}
+
+enum Pending {
+    Skipped(String),
+    Frame {
+        slots: Vec<Option<Option<Record>>>,
+        filled: usize,
+        problems: Vec<String>,
+    },
+}
+
+impl Collector {
+    fn new(variants: usize) -> Self {
+        Self {
+            variants,
+            next: 0,
+            pending: BTreeMap::new(),
+        }
+    }
+
+    fn skip(&mut self, seq: u64, reason: String) -> Vec<Event> {
+        self.pending.insert(seq, Pending::Skipped(reason));
+        self.release()
+    }
+
+    fn fail(&mut self, seq: u64, scenario: usize, reason: String) -> Vec<Event> {
+        self.fill(seq, scenario, None, Some(reason))
+    }
+
+    fn done(&mut self, seq: u64, scenario: usize, record: Record) -> Vec<Event> {
+        self.fill(seq, scenario, Some(record), None)
+    }
+
+    fn fill(
+        &mut self,
+        seq: u64,
+        scenario: usize,
+        record: Option<Record>,
+        problem: Option<String>,
+    ) -> Vec<Event> {
+        let n = self.variants;
+        let entry = self.pending.entry(seq).or_insert_with(|| Pending::Frame {
+            slots: (0..n).map(|_| None).collect(),
+            filled: 0,
+            problems: Vec::new(),
+        });
+        if let Pending::Frame {
+            slots,
+            filled,
+            problems,
+        } = entry
+            && slots[scenario].is_none()
+        {
+            slots[scenario] = Some(record);
+            *filled += 1;
+            problems.extend(problem);
+        }
+        self.release()
+    }
+
+    /// Emits every complete frame at the head of the order.
+    fn release(&mut self) -> Vec<Event> {
+        let mut out = Vec::new();
+        while let Some(p) = self.pending.get(&self.next) {
+            match p {
+                Pending::Frame { filled, .. } if *filled < self.variants => break,
+                _ => {}
+            }
+            match self.pending.remove(&self.next).expect("present") {
+                Pending::Skipped(reason) => out.push(Event::Skipped(reason)),
+                Pending::Frame {
+                    slots, problems, ..
+                } => {
+                    out.extend(problems.into_iter().map(Event::VariantFailed));
+                    out.push(Event::Frame(
+                        slots.into_iter().flatten().flatten().collect(),
+                    ));
+                }
+            }
+            self.next += 1;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(frame: &str, scenario: &str) -> Record {
+        Record {
+            frame: frame.into(),
+            scenario: scenario.into(),
+            truth: None,
+            pred: 0,
+            top5: vec![0],
+            prob: vec![1.0],
+            hit5: None,
+            ms: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn collector_releases_frames_in_source_order() {
+        let mut c = Collector::new(2);
+        assert!(c.done(1, 0, rec("b", "clean")).is_empty());
+        assert!(c.done(1, 1, rec("b", "x")).is_empty()); // frame 1 complete but frame 0 pending
+        assert!(c.done(0, 1, rec("a", "x")).is_empty());
+        let ev = c.done(0, 0, rec("a", "clean"));
+        assert_eq!(ev.len(), 2);
+        match (&ev[0], &ev[1]) {
+            (Event::Frame(a), Event::Frame(b)) => {
+                assert_eq!(
+                    (a[0].frame.as_str(), a[0].scenario.as_str()),
+                    ("a", "clean")
+                );
+                assert_eq!(a[1].scenario, "x");
+                assert_eq!(b[0].frame, "b");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn collector_passes_skips_and_failures_in_order() {
+        let mut c = Collector::new(2);
+        assert!(c.fail(1, 1, "bad".into()).is_empty());
+        let ev = c.skip(0, "corrupt".into());
+        assert!(matches!(&ev[..], [Event::Skipped(r)] if r == "corrupt"));
+        let ev = c.done(1, 0, rec("b", "clean"));
+        assert!(matches!(&ev[..], [Event::VariantFailed(_), Event::Frame(r)] if r.len() == 1));
+    }
+}

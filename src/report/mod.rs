@@ -1,1 +1,204 @@
-//! (in progress)
+//! Reporters: what a run leaves on disk and prints. [`jsonl`] writes and reads the per-variant
+//! records (`records.jsonl`); [`summary`] builds the run summary and renders it as JSON, Markdown, CSV
+//! and a terminal table.
+
+pub mod jsonl;
+pub mod progress;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+
+use self::summary::Summary;
+
+/// File name of the JSON summary in a run directory.
+pub const SUMMARY_JSON: &str = "summary.json";
+/// File name of the Markdown summary in a run directory.
+pub const SUMMARY_MD: &str = "summary.md";
+
+/// A failure reading or writing run outputs.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file could not be created, read or written.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("create", "write", "read", ...).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A complete line of a records file is not a valid record.
+    #[error("{}:{line}: malformed record: {source}", path.display())]
+    MalformedRecord {
+        /// The records file.
+        path: PathBuf,
+        /// Line number, 1-based.
+        line: u64,
+        /// The cause (with the column).
+        source: serde_json::Error,
+    },
+    /// A summary file is not a valid `summary.json`.
+    #[error("{}: not a valid summary.json: {source}", path.display())]
+    MalformedSummary {
+        /// The file.
+        path: PathBuf,
+        /// The cause (with line and column).
+        source: serde_json::Error,
+    },
+}
+
+impl ReportError {
+    /// An I/O error while doing `action` on `path`.
+    pub(crate) fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+}
+
+/// Writes `summary.json` (pretty-printed) and `summary.md` into the run directory `dir`. Each file is
+/// written to a temporary name and renamed, so a reader never sees a half-written summary.
+pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportError> {
+    let json = summary.to_json() + "\n";
+    write_atomic(&dir.join(SUMMARY_JSON), json.as_bytes())?;
+    write_atomic(&dir.join(SUMMARY_MD), summary.to_markdown().as_bytes())
+}
+
+/// Rebuilds the summary of the run directory `dir` from its `records.jsonl` alone
+/// ([`Summary::recompute`]), taking `run` and `frames` from its `summary.json` when there is one (a
+/// run killed before writing it has none). A truncated last line of the records, as a killed run
+/// leaves, is skipped with a warning on stderr.
+pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
+    let records_path = dir.join(jsonl::RECORDS_JSONL);
+    let read = jsonl::read_records(&records_path)?;
+    if read.truncated > 0 {
+        eprintln!(
+            "warning: {}: skipped a truncated last line (the run was stopped while writing it)",
+            records_path.display()
+        );
+    }
+    let summary_path = dir.join(SUMMARY_JSON);
+    let previous = match Summary::read(&summary_path) {
+        Ok(s) => Some(s),
+        Err(ReportError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Summary::recompute(&read.records, previous.as_ref()))
+}
+
+/// Writes `bytes` to `path` via a temporary file in the same directory and a rename.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    std::fs::write(&tmp, bytes).map_err(ReportError::io("write", &tmp))?;
+    std::fs::rename(&tmp, path).map_err(ReportError::io("replace", path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Metrics;
+    use crate::metrics::tests::{frames, rec};
+    use summary::FrameCounts;
+    use summary::tests::assert_same;
+
+    #[test]
+    fn writes_json_and_markdown() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = Metrics::new(vec!["clean".into()]);
+        for f in frames() {
+            m.add_frame(&f);
+        }
+        let s = Summary::from_metrics(
+            &m,
+            serde_json::json!({"model": "r50"}),
+            FrameCounts::default(),
+        );
+        write_run_summary(dir.path(), &s).unwrap();
+        let json = std::fs::read_to_string(dir.path().join(SUMMARY_JSON)).unwrap();
+        assert_eq!(json, s.to_json() + "\n");
+        assert!(json.contains("\n  \"frames\""), "pretty-printed");
+        assert_same(&Summary::read(&dir.path().join(SUMMARY_JSON)).unwrap(), &s);
+        let md = std::fs::read_to_string(dir.path().join(SUMMARY_MD)).unwrap();
+        assert_eq!(md, s.to_markdown());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
+        // Overwriting works.
+        let mut m2 = Metrics::new(vec![]);
+        m2.add_frame(&[rec("x", "clean", Some(0), &[0])]);
+        let s2 = Summary::from_metrics(&m2, serde_json::json!({}), FrameCounts::default());
+        write_run_summary(dir.path(), &s2).unwrap();
+        assert_same(&Summary::read(&dir.path().join(SUMMARY_JSON)).unwrap(), &s2);
+    }
+
+    #[test]
+    fn recompute_run_from_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs = frames();
+        let mut w = jsonl::RecordWriter::create(&dir.path().join(jsonl::RECORDS_JSONL)).unwrap();
+        let mut m = Metrics::new(vec!["clean".into(), "fog".into(), "noise".into()]);
+        for f in &fs {
+            w.write_batch(f).unwrap();
+            m.add_frame(f);
+        }
+        // Killed before the summary was written: frames come from the records.
+        let r = recompute_run(dir.path()).unwrap();
+        assert_eq!(
+            r.frames,
+            FrameCounts {
+                read: 4,
+                skipped: 0,
+                dropped: 0
+            }
+        );
+        let run = serde_json::json!({"model": "r50", "end": "completed"});
+        let frames = FrameCounts {
+            read: 6,
+            skipped: 2,
+            dropped: 0,
+        };
+        let s = Summary::from_metrics(&m, run, frames);
+        assert_same(
+            &r,
+            &Summary {
+                run: serde_json::json!({}),
+                frames: r.frames,
+                ..s.clone()
+            },
+        );
+        // With the run's summary: identical to it.
+        write_run_summary(dir.path(), &s).unwrap();
+        assert_same(&recompute_run(dir.path()).unwrap(), &s);
+        assert_eq!(recompute_run(dir.path()).unwrap().to_json(), s.to_json());
+        // A broken summary.json is an error, not silently ignored.
+        std::fs::write(dir.path().join(SUMMARY_JSON), "{").unwrap();
+        let e = recompute_run(dir.path()).unwrap_err();
+        assert!(matches!(e, ReportError::MalformedSummary { .. }), "{e}");
+        // No records: an error naming the file.
+        let empty = tempfile::tempdir().unwrap();
+        let e = recompute_run(empty.path()).unwrap_err();
+        assert!(e.to_string().contains("records.jsonl"), "{e}");
+    }
+
+    #[test]
+    fn missing_directory_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Summary::from_metrics(
+            &Metrics::new(vec![]),
+            serde_json::json!({}),
+            FrameCounts::default(),
+        );
+        let e = write_run_summary(&dir.path().join("nope"), &s).unwrap_err();
+        assert!(e.to_string().contains("summary.json.tmp"), "{e}");
+    }
+}

@@ -30,11 +30,16 @@ pub struct Catalog {
 impl Catalog {
     /// The built-in catalogue.
     pub fn builtin() -> Self {
-        let mut scenarios = vec![entry("clean", "the frame as it is (always evaluated; the reference)")];
+        let mut scenarios = vec![entry(
+            "clean",
+            "the frame as it is (always evaluated; the reference)",
+        )];
         let mut groups = Vec::new();
         let mut all_corruptions = Vec::new();
         for (name, desc) in CORRUPTIONS {
-            let members: Vec<String> = SEVERITIES.map(|s| format!("corruption/{name}/{s}")).collect();
+            let members: Vec<String> = SEVERITIES
+                .map(|s| format!("corruption/{name}/{s}"))
+                .collect();
             for (s, key) in SEVERITIES.zip(&members) {
                 scenarios.push(entry(key, &format!("{name} at severity {s}: {desc}")));
             }
@@ -93,7 +98,11 @@ impl Catalog {
 }
 
 fn entry(name: &str, description: &str) -> CatalogEntry {
-    CatalogEntry { name: name.into(), description: description.into(), members: Vec::new() }
+    CatalogEntry {
+        name: name.into(),
+        description: description.into(),
+        members: Vec::new(),
+    }
 }
 
 #[cfg(test)]
@@ -104,7 +113,9 @@ mod tests {
     fn every_listed_key_builds_with_its_own_key() {
         let c = Catalog::builtin();
         for e in &c.scenarios {
-            let s = c.build(&e.name).unwrap_or_else(|| panic!("{} does not build", e.name));
+            let s = c
+                .build(&e.name)
+                .unwrap_or_else(|| panic!("{} does not build", e.name));
             assert_eq!(s.key(), e.name);
         }
     }
@@ -131,4 +142,30 @@ mod tests {
         assert!(c.expand("zzz/*").is_none());
         assert!(c.build("corruption/contrast/9").is_none());
     }
+}
+
+/// The catalogue as `robustream scenarios` prints it: one key per line with its description, then the
+/// groups with their sizes.
+pub fn render(catalog: &Catalog) -> String {
+    let width = catalog
+        .scenarios
+        .iter()
+        .chain(&catalog.groups)
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("scenarios:\n");
+    for e in &catalog.scenarios {
+        out += &format!("  {:width$}  {}\n", e.name, e.description);
+    }
+    out += "groups (use in `scenarios = [...]` or --scenarios; `prefix/*` also works):\n";
+    for g in &catalog.groups {
+        out += &format!(
+            "  {:width$}  {} ({} scenarios)\n",
+            g.name,
+            g.description,
+            g.members.len()
+        );
+    }
+    out
 }

@@ -32,7 +32,9 @@ pub struct ScenarioInput<'a> {
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum ScenarioError {
     /// The scenario needs a foreground mask and the frame has none.
-    #[error("scenario `{0}` needs a foreground mask; give the source masks (manifest `mask` column)")]
+    #[error(
+        "scenario `{0}` needs a foreground mask; give the source masks (manifest `mask` column)"
+    )]
     NeedsMask(String),
     /// The frame is too small or otherwise unsuitable.
     #[error("scenario `{key}`: {reason}")]

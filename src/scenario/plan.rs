@@ -93,7 +93,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, ca) in a.chars().enumerate() {
         let mut cur = vec![i + 1; b.len() + 1];
         for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
         }
         prev = cur;
     }
@@ -107,7 +109,11 @@ mod tests {
     #[test]
     fn clean_first_and_deduplicated() {
         let c = Catalog::builtin();
-        let p = Plan::from_items(&["corruption/contrast/2", "clean", "corruption/contrast"], &c).unwrap();
+        let p = Plan::from_items(
+            &["corruption/contrast/2", "clean", "corruption/contrast"],
+            &c,
+        )
+        .unwrap();
         assert_eq!(
             p.keys(),
             vec![
@@ -119,7 +125,10 @@ mod tests {
                 "corruption/contrast/5"
             ]
         );
-        assert_eq!(Plan::from_items::<&str>(&[], &c).unwrap().keys(), vec!["clean"]);
+        assert_eq!(
+            Plan::from_items::<&str>(&[], &c).unwrap().keys(),
+            vec!["clean"]
+        );
     }
 
     #[test]

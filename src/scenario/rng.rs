@@ -33,7 +33,9 @@ impl RngKey {
 
     /// An independent generator for sub-stream `index` (e.g. row `index` of the image).
     pub fn stream(self, index: u64) -> ScenarioRng {
-        ScenarioRng::seed_from_u64(splitmix64(self.0 ^ splitmix64(index.wrapping_add(0x9e37_79b9))))
+        ScenarioRng::seed_from_u64(splitmix64(
+            self.0 ^ splitmix64(index.wrapping_add(0x9e37_79b9)),
+        ))
     }
 }
 
@@ -59,7 +61,10 @@ mod tests {
         // The separator keeps ("ab", "c") and ("a", "bc") apart.
         assert_ne!(RngKey::new(0, "ab", "c"), RngKey::new(0, "a", "bc"));
         // Pinned value: changing the derivation silently would change every published run.
-        assert_eq!(RngKey::new(0, "a.png", "clean").0, RngKey::new(0, "a.png", "clean").0);
+        assert_eq!(
+            RngKey::new(0, "a.png", "clean").0,
+            RngKey::new(0, "a.png", "clean").0
+        );
     }
 
     #[test]

@@ -1,1 +1,478 @@
-//! (in progress)
+//! Sources: where frames come from. A [`Source`] yields decoded RGB [`Frame`]s one at a time, in a
+//! deterministic order, with ground truth and foreground masks when the input provides them.
+//!
+//! Three kinds (see [`SourceKind`]):
+//! - **folder** ([`folder`]): an ImageFolder tree `root/<class>/<image>`;
+//! - **manifest** ([`manifest`]): a CSV file with `path,label[,mask]` columns;
+//! - **image** ([`single`]): one image file.
+//!
+//! Problems with one item (a corrupt image, an unknown label, a wrong-size mask) come out of
+//! [`Source::next_frame`] as `Some(Err(_))` and iteration goes on; problems that make the whole source
+//! unusable come out of [`open`].
+
+pub mod decode;
+pub mod folder;
+pub mod manifest;
+pub mod mask;
+pub mod memory;
+pub mod single;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::frame::{Frame, LabelSpace, Regions, Truth};
+
+/// Where frames come from (the `[source]` table of a run config; also built from `--source PATH`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// A folder, a manifest `.csv`, or a single image file.
+    pub path: PathBuf,
+    /// What `path` is; detected when absent: a directory is a folder, a `*.csv` file a manifest,
+    /// anything else a single image (see [`SourceKind::detect`]).
+    #[serde(default)]
+    pub kind: Option<SourceKind>,
+    /// How class sub-folder names map to label indices; folder sources only. Default
+    /// [`ClassOrder::Labels`].
+    #[serde(default)]
+    pub classes: Option<ClassOrder>,
+}
+
+impl SourceConfig {
+    /// A config for `path` with the kind detected and default class order (what `--source PATH`
+    /// means).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            kind: None,
+            classes: None,
+        }
+    }
+}
+
+/// What a source path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// An ImageFolder tree: `root/<class>/<image>` (images directly in `root` have no truth).
+    Folder,
+    /// A CSV manifest with a header and columns `path`, `label` and optionally `mask`.
+    Manifest,
+    /// One image file.
+    Image,
+}
+
+impl SourceKind {
+    /// The kind a path is taken for when none is given: a directory → [`SourceKind::Folder`], a file
+    /// whose extension is `csv` (any case) → [`SourceKind::Manifest`], else [`SourceKind::Image`].
+    /// `is_dir` says whether `path` is a directory (passed in so this stays a pure function).
+    pub fn detect(path: &Path, is_dir: bool) -> SourceKind {
+        if is_dir {
+            SourceKind::Folder
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+        {
+            SourceKind::Manifest
+        } else {
+            SourceKind::Image
+        }
+    }
+
+    /// The lowercase name used in configs and reports (`folder`, `manifest`, `image`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Folder => "folder",
+            SourceKind::Manifest => "manifest",
+            SourceKind::Image => "image",
+        }
+    }
+}
+
+/// How a folder source maps class sub-folder names to label indices.
+/// In TOML: `classes = "labels"` (default), `classes = "sorted"`, or `classes = "path/to/list.txt"`
+/// (write `"./labels"` for a list file literally named `labels`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(from = "String")]
+pub enum ClassOrder {
+    /// Resolve each sub-folder name in the run's label space (a class name, alias, or index).
+    #[default]
+    Labels,
+    /// Index = position of the sub-folder in the sorted list of sub-folder names (torchvision
+    /// `ImageFolder` order).
+    Sorted,
+    /// Index = 0-based line number of the sub-folder name in this list file (one name per line).
+    List(PathBuf),
+}
+
+impl From<String> for ClassOrder {
+    fn from(s: String) -> Self {
+        match s.as_str() {
+            "labels" => ClassOrder::Labels,
+            "sorted" => ClassOrder::Sorted,
+            _ => ClassOrder::List(PathBuf::from(s)),
+        }
+    }
+}
+
+impl std::str::FromStr for ClassOrder {
+    type Err = std::convert::Infallible;
+
+    /// Same rules as the TOML form: `labels`, `sorted`, or a list file path.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(ClassOrder::from(s.to_string()))
+    }
+}
+
+/// A stream of frames.
+pub trait Source: Send {
+    /// The next frame; `Some(Err(_))` for one unreadable item (the caller counts it as skipped and
+    /// goes on, or stops under --strict); `None` at the end.
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>>;
+    /// Number of items if known in advance (for the progress bar). Counts every item, including ones
+    /// that will turn out unreadable.
+    fn len_hint(&self) -> Option<usize>;
+    /// One line for reports: kind and path.
+    fn describe(&self) -> String;
+}
+
+/// One problem with one input item or with the source as a whole. Display = one line:
+/// `<item>: <what is wrong>; <what to do>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{item}: {message}")]
+pub struct SourceError {
+    /// The file, folder, or manifest line the problem is about.
+    pub item: String,
+    /// What is wrong and what to do about it.
+    pub message: String,
+}
+
+impl SourceError {
+    /// An error about `item` (a path is shown with [`Path::display`]).
+    pub fn new(item: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            item: item.into(),
+            message: message.into(),
+        }
+    }
+
+    /// An error about the file or folder at `path`.
+    pub fn at(path: &Path, message: impl Into<String>) -> Self {
+        Self::new(path.display().to_string(), message)
+    }
+}
+
+/// Opens the source. `labels` is the run's dataset label space (class names, see
+/// [`LabelSpace::resolve`]) used to resolve labels written as names or indices. Errors that make the
+/// whole source unusable (missing path, unreadable manifest header, a folder class name not in the
+/// label space) are returned here.
+pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
+    let path = &config.path;
+    let meta = std::fs::metadata(path).map_err(|e| {
+        SourceError::at(
+            path,
+            format!("cannot open source ({e}); check `[source] path` or --source"),
+        )
+    })?;
+    let kind = config
+        .kind
+        .unwrap_or_else(|| SourceKind::detect(path, meta.is_dir()));
+    match (kind, meta.is_dir()) {
+        (SourceKind::Folder, false) => {
+            return Err(SourceError::at(
+                path,
+                "is not a folder but the source kind is `folder`; give a folder or remove `kind`",
+            ));
+        }
+        (SourceKind::Manifest | SourceKind::Image, true) => {
+            return Err(SourceError::at(
+                path,
+                format!(
+                    "is a folder but the source kind is `{}`; give a file or use `kind = \"folder\"`",
+                    kind.name()
+                ),
+            ));
+        }
+        _ => {}
+    }
+    if kind != SourceKind::Folder && config.classes.is_some() {
+        return Err(SourceError::at(
+            path,
+            format!(
+                "`classes` applies to folder sources only but this is a {} source; remove `classes`",
+                kind.name()
+            ),
+        ));
+    }
+    let source: ItemSource = match kind {
+        SourceKind::Folder => {
+            let order = config.classes.clone().unwrap_or_default();
+            folder::open(path, &order, labels)?
+        }
+        SourceKind::Manifest => manifest::open(path, labels)?,
+        SourceKind::Image => single::open(path),
+    };
+    Ok(Box::new(source))
+}
+
+/// One input item, found when the source was opened and read when its turn comes.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Item {
+    /// The image file to read.
+    pub path: PathBuf,
+    /// The frame id (path relative to the source root, '/'-separated).
+    pub id: String,
+    /// Ground truth in the dataset label space.
+    pub truth: Option<Truth>,
+    /// Foreground mask file, if any.
+    pub mask: Option<PathBuf>,
+}
+
+/// A source over a list of items known at open time (all three kinds are this, built differently).
+/// Items that were already known to be bad at open (e.g. a malformed manifest row) are stored as
+/// errors and yielded in their place.
+pub(crate) struct ItemSource {
+    items: std::vec::IntoIter<Result<Item, SourceError>>,
+    len: usize,
+    next_seq: u64,
+    description: String,
+}
+
+impl ItemSource {
+    /// A source yielding `items` in order; `description` is what [`Source::describe`] returns.
+    pub(crate) fn new(items: Vec<Result<Item, SourceError>>, description: String) -> Self {
+        Self {
+            len: items.len(),
+            items: items.into_iter(),
+            next_seq: 0,
+            description,
+        }
+    }
+}
+
+impl Source for ItemSource {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        let item = match self.items.next()? {
+            Ok(item) => item,
+            Err(e) => return Some(Err(e)),
+        };
+        let frame = load_item(item, self.next_seq);
+        if frame.is_ok() {
+            // Only frames that come out take a sequence number, so `seq` has no gaps.
+            self.next_seq += 1;
+        }
+        Some(frame)
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        Some(self.len)
+    }
+
+    fn describe(&self) -> String {
+        self.description.clone()
+    }
+}
+
+/// Reads and decodes one item (image and mask) into a frame with sequence number `seq`.
+/// `captured` is taken before reading; `decode_ms` covers reading and decoding the image and mask.
+fn load_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
+    let captured = Instant::now();
+    let image = decode::read_rgb(&item.path)?;
+    let regions = match &item.mask {
+        Some(mask_path) => Some(Regions {
+            mask: Some(mask::load(mask_path, &item.path, image.dimensions())?),
+            boxes: Vec::new(),
+        }),
+        None => None,
+    };
+    let decode_ms = captured.elapsed().as_secs_f64() * 1000.0;
+    Ok(Frame {
+        id: item.id,
+        seq,
+        image,
+        truth: item.truth,
+        regions,
+        captured,
+        decode_ms,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    //! Fixture writers shared by the source tests.
+
+    use std::path::Path;
+
+    use image::{GrayImage, Luma, Rgb, RgbImage};
+
+    /// Writes a `w`×`h` RGB image filled with `color`; the format follows the extension.
+    pub fn write_rgb(path: &Path, w: u32, h: u32, color: [u8; 3]) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        RgbImage::from_pixel(w, h, Rgb(color)).save(path).unwrap();
+    }
+
+    /// Writes a `w`×`h` gray PNG filled with `value`.
+    pub fn write_gray(path: &Path, w: u32, h: u32, value: u8) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        GrayImage::from_pixel(w, h, Luma([value]))
+            .save(path)
+            .unwrap();
+    }
+
+    /// Writes an `.npy` file by hand: `descr` like `"|u1"` or `"<f4"`, `shape` like `"(2, 3)"`,
+    /// `data` the raw element bytes.
+    pub fn write_npy(path: &Path, descr: &str, fortran: bool, shape: &str, data: &[u8]) {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let order = if fortran { "True" } else { "False" };
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
+        // magic(6) + version(2) + header length(2) + header + '\n' must be a multiple of 64.
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(data);
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    fn labels() -> LabelSpace {
+        LabelSpace::new(vec!["cat".into(), "dog".into()])
+    }
+
+    #[test]
+    fn detects_kind_from_path() {
+        assert_eq!(SourceKind::detect(Path::new("x"), true), SourceKind::Folder);
+        assert_eq!(
+            SourceKind::detect(Path::new("a/m.CSV"), false),
+            SourceKind::Manifest
+        );
+        assert_eq!(
+            SourceKind::detect(Path::new("a/m.png"), false),
+            SourceKind::Image
+        );
+        assert_eq!(
+            SourceKind::detect(Path::new("noext"), false),
+            SourceKind::Image
+        );
+    }
+
+    #[test]
+    fn class_order_from_string() {
+        assert_eq!(ClassOrder::from("labels".to_string()), ClassOrder::Labels);
+        assert_eq!(ClassOrder::from("sorted".to_string()), ClassOrder::Sorted);
+        assert_eq!(
+            "lists/classes.txt".parse::<ClassOrder>().unwrap(),
+            ClassOrder::List(PathBuf::from("lists/classes.txt"))
+        );
+    }
+
+    #[test]
+    fn config_deserializes_from_toml() {
+        let c: SourceConfig =
+            toml::from_str("path = \"data/val\"\nkind = \"folder\"\nclasses = \"sorted\"").unwrap();
+        assert_eq!(c.path, PathBuf::from("data/val"));
+        assert_eq!(c.kind, Some(SourceKind::Folder));
+        assert_eq!(c.classes, Some(ClassOrder::Sorted));
+
+        let c: SourceConfig = toml::from_str("path = \"m.csv\"").unwrap();
+        assert_eq!(c, SourceConfig::new("m.csv"));
+
+        let c: SourceConfig = toml::from_str("path = \"d\"\nclasses = \"my/list.txt\"").unwrap();
+        assert_eq!(c.classes, Some(ClassOrder::List("my/list.txt".into())));
+
+        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkindd = \"folder\"").is_err());
+        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkind = \"video\"").is_err());
+        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nclasses = 3").is_err());
+    }
+
+    #[test]
+    fn missing_path_is_an_open_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open(&SourceConfig::new(dir.path().join("nope")), &labels())
+            .err()
+            .unwrap();
+        assert!(err.item.ends_with("nope"));
+        assert!(err.message.contains("cannot open source"), "{err}");
+    }
+
+    #[test]
+    fn explicit_kind_must_match_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("a.png");
+        write_rgb(&img, 2, 2, [1, 2, 3]);
+        let mut c = SourceConfig::new(&img);
+        c.kind = Some(SourceKind::Folder);
+        assert!(open(&c, &labels()).is_err());
+        let mut c = SourceConfig::new(dir.path());
+        c.kind = Some(SourceKind::Manifest);
+        assert!(open(&c, &labels()).is_err());
+    }
+
+    #[test]
+    fn classes_on_non_folder_is_an_open_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("a.png");
+        write_rgb(&img, 2, 2, [1, 2, 3]);
+        let mut c = SourceConfig::new(&img);
+        c.classes = Some(ClassOrder::Sorted);
+        let err = open(&c, &labels()).err().unwrap();
+        assert!(err.message.contains("folder sources only"), "{err}");
+    }
+
+    #[test]
+    fn open_auto_detects_each_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        write_rgb(&dir.path().join("cat/a.png"), 2, 2, [1, 2, 3]);
+        std::fs::write(dir.path().join("m.csv"), "path,label\ncat/a.png,dog\n").unwrap();
+
+        let s = open(&SourceConfig::new(dir.path()), &labels()).unwrap();
+        assert!(s.describe().starts_with("folder "), "{}", s.describe());
+        let s = open(&SourceConfig::new(dir.path().join("m.csv")), &labels()).unwrap();
+        assert!(s.describe().starts_with("manifest "), "{}", s.describe());
+        let s = open(&SourceConfig::new(dir.path().join("cat/a.png")), &labels()).unwrap();
+        assert!(s.describe().starts_with("image "), "{}", s.describe());
+    }
+
+    #[test]
+    fn seq_has_no_gaps_over_bad_items() {
+        let dir = tempfile::tempdir().unwrap();
+        write_rgb(&dir.path().join("a.png"), 2, 2, [1, 2, 3]);
+        std::fs::write(dir.path().join("b.png"), b"garbage").unwrap();
+        write_rgb(&dir.path().join("c.png"), 2, 2, [1, 2, 3]);
+        let mut s = open(&SourceConfig::new(dir.path()), &labels()).unwrap();
+        assert_eq!(s.next_frame().unwrap().unwrap().seq, 0);
+        assert!(s.next_frame().unwrap().is_err());
+        let c = s.next_frame().unwrap().unwrap();
+        assert_eq!((c.id.as_str(), c.seq), ("c.png", 1));
+        assert!(s.next_frame().is_none());
+        assert!(s.next_frame().is_none());
+    }
+
+    #[test]
+    fn error_display_is_item_then_message() {
+        let e = SourceError::new(
+            "a/b.png",
+            "cannot decode image (x); remove or replace the file",
+        );
+        assert_eq!(
+            e.to_string(),
+            "a/b.png: cannot decode image (x); remove or replace the file"
+        );
+    }
+}

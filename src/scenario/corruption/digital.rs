@@ -62,7 +62,11 @@ mod tests {
     #[test]
     fn matches_the_per_pixel_formula() {
         let img = RgbImage::from_fn(37, 23, |x, y| {
-            image::Rgb([(x * 7 % 256) as u8, (y * 11 % 256) as u8, ((x * y) % 256) as u8])
+            image::Rgb([
+                (x * 7 % 256) as u8,
+                (y * 11 % 256) as u8,
+                ((x * y) % 256) as u8,
+            ])
         });
         for c in CONTRAST_FACTOR {
             assert_eq!(contrast(&img, c), naive(&img, c));

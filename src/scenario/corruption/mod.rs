@@ -15,8 +15,14 @@ use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 /// The corruptions implemented so far, in ImageNet-C index order (REFERENCE §1.3), with a one-line
 /// description each.
 pub const CORRUPTIONS: &[(&str, &str)] = &[
-    ("gaussian_noise", "additive Gaussian noise per pixel and channel, sigma 0.08..0.38 (§2.1)"),
-    ("contrast", "pull every channel towards its mean, factor 0.4..0.05 (§2.14)"),
+    (
+        "gaussian_noise",
+        "additive Gaussian noise per pixel and channel, sigma 0.08..0.38 (§2.1)",
+    ),
+    (
+        "contrast",
+        "pull every channel towards its mean, factor 0.4..0.05 (§2.14)",
+    ),
 ];
 
 /// Severity levels of every corruption.
@@ -74,7 +80,9 @@ mod tests {
 
     #[test]
     fn every_listed_corruption_runs_at_every_severity() {
-        let img = RgbImage::from_fn(33, 17, |x, y| image::Rgb([(x * 7) as u8, (y * 13) as u8, 200]));
+        let img = RgbImage::from_fn(33, 17, |x, y| {
+            image::Rgb([(x * 7) as u8, (y * 13) as u8, 200])
+        });
         for (name, _) in CORRUPTIONS {
             for s in SEVERITIES {
                 let c = Corruption::new(name, s).expect("listed");

@@ -22,13 +22,15 @@ pub fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
     if row_len == 0 {
         return image.clone();
     }
-    out.par_chunks_mut(row_len).enumerate().for_each(|(y, row)| {
-        let mut r = rng.stream(y as u64);
-        for v in row.iter_mut() {
-            let n: f64 = StandardNormal.sample(&mut r);
-            *v = floor8_unit(f64::from(*v) / 255.0 + sigma * n);
-        }
-    });
+    out.par_chunks_mut(row_len)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let mut r = rng.stream(y as u64);
+            for v in row.iter_mut() {
+                let n: f64 = StandardNormal.sample(&mut r);
+                *v = floor8_unit(f64::from(*v) / 255.0 + sigma * n);
+            }
+        });
     RgbImage::from_raw(image.width(), image.height(), out).expect("same size as the input buffer")
 }
 
@@ -52,14 +54,21 @@ mod tests {
             let mean = d.iter().sum::<f64>() / n;
             let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
             assert!((mean + 0.5).abs() < 0.6, "severity {}: mean {mean}", s + 1);
-            assert!((sd / (sigma * 255.0) - 1.0).abs() < 0.03, "severity {}: sd {sd}", s + 1);
+            assert!(
+                (sd / (sigma * 255.0) - 1.0).abs() < 0.03,
+                "severity {}: sd {sd}",
+                s + 1
+            );
         }
     }
 
     #[test]
     fn channels_and_pixels_are_independent() {
         let out = gaussian_noise(&gray(128), 0.08, RngKey(3));
-        let differing = out.pixels().filter(|p| p[0] != p[1] || p[1] != p[2]).count();
+        let differing = out
+            .pixels()
+            .filter(|p| p[0] != p[1] || p[1] != p[2])
+            .count();
         assert!(differing > out.pixels().len() * 9 / 10);
     }
 
@@ -78,7 +87,13 @@ mod tests {
 
     #[test]
     fn handles_empty_and_tiny_images() {
-        assert_eq!(gaussian_noise(&RgbImage::new(0, 0), 0.1, RngKey(0)).dimensions(), (0, 0));
-        assert_eq!(gaussian_noise(&RgbImage::new(1, 1), 0.1, RngKey(0)).dimensions(), (1, 1));
+        assert_eq!(
+            gaussian_noise(&RgbImage::new(0, 0), 0.1, RngKey(0)).dimensions(),
+            (0, 0)
+        );
+        assert_eq!(
+            gaussian_noise(&RgbImage::new(1, 1), 0.1, RngKey(0)).dimensions(),
+            (1, 1)
+        );
     }
 }

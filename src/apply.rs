@@ -1,0 +1,74 @@
+//! `robustream apply`: one scenario on one image, written as PNG — the same pixels a run produces for
+//! that frame id (with `--model`, after the model's resize and crop, as with `stage = "model_input"`).
+
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+
+use crate::engine::ModelDesc;
+use crate::preprocess::ModelView;
+use crate::scenario::{Catalog, RngKey, ScenarioInput};
+
+/// What to apply to which image.
+#[derive(Debug, Clone)]
+pub struct ApplyRequest {
+    /// Scenario key.
+    pub scenario: String,
+    /// Run seed.
+    pub seed: u64,
+    /// Optional foreground mask of the input's size.
+    pub mask: Option<PathBuf>,
+    /// Frame id keying the randomness; default the input's file name.
+    pub frame_id: Option<String>,
+    /// Optional model description whose view (resize + crop) is taken first.
+    pub model: Option<PathBuf>,
+    /// Input image.
+    pub input: PathBuf,
+    /// Output PNG.
+    pub output: PathBuf,
+}
+
+/// Applies the scenario and writes the PNG.
+pub fn apply(req: &ApplyRequest) -> anyhow::Result<()> {
+    let catalog = Catalog::builtin();
+    let Some(scenario) = catalog.build(&req.scenario) else {
+        bail!(
+            "unknown scenario `{}`; run `robustream scenarios` for the list",
+            req.scenario
+        );
+    };
+    let image = crate::source::decode::read_rgb(&req.input)?;
+    let mut mask = match &req.mask {
+        Some(path) => Some(crate::source::mask::load(
+            path,
+            &req.input,
+            image.dimensions(),
+        )?),
+        None => None,
+    };
+    let image = match &req.model {
+        Some(path) => {
+            let model = ModelDesc::load(path)?;
+            let mut view = ModelView::new(&model);
+            mask = mask.map(|m| view.mask(&m));
+            view.image(&image)
+        }
+        None => image,
+    };
+    let frame_id = match &req.frame_id {
+        Some(id) => id.clone(),
+        None => req
+            .input
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .context("the input path has no file name; pass --frame-id")?,
+    };
+    let input = ScenarioInput {
+        image: &image,
+        mask: mask.as_ref(),
+    };
+    let out = scenario.apply(&input, RngKey::new(req.seed, &frame_id, scenario.key()))?;
+    out.save_with_format(&req.output, image::ImageFormat::Png)
+        .with_context(|| format!("cannot write {}", req.output.display()))?;
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The command line: `run`, `apply`, `scenarios`, `report`.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Streaming robustness evaluation of image classifiers.
+#[derive(Debug, Parser)]
+#[command(name = "robustream", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate a model on a source under a plan of scenarios.
+    Run(RunArgs),
+    /// Apply one scenario to one image and write the result as PNG.
+    Apply(ApplyArgs),
+    /// List every scenario key and group.
+    Scenarios,
+    /// Recompute a run's summary from its records.jsonl.
+    Report(ReportArgs),
+}
+
+/// `robustream run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Run configuration (TOML); optional when --model and --source are given.
+    #[arg(long, short)]
+    pub config: Option<PathBuf>,
+    /// Model description TOML (overrides `model`).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Image folder, manifest .csv or single image (overrides `[source]`).
+    #[arg(long)]
+    pub source: Option<PathBuf>,
+    /// Comma-separated scenario keys, groups or `prefix/*` (overrides `scenarios`).
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Option<Vec<String>>,
+    /// Run directory (overrides `out`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seed of the keyed scenario randomness (overrides `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop after N source items.
+    #[arg(long)]
+    pub limit: Option<u64>,
+    /// Make any bad input fatal instead of skipping it.
+    #[arg(long)]
+    pub strict: bool,
+    /// Scenario/preprocess worker threads (0 = one per core).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// ONNX Runtime intra-op threads (0 = its default).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Largest inference batch.
+    #[arg(long)]
+    pub batch: Option<usize>,
+    /// No progress display.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `robustream apply`.
+#[derive(Debug, clap::Args)]
+pub struct ApplyArgs {
+    /// Scenario key, e.g. `corruption/contrast/3`.
+    #[arg(long)]
+    pub scenario: String,
+    /// Run seed (as in `robustream run --seed`).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Foreground mask (PNG 0/255 or .npy 0/1) of the input's size.
+    #[arg(long)]
+    pub mask: Option<PathBuf>,
+    /// Frame id keying the randomness; default: the input's file name (what a single-image source
+    /// uses; folder and manifest sources use the path relative to their root).
+    #[arg(long)]
+    pub frame_id: Option<String>,
+    /// Model description: first bring the image to the model's view (resize + crop), as a run with
+    /// `stage = "model_input"` (the default) does; without it the image is used as it is.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Input image.
+    pub input: PathBuf,
+    /// Output PNG.
+    pub output: PathBuf,
+}
+
+/// Output format of `robustream report`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum Format {
+    /// Markdown tables.
+    Md,
+    /// summary.json.
+    Json,
+    /// One CSV row per scenario.
+    Csv,
+}
+
+/// `robustream report`.
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Run directory holding records.jsonl (and summary.json).
+    pub run_dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+}

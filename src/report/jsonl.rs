@@ -1,0 +1,238 @@
+//! `records.jsonl`: one compact JSON [`Record`] per line, appended a batch at a time and handed to the
+//! operating system after every batch, so a killed run loses nothing already written.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use super::ReportError;
+use crate::metrics::Record;
+
+/// File name of the records file in a run directory.
+pub const RECORDS_JSONL: &str = "records.jsonl";
+
+/// Writes records to a JSONL file.
+#[derive(Debug)]
+pub struct RecordWriter {
+    path: PathBuf,
+    file: File,
+    /// Reused serialisation buffer: one batch is written with a single `write_all`.
+    buf: Vec<u8>,
+    written: u64,
+}
+
+impl RecordWriter {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: &Path) -> Result<Self, ReportError> {
+        let file = File::create(path).map_err(ReportError::io("create", path))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::new(),
+            written: 0,
+        })
+    }
+
+    /// Appends one line per record (compact JSON, `\n`-terminated) and flushes.
+    pub fn write_batch(&mut self, records: &[Record]) -> Result<(), ReportError> {
+        self.buf.clear();
+        for r in records {
+            // Serialising a Record into memory cannot fail: all keys are strings.
+            serde_json::to_writer(&mut self.buf, r).expect("a Record serialises to JSON");
+            self.buf.push(b'\n');
+        }
+        self.file
+            .write_all(&self.buf)
+            .map_err(ReportError::io("write", &self.path))?;
+        self.file
+            .flush()
+            .map_err(ReportError::io("write", &self.path))?;
+        self.written += records.len() as u64;
+        Ok(())
+    }
+
+    /// Number of records written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The records of a JSONL file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordsRead {
+    /// Records in file order.
+    pub records: Vec<Record>,
+    /// Number of truncated final lines skipped (0 or 1): a last line without its `\n` that does not
+    /// parse, as a run killed mid-write leaves behind. Worth a warning, not an error.
+    pub truncated: usize,
+}
+
+/// Reads all records of a JSONL file. Blank lines are skipped. A complete line that is not a valid
+/// record is an error naming the file and line; an unterminated, unparsable last line is skipped and
+/// counted in [`RecordsRead::truncated`].
+pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
+    let file = File::open(path).map_err(ReportError::io("read", path))?;
+    let mut reader = BufReader::new(file);
+    let mut out = RecordsRead::default();
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(ReportError::io("read", path))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        number += 1;
+        let terminated = line.last() == Some(&b'\n');
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(text) {
+            Ok(r) => out.records.push(r),
+            Err(_) if !terminated => out.truncated += 1,
+            Err(source) => {
+                return Err(ReportError::MalformedRecord {
+                    path: path.to_path_buf(),
+                    line: number,
+                    source,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::tests::{rec, timed};
+
+    fn sample() -> Vec<Record> {
+        vec![
+            timed(
+                rec("a.jpg", "clean", Some(1), &[1, 2, 3]),
+                &[("infer", 1.25), ("total", 3.0)],
+            ),
+            rec("a.jpg", "corruption/fog/3", Some(1), &[2, 1]),
+            rec("b\"odd\nname", "clean", None, &[]),
+        ]
+    }
+
+    #[test]
+    fn writes_one_line_per_record_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORDS_JSONL);
+        let mut w = RecordWriter::create(&path).unwrap();
+        let recs = sample();
+        w.write_batch(&recs[..2]).unwrap();
+        // Flushed after each batch: readable while the writer is still open.
+        assert_eq!(read_records(&path).unwrap().records, recs[..2]);
+        w.write_batch(&recs[2..]).unwrap();
+        w.write_batch(&[]).unwrap();
+        assert_eq!(w.written(), 3);
+        assert_eq!(w.path(), path);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3);
+        assert!(text.starts_with(r#"{"frame":"a.jpg","scenario":"clean","truth":1,"pred":1,"#));
+        let read = read_records(&path).unwrap();
+        assert_eq!(
+            read,
+            RecordsRead {
+                records: recs,
+                truncated: 0
+            }
+        );
+    }
+
+    #[test]
+    fn create_truncates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORDS_JSONL);
+        RecordWriter::create(&path)
+            .unwrap()
+            .write_batch(&sample())
+            .unwrap();
+        RecordWriter::create(&path).unwrap();
+        assert!(read_records(&path).unwrap().records.is_empty());
+    }
+
+    #[test]
+    fn truncated_last_line_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORDS_JSONL);
+        RecordWriter::create(&path)
+            .unwrap()
+            .write_batch(&sample())
+            .unwrap();
+        let full = std::fs::read(&path).unwrap();
+        // Cut inside the last record.
+        std::fs::write(&path, &full[..full.len() - 10]).unwrap();
+        let read = read_records(&path).unwrap();
+        assert_eq!(read.records, sample()[..2]);
+        assert_eq!(read.truncated, 1);
+        // A complete last record that only lost its newline is kept.
+        std::fs::write(&path, &full[..full.len() - 1]).unwrap();
+        assert_eq!(
+            read_records(&path).unwrap(),
+            RecordsRead {
+                records: sample(),
+                truncated: 0
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_line_names_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORDS_JSONL);
+        let good = serde_json::to_string(&sample()[0]).unwrap();
+        std::fs::write(&path, format!("{good}\n\n{{\"frame\": 3}}\n{good}\n")).unwrap();
+        let e = read_records(&path).unwrap_err();
+        assert!(
+            matches!(e, ReportError::MalformedRecord { line: 3, .. }),
+            "{e}"
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("records.jsonl:3: malformed record"), "{msg}");
+        // A broken but complete (newline-terminated) last line is an error too.
+        std::fs::write(&path, format!("{good}\n{{\"frame\"\n")).unwrap();
+        assert!(matches!(
+            read_records(&path),
+            Err(ReportError::MalformedRecord { line: 2, .. })
+        ));
+        // Invalid UTF-8 in the middle is an error, not a panic.
+        std::fs::write(&path, [b"\xff\xfe\n".as_slice(), good.as_bytes()].concat()).unwrap();
+        assert!(matches!(
+            read_records(&path),
+            Err(ReportError::MalformedRecord { line: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn blank_lines_and_crlf_are_tolerated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RECORDS_JSONL);
+        let good = serde_json::to_string(&sample()[1]).unwrap();
+        std::fs::write(&path, format!("\n{good}\r\n  \n{good}\n")).unwrap();
+        assert_eq!(read_records(&path).unwrap().records.len(), 2);
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(read_records(&path).unwrap(), RecordsRead::default());
+    }
+
+    #[test]
+    fn missing_file_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_records(&dir.path().join("gone.jsonl")).unwrap_err();
+        assert!(
+            matches!(e, ReportError::Io { .. }) && e.to_string().contains("gone.jsonl"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,794 @@
+//! The run summary (`summary.json`) and its renderings: Markdown, CSV and a terminal table.
+//!
+//! `summary.json` contract (other tools rely on it; keys in this order):
+//! ```text
+//! { "run": {...free-form: config, model, engine, seed, plan, start/end, end reason...},
+//!   "frames": {"read": N, "skipped": N, "dropped": N},
+//!   "scenarios": {"<key>": {"n": N, "n_labelled": N, "top1": f|null, "top1_ci95": [lo, hi]|null,
+//!                           "top5": f|null, "drop": f|null, "agreement": f|null}, ... plan order},
+//!   "metrics": {...per metric family...},
+//!   "latency_ms": {"<stage>": {"p50": ms, "p90": ms, "p95": ms, "p99": ms, "max": ms}, ... STAGES order} }
+//! ```
+//! Accuracies, drop and agreement are fractions (drop may be negative); `null` where undefined.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::ReportError;
+use crate::metrics::latency::Quantiles;
+use crate::metrics::{CLEAN, Metrics, Record, Tally};
+
+/// Frame counts of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameCounts {
+    /// Frames read from the source.
+    pub read: u64,
+    /// Frames skipped because of bad input (corrupt image, bad label, ...).
+    pub skipped: u64,
+    /// Frames dropped by a live source's back-pressure policy.
+    pub dropped: u64,
+}
+
+/// One scenario's line of the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioSummary {
+    /// Records evaluated.
+    pub n: u64,
+    /// Records with a truth.
+    pub n_labelled: u64,
+    /// Top-1 accuracy (fraction) over labelled records.
+    pub top1: Option<f64>,
+    /// 95% Wilson interval of `top1`, `[low, high]`.
+    pub top1_ci95: Option<[f64; 2]>,
+    /// Top-5 accuracy (fraction) over labelled records.
+    pub top5: Option<f64>,
+    /// Top-1 accuracy drop from clean (fraction) on frames labelled in both (see [`Tally::drop`]).
+    pub drop: Option<f64>,
+    /// Fraction of frames whose model top-1 equals clean's (see [`Tally::agreement`]).
+    pub agreement: Option<f64>,
+}
+
+impl From<&Tally> for ScenarioSummary {
+    fn from(t: &Tally) -> Self {
+        Self {
+            n: t.n,
+            n_labelled: t.n_labelled,
+            top1: t.top1(),
+            top1_ci95: t.top1_ci95().map(|(lo, hi)| [lo, hi]),
+            top5: t.top5(),
+            drop: t.drop(),
+            agreement: t.agreement(),
+        }
+    }
+}
+
+/// The summary of a run (see the module docs for its JSON form).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Free-form description of the run (config path, model, engine, seed, plan, times, end reason).
+    pub run: serde_json::Value,
+    /// Frame counts.
+    pub frames: FrameCounts,
+    /// Per-scenario results in plan order.
+    #[serde(with = "ordered")]
+    pub scenarios: Vec<(String, ScenarioSummary)>,
+    /// Per metric family results (filled by the metric families; an empty object otherwise).
+    #[serde(default)]
+    pub metrics: serde_json::Map<String, serde_json::Value>,
+    /// Latency quantiles per stage in milliseconds, in [`crate::metrics::STAGES`] order, stages seen
+    /// only.
+    #[serde(default, with = "ordered")]
+    pub latency_ms: Vec<(String, Quantiles)>,
+}
+
+impl Summary {
+    /// The summary of the streaming state `m`, with the run description and frame counts.
+    pub fn from_metrics(m: &Metrics, run: serde_json::Value, frames: FrameCounts) -> Self {
+        Self {
+            run,
+            frames,
+            scenarios: m
+                .tallies()
+                .map(|(k, t)| (k.to_string(), t.into()))
+                .collect(),
+            metrics: serde_json::Map::new(),
+            latency_ms: m
+                .latencies()
+                .map(|(s, h)| (s.to_string(), h.quantiles()))
+                .collect(),
+        }
+    }
+
+    /// Rebuilds a summary from records alone, giving the same numbers as the streaming path fed the
+    /// same records. Records are grouped by frame id (groups in order of first appearance); scenarios
+    /// are ordered as in `previous` when given, then by first appearance with `clean` first. `run` and
+    /// `frames` are copied from `previous` (the run's own `summary.json`) when given; otherwise `run` is
+    /// an empty object and `frames.read` is the number of distinct frames.
+    pub fn recompute(records: &[Record], previous: Option<&Summary>) -> Self {
+        let mut order: Vec<String> = previous
+            .map(|p| p.scenarios.iter().map(|(k, _)| k.clone()).collect())
+            .unwrap_or_default();
+        if records.iter().any(|r| r.scenario == CLEAN) && !order.iter().any(|k| k == CLEAN) {
+            order.insert(0, CLEAN.to_string());
+        }
+        let mut metrics = Metrics::new(order);
+        let groups = group_by_frame(records);
+        for group in &groups {
+            metrics.add_frame(group);
+        }
+        let (run, frames) = match previous {
+            Some(p) => (p.run.clone(), p.frames),
+            None => (
+                serde_json::Value::Object(serde_json::Map::new()),
+                FrameCounts {
+                    read: groups.len() as u64,
+                    ..FrameCounts::default()
+                },
+            ),
+        };
+        Self::from_metrics(&metrics, run, frames)
+    }
+
+    /// Parses a `summary.json` text.
+    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// Reads a `summary.json` file.
+    pub fn read(path: &Path) -> Result<Self, ReportError> {
+        let text = std::fs::read_to_string(path).map_err(ReportError::io("read", path))?;
+        Self::from_json(&text).map_err(|source| ReportError::MalformedSummary {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Pretty-printed JSON (no trailing newline).
+    pub fn to_json(&self) -> String {
+        // Cannot fail: every map key is a string.
+        serde_json::to_string_pretty(self).expect("a Summary serialises to JSON")
+    }
+
+    /// Markdown report: title, run facts, frame counts, the scenario table (percentages) and the
+    /// latency table (ms).
+    pub fn to_markdown(&self) -> String {
+        let mut out = String::from("# robustream run summary\n\n");
+        if let Some(run) = self.run.as_object() {
+            let facts: Vec<String> = run
+                .iter()
+                .filter_map(|(k, v)| {
+                    scalar(v).map(|v| format!("- {}: {}\n", md_cell(k), md_cell(&v)))
+                })
+                .collect();
+            if !facts.is_empty() {
+                out.push_str(&facts.concat());
+                out.push('\n');
+            }
+        }
+        let f = &self.frames;
+        let _ = writeln!(
+            out,
+            "Frames: {} read, {} skipped, {} dropped.\n",
+            f.read, f.skipped, f.dropped
+        );
+        out.push_str("## Scenarios\n\n");
+        let mut rows = vec![SCENARIO_HEADER.map(String::from).to_vec()];
+        rows.extend(
+            self.scenarios
+                .iter()
+                .map(|(k, s)| scenario_cells(&md_cell(k), s)),
+        );
+        out.push_str(&md_table(&rows));
+        out.push_str("\n## Latency (ms)\n\n");
+        if self.latency_ms.is_empty() {
+            out.push_str("No timings recorded.\n");
+        } else {
+            let mut rows = vec![LATENCY_HEADER.map(String::from).to_vec()];
+            rows.extend(
+                self.latency_ms
+                    .iter()
+                    .map(|(stage, q)| latency_cells(stage, q)),
+            );
+            out.push_str(&md_table(&rows));
+        }
+        out
+    }
+
+    /// CSV, one row per scenario: `scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement`;
+    /// fractions with 6 decimals, empty where undefined.
+    pub fn to_csv(&self) -> String {
+        let mut out =
+            String::from("scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement\n");
+        for (key, s) in &self.scenarios {
+            let ci = s.top1_ci95;
+            let fields = [
+                csv_field(key),
+                s.n.to_string(),
+                s.n_labelled.to_string(),
+                frac6(s.top1),
+                frac6(ci.map(|c| c[0])),
+                frac6(ci.map(|c| c[1])),
+                frac6(s.top5),
+                frac6(s.drop),
+                frac6(s.agreement),
+            ];
+            out.push_str(&fields.join(","));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The per-scenario table as aligned plain text for a terminal (same columns as the Markdown).
+    pub fn table(&self) -> String {
+        let mut rows = vec![SCENARIO_HEADER.map(String::from).to_vec()];
+        rows.extend(self.scenarios.iter().map(|(k, s)| scenario_cells(k, s)));
+        let widths = column_widths(&rows);
+        let mut out = String::new();
+        for (i, row) in rows.iter().enumerate() {
+            let mut line = String::new();
+            for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
+                if j == 0 {
+                    let _ = write!(line, "{cell:<w$}");
+                } else {
+                    let _ = write!(line, "  {cell:>w$}");
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+            if i == 0 {
+                let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
+                out.push_str(&"-".repeat(total));
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+const SCENARIO_HEADER: [&str; 7] = [
+    "scenario",
+    "n",
+    "top-1",
+    "95% CI",
+    "top-5",
+    "drop",
+    "agreement",
+];
+const LATENCY_HEADER: [&str; 6] = ["stage", "p50", "p90", "p95", "p99", "max"];
+/// Shown for an undefined value.
+const NONE: &str = "–";
+
+/// Records grouped by frame id, groups in order of first appearance, records in file order.
+fn group_by_frame(records: &[Record]) -> Vec<Vec<Record>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<Record>> = Vec::new();
+    for r in records {
+        let i = *index.entry(r.frame.as_str()).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[i].push(r.clone());
+    }
+    groups
+}
+
+/// The table cells of one scenario: key, n, percentages with one decimal.
+fn scenario_cells(key: &str, s: &ScenarioSummary) -> Vec<String> {
+    let ci = s.top1_ci95.map_or_else(
+        || NONE.to_string(),
+        |[lo, hi]| format!("{:.1}–{:.1}", lo * 100.0, hi * 100.0),
+    );
+    vec![
+        key.to_string(),
+        s.n.to_string(),
+        pct(s.top1),
+        ci,
+        pct(s.top5),
+        pct(s.drop),
+        pct(s.agreement),
+    ]
+}
+
+/// The table cells of one latency stage, ms with 3 decimals.
+fn latency_cells(stage: &str, q: &Quantiles) -> Vec<String> {
+    let ms = |v: f64| format!("{v:.3}");
+    vec![
+        stage.to_string(),
+        ms(q.p50),
+        ms(q.p90),
+        ms(q.p95),
+        ms(q.p99),
+        ms(q.max),
+    ]
+}
+
+/// A fraction as a percentage with one decimal (`71.4%`), or `–`.
+fn pct(v: Option<f64>) -> String {
+    v.map_or_else(|| NONE.to_string(), |v| format!("{:.1}%", v * 100.0))
+}
+
+/// A fraction with 6 decimals, or empty.
+fn frac6(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.6}")).unwrap_or_default()
+}
+
+/// A JSON scalar as display text; `None` for arrays, objects and null.
+fn scalar(v: &serde_json::Value) -> Option<String> {
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Text safe inside a Markdown table cell or list item: `|` escaped, line breaks as spaces.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// A CSV field, quoted (RFC 4180) when it holds a comma, quote or line break.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Widths of each column in characters.
+fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..cols)
+        .map(|j| {
+            rows.iter()
+                .filter_map(|r| r.get(j))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// A Markdown table from rows (the first is the header); first column left-aligned, others right.
+fn md_table(rows: &[Vec<String>]) -> String {
+    // At least 3 wide, so the alignment rule (`:--`, `--:`) fits.
+    let widths: Vec<usize> = column_widths(rows).into_iter().map(|w| w.max(3)).collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(j, (c, w))| {
+                if j == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        if i == 0 {
+            let rule: Vec<String> = widths
+                .iter()
+                .enumerate()
+                .map(|(j, w)| {
+                    let dashes = "-".repeat(w - 1);
+                    if j == 0 {
+                        format!(":{dashes}")
+                    } else {
+                        format!("{dashes}:")
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "| {} |", rule.join(" | "));
+        }
+    }
+    out
+}
+
+/// `Vec<(String, T)>` as a JSON object, keeping order; duplicate keys are rejected when reading.
+mod ordered {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{Deserializer, Error, MapAccess, Visitor};
+    use serde::{Deserialize, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(
+        v: &[(String, T)],
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_map(v.iter().map(|(k, v)| (k, v)))
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<(String, T)>, D::Error> {
+        struct Entries<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
+            type Value = Vec<(String, T)>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(String, T)> = Vec::new();
+                while let Some((k, v)) = access.next_entry::<String, T>()? {
+                    if out.iter().any(|(seen, _)| *seen == k) {
+                        return Err(A::Error::custom(format!("duplicate key `{k}`")));
+                    }
+                    out.push((k, v));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Entries(PhantomData))
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::metrics::accuracy::{Z95, wilson_interval};
+    use crate::metrics::tests::{frames, rec, timed};
+    use serde_json::json;
+
+    /// Asserts two summaries are equal up to float rounding in the last bit: serde_json's default
+    /// float parser is not always correctly rounded, so a summary read back from JSON may differ from
+    /// the one written by one unit in the last place.
+    pub(crate) fn assert_same(a: &Summary, b: &Summary) {
+        fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+            use serde_json::Value::{Array, Number, Object};
+            match (a, b) {
+                (Number(x), Number(y)) => match (x.as_f64(), y.as_f64()) {
+                    (Some(x), Some(y)) => (x - y).abs() <= 1e-15 * x.abs().max(y.abs()).max(1.0),
+                    _ => x == y,
+                },
+                (Array(x), Array(y)) => {
+                    x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+                }
+                (Object(x), Object(y)) => {
+                    x.len() == y.len()
+                        && x.iter()
+                            .zip(y)
+                            .all(|((kx, x), (ky, y))| kx == ky && same(x, y))
+                }
+                _ => a == b,
+            }
+        }
+        let (ja, jb) = (
+            serde_json::to_value(a).unwrap(),
+            serde_json::to_value(b).unwrap(),
+        );
+        assert!(same(&ja, &jb), "{ja:#}\n!=\n{jb:#}");
+    }
+
+    #[test]
+    fn assert_same_tolerates_only_the_last_bit() {
+        let s = streamed(&["clean", "fog"], &timed_frames());
+        let mut t = s.clone();
+        let top1 = t.scenarios[1].1.top1.unwrap();
+        t.scenarios[1].1.top1 = Some(f64::from_bits(top1.to_bits() + 1));
+        assert_same(&s, &t);
+        t.scenarios[1].1.top1 = Some(top1 + 1e-9);
+        assert!(std::panic::catch_unwind(|| assert_same(&s, &t)).is_err());
+    }
+
+    fn keys(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// The hand-checked frames of `metrics::tests::frames`, with timings on some records.
+    fn timed_frames() -> Vec<Vec<Record>> {
+        let mut fs = frames();
+        fs[0][0] = timed(
+            fs[0][0].clone(),
+            &[("decode", 1.0), ("infer", 2.5), ("total", 10.0)],
+        );
+        fs[0][1] = timed(
+            fs[0][1].clone(),
+            &[("decode", 1.0), ("infer", 3.5), ("total", 12.0)],
+        );
+        fs[1][2] = timed(fs[1][2].clone(), &[("infer", 4.0), ("total", 8.0)]);
+        fs
+    }
+
+    fn streamed(order: &[&str], fs: &[Vec<Record>]) -> Summary {
+        let mut m = Metrics::new(keys(order));
+        for f in fs {
+            m.add_frame(f);
+        }
+        let run =
+            json!({"config": "configs/demo.toml", "model": "resnet50", "seed": 7, "plan": order});
+        Summary::from_metrics(
+            &m,
+            run,
+            FrameCounts {
+                read: 5,
+                skipped: 1,
+                dropped: 0,
+            },
+        )
+    }
+
+    #[test]
+    fn summary_numbers_by_hand() {
+        let s = streamed(&["clean", "fog", "noise"], &timed_frames());
+        let keys: Vec<&str> = s.scenarios.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, vec!["clean", "fog", "noise"]);
+        let fog = &s.scenarios[1].1;
+        assert_eq!((fog.n, fog.n_labelled), (4, 3));
+        assert_eq!(fog.top1, Some(2.0 / 3.0));
+        let (lo, hi) = wilson_interval(2, 3, Z95);
+        assert_eq!(fog.top1_ci95, Some([lo, hi]));
+        assert_eq!((fog.top5, fog.drop), (Some(1.0), Some(0.0)));
+        assert_eq!(fog.agreement, Some(1.0 / 3.0));
+        let lat: Vec<&str> = s.latency_ms.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(lat, vec!["decode", "infer", "total"]);
+        assert_eq!(s.latency_ms[1].1.max, 4.0);
+        assert_eq!(s.latency_ms[1].1.p50, 3.5);
+    }
+
+    #[test]
+    fn json_contract() {
+        let s = streamed(&["clean", "fog", "noise"], &timed_frames());
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            top,
+            vec!["run", "frames", "scenarios", "metrics", "latency_ms"]
+        );
+        assert_eq!(v["frames"], json!({"read": 5, "skipped": 1, "dropped": 0}));
+        assert_eq!(v["metrics"], json!({}));
+        assert_eq!(v["run"]["model"], "resnet50");
+        let clean = &v["scenarios"]["clean"];
+        let fields: Vec<&str> = clean
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            fields,
+            vec![
+                "n",
+                "n_labelled",
+                "top1",
+                "top1_ci95",
+                "top5",
+                "drop",
+                "agreement"
+            ]
+        );
+        assert_eq!(clean["n"], 3);
+        assert_eq!(clean["top1"], 0.5);
+        assert_eq!(clean["top1_ci95"].as_array().unwrap().len(), 2);
+        let order: Vec<&str> = v["scenarios"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(order, vec!["clean", "fog", "noise"]);
+        let lat: Vec<&str> = v["latency_ms"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(lat, vec!["decode", "infer", "total"]);
+        assert_eq!(
+            v["latency_ms"]["infer"],
+            json!({"p50": 3.5, "p90": 4.0, "p95": 4.0, "p99": 4.0, "max": 4.0})
+        );
+        // Round trip (numbers to the last bit or so: see `assert_same`).
+        assert_same(&Summary::from_json(&s.to_json()).unwrap(), &s);
+    }
+
+    #[test]
+    fn nulls_where_undefined() {
+        let mut m = Metrics::new(keys(&["clean", "fog"]));
+        m.add_frame(&[rec("a", "fog", None, &[1])]);
+        let s = Summary::from_metrics(&m, json!({}), FrameCounts::default());
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(
+            v["scenarios"]["fog"],
+            json!({"n": 1, "n_labelled": 0, "top1": null, "top1_ci95": null, "top5": null, "drop": null, "agreement": null})
+        );
+        assert_eq!(v["scenarios"]["clean"]["n"], 0);
+        assert_eq!(v["latency_ms"], json!({}));
+    }
+
+    #[test]
+    fn rejects_malformed_summaries() {
+        assert!(Summary::from_json("{}").is_err());
+        let dup = r#"{"run": {}, "frames": {"read": 1, "skipped": 0, "dropped": 0},
+            "scenarios": {"a": {"n": 1, "n_labelled": 0, "top1": null, "top1_ci95": null, "top5": null, "drop": null, "agreement": null},
+                          "a": {"n": 1, "n_labelled": 0, "top1": null, "top1_ci95": null, "top5": null, "drop": null, "agreement": null}}}"#;
+        let e = Summary::from_json(dup).unwrap_err();
+        assert!(e.to_string().contains("duplicate key `a`"), "{e}");
+        // `metrics` and `latency_ms` may be absent.
+        let ok =
+            r#"{"run": null, "frames": {"read": 1, "skipped": 0, "dropped": 0}, "scenarios": {}}"#;
+        let s = Summary::from_json(ok).unwrap();
+        assert!(s.metrics.is_empty() && s.latency_ms.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.json");
+        std::fs::write(&path, "{").unwrap();
+        let e = Summary::read(&path).unwrap_err();
+        assert!(
+            matches!(e, ReportError::MalformedSummary { .. })
+                && e.to_string().contains("summary.json")
+        );
+    }
+
+    #[test]
+    fn recompute_matches_streaming() {
+        let fs = timed_frames();
+        let s = streamed(&["clean", "fog", "noise"], &fs);
+        let flat: Vec<Record> = fs.concat();
+        let r = Summary::recompute(&flat, Some(&s));
+        assert_eq!(r.to_json(), s.to_json());
+        assert_eq!(r, s);
+        // Without the previous summary: same scenarios and latency, frames from the records.
+        let r = Summary::recompute(&flat, None);
+        assert_eq!(r.scenarios, s.scenarios);
+        assert_eq!(r.latency_ms, s.latency_ms);
+        assert_eq!(
+            r.frames,
+            FrameCounts {
+                read: 4,
+                skipped: 0,
+                dropped: 0
+            }
+        );
+        assert_eq!(r.run, json!({}));
+    }
+
+    #[test]
+    fn recompute_groups_interleaved_frames_and_puts_clean_first() {
+        // Frames interleaved in the file and clean written after its variants.
+        let recs = vec![
+            rec("f1", "fog", Some(1), &[2]),
+            rec("f2", "fog", Some(1), &[1]),
+            rec("f1", "clean", Some(1), &[1]),
+            rec("f2", "clean", Some(1), &[1]),
+        ];
+        let r = Summary::recompute(&recs, None);
+        let keys: Vec<&str> = r.scenarios.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, vec!["clean", "fog"]);
+        let fog = &r.scenarios[1].1;
+        // Paired over f1 and f2: clean 2/2, fog 1/2 → drop 0.5; top-1 agreement 1/2.
+        assert_eq!((fog.drop, fog.agreement), (Some(0.5), Some(0.5)));
+        // The same as streaming the grouped frames in plan order.
+        let s = streamed(
+            &["clean", "fog"],
+            &[
+                vec![recs[2].clone(), recs[0].clone()],
+                vec![recs[3].clone(), recs[1].clone()],
+            ],
+        );
+        assert_eq!(r.scenarios, s.scenarios);
+        assert_eq!(r.frames.read, 2);
+    }
+
+    #[test]
+    fn recompute_keeps_previous_order_and_unseen_scenarios() {
+        let fs = timed_frames();
+        let s = streamed(&["clean", "zoom", "noise", "fog"], &fs);
+        let r = Summary::recompute(&fs.concat(), Some(&s));
+        assert_eq!(r.to_json(), s.to_json());
+        assert_eq!(r.scenarios[1].0, "zoom");
+        assert_eq!(r.scenarios[1].1.n, 0);
+    }
+
+    #[test]
+    fn markdown_rendering() {
+        let s = streamed(&["clean", "fog", "noise"], &timed_frames());
+        let md = s.to_markdown();
+        assert!(md.starts_with("# robustream run summary\n"), "{md}");
+        assert!(
+            md.contains("- model: resnet50\n") && md.contains("- seed: 7\n"),
+            "{md}"
+        );
+        assert!(!md.contains("- plan"), "arrays are not listed: {md}");
+        assert!(md.contains("Frames: 5 read, 1 skipped, 0 dropped."), "{md}");
+        let lines: Vec<&str> = md.lines().collect();
+        let header = lines
+            .iter()
+            .position(|l| l.starts_with("| scenario"))
+            .unwrap();
+        assert_eq!(
+            lines[header],
+            "| scenario |   n | top-1 |    95% CI |  top-5 | drop | agreement |"
+        );
+        assert_eq!(
+            lines[header + 1],
+            "| :------- | --: | ----: | --------: | -----: | ---: | --------: |"
+        );
+        let fog = lines[header + 3];
+        let (lo, hi) = wilson_interval(2, 3, Z95);
+        let ci = format!("{:.1}–{:.1}", lo * 100.0, hi * 100.0);
+        assert_eq!(ci, "20.8–93.9");
+        assert_eq!(
+            fog,
+            "| fog      |   4 | 66.7% | 20.8–93.9 | 100.0% | 0.0% |     33.3% |"
+        );
+        let latency = "## Latency (ms)\n\n\
+            | stage  |    p50 |    p90 |    p95 |    p99 |    max |\n\
+            | :----- | -----: | -----: | -----: | -----: | -----: |\n\
+            | decode |  1.000 |  1.000 |  1.000 |  1.000 |  1.000 |\n\
+            | infer  |  3.500 |  4.000 |  4.000 |  4.000 |  4.000 |\n\
+            | total  | 10.000 | 12.000 | 12.000 | 12.000 | 12.000 |\n";
+        assert!(md.ends_with(latency), "{md}");
+    }
+
+    #[test]
+    fn markdown_nulls_and_escaping() {
+        let mut m = Metrics::new(vec![]);
+        m.add_frame(&[rec("a", "weird|key", None, &[1])]);
+        let s = Summary::from_metrics(&m, json!({"note": "a|b"}), FrameCounts::default());
+        let md = s.to_markdown();
+        assert!(
+            md.contains("| weird\\|key |   1 |     – |      – |     – |    – |         – |"),
+            "{md}"
+        );
+        assert!(md.contains("- note: a\\|b"), "{md}");
+        assert!(md.contains("No timings recorded."), "{md}");
+    }
+
+    #[test]
+    fn csv_rendering() {
+        let mut fs = frames();
+        fs.push(vec![rec("f5", "odd,\"key\"", None, &[1])]);
+        let s = streamed(&["clean", "fog", "noise"], &fs);
+        let csv = s.to_csv();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement"
+        );
+        let (lo, hi) = wilson_interval(1, 2, Z95);
+        assert_eq!(
+            lines[1],
+            format!("clean,3,2,0.500000,{lo:.6},{hi:.6},1.000000,0.000000,1.000000")
+        );
+        assert_eq!(
+            lines[2],
+            "fog,4,3,0.666667,0.207660,0.938508,1.000000,0.000000,0.333333"
+        );
+        assert_eq!(lines[4], "\"odd,\"\"key\"\"\",1,0,,,,,,");
+        assert_eq!(lines.len(), 5);
+    }
+
+    #[test]
+    fn terminal_table_is_aligned() {
+        let s = streamed(
+            &["clean", "corruption/fog/3"],
+            &[vec![
+                rec("a", "clean", Some(1), &[1]),
+                rec("a", "corruption/fog/3", Some(1), &[2]),
+            ]],
+        );
+        let t = s.table();
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(
+            lines[0],
+            "scenario          n   top-1      95% CI   top-5    drop  agreement"
+        );
+        assert_eq!(lines[1], "-".repeat(lines[0].chars().count()));
+        assert_eq!(
+            lines[2],
+            "clean             1  100.0%  20.7–100.0  100.0%    0.0%     100.0%"
+        );
+        assert_eq!(
+            lines[3],
+            "corruption/fog/3  1    0.0%    0.0–79.3    0.0%  100.0%       0.0%"
+        );
+    }
+}

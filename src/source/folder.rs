@@ -1,0 +1,396 @@
+//! Folder sources: an ImageFolder tree `root/<class>/<image>`.
+//!
+//! Each sub-folder of the root is a class; the images under it (searched recursively, as torchvision
+//! does) get that class as truth. Images directly in the root have no truth. Only files with an
+//! image extension (see [`super::decode::image_extensions`]) are taken; names starting with `.` are
+//! skipped. Order is deterministic: root images first, then class folders by name, each folder's
+//! entries by name.
+
+use std::path::{Path, PathBuf};
+
+use super::decode::has_image_extension;
+use super::{ClassOrder, Item, ItemSource, SourceError};
+use crate::frame::{LabelSpace, Truth};
+
+/// How deep class folders are searched for images (guards against symlink loops).
+const MAX_DEPTH: usize = 16;
+
+/// Lists the folder at `root` and builds the source. Class folders are mapped to label indices by
+/// `order`; a folder that cannot be mapped, or a tree with no images at all, is an error.
+pub(crate) fn open(
+    root: &Path,
+    order: &ClassOrder,
+    labels: &LabelSpace,
+) -> Result<ItemSource, SourceError> {
+    let listing = list_dir(root)?;
+    let class_names: Vec<String> = listing.dirs.iter().map(|(name, _)| name.clone()).collect();
+    let indices = class_indices(&class_names, order, labels, root)?;
+
+    let mut items: Vec<Result<Item, SourceError>> = listing
+        .files
+        .into_iter()
+        .map(|(name, path)| {
+            Ok(Item {
+                path,
+                id: name,
+                truth: None,
+                mask: None,
+            })
+        })
+        .collect();
+    for ((name, dir), index) in listing.dirs.into_iter().zip(indices) {
+        let mut files = Vec::new();
+        collect_images(&dir, &name, 1, &mut files)?;
+        items.extend(files.into_iter().map(|(id, path)| {
+            Ok(Item {
+                path,
+                id,
+                truth: Some(Truth(index)),
+                mask: None,
+            })
+        }));
+    }
+    if items.is_empty() {
+        return Err(SourceError::at(
+            root,
+            format!(
+                "no images found (looked for .{} files in the folder and its class sub-folders); \
+                 check the path",
+                super::decode::image_extensions().join(", .")
+            ),
+        ));
+    }
+    let description = format!(
+        "folder {} ({} classes, {} images)",
+        root.display(),
+        class_names.len(),
+        items.len()
+    );
+    Ok(ItemSource::new(items, description))
+}
+
+/// The entries of one folder: sub-folders and image files, each as (name, path), sorted by name.
+struct Listing {
+    dirs: Vec<(String, PathBuf)>,
+    files: Vec<(String, PathBuf)>,
+}
+
+/// Lists `dir`: sub-folders (symlinks followed) and files with an image extension, skipping names
+/// that start with `.`; both sorted by name.
+fn list_dir(dir: &Path) -> Result<Listing, SourceError> {
+    let cannot = |e: std::io::Error| {
+        SourceError::at(
+            dir,
+            format!("cannot list folder ({e}); check that it exists and is readable"),
+        )
+    };
+    let mut dirs = Vec::new();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(cannot)? {
+        let entry = entry.map_err(cannot)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        // `metadata` follows symlinks; a broken link counts as a file (and fails when read).
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            dirs.push((name, path));
+        } else if has_image_extension(&path) {
+            files.push((name, path));
+        }
+    }
+    dirs.sort();
+    files.sort();
+    Ok(Listing { dirs, files })
+}
+
+/// Appends to `out` every image under `dir` as (id, path), where ids are `prefix/<relative path>`
+/// with '/' separators; files of a folder come before its sub-folders.
+fn collect_images(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), SourceError> {
+    let listing = list_dir(dir)?;
+    out.extend(
+        listing
+            .files
+            .into_iter()
+            .map(|(name, path)| (format!("{prefix}/{name}"), path)),
+    );
+    if depth < MAX_DEPTH {
+        for (name, sub) in listing.dirs {
+            collect_images(&sub, &format!("{prefix}/{name}"), depth + 1, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// Label index of each class folder (`names` sorted), by `order`. Errors name the folders that
+/// cannot be mapped and what to do; `root` is the item of the error.
+pub(crate) fn class_indices(
+    names: &[String],
+    order: &ClassOrder,
+    labels: &LabelSpace,
+    root: &Path,
+) -> Result<Vec<usize>, SourceError> {
+    match order {
+        ClassOrder::Sorted => Ok((0..names.len()).collect()),
+        ClassOrder::Labels => {
+            let resolved: Vec<Option<usize>> = names.iter().map(|n| labels.resolve(n)).collect();
+            let missing: Vec<&str> = names
+                .iter()
+                .zip(&resolved)
+                .filter(|(_, r)| r.is_none())
+                .map(|(n, _)| n.as_str())
+                .collect();
+            if missing.is_empty() {
+                return Ok(resolved.into_iter().flatten().collect());
+            }
+            Err(SourceError::at(
+                root,
+                format!(
+                    "{} not a class of the label space ({} classes); name the folders after \
+                     classes in the labels file, or set `classes = \"sorted\"` (torchvision \
+                     ImageFolder order) or `classes = \"path/to/list.txt\"` (one folder name \
+                     per line, line i = class i)",
+                    folders_are(&missing),
+                    labels.len(),
+                ),
+            ))
+        }
+        ClassOrder::List(list) => {
+            let text = std::fs::read_to_string(list).map_err(|e| {
+                SourceError::at(
+                    list,
+                    format!("cannot read class list ({e}); check `classes` in `[source]`"),
+                )
+            })?;
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            let mut indices = Vec::with_capacity(names.len());
+            let mut missing = Vec::new();
+            for name in names {
+                match lines.iter().position(|l| *l == name.as_str()) {
+                    Some(i) => indices.push(i),
+                    None => missing.push(name.as_str()),
+                }
+            }
+            if missing.is_empty() {
+                return Ok(indices);
+            }
+            Err(SourceError::at(
+                root,
+                format!(
+                    "{} not in the class list {}; add the missing names to the list (one per \
+                     line) or remove those folders",
+                    folders_are(&missing),
+                    list.display(),
+                ),
+            ))
+        }
+    }
+}
+
+/// "class folder `a` is" or "class folders `a`, `b`, … (N in all) are", naming at most five.
+fn folders_are(names: &[&str]) -> String {
+    let shown: Vec<String> = names.iter().take(5).map(|n| format!("`{n}`")).collect();
+    let mut s = shown.join(", ");
+    if names.len() > 5 {
+        s.push_str(&format!(", … ({} in all)", names.len()));
+    }
+    if names.len() == 1 {
+        format!("class folder {s} is")
+    } else {
+        format!("class folders {s} are")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Frame;
+    use crate::source::Source;
+    use crate::source::test_util::write_rgb;
+
+    fn labels() -> LabelSpace {
+        LabelSpace::new(vec![
+            "tench".into(),
+            "tabby, tabby cat".into(),
+            "espresso".into(),
+        ])
+    }
+
+    /// root/espresso/{b.png, a.JPG, notes.txt}, root/tabby cat/c.png, root/loose.png, root/.hidden/x.png
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        write_rgb(&r.join("espresso/b.png"), 3, 2, [10, 20, 30]);
+        write_rgb(&r.join("espresso/a.JPG"), 3, 2, [200, 200, 200]);
+        std::fs::write(r.join("espresso/notes.txt"), "not an image").unwrap();
+        write_rgb(&r.join("tabby cat/c.png"), 2, 2, [0, 0, 0]);
+        write_rgb(&r.join("loose.png"), 2, 2, [0, 0, 0]);
+        write_rgb(&r.join(".hidden/x.png"), 2, 2, [0, 0, 0]);
+        dir
+    }
+
+    fn drain(s: &mut dyn Source) -> Vec<Frame> {
+        std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.unwrap())
+            .collect()
+    }
+
+    fn ids_and_truth(frames: &[Frame]) -> Vec<(String, Option<usize>)> {
+        frames
+            .iter()
+            .map(|f| (f.id.clone(), f.truth.map(|t| t.0)))
+            .collect()
+    }
+
+    #[test]
+    fn labels_order_resolves_folder_names_and_aliases() {
+        let dir = tree();
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        assert_eq!(s.len_hint(), Some(4));
+        let frames = drain(&mut s);
+        assert_eq!(
+            ids_and_truth(&frames),
+            vec![
+                ("loose.png".to_string(), None),
+                ("espresso/a.JPG".to_string(), Some(2)),
+                ("espresso/b.png".to_string(), Some(2)),
+                ("tabby cat/c.png".to_string(), Some(1)),
+            ]
+        );
+        let seqs: Vec<u64> = frames.iter().map(|f| f.seq).collect();
+        assert_eq!(seqs, vec![0, 1, 2, 3]);
+        assert_eq!(frames[2].image.get_pixel(0, 0).0, [10, 20, 30]);
+        assert_eq!(frames[2].image.dimensions(), (3, 2));
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.regions.is_none() && f.decode_ms >= 0.0)
+        );
+        assert!(
+            s.describe().contains("2 classes, 4 images"),
+            "{}",
+            s.describe()
+        );
+    }
+
+    #[test]
+    fn labels_order_rejects_unknown_folder_at_open() {
+        let dir = tree();
+        write_rgb(&dir.path().join("n01440364/z.png"), 2, 2, [0, 0, 0]);
+        let e = open(dir.path(), &ClassOrder::Labels, &labels())
+            .err()
+            .unwrap();
+        assert!(
+            e.message
+                .contains("class folder `n01440364` is not a class"),
+            "{e}"
+        );
+        assert!(e.message.contains("classes = \"sorted\""), "{e}");
+    }
+
+    #[test]
+    fn sorted_order_uses_position_among_sorted_folders() {
+        let dir = tree();
+        write_rgb(&dir.path().join("aardvark/z.png"), 2, 2, [0, 0, 0]);
+        let mut s = open(dir.path(), &ClassOrder::Sorted, &LabelSpace::new(vec![])).unwrap();
+        let got = ids_and_truth(&drain(&mut s));
+        assert_eq!(
+            got,
+            vec![
+                ("loose.png".to_string(), None),
+                ("aardvark/z.png".to_string(), Some(0)),
+                ("espresso/a.JPG".to_string(), Some(1)),
+                ("espresso/b.png".to_string(), Some(1)),
+                ("tabby cat/c.png".to_string(), Some(2)),
+            ]
+        );
+    }
+
+    #[test]
+    fn list_order_uses_line_numbers() {
+        let dir = tree();
+        let list = dir.path().join(".classes.txt");
+        std::fs::write(&list, "zebra\ntabby cat\n  espresso  \n").unwrap();
+        let mut s = open(dir.path(), &ClassOrder::List(list.clone()), &labels()).unwrap();
+        let got = ids_and_truth(&drain(&mut s));
+        assert_eq!(got[1], ("espresso/a.JPG".to_string(), Some(2)));
+        assert_eq!(got[3], ("tabby cat/c.png".to_string(), Some(1)));
+
+        std::fs::write(&list, "espresso\n").unwrap();
+        let e = open(dir.path(), &ClassOrder::List(list.clone()), &labels())
+            .err()
+            .unwrap();
+        assert!(
+            e.message
+                .contains("class folder `tabby cat` is not in the class list"),
+            "{e}"
+        );
+
+        let e = open(
+            dir.path(),
+            &ClassOrder::List(dir.path().join("nope.txt")),
+            &labels(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.message.starts_with("cannot read class list"), "{e}");
+    }
+
+    #[test]
+    fn nested_folders_are_searched_with_slash_ids() {
+        let dir = tempfile::tempdir().unwrap();
+        write_rgb(&dir.path().join("tench/sub/deep.png"), 2, 2, [0, 0, 0]);
+        write_rgb(&dir.path().join("tench/top.png"), 2, 2, [0, 0, 0]);
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let got = ids_and_truth(&drain(&mut s));
+        assert_eq!(
+            got,
+            vec![
+                ("tench/top.png".to_string(), Some(0)),
+                ("tench/sub/deep.png".to_string(), Some(0)),
+            ]
+        );
+    }
+
+    #[test]
+    fn corrupt_image_is_skipped_and_iteration_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        write_rgb(&dir.path().join("tench/a.png"), 2, 2, [0, 0, 0]);
+        std::fs::write(dir.path().join("tench/b.jpg"), b"\xff\xd8garbage").unwrap();
+        std::fs::write(dir.path().join("tench/c.png"), b"").unwrap();
+        write_rgb(&dir.path().join("tench/d.png"), 2, 2, [0, 0, 0]);
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let results: Vec<_> = std::iter::from_fn(|| s.next_frame()).collect();
+        assert_eq!(results.len(), 4);
+        assert!(results[0].is_ok() && results[3].is_ok());
+        let e = results[1].as_ref().unwrap_err();
+        assert!(e.item.ends_with("b.jpg"), "{e}");
+        assert!(e.message.starts_with("cannot decode image"), "{e}");
+        assert!(results[2].is_err());
+        assert_eq!(results[3].as_ref().unwrap().seq, 1);
+    }
+
+    #[test]
+    fn empty_folder_is_an_open_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("readme.txt"), "x").unwrap();
+        let e = open(dir.path(), &ClassOrder::Sorted, &labels())
+            .err()
+            .unwrap();
+        assert!(e.message.starts_with("no images found"), "{e}");
+    }
+
+    #[test]
+    fn many_unknown_folders_are_summarised() {
+        let names: Vec<String> = (0..7).map(|i| format!("c{i}")).collect();
+        let e = class_indices(&names, &ClassOrder::Labels, &labels(), Path::new("r")).unwrap_err();
+        assert!(e.message.starts_with("class folders `c0`, `c1`"), "{e}");
+        assert!(e.message.contains("(7 in all) are not a class"), "{e}");
+    }
+}

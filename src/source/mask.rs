@@ -1,0 +1,440 @@
+//! Foreground masks: an image file read as 8-bit gray (values kept: 0 = background, 255 =
+//! foreground), or a NumPy `.npy` array. The kind is told from the content (the `.npy` magic bytes),
+//! not the extension.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use image::GrayImage;
+use npyz::{DType, NpyHeader, Order, TypeChar};
+
+use super::SourceError;
+use super::decode::decode_bytes;
+
+/// The first bytes of every `.npy` file.
+const NPY_MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Loads the mask at `mask_path` for the image at `image_path`, whose size is `size` (width, height)
+/// in pixels. Errors are per-item: the item is the image, the message names the mask.
+pub fn load(
+    mask_path: &Path,
+    image_path: &Path,
+    size: (u32, u32),
+) -> Result<GrayImage, SourceError> {
+    let m = mask_path.display();
+    let bytes = std::fs::read(mask_path).map_err(|e| {
+        SourceError::at(
+            image_path,
+            format!("cannot read mask {m} ({e}); check the manifest `mask` column"),
+        )
+    })?;
+    let mask = decode_mask(&bytes)
+        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")))?;
+    if mask.dimensions() != size {
+        return Err(SourceError::at(
+            image_path,
+            format!(
+                "mask {m} is {}x{} but image {} is {}x{}; masks must have the image's size",
+                mask.width(),
+                mask.height(),
+                image_path.display(),
+                size.0,
+                size.1
+            ),
+        ));
+    }
+    Ok(mask)
+}
+
+/// Decodes mask bytes: `.npy` content via [`npy_to_mask`], anything else as an image converted to
+/// 8-bit gray. The error is a message saying what is wrong and what to do.
+pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, String> {
+    if bytes.starts_with(NPY_MAGIC) {
+        npy_to_mask(bytes)
+    } else {
+        decode_bytes(bytes).map(|img| img.into_luma8())
+    }
+}
+
+/// Converts an in-memory `.npy` file to a mask. Accepted: shape `(H, W)` or `(H, W, 1)`, C or
+/// Fortran order, dtype bool, uint8, int32, int64, float32 or float64 (either byte order). Values
+/// are 0/1 (mapped to 0/255, fractions to soft edges) when the array's maximum is at most 1, and
+/// 0..255 (clipped, rounded) otherwise; NaN counts as 0.
+pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, String> {
+    if header_shape_overflows(bytes) {
+        return Err(
+            "the .npy shape has more elements than can be counted; the file is corrupt, \
+                    save it again"
+                .to_string(),
+        );
+    }
+    let mut cursor = Cursor::new(bytes);
+    let header = NpyHeader::from_reader(&mut cursor)
+        .map_err(|e| format!("not a readable .npy file ({e}); save it with numpy.save"))?;
+    let (h, w) = mask_shape(header.shape())?;
+    let dtype = header.dtype();
+    let DType::Plain(ts) = &dtype else {
+        return Err(unsupported_dtype(&dtype));
+    };
+    let item_size = ts.num_bytes().ok_or_else(|| unsupported_dtype(&dtype))?;
+    let n = u64::from(w) * u64::from(h);
+    // Check the data length first so a lying header cannot make us allocate or read past the end.
+    let data_len = (bytes.len() as u64).saturating_sub(cursor.position());
+    if Some(data_len) != n.checked_mul(item_size as u64) {
+        return Err(format!(
+            "the .npy data is {data_len} bytes but shape {:?} of {} needs {}; the file is \
+             truncated or corrupt, save it again",
+            header.shape(),
+            dtype_name(&dtype),
+            n.saturating_mul(item_size as u64)
+        ));
+    }
+    let order = header.order();
+    let file = npyz::NpyFile::with_header(header, cursor);
+    let read_err = |e: std::io::Error| format!("cannot read .npy data ({e}); save it again");
+    let values: Vec<f64> = match (ts.type_char(), item_size) {
+        (TypeChar::Bool, 1) => file
+            .into_vec::<bool>()
+            .map_err(read_err)?
+            .into_iter()
+            .map(|b| f64::from(u8::from(b)))
+            .collect(),
+        (TypeChar::Uint, 1) => to_f64(file.into_vec::<u8>().map_err(read_err)?),
+        (TypeChar::Int, 4) => to_f64(file.into_vec::<i32>().map_err(read_err)?),
+        (TypeChar::Int, 8) => file
+            .into_vec::<i64>()
+            .map_err(read_err)?
+            .into_iter()
+            .map(|v| v as f64)
+            .collect(),
+        (TypeChar::Float, 4) => to_f64(file.into_vec::<f32>().map_err(read_err)?),
+        (TypeChar::Float, 8) => file.into_vec::<f64>().map_err(read_err)?,
+        _ => return Err(unsupported_dtype(&dtype)),
+    };
+    let pixels = to_mask_values(&values);
+    let (w_us, h_us) = (w as usize, h as usize);
+    let data: Vec<u8> = match order {
+        Order::C => pixels,
+        // Fortran order: element (row r, column c) is stored at c * H + r.
+        Order::Fortran => (0..h_us)
+            .flat_map(|r| (0..w_us).map(move |c| (r, c)))
+            .map(|(r, c)| pixels[c * h_us + r])
+            .collect(),
+    };
+    GrayImage::from_raw(w, h, data)
+        .ok_or_else(|| "mask array has an inconsistent size; save it again".to_string())
+}
+
+/// Height and width from a `.npy` shape `(H, W)` or `(H, W, 1)`; both must be at least 1 and fit
+/// in `u32`.
+fn mask_shape(shape: &[u64]) -> Result<(u32, u32), String> {
+    let (h, w) = match shape {
+        [h, w] | [h, w, 1] => (*h, *w),
+        _ => {
+            return Err(format!(
+                "mask array has shape {shape:?}; masks must be 2-D (H, W) or (H, W, 1)"
+            ));
+        }
+    };
+    match (u32::try_from(h), u32::try_from(w)) {
+        (Ok(h), Ok(w)) if h > 0 && w > 0 => Ok((h, w)),
+        _ => Err(format!(
+            "mask array has shape {shape:?}; masks must be non-empty and at most 4294967295 pixels a side"
+        )),
+    }
+}
+
+/// True when the `shape` tuple written in a `.npy` header has an element count that overflows
+/// `u64` (npyz multiplies the dimensions without checking, which panics in debug builds). Headers this
+/// cannot make sense of are left to npyz to reject.
+fn header_shape_overflows(bytes: &[u8]) -> bool {
+    let (len_at, text_at, len_bytes): (usize, usize, usize) = match bytes.get(6) {
+        Some(1) => (8, 10, 2),
+        Some(2 | 3) => (8, 12, 4),
+        _ => return false,
+    };
+    let Some(len_field) = bytes.get(len_at..len_at + len_bytes) else {
+        return false;
+    };
+    let len = len_field
+        .iter()
+        .rev()
+        .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+    let Some(text) = bytes.get(text_at..text_at.saturating_add(len)) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(text);
+    let Some(after_key) = text.find("shape").map(|i| &text[i..]) else {
+        return false;
+    };
+    let (Some(open), Some(close)) = (after_key.find('('), after_key.find(')')) else {
+        return false;
+    };
+    if close < open {
+        return false;
+    }
+    let mut count: u64 = 1;
+    for dim in after_key[open + 1..close].split(',').map(str::trim) {
+        if dim.is_empty() {
+            continue;
+        }
+        let Ok(dim) = dim.parse::<u64>() else {
+            return false;
+        };
+        match count.checked_mul(dim) {
+            Some(c) => count = c,
+            None => return true,
+        }
+    }
+    false
+}
+
+/// A dtype as numpy writes it, e.g. `<f4`.
+fn dtype_name(dtype: &DType) -> String {
+    match dtype {
+        DType::Plain(ts) => ts.to_string(),
+        other => other.descr(),
+    }
+}
+
+fn unsupported_dtype(dtype: &DType) -> String {
+    format!(
+        "mask array dtype `{}` is not supported; use bool, uint8, int32, int64, float32 or \
+         float64",
+        dtype_name(dtype)
+    )
+}
+
+fn to_f64<T: Into<f64>>(v: Vec<T>) -> Vec<f64> {
+    v.into_iter().map(Into::into).collect()
+}
+
+/// Maps raw mask values to 0..=255: when the maximum is at most 1 the values are fractions
+/// (×255), otherwise they are already 0..255. Rounded and clipped; NaN → 0.
+pub fn to_mask_values(values: &[f64]) -> Vec<u8> {
+    let max = values
+        .iter()
+        .copied()
+        .filter(|v| !v.is_nan())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let scale = if max <= 1.0 { 255.0 } else { 1.0 };
+    values
+        .iter()
+        .map(|&v| {
+            if v.is_nan() {
+                0
+            } else {
+                (v * scale).round().clamp(0.0, 255.0) as u8
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::test_util::{write_gray, write_npy, write_rgb};
+
+    fn le_bytes<const N: usize, T>(values: &[T], f: impl Fn(&T) -> [u8; N]) -> Vec<u8> {
+        values.iter().flat_map(f).collect()
+    }
+
+    #[test]
+    fn mask_values_scale_binary_and_clip_byte_range() {
+        assert_eq!(to_mask_values(&[0.0, 1.0, 0.5]), vec![0, 255, 128]);
+        assert_eq!(to_mask_values(&[0.0, 0.0]), vec![0, 0]);
+        assert_eq!(
+            to_mask_values(&[0.0, 7.0, 255.0, 300.0, -4.0]),
+            vec![0, 7, 255, 255, 0]
+        );
+        assert_eq!(to_mask_values(&[f64::NAN, 1.0]), vec![0, 255]);
+        assert_eq!(to_mask_values(&[]), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn png_mask_is_read_as_gray_with_values_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m.png");
+        write_gray(&m, 3, 2, 200);
+        let mask = load(&m, Path::new("img.png"), (3, 2)).unwrap();
+        assert_eq!(mask.get_pixel(2, 1).0, [200]);
+        // An RGB mask is converted to gray.
+        let rgb = dir.path().join("rgb.png");
+        write_rgb(&rgb, 3, 2, [255, 255, 255]);
+        assert_eq!(
+            load(&rgb, Path::new("i"), (3, 2))
+                .unwrap()
+                .get_pixel(0, 0)
+                .0,
+            [255]
+        );
+    }
+
+    #[test]
+    fn npy_u8_and_bool_binary_masks_map_to_255() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.npy");
+        // 2 rows × 3 columns, C order.
+        write_npy(&p, "|u1", false, "(2, 3)", &[0, 1, 0, 1, 1, 0]);
+        let m = load(&p, Path::new("i"), (3, 2)).unwrap();
+        assert_eq!(m.as_raw(), &vec![0, 255, 0, 255, 255, 0]);
+
+        write_npy(&p, "|b1", false, "(2, 3, 1)", &[1, 0, 0, 0, 0, 1]);
+        let m = load(&p, Path::new("i"), (3, 2)).unwrap();
+        assert_eq!(m.as_raw(), &vec![255, 0, 0, 0, 0, 255]);
+    }
+
+    #[test]
+    fn npy_int_and_float_dtypes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.npy");
+        write_npy(
+            &p,
+            "<i8",
+            false,
+            "(1, 3)",
+            &le_bytes(&[0i64, 1, 1], |v| v.to_le_bytes()),
+        );
+        assert_eq!(
+            npy_to_mask(&std::fs::read(&p).unwrap()).unwrap().as_raw(),
+            &vec![0, 255, 255]
+        );
+
+        write_npy(
+            &p,
+            "<i4",
+            false,
+            "(1, 3)",
+            &le_bytes(&[0i32, 128, 999], |v| v.to_le_bytes()),
+        );
+        assert_eq!(
+            npy_to_mask(&std::fs::read(&p).unwrap()).unwrap().as_raw(),
+            &vec![0, 128, 255]
+        );
+
+        write_npy(
+            &p,
+            "<f4",
+            false,
+            "(1, 3)",
+            &le_bytes(&[0f32, 0.5, 1.0], |v| v.to_le_bytes()),
+        );
+        assert_eq!(
+            npy_to_mask(&std::fs::read(&p).unwrap()).unwrap().as_raw(),
+            &vec![0, 128, 255]
+        );
+
+        // Big-endian float64.
+        write_npy(
+            &p,
+            ">f8",
+            false,
+            "(1, 2)",
+            &le_bytes(&[1f64, 0.0], |v| v.to_be_bytes()),
+        );
+        assert_eq!(
+            npy_to_mask(&std::fs::read(&p).unwrap()).unwrap().as_raw(),
+            &vec![255, 0]
+        );
+    }
+
+    #[test]
+    fn npy_fortran_order_is_transposed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.npy");
+        // Logical 2×3 array [[0,1,1],[0,0,1]] stored column by column.
+        write_npy(&p, "|u1", true, "(2, 3)", &[0, 0, 1, 0, 1, 1]);
+        let m = npy_to_mask(&std::fs::read(&p).unwrap()).unwrap();
+        assert_eq!(m.dimensions(), (3, 2));
+        assert_eq!(m.as_raw(), &vec![0, 255, 255, 0, 0, 255]);
+    }
+
+    #[test]
+    fn npy_bad_shape_dtype_and_length_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.npy");
+        write_npy(&p, "|u1", false, "(2, 2, 3)", &[0; 12]);
+        let e = load(&p, Path::new("img.png"), (2, 2)).unwrap_err();
+        assert!(e.message.contains("masks must be 2-D"), "{e}");
+        assert_eq!(e.item, "img.png");
+
+        write_npy(&p, "|u1", false, "(4,)", &[0; 4]);
+        assert!(
+            npy_to_mask(&std::fs::read(&p).unwrap())
+                .unwrap_err()
+                .contains("2-D")
+        );
+
+        write_npy(&p, "<u2", false, "(1, 2)", &[0; 4]);
+        let e = npy_to_mask(&std::fs::read(&p).unwrap()).unwrap_err();
+        assert!(e.contains("dtype `<u2` is not supported"), "{e}");
+
+        write_npy(&p, "<f2", false, "(1, 2)", &[0; 4]);
+        assert!(
+            npy_to_mask(&std::fs::read(&p).unwrap())
+                .unwrap_err()
+                .contains("not supported")
+        );
+
+        // Header claims a huge array but the data is short.
+        write_npy(&p, "<f8", false, "(100000, 100000)", &[0; 16]);
+        let e = npy_to_mask(&std::fs::read(&p).unwrap()).unwrap_err();
+        assert!(e.contains("truncated"), "{e}");
+
+        write_npy(&p, "|u1", false, "(0, 3)", &[]);
+        assert!(
+            npy_to_mask(&std::fs::read(&p).unwrap())
+                .unwrap_err()
+                .contains("non-empty")
+        );
+
+        // Bool with a value other than 0/1.
+        write_npy(&p, "|b1", false, "(1, 2)", &[0, 7]);
+        assert!(npy_to_mask(&std::fs::read(&p).unwrap()).is_err());
+
+        // Dimensions whose product overflows u64.
+        write_npy(&p, "|u1", false, "(4294967296, 4294967296, 2)", &[0; 4]);
+        assert!(
+            npy_to_mask(&std::fs::read(&p).unwrap())
+                .unwrap_err()
+                .contains("corrupt")
+        );
+        write_npy(&p, "|u1", false, "(4294967296, 4294967296)", &[0; 4]);
+        assert!(npy_to_mask(&std::fs::read(&p).unwrap()).is_err());
+
+        // Magic but broken header.
+        std::fs::write(&p, b"\x93NUMPY\x01\x00\xff\xffgarbage").unwrap();
+        assert!(
+            npy_to_mask(&std::fs::read(&p).unwrap())
+                .unwrap_err()
+                .contains(".npy")
+        );
+    }
+
+    #[test]
+    fn wrong_size_mask_is_an_item_error_with_both_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = dir.path().join("m.png");
+        write_gray(&m, 4, 4, 255);
+        let e = load(&m, Path::new("dir/img.png"), (8, 6)).unwrap_err();
+        assert_eq!(e.item, "dir/img.png");
+        assert_eq!(
+            e.message,
+            format!(
+                "mask {} is 4x4 but image dir/img.png is 8x6; masks must have the image's size",
+                m.display()
+            )
+        );
+    }
+
+    #[test]
+    fn missing_or_corrupt_mask_is_an_item_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = load(&dir.path().join("nope.png"), Path::new("i.png"), (1, 1)).unwrap_err();
+        assert!(e.message.starts_with("cannot read mask"), "{e}");
+        let bad = dir.path().join("bad.png");
+        std::fs::write(&bad, b"xx").unwrap();
+        let e = load(&bad, Path::new("i.png"), (1, 1)).unwrap_err();
+        assert!(e.message.contains("cannot decode image"), "{e}");
+    }
+}

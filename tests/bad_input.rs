@@ -1,0 +1,218 @@
+//! Bad input never panics: one clear line naming the file/key/frame and what to do; skipped and counted
+//! by default, fatal with --strict.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn run_on(source: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    run(robustream()
+        .args(["run", "--quiet", "--scenarios", "corruption/contrast/1"])
+        .args(extra)
+        .arg("--model")
+        .arg(model())
+        .arg("--source")
+        .arg(source)
+        .arg("--out")
+        .arg(out))
+}
+
+fn no_panic(o: &std::process::Output) {
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A folder with coffee.png, a corrupt "image", a label the model does not know, and a wrong-size mask.
+fn messy_manifest(dir: &Path) -> std::path::PathBuf {
+    std::fs::copy(photo("coffee.png"), dir.join("coffee.png")).unwrap();
+    std::fs::write(
+        dir.join("broken.jpg"),
+        b"\xff\xd8\xff\xe0 this is not a jpeg",
+    )
+    .unwrap();
+    image::GrayImage::new(5, 5)
+        .save(dir.join("small_mask.png"))
+        .unwrap();
+    let p = dir.join("manifest.csv");
+    std::fs::write(
+        &p,
+        "path,label,mask\ncoffee.png,espresso,\nbroken.jpg,espresso,\ncoffee.png,unicorn,\ncoffee.png,967,small_mask.png\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn bad_items_are_skipped_counted_and_named() {
+    let d = tempfile::tempdir().unwrap();
+    let src = messy_manifest(d.path());
+    let out = d.path().join("run");
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("broken.jpg"), "names the corrupt file:\n{err}");
+    assert!(err.contains("unicorn"), "names the unknown label:\n{err}");
+    assert!(
+        err.contains("small_mask.png"),
+        "names the wrong-size mask:\n{err}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], 3);
+    assert_eq!(records(&out).len(), 2);
+}
+
+#[test]
+fn strict_makes_the_first_bad_item_fatal() {
+    let d = tempfile::tempdir().unwrap();
+    let src = messy_manifest(d.path());
+    let out = d.path().join("run");
+    let o = run_on(&src, &out, &["--strict"]);
+    no_panic(&o);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("broken.jpg") && err.contains("--strict"),
+        "{err}"
+    );
+    // What was done is still summarised.
+    assert_eq!(summary(&out)["run"]["end"], "failed");
+}
+
+#[test]
+fn config_typo_names_key_and_file() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("typo.toml");
+    std::fs::write(&cfg, "model = \"m.toml\"\nsed = 3\n").unwrap();
+    let o = run(robustream().args(["run", "--config"]).arg(&cfg));
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("sed") && err.contains("typo.toml"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn unknown_scenario_suggests_the_right_key() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run(robustream()
+        .args([
+            "run",
+            "--scenarios",
+            "corruption/gausian_noise/2",
+            "--model",
+        ])
+        .arg(model())
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(d.path()));
+    no_panic(&o);
+    let err = text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("corruption/gaussian_noise/2") && err.contains("robustream scenarios"),
+        "{err}"
+    );
+}
+
+fn model_variant(dir: &Path, edit: impl Fn(String) -> String) -> std::path::PathBuf {
+    let m = assets().join("models");
+    let desc = std::fs::read_to_string(model())
+        .unwrap()
+        .replace(
+            "\"efficientnet_lite0.onnx\"",
+            &format!("{:?}", m.join("efficientnet_lite0.onnx")),
+        )
+        .replace(
+            "\"imagenet_classes.txt\"",
+            &format!("{:?}", m.join("imagenet_classes.txt")),
+        );
+    let p = dir.join("model.toml");
+    std::fs::write(&p, edit(desc)).unwrap();
+    p
+}
+
+#[test]
+fn model_that_does_not_match_its_description_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for (edit, want) in [
+        (
+            Box::new(|s: String| s.replace("name = \"input\"", "name = \"images\""))
+                as Box<dyn Fn(String) -> String>,
+            "images",
+        ),
+        (
+            Box::new(|s: String| s.replace("height = 224", "height = 256")),
+            "shape",
+        ),
+        (
+            Box::new(|s: String| s.replace("name = \"logits\"", "name = \"probs\"")),
+            "probs",
+        ),
+    ] {
+        let m = model_variant(d.path(), edit);
+        let o = run(robustream()
+            .args(["run", "--model"])
+            .arg(&m)
+            .arg("--source")
+            .arg(photo("coffee.png"))
+            .arg("--out")
+            .arg(d.path().join("run")));
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(1));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(want) && err.contains("efficientnet_lite0.onnx"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn missing_runtime_library_and_unavailable_gpu_provider_say_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run(robustream()
+        .env("ORT_DYLIB_PATH", d.path().join("nope.so"))
+        .args(["run", "--model"])
+        .arg(model())
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(d.path().join("run")));
+    no_panic(&o);
+    let err = text(&o.stderr);
+    assert!(err.contains("nope.so") && err.contains("setup.sh"), "{err}");
+
+    for provider in ["cuda", "tensorrt"] {
+        let cfg = d.path().join(format!("{provider}.toml"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "model = {:?}\n[source]\npath = {:?}\n[engine]\nprovider = \"{provider}\"\nengine_cache = {:?}\n",
+                model(),
+                photo("coffee.png"),
+                d.path().join("engines")
+            ),
+        )
+        .unwrap();
+        let o = run(robustream()
+            .args(["run", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(d.path().join("run")));
+        no_panic(&o);
+        if o.status.success() {
+            // A machine with the GPU build and a GPU: the provider worked.
+            continue;
+        }
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(provider) && err.contains("provider = \"cpu\""),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! Shared helpers of the integration tests: where the real assets are, and running the binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The asset cache link made by `scripts/assets.sh`; fails loudly (never skips) when absent.
+pub fn assets() -> PathBuf {
+    let a = root().join("assets");
+    assert!(
+        a.join("models/efficientnet_lite0.onnx").is_file()
+            && a.join("lib/libonnxruntime.so").exists(),
+        "the real model and ONNX Runtime are missing: run `bash scripts/assets.sh` (or the README's test command)"
+    );
+    a
+}
+
+/// The demo model description.
+pub fn model() -> PathBuf {
+    assets().join("models/efficientnet_lite0.toml")
+}
+
+/// A demo photo.
+pub fn photo(name: &str) -> PathBuf {
+    assets().join("photos").join(name)
+}
+
+/// The ONNX Runtime library.
+pub fn ort_lib() -> PathBuf {
+    assets().join("lib/libonnxruntime.so")
+}
+
+/// `robustream` with the library path in the environment and no progress bar.
+pub fn robustream() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_robustream"));
+    c.env("ORT_DYLIB_PATH", ort_lib());
+    c
+}
+
+/// Runs and returns the output, printing it on failure to help debugging.
+pub fn run(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("robustream runs");
+    if !out.status.success() {
+        eprintln!(
+            "stdout:\n{}\nstderr:\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+    }
+    out
+}
+
+/// Lossy UTF-8.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Reads records.jsonl of a run directory as JSON values.
+pub fn records(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("records.jsonl"))
+        .expect("records.jsonl exists")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each record line is JSON"))
+        .collect()
+}
+
+/// Reads summary.json of a run directory.
+pub fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join("summary.json")).expect("summary.json exists"),
+    )
+    .expect("summary.json is JSON")
+}
+
+/// Writes a manifest CSV into `dir` with the given rows (already formatted).
+pub fn manifest(dir: &Path, rows: &[&str]) -> PathBuf {
+    let p = dir.join("manifest.csv");
+    std::fs::write(&p, format!("path,label\n{}\n", rows.join("\n"))).unwrap();
+    p
+}
