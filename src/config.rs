@@ -190,7 +190,13 @@ impl RunConfig {
             origin: origin.clone(),
             message: message.into(),
         };
-        let rel = |p: PathBuf| if p.is_absolute() { p } else { base.join(p) };
+        let rel = |p: PathBuf| {
+            if p.is_absolute() {
+                p
+            } else {
+                normalize(&base.join(p))
+            }
+        };
 
         let model = match (&o.model, raw.model) {
             (Some(m), _) => m.clone(),
@@ -262,6 +268,31 @@ impl RunConfig {
     }
 }
 
+/// Removes `.` and resolves `..` against the preceding component, without touching the file system
+/// (`configs/../assets/x` → `assets/x`), so reports show the paths a user would type.
+fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
+}
+
 /// The toml crate's multi-line messages (with a source excerpt) folded onto one line.
 fn one_line(msg: &str) -> String {
     msg.lines()
@@ -310,6 +341,18 @@ mod tests {
             (c.seed, c.strict, c.scenarios.as_slice()),
             (9, true, &["clean".to_string()][..])
         );
+    }
+
+    #[test]
+    fn normalize_is_lexical() {
+        assert_eq!(
+            normalize(Path::new("configs/../assets/x")),
+            PathBuf::from("assets/x")
+        );
+        assert_eq!(normalize(Path::new("./a/./b")), PathBuf::from("a/b"));
+        assert_eq!(normalize(Path::new("../a")), PathBuf::from("../a"));
+        assert_eq!(normalize(Path::new("/r/a/../b")), PathBuf::from("/r/b"));
+        assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
     }
 
     #[test]

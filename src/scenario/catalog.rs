@@ -41,7 +41,11 @@ impl Catalog {
                 .map(|s| format!("corruption/{name}/{s}"))
                 .collect();
             for (s, key) in SEVERITIES.zip(&members) {
-                scenarios.push(entry(key, &format!("{name} at severity {s}: {desc}")));
+                let c = Corruption::new(name, s).expect("listed corruption and severity");
+                scenarios.push(entry(
+                    key,
+                    &format!("{name}, severity {s} ({}): {desc}", c.parameter()),
+                ));
             }
             all_corruptions.extend(members.iter().cloned());
             groups.push(CatalogEntry {

@@ -17,11 +17,11 @@ use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 pub const CORRUPTIONS: &[(&str, &str)] = &[
     (
         "gaussian_noise",
-        "additive Gaussian noise per pixel and channel, sigma 0.08..0.38 (§2.1)",
+        "additive Gaussian noise per pixel and channel (REFERENCE §2.1)",
     ),
     (
         "contrast",
-        "pull every channel towards its mean, factor 0.4..0.05 (§2.14)",
+        "every channel pulled towards its mean (REFERENCE §2.14)",
     ),
 ];
 
@@ -45,6 +45,16 @@ impl Corruption {
             severity,
             key: format!("corruption/{name}/{severity}"),
         })
+    }
+
+    /// The severity's parameter in words, e.g. `sigma 0.18`.
+    pub fn parameter(&self) -> String {
+        let s = usize::from(self.severity - 1);
+        match self.name {
+            "gaussian_noise" => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),
+            "contrast" => format!("factor {}", digital::CONTRAST_FACTOR[s]),
+            other => unreachable!("corruption `{other}` is listed but not described"),
+        }
     }
 
     /// Applies the corruption to an image directly (what the scenario does, without the input wrapper).
