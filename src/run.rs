@@ -53,7 +53,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let model = ModelDesc::load(&config.model)?;
     let class_map = class_map(config, &model)?;
     let plan = Plan::from_items(&config.scenarios, &Catalog::builtin())?;
-    let source = crate::source::open(&config.source, &class_map.classes())?;
+    let source = crate::source::open(&config.source, class_map.classes())?;
     let engine = OnnxEngine::new(&model, &config.engine)?;
     let engine_desc = engine.describe();
     let source_desc = source.describe();

@@ -16,7 +16,7 @@ fn sigint_writes_the_summary_of_what_was_done() {
     let rows: Vec<&str> = rows.iter().map(String::as_str).collect();
     let src = manifest(d.path(), &rows);
     let out = d.path().join("run");
-    let mut child = robustream()
+    let child = robustream()
         .args(["run", "--quiet", "--scenarios", "demo", "--model"])
         .arg(model())
         .arg("--source")

@@ -109,6 +109,32 @@ fn entry(name: &str, description: &str) -> CatalogEntry {
     }
 }
 
+/// The catalogue as `robustream scenarios` prints it: one key per line with its description, then the
+/// groups with their sizes.
+pub fn render(catalog: &Catalog) -> String {
+    let width = catalog
+        .scenarios
+        .iter()
+        .chain(&catalog.groups)
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("scenarios:\n");
+    for e in &catalog.scenarios {
+        out += &format!("  {:width$}  {}\n", e.name, e.description);
+    }
+    out += "groups (use in `scenarios = [...]` or --scenarios; `prefix/*` also works):\n";
+    for g in &catalog.groups {
+        out += &format!(
+            "  {:width$}  {} ({} scenarios)\n",
+            g.name,
+            g.description,
+            g.members.len()
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,30 +172,4 @@ mod tests {
         assert!(c.expand("zzz/*").is_none());
         assert!(c.build("corruption/contrast/9").is_none());
     }
-}
-
-/// The catalogue as `robustream scenarios` prints it: one key per line with its description, then the
-/// groups with their sizes.
-pub fn render(catalog: &Catalog) -> String {
-    let width = catalog
-        .scenarios
-        .iter()
-        .chain(&catalog.groups)
-        .map(|e| e.name.len())
-        .max()
-        .unwrap_or(0);
-    let mut out = String::from("scenarios:\n");
-    for e in &catalog.scenarios {
-        out += &format!("  {:width$}  {}\n", e.name, e.description);
-    }
-    out += "groups (use in `scenarios = [...]` or --scenarios; `prefix/*` also works):\n";
-    for g in &catalog.groups {
-        out += &format!(
-            "  {:width$}  {} ({} scenarios)\n",
-            g.name,
-            g.description,
-            g.members.len()
-        );
-    }
-    out
 }
