@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod preprocess;
 pub mod report;
+pub mod resample;
 pub mod run;
 pub mod scenario;
 pub mod source;

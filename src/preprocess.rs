@@ -3,11 +3,10 @@
 //! antialiased bilinear ("triangle" convolution with support scaled by the downscale factor), long side
 //! truncated, crop offsets rounded half to even.
 
-use fast_image_resize::images::Image as FirImage;
-use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 use image::{GrayImage, RgbImage};
 
 use crate::engine::model::{Crop, Layout, ModelDesc};
+use crate::resample::{Filter, Resampler};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
 /// `int(shorter · long / short)` (truncation). Returns (width, height).
@@ -34,28 +33,16 @@ pub fn center_offset(size: u32, crop: u32) -> i64 {
     }
 }
 
-/// Resizes an RGB image with PIL-compatible antialiased bilinear interpolation.
-pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resizer) -> RgbImage {
-    if image.dimensions() == (width, height) {
-        return image.clone();
-    }
-    if image.width() == 0 || image.height() == 0 || width == 0 || height == 0 {
-        return RgbImage::new(width, height);
-    }
-    let mut dst = FirImage::new(width, height, PixelType::U8x3);
-    let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Bilinear));
-    resizer
-        .resize(image, &mut dst, &options)
-        .expect("U8x3 to U8x3 with non-zero sizes is supported");
-    RgbImage::from_raw(width, height, dst.into_vec()).expect("buffer of width × height × 3")
+/// Resizes an RGB image exactly as Pillow's `Image.resize(size, BILINEAR)` (antialiased triangle
+/// convolution; what torchvision `Resize` does to PIL images), see [`crate::resample`].
+pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resampler) -> RgbImage {
+    resizer.resize_rgb(image, width, height, Filter::Bilinear)
 }
 
-/// Resizes a mask with nearest-neighbour sampling (keeps it binary).
+/// Resizes a mask exactly as Pillow's `Image.resize(size, NEAREST)` (keeps it binary; the filter
+/// torchvision/PIL use for masks and mode "1"/"P" images).
 pub fn resize_mask(mask: &GrayImage, width: u32, height: u32) -> GrayImage {
-    if mask.dimensions() == (width, height) {
-        return mask.clone();
-    }
-    image::imageops::resize(mask, width, height, image::imageops::FilterType::Nearest)
+    crate::resample::resize_gray_nearest(mask, width, height)
 }
 
 /// Crops `(width, height)` at a centred offset (see [`center_offset`]), padding with zeros where the
@@ -101,7 +88,7 @@ pub struct ModelView {
     height: u32,
     resize_shorter: Option<u32>,
     crop: Crop,
-    resizer: Resizer,
+    resizer: Resampler,
 }
 
 impl ModelView {
@@ -112,7 +99,7 @@ impl ModelView {
             height: model.input.height,
             resize_shorter: model.preprocess.resize_shorter,
             crop: model.preprocess.crop,
-            resizer: Resizer::new(),
+            resizer: Resampler::new(),
         }
     }
 
@@ -242,19 +229,40 @@ mod tests {
 
     #[test]
     fn bilinear_downscale_matches_pil_on_a_ramp() {
-        // PIL: Image.fromarray(ramp 0..15 ×8 per pixel).resize((4, 1), BILINEAR) averages each 4-pixel
-        // block with triangle weights of support 4: for a linear ramp the result is the block centre.
+        // PIL: Image.fromarray(ramp 0, 16, …, 240).resize((4, 1), BILINEAR) weighs each output's 4-pixel
+        // block and its neighbours with a triangle of support 4: for a linear ramp the interior outputs
+        // are the block centres; the edges are pulled inwards by the clipped kernel.
         let img = RgbImage::from_fn(16, 1, |x, _| {
             let v = (x * 16) as u8;
             image::Rgb([v, v, v])
         });
-        let mut r = Resizer::new();
+        let mut r = Resampler::new();
         let out = resize_rgb(&img, 4, 1, &mut r);
         let got: Vec<u8> = out.pixels().map(|p| p[0]).collect();
-        // Interior outputs are the centres of their source windows: 1.5·16+… (24, 88, 152, 216);
-        // edges are pulled inwards by the clipped kernel.
-        assert_eq!(got[1], 88);
-        assert_eq!(got[2], 152);
+        // Pillow 13.0.0 gives [30, 88, 152, 210].
+        assert_eq!(got, [30, 88, 152, 210]);
+    }
+
+    #[test]
+    fn mask_resize_is_pil_nearest() {
+        // Pillow 13.0.0: a 7×5 mask with a 4×2 block at (2..6, 1..3) → resize((3, 11), NEAREST).
+        let mask = GrayImage::from_fn(7, 5, |x, y| {
+            image::Luma([if (2..6).contains(&x) && (1..3).contains(&y) {
+                255
+            } else {
+                0
+            }])
+        });
+        let out = resize_mask(&mask, 3, 11);
+        let rows: Vec<[u8; 3]> = out
+            .as_raw()
+            .chunks_exact(3)
+            .map(|r| [r[0], r[1], r[2]])
+            .collect();
+        let on = [0, 255, 255];
+        let off = [0, 0, 0];
+        assert_eq!(rows, [off, off, on, on, on, on, on, off, off, off, off]);
+        assert_eq!(resize_mask(&mask, 7, 5), mask);
     }
 
     #[test]
