@@ -25,7 +25,7 @@ use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
 
 const BATCH: usize = 8;
-const COPIES: usize = 4; // 9 photos × 4 = 36 frames per iteration
+const COPIES: usize = 16; // 9 photos × 16 = 144 frames per iteration (18 batches: steady state, not start-up)
 
 /// One engine session shared by both benchmarks (a session takes long to create).
 struct Shared(Arc<Mutex<OnnxEngine>>);
@@ -82,6 +82,7 @@ fn bench(c: &mut Criterion) {
     let config = EngineConfig {
         threads,
         library: Some(assets.join("lib/libonnxruntime.so")),
+        spin: std::env::var("ROBUSTREAM_BENCH_SPIN").is_ok_and(|v| v == "1"),
         ..EngineConfig::default()
     };
     let engine = Arc::new(Mutex::new(
@@ -125,8 +126,7 @@ fn bench(c: &mut Criterion) {
                     config: PipelineConfig {
                         workers: 1,
                         max_batch: BATCH,
-                        max_wait_ms: 5,
-                        queue: 32,
+                        ..PipelineConfig::default()
                     },
                     strict: false,
                     limit: None,

@@ -6,7 +6,7 @@
 use image::{GrayImage, RgbImage};
 
 use crate::engine::model::{Crop, Layout, ModelDesc};
-use crate::resample::{Filter, Resampler};
+use crate::resample::{Filter, Resampler, Window};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
 /// `int(shorter · long / short)` (truncation). Returns (width, height).
@@ -108,16 +108,31 @@ impl ModelView {
         match self.crop {
             Crop::Squash => resize_rgb(image, self.width, self.height, &mut self.resizer),
             Crop::Center => {
-                let resized;
-                let src = match self.resize_shorter {
-                    Some(s) => {
-                        let (w, h) = shorter_side_size(image.width(), image.height(), s);
-                        resized = resize_rgb(image, w, h, &mut self.resizer);
-                        &resized
-                    }
-                    None => image,
+                let Some(s) = self.resize_shorter else {
+                    return center_crop(image, self.width, self.height);
                 };
-                center_crop(src, self.width, self.height)
+                let (w, h) = shorter_side_size(image.width(), image.height(), s);
+                let (left, top) = (center_offset(w, self.width), center_offset(h, self.height));
+                if left >= 0 && top >= 0 && w >= self.width && h >= self.height {
+                    // Compute only the crop of the resized image: same bytes, less work.
+                    let window = Window {
+                        x: left as u32,
+                        y: top as u32,
+                        width: self.width,
+                        height: self.height,
+                    };
+                    if image.width() == 0 || image.height() == 0 {
+                        return RgbImage::new(self.width, self.height);
+                    }
+                    self.resizer
+                        .resize_rgb_window(image, w, h, window, Filter::Bilinear)
+                } else {
+                    center_crop(
+                        &resize_rgb(image, w, h, &mut self.resizer),
+                        self.width,
+                        self.height,
+                    )
+                }
             }
         }
     }
@@ -285,5 +300,36 @@ mod tests {
                 -127.0 / 128.0
             ]
         );
+    }
+
+    #[test]
+    fn model_view_equals_resize_then_crop() {
+        let desc = |resize: &str| {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::write(d.path().join("l.txt"), "a\nb\n").unwrap();
+            let text = format!(
+                "onnx = \"m.onnx\"\nlabels = \"l.txt\"\n[input]\nname = \"i\"\nlayout = \"nchw\"\n\
+                 height = 24\nwidth = 24\n[preprocess]\n{resize}\ncrop = \"center\"\n\
+                 mean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]\n[output]\nname = \"o\"\nkind = \"logits\"\nclasses = 2\n"
+            );
+            let p = d.path().join("m.toml");
+            std::fs::write(&p, text).unwrap();
+            (ModelDesc::load(&p).unwrap(), d)
+        };
+        let img = RgbImage::from_fn(71, 45, |x, y| {
+            image::Rgb([(x * 3 + y) as u8, (x * y) as u8, (200 - x) as u8])
+        });
+        for (resize, shorter) in [
+            ("resize_shorter = 28", 28u32),
+            ("resize_shorter = 24", 24),
+            ("resize_shorter = 60", 60),
+        ] {
+            let (m, _d) = desc(resize);
+            let mut view = ModelView::new(&m);
+            let (w, h) = shorter_side_size(71, 45, shorter);
+            let mut r = Resampler::new();
+            let want = center_crop(&resize_rgb(&img, w, h, &mut r), 24, 24);
+            assert_eq!(view.image(&img), want, "{resize}");
+        }
     }
 }

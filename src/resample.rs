@@ -198,6 +198,17 @@ impl Axis {
         }
     }
 
+    /// The same coefficients restricted to output samples `[first, first + len)`: resizing to the full
+    /// size and cropping gives exactly what this window computes directly.
+    fn window(&self, first: usize, len: usize) -> Self {
+        Self {
+            taps: self.taps,
+            start: self.start[first..first + len].to_vec(),
+            weights: self.weights[first * self.taps..(first + len) * self.taps].to_vec(),
+            rgb_pairs: OnceLock::new(),
+        }
+    }
+
     /// Tap pairs per output sample in [`Axis::rgb_pair_weights`] (an odd window gets a zero-weighted
     /// extra tap).
     fn pairs(&self) -> usize {
@@ -283,16 +294,54 @@ enum Table {
 }
 
 impl Table {
-    fn new(in_size: u32, out_size: u32, filter: Filter) -> Self {
+    /// The table of output samples `[first, first + len)` of `in_size → out_size`.
+    fn new(key: TableKey) -> Self {
+        let TableKey {
+            in_size,
+            out_size,
+            filter,
+            first,
+            len,
+        } = key;
+        let (first, len) = (first as usize, len as usize);
         match filter {
             Filter::Nearest => Table::Nearest(
                 nearest_indices(in_size, out_size)
+                    .skip(first)
+                    .take(len)
                     .map(|i| i.unwrap_or(u32::MAX))
                     .collect(),
             ),
-            _ => Table::Conv(Axis::new(in_size, out_size, filter)),
+            _ if first == 0 && len == out_size as usize => {
+                Table::Conv(Axis::new(in_size, out_size, filter))
+            }
+            _ => Table::Conv(Axis::new(in_size, out_size, filter).window(first, len)),
         }
     }
+}
+
+/// What a cached table is for: one axis resized `in_size → out_size` with `filter`, of which output
+/// samples `[first, first + len)` are wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct TableKey {
+    in_size: u32,
+    out_size: u32,
+    filter: Filter,
+    first: u32,
+    len: u32,
+}
+
+/// A rectangle of the resized image: columns `[x, x + width)`, rows `[y, y + height)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First column.
+    pub x: u32,
+    /// First row.
+    pub y: u32,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
 }
 
 /// Above this many multiply-adds (or output samples, for NEAREST) a pass is split over rayon's threads
@@ -310,7 +359,7 @@ const MAX_TABLES: usize = 64;
 /// rayon internally.
 #[derive(Debug, Default)]
 pub struct Resampler {
-    tables: HashMap<(u32, u32, Filter), Table>,
+    tables: HashMap<TableKey, Table>,
     /// Intermediate image of the horizontal pass (u8, as in Pillow).
     tmp: Vec<u8>,
     /// Use the portable kernels even where SIMD ones exist (tests of the fallback path).
@@ -332,7 +381,28 @@ impl Resampler {
         height: u32,
         filter: Filter,
     ) -> RgbImage {
-        let mut out = vec![0u8; width as usize * height as usize * 3];
+        let all = Window {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        };
+        self.resize_rgb_window(src, width, height, all, filter)
+    }
+
+    /// The `window` of `src` resized to `width × height` (Pillow 13 `resize` then `crop`), computing
+    /// only the window's samples: a shorter-side resize followed by a centre crop does ~40 % less work
+    /// this way, with identical bytes. A window reaching past the resized image is cut to it.
+    pub fn resize_rgb_window(
+        &mut self,
+        src: &RgbImage,
+        width: u32,
+        height: u32,
+        window: Window,
+        filter: Filter,
+    ) -> RgbImage {
+        let window = clip_window(window, width, height);
+        let mut out = vec![0u8; window.width as usize * window.height as usize * 3];
         self.resize_raw::<3>(
             src.as_raw(),
             src.width(),
@@ -340,9 +410,10 @@ impl Resampler {
             &mut out,
             width,
             height,
+            window,
             filter,
         );
-        RgbImage::from_raw(width, height, out).expect("buffer of width × height × 3")
+        RgbImage::from_raw(window.width, window.height, out).expect("buffer of width × height × 3")
     }
 
     /// [`Resampler::resize_rgb`] for a one-channel (Pillow mode "L") image.
@@ -354,6 +425,12 @@ impl Resampler {
         filter: Filter,
     ) -> GrayImage {
         let mut out = vec![0u8; width as usize * height as usize];
+        let all = Window {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        };
         self.resize_raw::<1>(
             src.as_raw(),
             src.width(),
@@ -361,19 +438,19 @@ impl Resampler {
             &mut out,
             width,
             height,
+            all,
             filter,
         );
         GrayImage::from_raw(width, height, out).expect("buffer of width × height")
     }
 
-    fn ensure_table(&mut self, in_size: u32, out_size: u32, filter: Filter) {
-        let key = (in_size, out_size, filter);
-        self.tables
-            .entry(key)
-            .or_insert_with(|| Table::new(in_size, out_size, filter));
+    fn ensure_table(&mut self, key: TableKey) {
+        self.tables.entry(key).or_insert_with(|| Table::new(key));
     }
 
-    /// Resizes interleaved `C`-channel u8 pixels `src` (`sw × sh`) into `dst` (`dw × dh`, fully written).
+    /// Resizes interleaved `C`-channel u8 pixels `src` (`sw × sh`) to `dw × dh` and writes the
+    /// `win` part of the result into `dst` (`win.width × win.height`, fully written; `win` lies inside
+    /// `dw × dh`).
     #[allow(clippy::too_many_arguments)]
     fn resize_raw<const C: usize>(
         &mut self,
@@ -383,29 +460,62 @@ impl Resampler {
         dst: &mut [u8],
         dw: u32,
         dh: u32,
+        win: Window,
         filter: Filter,
     ) {
         debug_assert_eq!(src.len(), sw as usize * sh as usize * C);
-        debug_assert_eq!(dst.len(), dw as usize * dh as usize * C);
-        if (sw, sh) == (dw, dh) {
-            dst.copy_from_slice(src);
+        debug_assert_eq!(dst.len(), win.width as usize * win.height as usize * C);
+        debug_assert!(win.x + win.width <= dw && win.y + win.height <= dh);
+        if win.width == 0 || win.height == 0 {
             return;
         }
-        if sw == 0 || sh == 0 || dw == 0 || dh == 0 {
+        if sw == 0 || sh == 0 {
             dst.fill(0);
+            return;
+        }
+        let (x0, y0, ww, wh) = (
+            win.x as usize,
+            win.y as usize,
+            win.width as usize,
+            win.height as usize,
+        );
+        let src_row = sw as usize * C;
+        let dst_row = ww * C;
+        if (sw, sh) == (dw, dh) {
+            // No resampling: the window is a plain crop.
+            for (d, s) in dst
+                .chunks_exact_mut(dst_row)
+                .zip(src.chunks_exact(src_row).skip(y0))
+            {
+                d.copy_from_slice(&s[x0 * C..(x0 + ww) * C]);
+            }
             return;
         }
         let need_h = sw != dw;
         let need_v = sh != dh;
+        let h_key = TableKey {
+            in_size: sw,
+            out_size: dw,
+            filter,
+            first: win.x,
+            len: win.width,
+        };
+        let v_key = TableKey {
+            in_size: sh,
+            out_size: dh,
+            filter,
+            first: win.y,
+            len: win.height,
+        };
         // Tables for an axis that is not resampled are never built (Pillow does not use them either).
         if self.tables.len() + 2 > MAX_TABLES {
             self.tables.clear();
         }
         if need_h || filter == Filter::Nearest {
-            self.ensure_table(sw, dw, filter);
+            self.ensure_table(h_key);
         }
         if need_v || filter == Filter::Nearest {
-            self.ensure_table(sh, dh, filter);
+            self.ensure_table(v_key);
         }
         let Self {
             tables,
@@ -413,40 +523,41 @@ impl Resampler {
             portable,
         } = self;
         let simd = !*portable;
-        let (sw, sh, dw, dh) = (sw as usize, sh as usize, dw as usize, dh as usize);
-        let src_row = sw * C;
-        let dst_row = dw * C;
 
         if filter == Filter::Nearest {
-            let (Some(Table::Nearest(xs)), Some(Table::Nearest(ys))) = (
-                tables.get(&(sw as u32, dw as u32, filter)),
-                tables.get(&(sh as u32, dh as u32, filter)),
-            ) else {
+            let (Some(Table::Nearest(xs)), Some(Table::Nearest(ys))) =
+                (tables.get(&h_key), tables.get(&v_key))
+            else {
                 unreachable!("nearest tables were just built")
             };
             nearest::<C>(src, src_row, dst, dst_row, xs, ys);
             return;
         }
 
-        let conv = |n: usize, m: usize| match tables.get(&(n as u32, m as u32, filter)) {
+        let conv = |key: TableKey| match tables.get(&key) {
             Some(Table::Conv(axis)) => axis,
             _ => unreachable!("convolution table was just built"),
         };
+        let (sw, sh, dw, dh) = (sw as usize, sh as usize, dw as usize, dh as usize);
         match (need_h, need_v) {
-            (true, false) => horizontal::<C>(src, src_row, 0, dst, dst_row, conv(sw, dw), simd),
-            (false, true) => vertical(src, src_row, 0, 0, dst, dst_row, conv(sh, dh), simd),
+            (true, false) => {
+                let rows = &src[y0 * src_row..(y0 + wh) * src_row];
+                horizontal::<C>(rows, src_row, 0, dst, dst_row, conv(h_key), simd)
+            }
+            (false, true) => vertical(src, src_row, 0, x0 * C, dst, dst_row, conv(v_key), simd),
+            // Pillow's pass order depends on the full sizes, not on the window.
             _ if vertical_first(sw, sh, dw, dh) => {
                 // Only the source columns the horizontal pass reads go through the vertical pass.
-                let h_axis = conv(sw, dw);
+                let h_axis = conv(h_key);
                 let (lo, hi) = h_axis.span();
                 let tmp_row = (hi - lo) * C;
-                tmp.resize(dh * tmp_row, 0);
-                vertical(src, src_row, 0, lo * C, tmp, tmp_row, conv(sh, dh), simd);
+                tmp.resize(wh * tmp_row, 0);
+                vertical(src, src_row, 0, lo * C, tmp, tmp_row, conv(v_key), simd);
                 horizontal::<C>(tmp, tmp_row, lo, dst, dst_row, h_axis, simd);
             }
             _ => {
                 // Only the source rows the vertical pass reads go through the horizontal pass.
-                let v_axis = conv(sh, dh);
+                let v_axis = conv(v_key);
                 let (lo, hi) = v_axis.span();
                 tmp.resize((hi - lo) * dst_row, 0);
                 horizontal::<C>(
@@ -455,12 +566,24 @@ impl Resampler {
                     0,
                     tmp,
                     dst_row,
-                    conv(sw, dw),
+                    conv(h_key),
                     simd,
                 );
                 vertical(tmp, dst_row, lo, 0, dst, dst_row, v_axis, simd);
             }
         }
+    }
+}
+
+/// `window` cut to the `width × height` image.
+fn clip_window(window: Window, width: u32, height: u32) -> Window {
+    let x = window.x.min(width);
+    let y = window.y.min(height);
+    Window {
+        x,
+        y,
+        width: window.width.min(width - x),
+        height: window.height.min(height - y),
     }
 }
 
@@ -856,6 +979,82 @@ mod tests {
         }
         assert!(failures.is_empty(), "{failures:#?}");
         assert!(checked >= 100, "only {checked} fixtures found");
+    }
+
+    #[test]
+    fn a_window_equals_the_crop_of_the_full_resize() {
+        let src = RgbImage::from_fn(61, 43, |x, y| {
+            image::Rgb([
+                (x * 37 + y * 11) as u8,
+                (x * x + 3 * y) as u8,
+                (x ^ (y * 5)) as u8,
+            ])
+        });
+        let filters = [
+            Filter::Nearest,
+            Filter::Box,
+            Filter::Bilinear,
+            Filter::Bicubic,
+            Filter::Lanczos,
+        ];
+        // Down, up, one axis only, same size; windows at the corners and in the middle.
+        for (w, h) in [(40, 27), (97, 70), (61, 20), (30, 43), (61, 43), (20, 40)] {
+            for filter in filters {
+                let mut r = Resampler::new();
+                let full = r.resize_rgb(&src, w, h, filter);
+                for win in [
+                    Window {
+                        x: 0,
+                        y: 0,
+                        width: w,
+                        height: h,
+                    },
+                    Window {
+                        x: 3,
+                        y: 2,
+                        width: w / 2,
+                        height: h / 3,
+                    },
+                    Window {
+                        x: w - 7,
+                        y: h - 5,
+                        width: 7,
+                        height: 5,
+                    },
+                    Window {
+                        x: w / 4,
+                        y: 0,
+                        width: 1,
+                        height: h,
+                    },
+                ] {
+                    let got = r.resize_rgb_window(&src, w, h, win, filter);
+                    let want =
+                        image::imageops::crop_imm(&full, win.x, win.y, win.width, win.height)
+                            .to_image();
+                    assert_eq!(got, want, "{w}x{h} {filter:?} {win:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn windows_are_cut_to_the_image() {
+        let src = RgbImage::from_pixel(10, 10, image::Rgb([9, 9, 9]));
+        let mut r = Resampler::new();
+        let out = r.resize_rgb_window(
+            &src,
+            5,
+            5,
+            Window {
+                x: 3,
+                y: 4,
+                width: 10,
+                height: 10,
+            },
+            Filter::Bilinear,
+        );
+        assert_eq!(out.dimensions(), (2, 1));
     }
 
     #[test]

@@ -61,7 +61,10 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
     // Reference: scripts/check_model.py (PIL Resize(256) + CenterCrop(224), Python onnxruntime) gives
     // espresso 0.9567; our Pillow-exact resampling must reproduce it, not just land near 0.96.
     let p = coffee["prob"][0].as_f64().unwrap();
-    assert!((p - 0.9567).abs() < 5e-4, "espresso probability 0.9567 as with PIL, got {p}");
+    assert!(
+        (p - 0.9567).abs() < 5e-4,
+        "espresso probability 0.9567 as with PIL, got {p}"
+    );
     // Photos without an honest ImageNet class have a null truth and still get predictions.
     let astronaut = recs.iter().find(|r| r["frame"] == "astronaut.png").unwrap();
     assert!(astronaut["truth"].is_null());

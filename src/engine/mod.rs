@@ -36,6 +36,9 @@ pub struct EngineConfig {
     pub threads: usize,
     /// Path of the ONNX Runtime shared library; `ORT_DYLIB_PATH` when absent.
     pub library: Option<PathBuf>,
+    /// Let ONNX Runtime's intra-op threads spin-wait between operators. Spinning lowers latency on
+    /// an otherwise idle machine but burns cores the scenario workers need, so it is off by default.
+    pub spin: bool,
     /// GPU index for `cuda` / `tensorrt`.
     pub device_id: i32,
     /// TensorRT: build fp16 engines.
@@ -50,6 +53,7 @@ impl Default for EngineConfig {
             provider: Provider::Cpu,
             threads: 0,
             library: None,
+            spin: false,
             device_id: 0,
             fp16: false,
             engine_cache: PathBuf::from("engines"),

@@ -27,17 +27,32 @@ pub struct OnnxEngine {
     describe: String,
 }
 
-/// Finds the ONNX Runtime library: the configured path, else `ORT_DYLIB_PATH`.
+/// Where the set-up script puts the library, relative to the repository root.
+const SETUP_LIBRARY: &str = "assets/lib/libonnxruntime.so";
+
+/// Finds the ONNX Runtime library: the configured path, else `ORT_DYLIB_PATH`, else the set-up
+/// script's copy (`assets/lib/libonnxruntime.so` under the working directory, or under the repository
+/// a `target/<profile>/robustream` binary was built in).
 pub fn library_path(config: &EngineConfig) -> Result<PathBuf, EngineError> {
     let path = match (&config.library, std::env::var_os("ORT_DYLIB_PATH")) {
         (Some(p), _) => p.clone(),
         (None, Some(p)) => PathBuf::from(p),
         (None, None) => {
-            return Err(EngineError::Library(
-                "no ONNX Runtime library: set `[engine] library` in the config or ORT_DYLIB_PATH \
-                 (the set-up script puts it at assets/lib/libonnxruntime.so)"
-                    .into(),
-            ));
+            let exe_repo = std::env::current_exe()
+                .ok()
+                .and_then(|e| Some(e.parent()?.parent()?.parent()?.join(SETUP_LIBRARY)));
+            return [Some(PathBuf::from(SETUP_LIBRARY)), exe_repo]
+                .into_iter()
+                .flatten()
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    EngineError::Library(
+                        "no ONNX Runtime library: set `[engine] library` in the config or \
+                         ORT_DYLIB_PATH, or run `bash scripts/setup.sh` to install \
+                         assets/lib/libonnxruntime.so"
+                            .into(),
+                    )
+                });
         }
     };
     // ort panics on a missing file; check first and say what to do.
@@ -83,6 +98,8 @@ impl OnnxEngine {
             .with_optimization_level(GraphOptimizationLevel::All)
             .map_err(setup)?
             .with_inter_threads(1)
+            .map_err(setup)?
+            .with_intra_op_spinning(config.spin)
             .map_err(setup)?;
         if config.threads > 0 {
             builder = builder.with_intra_threads(config.threads).map_err(setup)?;

@@ -233,58 +233,59 @@ pub fn run(
                         captured: frame.captured,
                         decode_ms: frame.decode_ms,
                     });
-                    let t = Instant::now();
-                    let mask = frame.regions.as_ref().and_then(|r| r.mask.as_ref());
-                    let (base, base_mask) = match stage {
-                        ScenarioStage::ModelInput => {
-                            (view.image(&frame.image), mask.map(|m| view.mask(m)))
-                        }
-                        ScenarioStage::Native => (frame.image.clone(), mask.cloned()),
-                    };
-                    let geometry_ms = ms(t);
-                    for (i, scenario) in plan.scenarios().iter().enumerate() {
+                    let (base, base_mask, geometry_ms) = {
                         let t = Instant::now();
-                        let input = ScenarioInput {
-                            image: &base,
-                            mask: base_mask.as_ref(),
+                        let mask = frame.regions.as_ref().and_then(|r| r.mask.as_ref());
+                        let (base, base_mask) = match stage {
+                            ScenarioStage::ModelInput => {
+                                (view.image(&frame.image), mask.map(|m| view.mask(m)))
+                            }
+                            ScenarioStage::Native => (frame.image.clone(), mask.cloned()),
                         };
-                        let variant = match scenario
-                            .apply(&input, RngKey::new(seed, &meta.id, scenario.key()))
-                        {
-                            Ok(v) => v,
-                            Err(e) => {
-                                let reason = format!("frame {}: {e}", meta.id);
-                                if msg_tx
-                                    .send(Message::Failed {
+                        (base, base_mask, ms(t))
+                    };
+                    let input = ScenarioInput {
+                        image: &base,
+                        mask: base_mask.as_ref(),
+                    };
+                    for (i, scenario) in plan.scenarios().iter().enumerate() {
+                        let made = {
+                            let t = Instant::now();
+                            scenario
+                                .apply(&input, RngKey::new(seed, &meta.id, scenario.key()))
+                                .map(|variant| {
+                                    let scenario_ms = ms(t);
+                                    let t = Instant::now();
+                                    let view_img = match stage {
+                                        ScenarioStage::ModelInput => variant,
+                                        ScenarioStage::Native => view.image(&variant),
+                                    };
+                                    let mut tensor = vec![0f32; per_image];
+                                    norm.write(&view_img, &mut tensor);
+                                    let geometry = if i == 0 { geometry_ms } else { 0.0 };
+                                    Variant {
                                         meta: meta.clone(),
                                         scenario: i,
-                                        reason,
-                                    })
-                                    .is_err()
-                                {
-                                    return;
-                                }
-                                continue;
+                                        tensor,
+                                        scenario_ms,
+                                        preprocess_ms: ms(t) + geometry,
+                                        queued: Instant::now(),
+                                    }
+                                })
+                        };
+                        let sent = match made {
+                            Ok(v) => variant_tx.send(v).is_ok(),
+                            Err(e) => {
+                                let reason = format!("frame {}: {e}", meta.id);
+                                let failed = Message::Failed {
+                                    meta: meta.clone(),
+                                    scenario: i,
+                                    reason,
+                                };
+                                msg_tx.send(failed).is_ok()
                             }
                         };
-                        let scenario_ms = ms(t);
-                        let t = Instant::now();
-                        let view_img = match stage {
-                            ScenarioStage::ModelInput => variant,
-                            ScenarioStage::Native => view.image(&variant),
-                        };
-                        let mut tensor = vec![0f32; per_image];
-                        norm.write(&view_img, &mut tensor);
-                        let preprocess_ms = ms(t) + if i == 0 { geometry_ms } else { 0.0 };
-                        let v = Variant {
-                            meta: meta.clone(),
-                            scenario: i,
-                            tensor,
-                            scenario_ms,
-                            preprocess_ms,
-                            queued: Instant::now(),
-                        };
-                        if variant_tx.send(v).is_err() {
+                        if !sent {
                             return;
                         }
                     }
@@ -310,14 +311,16 @@ pub fn run(
                 for v in &batch {
                     input.extend_from_slice(&v.tensor);
                 }
-                let out = match engine.infer(&input, batch.len()) {
+                let t = Instant::now();
+                let result = engine.infer(&input, batch.len());
+                let infer_ms = ms(t);
+                let out = match result {
                     Ok(out) => out,
                     Err(e) => {
                         let _ = eng_msg.send(Message::Fatal(e.to_string()));
                         return;
                     }
                 };
-                let infer_ms = ms(start);
                 for (v, row) in batch.drain(..).zip(out.chunks_exact(classes)) {
                     let p = decode_row(row, kind, 5);
                     let truth = v.meta.truth.map(|t| t.0);

@@ -1,0 +1,47 @@
+//! Preprocessing kernels on a real photo: the model view (Pillow-exact Resize(256) + CenterCrop(224))
+//! and normalisation into the input tensor, plus the two demo corruptions at 224².
+
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use robustream::engine::ModelDesc;
+use robustream::preprocess::{ModelView, Normalizer};
+use robustream::scenario::RngKey;
+use robustream::scenario::corruption::Corruption;
+
+fn bench(c: &mut Criterion) {
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let model = ModelDesc::load(&assets.join("models/efficientnet_lite0.toml"))
+        .expect("run bash scripts/assets.sh");
+    let photo = image::open(assets.join("photos/coffee.png"))
+        .expect("coffee.png")
+        .to_rgb8();
+    let mut view = ModelView::new(&model);
+    let norm = Normalizer::new(&model);
+    let crop = view.image(&photo);
+    let mut tensor = vec![0f32; model.input_len()];
+
+    let mut g = c.benchmark_group("preprocess");
+    g.bench_function("model_view_600x400", |b| b.iter(|| view.image(&photo)));
+    g.bench_function("normalize_224", |b| {
+        b.iter(|| norm.write(&crop, &mut tensor))
+    });
+    g.bench_function("normalize_224_alloc", |b| {
+        b.iter(|| {
+            let mut t = vec![0f32; model.input_len()];
+            norm.write(&crop, &mut t);
+            t
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("corruption_224");
+    for name in ["gaussian_noise", "contrast"] {
+        let cor = Corruption::new(name, 3).expect("listed");
+        g.bench_function(name, |b| b.iter(|| cor.corrupt(&crop, RngKey(7))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
