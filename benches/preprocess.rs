@@ -26,13 +26,7 @@ fn bench(c: &mut Criterion) {
     g.bench_function("normalize_224", |b| {
         b.iter(|| norm.write(&crop, &mut tensor))
     });
-    g.bench_function("normalize_224_alloc", |b| {
-        b.iter(|| {
-            let mut t = vec![0f32; model.input_len()];
-            norm.write(&crop, &mut t);
-            t
-        })
-    });
+    g.bench_function("tensor_224", |b| b.iter(|| norm.tensor(&crop)));
     g.finish();
 
     let mut g = c.benchmark_group("corruption_224");

@@ -175,6 +175,24 @@ impl Normalizer {
         }
     }
 
+    /// A new tensor of `image` (3 × width × height values). Built by appending, so the buffer is never
+    /// zero-filled first.
+    pub fn tensor(&self, image: &RgbImage) -> Vec<f32> {
+        let raw = image.as_raw();
+        let mut out = Vec::with_capacity(raw.len());
+        match self.layout {
+            Layout::Nchw => {
+                for (c, lut) in self.lut.iter().enumerate() {
+                    out.extend(raw.chunks_exact(3).map(|px| lut[usize::from(px[c])]));
+                }
+            }
+            Layout::Nhwc => out.extend(raw.chunks_exact(3).flat_map(|px| {
+                std::array::from_fn::<f32, 3, _>(|c| self.lut[c][usize::from(px[c])])
+            })),
+        }
+        out
+    }
+
     /// Writes `image` into `out` (length 3 × width × height).
     pub fn write(&self, image: &RgbImage, out: &mut [f32]) {
         let plane = image.width() as usize * image.height() as usize;
@@ -186,12 +204,11 @@ impl Normalizer {
         let raw = image.as_raw();
         match self.layout {
             Layout::Nchw => {
-                let (r, rest) = out.split_at_mut(plane);
-                let (g, b) = rest.split_at_mut(plane);
-                for (i, px) in raw.chunks_exact(3).enumerate() {
-                    r[i] = self.lut[0][usize::from(px[0])];
-                    g[i] = self.lut[1][usize::from(px[1])];
-                    b[i] = self.lut[2][usize::from(px[2])];
+                for (c, (plane_out, lut)) in out.chunks_exact_mut(plane).zip(&self.lut).enumerate()
+                {
+                    for (o, px) in plane_out.iter_mut().zip(raw.chunks_exact(3)) {
+                        *o = lut[usize::from(px[c])];
+                    }
                 }
             }
             Layout::Nhwc => {
@@ -289,6 +306,15 @@ mod tests {
         };
         let mut out = vec![0f32; 6];
         desc_lut.write(&img, &mut out);
+        assert_eq!(desc_lut.tensor(&img), out);
+        let nhwc = Normalizer {
+            layout: Layout::Nhwc,
+            ..desc_lut.clone()
+        };
+        let mut interleaved = vec![0f32; 6];
+        nhwc.write(&img, &mut interleaved);
+        assert_eq!(nhwc.tensor(&img), interleaved);
+        assert_eq!(interleaved[..3], [out[0], out[2], out[4]]);
         assert_eq!(
             out,
             vec![

@@ -169,7 +169,6 @@ pub fn run(
     };
     let fatal = AtomicBool::new(false);
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
-    let per_image = model.input_len();
     let (frame_tx, frame_rx) = bounded::<Frame>(config.queue);
     let (variant_tx, variant_rx) = bounded::<Variant>(config.queue.max(config.max_batch));
     let (msg_tx, msg_rx) = bounded::<Message>(config.queue * plan.len().max(1));
@@ -260,8 +259,7 @@ pub fn run(
                                         ScenarioStage::ModelInput => variant,
                                         ScenarioStage::Native => view.image(&variant),
                                     };
-                                    let mut tensor = vec![0f32; per_image];
-                                    norm.write(&view_img, &mut tensor);
+                                    let tensor = norm.tensor(&view_img);
                                     let geometry = if i == 0 { geometry_ms } else { 0.0 };
                                     Variant {
                                         meta: meta.clone(),
