@@ -11,7 +11,6 @@
 //! ```
 //! Accuracies, drop and agreement are fractions (drop may be negative); `null` where undefined.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -103,10 +102,10 @@ impl Summary {
     }
 
     /// Rebuilds a summary from records alone, giving the same numbers as the streaming path fed the
-    /// same records. Records are grouped by frame id (groups in order of first appearance); scenarios
+    /// same records. Records are split into frames as written (see `group_by_frame`); scenarios
     /// are ordered as in `previous` when given, then by first appearance with `clean` first. `run` and
     /// `frames` are copied from `previous` (the run's own `summary.json`) when given; otherwise `run` is
-    /// an empty object and `frames.read` is the number of distinct frames.
+    /// an empty object and `frames.read` is the number of frames found.
     pub fn recompute(records: &[Record], previous: Option<&Summary>) -> Self {
         let mut order: Vec<String> = previous
             .map(|p| p.scenarios.iter().map(|(k, _)| k.clone()).collect())
@@ -261,16 +260,22 @@ const LATENCY_HEADER: [&str; 6] = ["stage", "p50", "p90", "p95", "p99", "max"];
 /// Shown for an undefined value.
 const NONE: &str = "–";
 
-/// Records grouped by frame id, groups in order of first appearance, records in file order.
-fn group_by_frame(records: &[Record]) -> Vec<Vec<Record>> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let mut groups: Vec<Vec<Record>> = Vec::new();
-    for r in records {
-        let i = *index.entry(r.frame.as_str()).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[i].push(r.clone());
+/// Splits records (as written: frame after frame, in source order) into one slice per frame: a new
+/// frame starts where the frame id changes, or where a scenario repeats under the same id (a source
+/// that lists the same file twice yields two frames with one id).
+fn group_by_frame(records: &[Record]) -> Vec<&[Record]> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for i in 1..=records.len() {
+        let ends = i == records.len()
+            || records[i].frame != records[start].frame
+            || records[start..i]
+                .iter()
+                .any(|r| r.scenario == records[i].scenario);
+        if ends {
+            groups.push(&records[start..i]);
+            start = i;
+        }
     }
     groups
 }
@@ -650,30 +655,30 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn recompute_groups_interleaved_frames_and_puts_clean_first() {
-        // Frames interleaved in the file and clean written after its variants.
+    fn recompute_splits_frames_that_share_an_id() {
+        // A manifest listing the same file twice: two frames with one id, written one after the other.
         let recs = vec![
-            rec("f1", "fog", Some(1), &[2]),
-            rec("f2", "fog", Some(1), &[1]),
-            rec("f1", "clean", Some(1), &[1]),
-            rec("f2", "clean", Some(1), &[1]),
+            rec("a.png", "clean", Some(1), &[1]),
+            rec("a.png", "fog", Some(1), &[2]),
+            rec("a.png", "clean", Some(1), &[1]),
+            rec("a.png", "fog", Some(1), &[1]),
+            rec("b.png", "clean", None, &[3]),
+            rec("b.png", "fog", None, &[3]),
         ];
         let r = Summary::recompute(&recs, None);
-        let keys: Vec<&str> = r.scenarios.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, vec!["clean", "fog"]);
-        let fog = &r.scenarios[1].1;
-        // Paired over f1 and f2: clean 2/2, fog 1/2 → drop 0.5; top-1 agreement 1/2.
-        assert_eq!((fog.drop, fog.agreement), (Some(0.5), Some(0.5)));
-        // The same as streaming the grouped frames in plan order.
+        assert_eq!(r.frames.read, 3);
         let s = streamed(
             &["clean", "fog"],
             &[
-                vec![recs[2].clone(), recs[0].clone()],
-                vec![recs[3].clone(), recs[1].clone()],
+                recs[0..2].to_vec(),
+                recs[2..4].to_vec(),
+                recs[4..6].to_vec(),
             ],
         );
         assert_eq!(r.scenarios, s.scenarios);
-        assert_eq!(r.frames.read, 2);
+        let fog = &r.scenarios[1].1;
+        // Paired over the two labelled frames: clean 2/2, fog 1/2; agreement over all three: 2/3.
+        assert_eq!((fog.drop, fog.agreement), (Some(0.5), Some(2.0 / 3.0)));
     }
 
     #[test]
