@@ -99,6 +99,15 @@ impl LabelSpace {
 
     /// Resolves a label written as an index (`"967"`) or a class name/alias (`"espresso"`).
     /// Returns `None` when the label is not in this space (or an alias is ambiguous).
+    ///
+    /// ```
+    /// use robustream::frame::LabelSpace;
+    /// let s = LabelSpace::new(vec!["tabby, tabby cat".into(), "espresso".into()]);
+    /// assert_eq!(s.resolve("Espresso"), Some(1));
+    /// assert_eq!(s.resolve("tabby cat"), Some(0));
+    /// assert_eq!(s.resolve("0"), Some(0));
+    /// assert_eq!(s.resolve("unicorn"), None);
+    /// ```
     pub fn resolve(&self, label: &str) -> Option<usize> {
         let label = label.trim();
         if let Ok(i) = label.parse::<usize>() {

@@ -10,6 +10,12 @@ use crate::resample::{Filter, Resampler, Window};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
 /// `int(shorter · long / short)` (truncation). Returns (width, height).
+///
+/// ```
+/// use robustream::preprocess::shorter_side_size;
+/// assert_eq!(shorter_side_size(600, 400, 256), (384, 256)); // scikit-image's coffee.png
+/// assert_eq!(shorter_side_size(375, 500, 256), (256, 341)); // 341.33 truncated
+/// ```
 pub fn shorter_side_size(width: u32, height: u32, shorter: u32) -> (u32, u32) {
     if width <= height {
         let h = (u64::from(shorter) * u64::from(height) / u64::from(width.max(1))) as u32;
@@ -22,6 +28,13 @@ pub fn shorter_side_size(width: u32, height: u32, shorter: u32) -> (u32, u32) {
 
 /// Offset of a centred crop of `crop` pixels out of `size`: `int(round((size − crop) / 2))` with
 /// Python's half-to-even rounding (torchvision `CenterCrop`). Negative when the crop is larger.
+///
+/// ```
+/// use robustream::preprocess::center_offset;
+/// assert_eq!(center_offset(256, 224), 16);
+/// assert_eq!(center_offset(341, 224), 58); // round(58.5) = 58
+/// assert_eq!(center_offset(343, 224), 60); // round(59.5) = 60
+/// ```
 pub fn center_offset(size: u32, crop: u32) -> i64 {
     let diff = i64::from(size) - i64::from(crop);
     // (diff / 2) rounded half to even: diff odd → x.5 → the even neighbour.

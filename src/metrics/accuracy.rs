@@ -11,6 +11,12 @@ pub const Z95: f64 = 1.959963984540054;
 /// `half = z / (1 + z²/n) · sqrt(p(1 − p)/n + z²/4n²)`; the interval is `centre ± half`.
 /// The bounds are exact at the edges: `low = 0` when `successes = 0`, `high = 1` when
 /// `successes = n`. `n = 0` gives the uninformative `(0, 1)`; `successes > n` is clamped to `n`.
+///
+/// ```
+/// use robustream::metrics::accuracy::{Z95, wilson_interval};
+/// let (lo, hi) = wilson_interval(5, 10, Z95);
+/// assert!((lo - 0.2366).abs() < 1e-4 && (hi - 0.7634).abs() < 1e-4);
+/// ```
 pub fn wilson_interval(successes: u64, n: u64, z: f64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);

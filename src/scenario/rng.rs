@@ -15,6 +15,13 @@ pub struct RngKey(pub u64);
 impl RngKey {
     /// Derives the key of `(seed, frame_id, scenario_key)`. Stable across platforms and releases
     /// (FNV-1a over the bytes with separators, finished with SplitMix64), unlike `std`'s hasher.
+    ///
+    /// ```
+    /// use robustream::scenario::RngKey;
+    /// let a = RngKey::new(0, "cat/1.jpg", "corruption/gaussian_noise/3");
+    /// assert_eq!(a, RngKey::new(0, "cat/1.jpg", "corruption/gaussian_noise/3"));
+    /// assert_ne!(a, RngKey::new(1, "cat/1.jpg", "corruption/gaussian_noise/3"));
+    /// ```
     pub fn new(seed: u64, frame_id: &str, scenario_key: &str) -> Self {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ splitmix64(seed);
         for part in [frame_id.as_bytes(), &[0xff], scenario_key.as_bytes()] {
