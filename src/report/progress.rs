@@ -24,7 +24,7 @@ impl Progress {
                 None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
             };
             let style = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} frames, {per_sec} {msg}",
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} frames {msg} (eta {eta})",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
@@ -45,7 +45,11 @@ impl Progress {
     pub fn frame(&mut self) {
         self.done += 1;
         match &self.bar {
-            Some(bar) => bar.set_position(self.done),
+            Some(bar) => {
+                bar.set_position(self.done);
+                let rate = self.done as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+                bar.set_message(format!("{rate:.1}/s"));
+            }
             None => {
                 if self.last_line.elapsed() >= Duration::from_secs(5)
                     || Some(self.done) == self.total
