@@ -224,7 +224,7 @@ impl RunConfig {
         };
         let mut engine = raw.engine;
         engine.library = engine.library.map(&rel);
-        engine.engine_cache = rel(engine.engine_cache);
+        engine.engine_cache = engine.engine_cache.map(&rel);
         if let Some(t) = o.threads {
             engine.threads = t;
         }

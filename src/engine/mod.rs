@@ -43,8 +43,9 @@ pub struct EngineConfig {
     pub device_id: i32,
     /// TensorRT: build fp16 engines.
     pub fp16: bool,
-    /// TensorRT: folder of engine and timing caches.
-    pub engine_cache: PathBuf,
+    /// TensorRT: folder of engine and timing caches; absent = `engines/` under the working directory
+    /// (the repository's `engines/` when run from its root).
+    pub engine_cache: Option<PathBuf>,
 }
 
 impl Default for EngineConfig {
@@ -56,7 +57,7 @@ impl Default for EngineConfig {
             spin: false,
             device_id: 0,
             fp16: false,
-            engine_cache: PathBuf::from("engines"),
+            engine_cache: None,
         }
     }
 }

@@ -113,7 +113,12 @@ impl OnnxEngine {
                     .error_on_failure()])
                 .map_err(|e| provider_error("cuda", &e))?,
             Provider::Tensorrt => {
-                let cache = absolute(&config.engine_cache);
+                let cache = absolute(
+                    config
+                        .engine_cache
+                        .as_deref()
+                        .unwrap_or(Path::new("engines")),
+                );
                 std::fs::create_dir_all(&cache).map_err(|e| {
                     EngineError::Provider(format!(
                         "cannot create engine cache {}: {e}",
