@@ -212,15 +212,7 @@ mod tests {
     use super::*;
     use crate::frame::Frame;
     use crate::source::Source;
-    use crate::source::test_util::write_rgb;
-
-    fn labels() -> LabelSpace {
-        LabelSpace::new(vec![
-            "tench".into(),
-            "tabby, tabby cat".into(),
-            "espresso".into(),
-        ])
-    }
+    use crate::source::test_util::{labels, write_rgb};
 
     /// root/espresso/{b.png, a.JPG, notes.txt}, root/tabby cat/c.png, root/loose.png, root/.hidden/x.png
     fn tree() -> tempfile::TempDir {

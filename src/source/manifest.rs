@@ -196,15 +196,7 @@ fn row_item(
 mod tests {
     use super::*;
     use crate::source::Source;
-    use crate::source::test_util::{write_gray, write_npy, write_rgb};
-
-    fn labels() -> LabelSpace {
-        LabelSpace::new(vec![
-            "tench".into(),
-            "tabby, tabby cat".into(),
-            "espresso".into(),
-        ])
-    }
+    use crate::source::test_util::{labels, write_gray, write_npy, write_rgb};
 
     fn items(csv: &str) -> Result<Vec<Result<Item, SourceError>>, SourceError> {
         parse(csv.as_bytes(), Path::new("base"), &labels(), "m.csv")

@@ -306,6 +306,17 @@ pub(crate) mod test_util {
 
     use image::{GrayImage, Luma, Rgb, RgbImage};
 
+    use crate::frame::LabelSpace;
+
+    /// Three classes, one with an alias: tench (0), tabby / tabby cat (1), espresso (2).
+    pub fn labels() -> LabelSpace {
+        LabelSpace::new(vec![
+            "tench".into(),
+            "tabby, tabby cat".into(),
+            "espresso".into(),
+        ])
+    }
+
     /// Writes a `w`×`h` RGB image filled with `color`; the format follows the extension.
     pub fn write_rgb(path: &Path, w: u32, h: u32, color: [u8; 3]) {
         if let Some(dir) = path.parent() {
