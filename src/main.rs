@@ -17,10 +17,9 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Apply(args) => apply(args).map(|()| ExitCode::SUCCESS),
         Command::Scenarios => {
-            print!(
-                "{}",
-                robustream::scenario::catalog::render(&robustream::scenario::Catalog::builtin())
-            );
+            out(&robustream::scenario::catalog::render(
+                &robustream::scenario::Catalog::builtin(),
+            ));
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
@@ -56,8 +55,11 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     })
     .context("cannot install the Ctrl-C handler")?;
     let result = robustream::run::run(&config, &stop, args.quiet)?;
-    println!("{}", result.summary.table());
-    println!("records and summary: {}", result.dir.display());
+    out(&format!(
+        "{}\nrecords and summary: {}\n",
+        result.summary.table(),
+        result.dir.display()
+    ));
     match result.outcome.end {
         EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
         EndReason::Interrupted => Ok(ExitCode::from(130)),
@@ -80,9 +82,22 @@ fn apply(args: ApplyArgs) -> anyhow::Result<()> {
 fn report(args: ReportArgs) -> anyhow::Result<()> {
     let summary = robustream::report::recompute_run(&args.run_dir)?;
     match args.format {
-        Format::Md => print!("{}", summary.to_markdown()),
-        Format::Json => println!("{}", summary.to_json()),
-        Format::Csv => print!("{}", summary.to_csv()),
+        Format::Md => out(&summary.to_markdown()),
+        Format::Json => out(&(summary.to_json() + "\n")),
+        Format::Csv => out(&summary.to_csv()),
     }
     Ok(())
+}
+
+/// Writes to stdout; a reader that went away (`robustream report run | head`) is not an error.
+fn out(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eprintln!("error: cannot write to stdout: {e}");
+    }
 }
