@@ -9,6 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Frame progress of one run.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    quiet: bool,
     total: Option<u64>,
     done: u64,
     last_line: Instant,
@@ -34,6 +35,7 @@ impl Progress {
         let now = Instant::now();
         Self {
             bar,
+            quiet,
             total,
             done: 0,
             last_line: now,
@@ -50,6 +52,7 @@ impl Progress {
                 let rate = self.done as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
                 bar.set_message(format!("{rate:.1}/s"));
             }
+            None if self.quiet => {}
             None => {
                 if self.last_line.elapsed() >= Duration::from_secs(5)
                     || Some(self.done) == self.total
