@@ -3,6 +3,8 @@
 //! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batcher ([`pipeline`]) →
 //! [`engine`] → [`metrics`] → [`report`]. See `docs/ARCHITECTURE.md`.
 
+#![warn(missing_docs)]
+
 pub mod apply;
 pub mod cli;
 pub mod config;
