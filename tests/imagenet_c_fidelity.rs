@@ -16,7 +16,9 @@ fn fixtures() -> PathBuf {
 }
 
 fn load(rel: &str) -> RgbImage {
-    image::open(fixtures().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}")).to_rgb8()
+    image::open(fixtures().join(rel))
+        .unwrap_or_else(|e| panic!("{rel}: {e}"))
+        .to_rgb8()
 }
 
 fn stats() -> Value {
@@ -41,7 +43,11 @@ fn change_stats(c: &Corruption, input: &RgbImage, runs: u64) -> ([f64; 3], [f64;
     let (mut s, mut s2, mut n) = ([0f64; 3], [0f64; 3], 0f64);
     for run in 0..runs {
         let out = c.corrupt(input, RngKey::new(run, "photo224.png", "fidelity"));
-        for (o, i) in out.as_raw().chunks_exact(3).zip(input.as_raw().chunks_exact(3)) {
+        for (o, i) in out
+            .as_raw()
+            .chunks_exact(3)
+            .zip(input.as_raw().chunks_exact(3))
+        {
             for ch in 0..3 {
                 let d = f64::from(o[ch]) - f64::from(i[ch]);
                 s[ch] += d;
@@ -76,7 +82,9 @@ fn every_corruption_matches_the_reference() {
                     let got = c.corrupt(input, RngKey(0));
                     let (mad, max) = compare(&got, &want);
                     if mad > 0.5 || max > 2 {
-                        failures.push(format!("{name}/{sev} on {dir}: mean |Δ| {mad:.3}, max |Δ| {max}"));
+                        failures.push(format!(
+                            "{name}/{sev} on {dir}: mean |Δ| {mad:.3}, max |Δ| {max}"
+                        ));
                     }
                 }
             } else {
@@ -98,19 +106,28 @@ fn every_corruption_matches_the_reference() {
             }
         }
     }
-    assert!(failures.is_empty(), "differences from imagecorruptions 1.1.2:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "differences from imagecorruptions 1.1.2:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn the_comparison_has_teeth() {
     // Neighbouring severities must not pass for each other, or the tolerances above would be too loose.
     let photo = load("photo224.png");
-    let got = Corruption::new("contrast", 1).unwrap().corrupt(&photo, RngKey(0));
+    let got = Corruption::new("contrast", 1)
+        .unwrap()
+        .corrupt(&photo, RngKey(0));
     let (mad, _) = compare(&got, &load("photo224/contrast_2.png"));
     assert!(mad > 0.5, "contrast 1 vs 2: {mad}");
     let c = Corruption::new("gaussian_noise", 2).unwrap();
     let (_, std) = change_stats(&c, &photo, 2);
     let r = &stats()["corruptions"]["gaussian_noise"]["severities"][0];
     let ref_std = triple(&r["diff_std"]);
-    assert!((std[0] - ref_std[0]).abs() > 0.03 * ref_std[0] + 0.1, "noise 2 vs 1");
+    assert!(
+        (std[0] - ref_std[0]).abs() > 0.03 * ref_std[0] + 0.1,
+        "noise 2 vs 1"
+    );
 }

@@ -1,8 +1,106 @@
-//! Digital corruptions (REFERENCE §2.13–§2.17): contrast so far.
+//! Digital corruptions (REFERENCE §2.13–§2.17): brightness, contrast, saturate, jpeg_compression, pixelate.
+//!
+//! (imagecorruptions files `brightness` under "weather"; REFERENCE describes it with the digital ones and
+//! it shares the HSV kernel with `saturate`, so it lives here.)
 
 use image::RgbImage;
 
-use super::floor8_unit;
+use super::{floor8_unit, hsv, jpeg};
+use crate::resample::{Filter, Resampler};
+
+/// Value (brightness) offset ΔV added in HSV space per severity 1..5 (REFERENCE §2.13).
+pub const BRIGHTNESS_DELTA: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
+
+/// Saturation `(scale, offset)` per severity 1..5: S becomes `clip(S·scale + offset, 0, 1)`
+/// (REFERENCE §2.15). Severities 1–2 desaturate, 3–5 over-saturate.
+pub const SATURATE_SCALE_OFFSET: [(f64, f64); 5] =
+    [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)];
+
+/// JPEG quality per severity 1..5 (REFERENCE §2.16).
+pub const JPEG_QUALITY: [u8; 5] = [25, 18, 15, 10, 7];
+
+/// Pixelate size factor per severity 1..5: the frame is shrunk to `int(W·f) × int(H·f)` and enlarged back
+/// (REFERENCE §2.17; at 224 the intermediate sizes are 134, 112, 89, 67, 56).
+pub const PIXELATE_FACTOR: [f64; 5] = [0.6, 0.5, 0.4, 0.3, 0.25];
+
+/// ImageNet-C `brightness`: in scikit-image HSV (REFERENCE §1.4 H6), `V = clip(V + ΔV, 0, 1)`, back to RGB,
+/// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.13; identical in imagecorruptions). Per pixel, so
+/// size-independent; bit-exact f64 arithmetic (see [`hsv`]), parallel over rows.
+pub fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
+    hsv::map_hsv(image, |[h, s, v]| [h, s, (v + delta).clamp(0.0, 1.0)])
+}
+
+/// ImageNet-C `saturate`: in scikit-image HSV, `S = clip(S·scale + offset, 0, 1)`, back to RGB,
+/// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.15; identical in imagecorruptions). Per pixel, so
+/// size-independent; bit-exact f64 arithmetic, parallel over rows.
+pub fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
+    hsv::map_hsv(image, |[h, s, v]| {
+        [h, (s * scale + offset).clamp(0.0, 1.0), v]
+    })
+}
+
+/// ImageNet-C `jpeg_compression`: the frame saved as a JPEG at `quality` and decoded back
+/// (REFERENCE §2.16; identical in imagecorruptions). The reference goes through Pillow, i.e. libjpeg-turbo
+/// with its defaults (4:2:0 chroma subsampling, islow integer DCT, IJG tables scaled to the quality,
+/// fancy upsampling); [`jpeg::roundtrip`] reproduces those lossy stages in integer arithmetic without
+/// writing the bitstream (which is lossless and does not change the pixels). Any size.
+///
+/// The `image` crate's `JpegEncoder` was not used: its quantisation tables at a given quality do follow
+/// the IJG standard (Annex K tables, libjpeg's quality scaling, baseline clamp), but it always encodes
+/// 4:4:4 and decodes with a different IDCT and upsampler, which at qualities 7–25 differs visibly from
+/// Pillow's output (see [`jpeg`]).
+pub fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
+    jpeg::roundtrip(image, quality)
+}
+
+/// ImageNet-C `pixelate` as hendrycks wrote it (REFERENCE §2.17): Pillow `resize` down with `BOX` to
+/// `int(W·f) × int(H·f)`, then back up to `W × H` with `BOX` again. Pillow-exact through
+/// [`crate::resample`].
+///
+/// Sizes: hendrycks hard-codes 224 (`int(224·f)` for both sides); like imagecorruptions this uses each
+/// side's own length, which is the same at 224×224 and keeps the aspect ratio elsewhere. The intermediate
+/// side is at least 1 pixel (Pillow refuses a 0-pixel resize; only frames under 4 px are affected).
+///
+/// Up-sampling: imagecorruptions uses `NEAREST` instead ([`pixelate_with`] with [`Filter::Nearest`]). When
+/// enlarging, Pillow's `BOX` kernel is one source pixel wide, so each output pixel takes exactly one
+/// source pixel, the same one `NEAREST` picks, *unless* its centre falls (up to rounding) exactly on the
+/// boundary between two source pixels, where the two filters may resolve the tie to different
+/// neighbours. At 224×224 no severity has such ties: both give identical bytes (checked against the
+/// imagecorruptions fixtures). Other sizes can tie (e.g. 1280 → 512 → 1280 at factor 0.4: output columns
+/// 2, 7, 12, … have centres on source boundaries). `BOX`, the filter of the released ImageNet-C, is kept.
+pub fn pixelate(image: &RgbImage, factor: f64) -> RgbImage {
+    pixelate_with(image, factor, Filter::Box)
+}
+
+/// [`pixelate`] with a chosen up-sampling filter (`Box`: hendrycks / ImageNet-C; `Nearest`:
+/// imagecorruptions). The down-sampling is always `BOX`.
+///
+/// A fresh [`Resampler`] per call: its coefficient tables for a 224-pixel frame cost a few microseconds,
+/// and a shared one would need locking across the pipeline's threads.
+pub fn pixelate_with(image: &RgbImage, factor: f64, up: Filter) -> RgbImage {
+    let (w, h) = image.dimensions();
+    if w == 0 || h == 0 {
+        return image.clone();
+    }
+    let (sw, sh) = pixelate_size(w, h, factor);
+    let mut r = Resampler::new();
+    let small = r.resize_rgb(image, sw, sh, Filter::Box);
+    r.resize_rgb(&small, w, h, up)
+}
+
+/// The intermediate size of [`pixelate`]: Python's `int(side · factor)` (truncation of the f64 product),
+/// at least 1 and at most the side itself.
+pub fn pixelate_size(w: u32, h: u32, factor: f64) -> (u32, u32) {
+    let side = |n: u32| {
+        let v = f64::from(n) * factor;
+        if v.is_finite() {
+            (v as u32).clamp(1, n.max(1))
+        } else {
+            n.max(1)
+        }
+    };
+    (side(w), side(h))
+}
 
 /// Contrast factor c per severity 1..5 (REFERENCE §2.14).
 pub const CONTRAST_FACTOR: [f64; 5] = [0.4, 0.3, 0.2, 0.1, 0.05];
@@ -57,6 +155,206 @@ mod tests {
                 (v.clamp(0.0, 1.0) * 255.0) as u8
             }))
         })
+    }
+
+    #[test]
+    fn parameter_tables_are_the_reference_ones() {
+        assert_eq!(BRIGHTNESS_DELTA, [0.1, 0.2, 0.3, 0.4, 0.5]);
+        assert_eq!(CONTRAST_FACTOR, [0.4, 0.3, 0.2, 0.1, 0.05]);
+        assert_eq!(
+            SATURATE_SCALE_OFFSET,
+            [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)]
+        );
+        assert_eq!(JPEG_QUALITY, [25, 18, 15, 10, 7]);
+        assert_eq!(PIXELATE_FACTOR, [0.6, 0.5, 0.4, 0.3, 0.25]);
+    }
+
+    /// Pixels covering an ordinary colour, the three tie cases (r = g, g = b, r = b at the maximum), black,
+    /// grey, white and a near-red whose hue wraps below 0.
+    fn hsv_probe() -> RgbImage {
+        let px: [[u8; 3]; 8] = [
+            [51, 153, 102],
+            [200, 200, 50],
+            [10, 90, 90],
+            [255, 0, 255],
+            [0, 0, 0],
+            [128, 128, 128],
+            [255, 255, 255],
+            [250, 20, 30],
+        ];
+        RgbImage::from_fn(8, 1, |x, _| image::Rgb(px[x as usize]))
+    }
+
+    fn pixels(img: &RgbImage) -> Vec<[u8; 3]> {
+        img.pixels().map(|p| p.0).collect()
+    }
+
+    #[test]
+    fn brightness_matches_scikit_image_on_hand_picked_pixels() {
+        // Expected values worked out by hand (e.g. (51, 153, 102): h = 2.5/6, s = 2/3, v = 0.6 → 0.7;
+        // sector 2 gives (v/3, v, 2v/3)·255 = (59.5, 178.5, 119.0) → 59, 178, 119) and confirmed with
+        // scikit-image 0.19.3.
+        assert_eq!(
+            pixels(&brightness(&hsv_probe(), 0.1)),
+            [
+                [59, 178, 119],
+                [225, 225, 56],
+                [12, 115, 115],
+                [255, 0, 255],
+                [25, 25, 25],
+                [153, 153, 153],
+                [255, 255, 255],
+                [255, 20, 30]
+            ]
+        );
+        assert_eq!(
+            pixels(&brightness(&hsv_probe(), 0.5)),
+            [
+                [85, 255, 170],
+                [255, 255, 63],
+                [24, 217, 217],
+                [255, 0, 255],
+                [127, 127, 127],
+                [255, 255, 255],
+                [255, 255, 255],
+                [255, 20, 30]
+            ]
+        );
+    }
+
+    #[test]
+    fn saturate_matches_scikit_image_on_hand_picked_pixels() {
+        assert_eq!(
+            pixels(&saturate(&hsv_probe(), 0.3, 0.0)),
+            [
+                [122, 153, 137],
+                [200, 200, 155],
+                [66, 90, 90],
+                [255, 178, 255],
+                [0, 0, 0],
+                [128, 128, 128],
+                [255, 255, 255],
+                [250, 180, 184]
+            ]
+        );
+        // The offset gives greys a (red, h = 0) saturation: grey 128 → (128, 102, 102).
+        assert_eq!(
+            pixels(&saturate(&hsv_probe(), 20.0, 0.2)),
+            [
+                [0, 153, 76],
+                [200, 200, 0],
+                [0, 90, 90],
+                [255, 0, 255],
+                [0, 0, 0],
+                [128, 102, 102],
+                [255, 204, 204],
+                [250, 0, 10]
+            ]
+        );
+    }
+
+    #[test]
+    fn hsv_corruptions_match_the_per_pixel_formula() {
+        let img = RgbImage::from_fn(37, 23, |x, y| {
+            image::Rgb([(x * 7) as u8, (y * 11) as u8, ((x * y * 3) % 256) as u8])
+        });
+        let u = |v: u8| f64::from(v) / 255.0;
+        for (s, d) in BRIGHTNESS_DELTA.iter().enumerate() {
+            let out = brightness(&img, *d);
+            let (scale, offset) = SATURATE_SCALE_OFFSET[s];
+            let sat = saturate(&img, scale, offset);
+            for ((p, b), q) in img.pixels().zip(out.pixels()).zip(sat.pixels()) {
+                let [h, sv, v] = hsv::rgb_to_hsv([u(p[0]), u(p[1]), u(p[2])]);
+                let want = hsv::hsv_to_rgb([h, sv, (v + d).clamp(0.0, 1.0)]).map(floor8_unit);
+                assert_eq!(b.0, want);
+                let want =
+                    hsv::hsv_to_rgb([h, (sv * scale + offset).clamp(0.0, 1.0), v]).map(floor8_unit);
+                assert_eq!(q.0, want);
+            }
+        }
+    }
+
+    #[test]
+    fn brightness_never_darkens_and_saturate_keeps_value() {
+        let img = RgbImage::from_fn(64, 64, |x, y| {
+            image::Rgb([(x * 4) as u8, (y * 4) as u8, 77])
+        });
+        for d in BRIGHTNESS_DELTA {
+            let out = brightness(&img, d);
+            for (p, q) in img.pixels().zip(out.pixels()) {
+                // max channel = V rises by ΔV·255 (up to truncation) or saturates at 255.
+                let (vi, vo) = (*p.0.iter().max().unwrap(), *q.0.iter().max().unwrap());
+                assert!(
+                    vo >= vi
+                        && (vo == 255 || i32::from(vo) - i32::from(vi) >= (d * 255.0) as i32 - 1)
+                );
+            }
+        }
+        for (scale, offset) in SATURATE_SCALE_OFFSET {
+            let out = saturate(&img, scale, offset);
+            for (p, q) in img.pixels().zip(out.pixels()) {
+                let (vi, vo) = (*p.0.iter().max().unwrap(), *q.0.iter().max().unwrap());
+                assert!(vi == vo || vi == vo + 1, "{p:?} → {q:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn pixelate_sizes_follow_python_int_truncation() {
+        let at224: Vec<u32> = PIXELATE_FACTOR
+            .iter()
+            .map(|f| pixelate_size(224, 224, *f).0)
+            .collect();
+        assert_eq!(at224, [134, 112, 89, 67, 56]);
+        assert_eq!(pixelate_size(37, 23, 0.25), (9, 5));
+        assert_eq!(pixelate_size(1, 1, 0.25), (1, 1));
+        assert_eq!(pixelate_size(3, 2, 0.3), (1, 1));
+        assert_eq!(pixelate_size(10, 10, f64::NAN), (10, 10));
+        assert_eq!(pixelate_size(10, 10, -1.0), (1, 1));
+    }
+
+    #[test]
+    fn pixelate_is_box_down_then_box_up() {
+        let img = RgbImage::from_fn(224, 224, |x, y| {
+            image::Rgb([(x ^ y) as u8, (x * 3) as u8, (255 - y) as u8])
+        });
+        for f in PIXELATE_FACTOR {
+            let (sw, sh) = pixelate_size(224, 224, f);
+            let mut r = Resampler::new();
+            let small = r.resize_rgb(&img, sw, sh, Filter::Box);
+            let want = r.resize_rgb(&small, 224, 224, Filter::Box);
+            assert_eq!(pixelate(&img, f), want);
+        }
+        // A flat frame stays flat; tiny frames keep their size.
+        let flat = RgbImage::from_pixel(37, 23, image::Rgb([9, 99, 199]));
+        assert_eq!(pixelate(&flat, 0.25), flat);
+        assert_eq!(pixelate(&RgbImage::new(1, 1), 0.25).dimensions(), (1, 1));
+        // NEAREST up-sampling (imagecorruptions) gives blocks of identical pixels: at f = 0.5 on an even
+        // size every output pixel equals its 2×2 neighbourhood's top-left.
+        let ic = pixelate_with(&img, 0.5, Filter::Nearest);
+        for y in (0..224).step_by(2) {
+            for x in (0..224).step_by(2) {
+                let p = ic.get_pixel(x, y);
+                assert!(p == ic.get_pixel(x + 1, y) && p == ic.get_pixel(x, y + 1));
+            }
+        }
+    }
+
+    #[test]
+    fn jpeg_compression_loses_more_at_lower_quality() {
+        let img = RgbImage::from_fn(96, 80, |x, y| {
+            image::Rgb([(x * 2 + y) as u8, ((x * y) % 251) as u8, (200 - y) as u8])
+        });
+        let err = |q| {
+            let out = jpeg_compression(&img, q);
+            assert_eq!(out.dimensions(), img.dimensions());
+            out.as_raw()
+                .iter()
+                .zip(img.as_raw())
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).abs())
+                .sum::<f64>()
+        };
+        assert!(err(95) < err(25) && err(25) < err(7));
     }
 
     #[test]

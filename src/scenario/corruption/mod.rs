@@ -3,9 +3,12 @@
 //! Every corruption takes an RGB u8 image of any size and a severity 1..=5 and returns an image of the
 //! same size, computed in float on the [0, 1] scale as the reference does and converted back with
 //! truncation (`floor8`, REFERENCE §1.2). Grouped like the benchmark: `noise.rs`, `digital.rs`
-//! (blur and weather arrive with the full suite).
+//! (blur and weather arrive with the full suite); `hsv.rs` (scikit-image HSV) and `jpeg.rs` (libjpeg-turbo
+//! round trip) are the shared kernels behind brightness/saturate and jpeg_compression.
 
 pub mod digital;
+pub mod hsv;
+pub mod jpeg;
 pub mod noise;
 
 use image::RgbImage;
@@ -20,8 +23,33 @@ pub const CORRUPTIONS: &[(&str, &str)] = &[
         "additive Gaussian noise per pixel and channel (REFERENCE §2.1)",
     ),
     (
+        "shot_noise",
+        "Poisson photon noise per pixel and channel (REFERENCE §2.2)",
+    ),
+    (
+        "impulse_noise",
+        "salt-and-pepper noise, each channel flipped independently (REFERENCE §2.3)",
+    ),
+    ("brightness", "HSV value raised (REFERENCE §2.13)"),
+    (
         "contrast",
         "every channel pulled towards its mean (REFERENCE §2.14)",
+    ),
+    (
+        "pixelate",
+        "box-downsampled and box-upsampled back, Pillow-exact (REFERENCE §2.17)",
+    ),
+    (
+        "jpeg_compression",
+        "JPEG round trip at low quality, libjpeg-turbo-exact (REFERENCE §2.16)",
+    ),
+    (
+        "speckle_noise",
+        "multiplicative Gaussian noise per pixel and channel (REFERENCE §2.4)",
+    ),
+    (
+        "saturate",
+        "HSV saturation scaled and offset (REFERENCE §2.15)",
     ),
 ];
 
@@ -52,7 +80,17 @@ impl Corruption {
         let s = usize::from(self.severity - 1);
         match self.name {
             "gaussian_noise" => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),
+            "shot_noise" => format!("photons {}", noise::SHOT_PHOTONS[s]),
+            "impulse_noise" => format!("amount {}", noise::IMPULSE_AMOUNT[s]),
+            "brightness" => format!("value +{}", digital::BRIGHTNESS_DELTA[s]),
             "contrast" => format!("factor {}", digital::CONTRAST_FACTOR[s]),
+            "pixelate" => format!("size factor {}", digital::PIXELATE_FACTOR[s]),
+            "jpeg_compression" => format!("quality {}", digital::JPEG_QUALITY[s]),
+            "speckle_noise" => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
+            "saturate" => {
+                let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
+                format!("saturation ×{scale} +{offset}")
+            }
             other => unreachable!("corruption `{other}` is listed but not described"),
         }
     }
@@ -62,7 +100,17 @@ impl Corruption {
         let s = usize::from(self.severity - 1);
         match self.name {
             "gaussian_noise" => noise::gaussian_noise(image, noise::GAUSSIAN_SIGMA[s], rng),
+            "shot_noise" => noise::shot_noise(image, noise::SHOT_PHOTONS[s], rng),
+            "impulse_noise" => noise::impulse_noise(image, noise::IMPULSE_AMOUNT[s], rng),
+            "brightness" => digital::brightness(image, digital::BRIGHTNESS_DELTA[s]),
             "contrast" => digital::contrast(image, digital::CONTRAST_FACTOR[s]),
+            "pixelate" => digital::pixelate(image, digital::PIXELATE_FACTOR[s]),
+            "jpeg_compression" => digital::jpeg_compression(image, digital::JPEG_QUALITY[s]),
+            "speckle_noise" => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
+            "saturate" => {
+                let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
+                digital::saturate(image, scale, offset)
+            }
             other => unreachable!("corruption `{other}` is listed but not dispatched"),
         }
     }
@@ -85,22 +133,77 @@ pub(crate) fn floor8_unit(v: f64) -> u8 {
 }
 
 #[cfg(test)]
+mod fixture_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_listed_corruption_runs_at_every_severity() {
-        let img = RgbImage::from_fn(33, 17, |x, y| {
-            image::Rgb([(x * 7) as u8, (y * 13) as u8, 200])
-        });
-        for (name, _) in CORRUPTIONS {
-            for s in SEVERITIES {
-                let c = Corruption::new(name, s).expect("listed");
-                assert_eq!(c.key(), format!("corruption/{name}/{s}"));
-                let out = c.corrupt(&img, RngKey(1));
-                assert_eq!(out.dimensions(), img.dimensions());
+    fn every_listed_corruption_runs_at_every_severity_and_size() {
+        for (w, h) in [(1, 1), (32, 32), (37, 23), (33, 17), (1280, 720)] {
+            let img = RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([(x * 7) as u8, (y * 13) as u8, ((x + y) * 5) as u8])
+            });
+            for (name, _) in CORRUPTIONS {
+                for s in SEVERITIES {
+                    let c = Corruption::new(name, s).expect("listed");
+                    assert_eq!(c.key(), format!("corruption/{name}/{s}"));
+                    assert!(!c.parameter().is_empty());
+                    let out = c.corrupt(&img, RngKey(1));
+                    assert_eq!(out.dimensions(), img.dimensions(), "{name}/{s} at {w}×{h}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn the_list_keeps_imagenet_c_index_order() {
+        // REFERENCE §1.3 indices of the implemented corruptions, in list order.
+        const INDEX: [&str; 19] = [
+            "gaussian_noise",
+            "shot_noise",
+            "impulse_noise",
+            "defocus_blur",
+            "glass_blur",
+            "motion_blur",
+            "zoom_blur",
+            "snow",
+            "frost",
+            "fog",
+            "brightness",
+            "contrast",
+            "elastic_transform",
+            "pixelate",
+            "jpeg_compression",
+            "speckle_noise",
+            "gaussian_blur",
+            "spatter",
+            "saturate",
+        ];
+        let idx: Vec<usize> = CORRUPTIONS
+            .iter()
+            .map(|(n, _)| {
+                INDEX
+                    .iter()
+                    .position(|i| i == n)
+                    .expect("an ImageNet-C name")
+            })
+            .collect();
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "{idx:?}");
+        assert_eq!(idx, [0, 1, 2, 10, 11, 13, 14, 15, 18]);
+    }
+
+    #[test]
+    fn parameters_read_as_the_tables() {
+        let p = |n, s| Corruption::new(n, s).expect("listed").parameter();
+        assert_eq!(p("shot_noise", 1), "photons 60");
+        assert_eq!(p("impulse_noise", 5), "amount 0.27");
+        assert_eq!(p("brightness", 3), "value +0.3");
+        assert_eq!(p("pixelate", 5), "size factor 0.25");
+        assert_eq!(p("jpeg_compression", 1), "quality 25");
+        assert_eq!(p("speckle_noise", 2), "sigma 0.2");
+        assert_eq!(p("saturate", 5), "saturation ×20 +0.2");
     }
 
     #[test]

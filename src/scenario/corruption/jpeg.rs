@@ -1,0 +1,810 @@
+//! Baseline JPEG compression round trip (encode at a quality, decode back) exactly as Pillow does it with
+//! its bundled libjpeg-turbo, computed without writing the bitstream (REFERENCE §2.16).
+//!
+//! Entropy coding (Huffman) is lossless, so the pixels a JPEG round trip returns are fully determined by the
+//! lossy stages, which this module reproduces in integer arithmetic, stage for stage, as libjpeg-turbo's
+//! defaults run them when Pillow saves an RGB image with `quality=q` and opens it again:
+//!
+//! 1. RGB → YCbCr with libjpeg's 16-bit fixed-point tables (`jccolor.c`);
+//! 2. chroma subsampling 4:2:0 (`jpeg_set_defaults`: luma 2×2, chroma 1×1; Pillow keeps it) by the
+//!    2×2 box average with the alternating 1, 2 rounding bias (`jcsample.c` `h2v2_downsample`), after
+//!    libjpeg's edge replication to whole blocks (right edge at full resolution, bottom edge per plane);
+//! 3. per 8×8 block: the "islow" integer forward DCT (`jfdctint.c`), quantisation by the IJG tables
+//!    scaled to the quality (`jcparam.c`, baseline-clamped to 1..=255) with libjpeg-turbo's
+//!    reciprocal-multiply rounding (`jcdctmgr.c`), dequantisation and the "islow" inverse DCT
+//!    (`jidctint.c`), range-limited to 0..=255;
+//! 4. "fancy" (triangle) chroma upsampling `h2v2_fancy_upsample` (`jdsample.c`; plain 2×2 replication
+//!    when the chroma plane is at most 2 samples wide, as libjpeg-turbo selects) with edge-replicated
+//!    context rows;
+//! 5. YCbCr → RGB with libjpeg's fixed-point tables (`jdcolor.c`).
+//!
+//! libjpeg-turbo's SIMD kernels produce the same bytes as these C algorithms, except that its SIMD inverse
+//! DCT saturates out-of-range outputs where the C code wraps them modulo 1024 (`& RANGE_MASK`); this module
+//! saturates, like the SIMD path Pillow's x86-64 and aarch64 wheels run (and the two agree whenever the
+//! IDCT output stays within ±512 of mid-grey, i.e. for all but pathological inputs).
+//!
+//! Any size ≥ 1×1 (libjpeg pads partial blocks by edge replication and crops after decoding; so does this).
+//! Blocks are independent, so the DCT stage runs in parallel over rows of blocks; the colour and sampling
+//! stages over rows of pixels.
+//!
+//! Why not the `image` crate's codec: its `JpegEncoder` uses the same IJG tables and quality scaling, but
+//! encodes every component at full resolution (4:4:4; all sampling factors are 1) and its decoder
+//! (zune-jpeg) has its own IDCT and upsampling, so its round trip is visibly different from Pillow's at the
+//! low qualities ImageNet-C uses (chroma is not smeared over 16×16 areas).
+
+use image::RgbImage;
+use rayon::prelude::*;
+
+/// IJG luminance quantisation table (ITU-T T.81 Annex K, Table K.1), natural (row-major) order.
+pub const STD_LUMA_QUANT: [u16; 64] = [
+    16, 11, 10, 16, 24, 40, 51, 61, //
+    12, 12, 14, 19, 26, 58, 60, 55, //
+    14, 13, 16, 24, 40, 57, 69, 56, //
+    14, 17, 22, 29, 51, 87, 80, 62, //
+    18, 22, 37, 56, 68, 109, 103, 77, //
+    24, 35, 55, 64, 81, 104, 113, 92, //
+    49, 64, 78, 87, 103, 121, 120, 101, //
+    72, 92, 95, 98, 112, 100, 103, 99,
+];
+
+/// IJG chrominance quantisation table (ITU-T T.81 Annex K, Table K.2), natural order.
+pub const STD_CHROMA_QUANT: [u16; 64] = [
+    17, 18, 24, 47, 99, 99, 99, 99, //
+    18, 21, 26, 66, 99, 99, 99, 99, //
+    24, 26, 56, 99, 99, 99, 99, 99, //
+    47, 66, 99, 99, 99, 99, 99, 99, //
+    99, 99, 99, 99, 99, 99, 99, 99, //
+    99, 99, 99, 99, 99, 99, 99, 99, //
+    99, 99, 99, 99, 99, 99, 99, 99, //
+    99, 99, 99, 99, 99, 99, 99, 99,
+];
+
+/// Pixels per rayon task of the decoding stage (upsampling + colour conversion, ~0.1 ms of work).
+const PIXELS_PER_TASK: usize = 16_384;
+
+/// Chroma sampling of the simulated encoder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Subsampling {
+    /// 4:2:0 — chroma halved in both directions (libjpeg's and Pillow's default).
+    Yuv420,
+    /// 4:4:4 — no subsampling (what the `image` crate's encoder writes; used to cross-check against it).
+    Yuv444,
+}
+
+/// libjpeg `jpeg_quality_scaling` + `jpeg_add_quant_table(…, force_baseline = TRUE)`: the table `base`
+/// scaled to `quality` (clamped to 1..=100): factor `5000/q` below 50, else `200 − 2q`, each entry
+/// `(base·factor + 50) / 100` clamped to 1..=255.
+pub fn quant_table(base: &[u16; 64], quality: u8) -> [u16; 64] {
+    let q = u32::from(quality.clamp(1, 100));
+    let scale = if q < 50 { 5000 / q } else { 200 - 2 * q };
+    base.map(|b| ((u32::from(b) * scale + 50) / 100).clamp(1, 255) as u16)
+}
+
+/// `img` compressed as Pillow's `img.save(f, "JPEG", quality=quality)` followed by `Image.open(f)` would
+/// return it (libjpeg-turbo defaults: 4:2:0, islow DCT, fancy upsampling). Same size out; an empty image is
+/// returned as is.
+pub fn roundtrip(img: &RgbImage, quality: u8) -> RgbImage {
+    roundtrip_with(img, quality, Subsampling::Yuv420)
+}
+
+/// [`roundtrip`] with an explicit chroma sampling.
+pub fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    if w == 0 || h == 0 {
+        return img.clone();
+    }
+    let luma_q = quant_table(&STD_LUMA_QUANT, quality);
+    let chroma_q = quant_table(&STD_CHROMA_QUANT, quality);
+
+    let [y, cb, cr] = rgb_to_ycc_planes(img);
+    let mut yp = Plane::padded_luma(&y, w, h);
+    let (mut cbp, mut crp) = match sampling {
+        Subsampling::Yuv420 => (
+            Plane::downsampled_h2v2(&cb, w, h),
+            Plane::downsampled_h2v2(&cr, w, h),
+        ),
+        Subsampling::Yuv444 => (Plane::padded_luma(&cb, w, h), Plane::padded_luma(&cr, w, h)),
+    };
+    yp.compress_blocks(&luma_q);
+    cbp.compress_blocks(&chroma_q);
+    crp.compress_blocks(&chroma_q);
+
+    let mut out = vec![0u8; w * h * 3];
+    let rows_per_task = (PIXELS_PER_TASK / w).max(1);
+    let tables = YccToRgb::new();
+    out.par_chunks_mut(w * 3 * rows_per_task)
+        .enumerate()
+        .for_each(|(task, rows)| {
+            let mut cb_row = vec![0u8; w];
+            let mut cr_row = vec![0u8; w];
+            let mut colsum = Vec::with_capacity(w.div_ceil(2));
+            for (i, row) in rows.chunks_exact_mut(w * 3).enumerate() {
+                let yy = task * rows_per_task + i;
+                match sampling {
+                    Subsampling::Yuv420 => {
+                        cbp.upsample_row_h2v2(yy, w, h, &mut cb_row, &mut colsum);
+                        crp.upsample_row_h2v2(yy, w, h, &mut cr_row, &mut colsum);
+                    }
+                    Subsampling::Yuv444 => {
+                        cb_row.copy_from_slice(&cbp.data[yy * cbp.stride..][..w]);
+                        cr_row.copy_from_slice(&crp.data[yy * crp.stride..][..w]);
+                    }
+                }
+                let luma = &yp.data[yy * yp.stride..][..w];
+                for (x, px) in row.chunks_exact_mut(3).enumerate() {
+                    let rgb = tables.convert(luma[x], cb_row[x], cr_row[x]);
+                    px.copy_from_slice(&rgb);
+                }
+            }
+        });
+    RgbImage::from_raw(w as u32, h as u32, out).expect("buffer of width × height × 3")
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Colour conversion (jccolor.c, jdcolor.c): 16-bit fixed point.
+
+/// Fractional bits of the colour-conversion constants.
+const SCALEBITS: u32 = 16;
+/// ½ in that fixed point.
+const ONE_HALF: i32 = 1 << (SCALEBITS - 1);
+/// Chroma offset (128) in that fixed point.
+const CBCR_OFFSET: i32 = 128 << SCALEBITS;
+
+/// libjpeg's `FIX(x)`: `(x · 2¹⁶ + 0.5)` truncated.
+const fn fix(x: f64) -> i32 {
+    (x * (1u32 << SCALEBITS) as f64 + 0.5) as i32
+}
+
+/// One pixel RGB → (Y, Cb, Cr), as `rgb_ycc_convert` (the ½ − ε chroma rounding keeps 255 in range).
+#[inline]
+fn rgb_to_ycc(r: u8, g: u8, b: u8) -> [u8; 3] {
+    let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+    let y = (fix(0.29900) * r + fix(0.58700) * g + fix(0.11400) * b + ONE_HALF) >> SCALEBITS;
+    let cb = (-fix(0.16874) * r - fix(0.33126) * g + fix(0.50000) * b + CBCR_OFFSET + ONE_HALF - 1)
+        >> SCALEBITS;
+    let cr = (fix(0.50000) * r - fix(0.41869) * g - fix(0.08131) * b + CBCR_OFFSET + ONE_HALF - 1)
+        >> SCALEBITS;
+    [y as u8, cb as u8, cr as u8]
+}
+
+/// The three full-resolution planes Y, Cb, Cr (row-major, `width × height`).
+fn rgb_to_ycc_planes(img: &RgbImage) -> [Vec<u8>; 3] {
+    let n = img.width() as usize * img.height() as usize;
+    let mut planes = [vec![0u8; n], vec![0u8; n], vec![0u8; n]];
+    let [y, cb, cr] = &mut planes;
+    for (i, px) in img.as_raw().chunks_exact(3).enumerate() {
+        let [a, b, c] = rgb_to_ycc(px[0], px[1], px[2]);
+        y[i] = a;
+        cb[i] = b;
+        cr[i] = c;
+    }
+    planes
+}
+
+/// `ycc_rgb_convert` tables, indexed by the chroma sample.
+struct YccToRgb {
+    cr_r: [i32; 256],
+    cb_b: [i32; 256],
+    cr_g: [i32; 256],
+    cb_g: [i32; 256],
+}
+
+impl YccToRgb {
+    fn new() -> Self {
+        let x = |i: usize| i as i32 - 128;
+        Self {
+            cr_r: std::array::from_fn(|i| (fix(1.40200) * x(i) + ONE_HALF) >> SCALEBITS),
+            cb_b: std::array::from_fn(|i| (fix(1.77200) * x(i) + ONE_HALF) >> SCALEBITS),
+            cr_g: std::array::from_fn(|i| -fix(0.71414) * x(i)),
+            cb_g: std::array::from_fn(|i| -fix(0.34414) * x(i) + ONE_HALF),
+        }
+    }
+
+    #[inline]
+    fn convert(&self, y: u8, cb: u8, cr: u8) -> [u8; 3] {
+        let y = i32::from(y);
+        let (cb, cr) = (usize::from(cb), usize::from(cr));
+        let clamp = |v: i32| v.clamp(0, 255) as u8;
+        [
+            clamp(y + self.cr_r[cr]),
+            clamp(y + ((self.cb_g[cb] + self.cr_g[cr]) >> SCALEBITS)),
+            clamp(y + self.cb_b[cb]),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Component planes padded to whole 8×8 blocks.
+
+/// One component, padded to whole blocks: `stride = 8·⌈cols/8⌉` samples per row, a multiple of 8 rows.
+/// Also remembers how many rows / columns hold real (not padding) samples, which the upsampler needs.
+struct Plane {
+    data: Vec<u8>,
+    stride: usize,
+    rows: usize,
+    /// Real samples per row (libjpeg's `downsampled_width`).
+    real_cols: usize,
+    /// Real rows (libjpeg's `downsampled_height`).
+    real_rows: usize,
+}
+
+/// `⌈n / d⌉ · d`.
+fn round_up(n: usize, d: usize) -> usize {
+    n.div_ceil(d) * d
+}
+
+impl Plane {
+    /// A full-resolution plane padded to whole blocks by replicating the last column and row
+    /// (`fullsize_downsample`'s `expand_right_edge`, then `jcprepct.c`'s `expand_bottom_edge`).
+    fn padded_luma(src: &[u8], w: usize, h: usize) -> Self {
+        let (stride, rows) = (round_up(w, 8), round_up(h, 8));
+        let mut data = vec![0u8; stride * rows];
+        for (y, row) in data.chunks_exact_mut(stride).enumerate() {
+            let s = &src[y.min(h - 1) * w..][..w];
+            row[..w].copy_from_slice(s);
+            row[w..].fill(s[w - 1]);
+        }
+        Self {
+            data,
+            stride,
+            rows,
+            real_cols: w,
+            real_rows: h,
+        }
+    }
+
+    /// A chroma plane subsampled 2×2 as libjpeg does (`h2v2_downsample`): the source is replicated to
+    /// `16·⌈w/16⌉` columns (right edge) and to an even number of rows (bottom edge), each output sample is
+    /// `(a + b + c + d + bias) >> 2` with bias 1, 2, 1, 2, … along the row, and the `⌈h/2⌉` real rows are then
+    /// replicated down to whole blocks.
+    fn downsampled_h2v2(src: &[u8], w: usize, h: usize) -> Self {
+        let stride = round_up(w, 16) / 2;
+        let real_rows = h.div_ceil(2);
+        let rows = round_up(h, 16) / 2;
+        let mut data = vec![0u8; stride * rows];
+        let col = |x: usize| x.min(w - 1);
+        for (j, row) in data.chunks_exact_mut(stride).enumerate() {
+            let jj = j.min(real_rows - 1);
+            let r0 = &src[(2 * jj) * w..][..w];
+            let r1 = &src[(2 * jj + 1).min(h - 1) * w..][..w];
+            for (i, out) in row.iter_mut().enumerate() {
+                let (c0, c1) = (col(2 * i), col(2 * i + 1));
+                let sum =
+                    u32::from(r0[c0]) + u32::from(r0[c1]) + u32::from(r1[c0]) + u32::from(r1[c1]);
+                let bias = 1 + (i as u32 & 1);
+                *out = ((sum + bias) >> 2) as u8;
+            }
+        }
+        Self {
+            data,
+            stride,
+            rows,
+            real_cols: w.div_ceil(2),
+            real_rows,
+        }
+    }
+
+    /// Every 8×8 block: forward DCT, quantisation by `qtable`, dequantisation, inverse DCT — in place.
+    fn compress_blocks(&mut self, qtable: &[u16; 64]) {
+        let divisors = qtable.map(|q| Divisor::new(q * 8));
+        let quant = qtable.map(i32::from);
+        let stride = self.stride;
+        self.data.par_chunks_mut(stride * 8).for_each(|strip| {
+            let mut block = [0i32; 64];
+            for bx in (0..stride).step_by(8) {
+                for (r, row) in block.chunks_exact_mut(8).enumerate() {
+                    for (c, v) in row.iter_mut().enumerate() {
+                        *v = i32::from(strip[r * stride + bx + c]) - 128;
+                    }
+                }
+                fdct_islow(&mut block);
+                for (v, d) in block.iter_mut().zip(&divisors) {
+                    *v = d.quantize(*v);
+                }
+                let pixels = idct_islow(&block, &quant);
+                for (r, row) in pixels.chunks_exact(8).enumerate() {
+                    strip[r * stride + bx..][..8].copy_from_slice(row);
+                }
+            }
+        });
+        debug_assert_eq!(self.data.len(), self.stride * self.rows);
+    }
+
+    /// Output row `y` (of an image `w × h`) of this 2×2-subsampled plane, upsampled into `out[..w]` as
+    /// libjpeg-turbo does: `h2v2_fancy_upsample` (weights 9/16, 3/16, 3/16, 1/16 with rounding +8 / +7
+    /// alternating by column; context rows above the first and below the last real row replicate it) when
+    /// the plane has more than 2 real columns, otherwise `h2v2_upsample` (each sample copied 2×2).
+    /// `colsum` is scratch space (resized as needed, so a caller can reuse it across rows).
+    fn upsample_row_h2v2(
+        &self,
+        y: usize,
+        w: usize,
+        h: usize,
+        out: &mut [u8],
+        colsum: &mut Vec<i32>,
+    ) {
+        debug_assert!(y < h);
+        let out = &mut out[..w];
+        let near = y / 2;
+        let dw = self.real_cols;
+        let row = |j: usize| &self.data[j * self.stride..][..dw];
+        if dw <= 2 {
+            let r = row(near);
+            for (x, o) in out.iter_mut().enumerate() {
+                *o = r[x / 2];
+            }
+            return;
+        }
+        let far = if y.is_multiple_of(2) {
+            near.saturating_sub(1)
+        } else {
+            (near + 1).min(self.real_rows - 1)
+        };
+        colsum.clear();
+        colsum.extend(
+            row(near)
+                .iter()
+                .zip(row(far))
+                .map(|(&a, &b)| 3 * i32::from(a) + i32::from(b)),
+        );
+        // Output pair (2i, 2i + 1) from column sums i − 1, i, i + 1 (edges use 4·this).
+        let pair = |i: usize| -> [u8; 2] {
+            let this = colsum[i];
+            let left = if i == 0 {
+                (this * 4 + 8) >> 4
+            } else {
+                (this * 3 + colsum[i - 1] + 8) >> 4
+            };
+            let right = if i == dw - 1 {
+                (this * 4 + 7) >> 4
+            } else {
+                (this * 3 + colsum[i + 1] + 7) >> 4
+            };
+            [left as u8, right as u8]
+        };
+        for (i, o) in out.chunks_mut(2).enumerate() {
+            let p = pair(i);
+            o.copy_from_slice(&p[..o.len()]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// DCT and quantisation (jfdctint.c, jcdctmgr.c, jidctint.c): "islow", 13-bit constants, 2 extra bits
+// between the passes.
+
+const CONST_BITS: u32 = 13;
+const PASS1_BITS: u32 = 2;
+const FIX_0_298631336: i32 = 2446;
+const FIX_0_390180644: i32 = 3196;
+const FIX_0_541196100: i32 = 4433;
+const FIX_0_765366865: i32 = 6270;
+const FIX_0_899976223: i32 = 7373;
+const FIX_1_175875602: i32 = 9633;
+const FIX_1_501321110: i32 = 12299;
+const FIX_1_847759065: i32 = 15137;
+const FIX_1_961570560: i32 = 16069;
+const FIX_2_053119869: i32 = 16819;
+const FIX_2_562915447: i32 = 20995;
+const FIX_3_072711026: i32 = 25172;
+
+/// libjpeg's `DESCALE`: shift right by `n` rounding half up (arithmetic shift).
+#[inline(always)]
+fn descale(x: i32, n: u32) -> i32 {
+    (x + (1 << (n - 1))) >> n
+}
+
+/// One 1-D pass of `jpeg_fdct_islow` on 8 values. Pass 1 (rows) leaves the outputs scaled up by
+/// `PASS1_BITS`; pass 2 (columns) removes that scaling, leaving the overall ×8 of the islow DCT.
+#[inline(always)]
+fn fdct_1d(d: [i32; 8], pass1: bool) -> [i32; 8] {
+    let tmp0 = d[0] + d[7];
+    let tmp7 = d[0] - d[7];
+    let tmp1 = d[1] + d[6];
+    let tmp6 = d[1] - d[6];
+    let tmp2 = d[2] + d[5];
+    let tmp5 = d[2] - d[5];
+    let tmp3 = d[3] + d[4];
+    let tmp4 = d[3] - d[4];
+
+    let tmp10 = tmp0 + tmp3;
+    let tmp13 = tmp0 - tmp3;
+    let tmp11 = tmp1 + tmp2;
+    let tmp12 = tmp1 - tmp2;
+
+    let mut o = [0i32; 8];
+    let shift = if pass1 {
+        o[0] = (tmp10 + tmp11) << PASS1_BITS;
+        o[4] = (tmp10 - tmp11) << PASS1_BITS;
+        CONST_BITS - PASS1_BITS
+    } else {
+        o[0] = descale(tmp10 + tmp11, PASS1_BITS);
+        o[4] = descale(tmp10 - tmp11, PASS1_BITS);
+        CONST_BITS + PASS1_BITS
+    };
+    let z1 = (tmp12 + tmp13) * FIX_0_541196100;
+    o[2] = descale(z1 + tmp13 * FIX_0_765366865, shift);
+    o[6] = descale(z1 + tmp12 * -FIX_1_847759065, shift);
+
+    let z1 = tmp4 + tmp7;
+    let z2 = tmp5 + tmp6;
+    let z3 = tmp4 + tmp6;
+    let z4 = tmp5 + tmp7;
+    let z5 = (z3 + z4) * FIX_1_175875602;
+    let tmp4 = tmp4 * FIX_0_298631336;
+    let tmp5 = tmp5 * FIX_2_053119869;
+    let tmp6 = tmp6 * FIX_3_072711026;
+    let tmp7 = tmp7 * FIX_1_501321110;
+    let z1 = z1 * -FIX_0_899976223;
+    let z2 = z2 * -FIX_2_562915447;
+    let z3 = z3 * -FIX_1_961570560 + z5;
+    let z4 = z4 * -FIX_0_390180644 + z5;
+    o[7] = descale(tmp4 + z1 + z3, shift);
+    o[5] = descale(tmp5 + z2 + z4, shift);
+    o[3] = descale(tmp6 + z2 + z3, shift);
+    o[1] = descale(tmp7 + z1 + z4, shift);
+    o
+}
+
+/// `jpeg_fdct_islow`: forward DCT of centred samples (value − 128) in place, rows then columns; outputs
+/// are scaled by 8.
+pub fn fdct_islow(d: &mut [i32; 64]) {
+    for row in d.chunks_exact_mut(8) {
+        let r: [i32; 8] = std::array::from_fn(|k| row[k]);
+        row.copy_from_slice(&fdct_1d(r, true));
+    }
+    for col in 0..8 {
+        let c = fdct_1d(std::array::from_fn(|k| d[k * 8 + col]), false);
+        for (k, v) in c.into_iter().enumerate() {
+            d[k * 8 + col] = v;
+        }
+    }
+}
+
+/// libjpeg-turbo's quantiser for one divisor (`compute_reciprocal`): a 16-bit reciprocal, a rounding
+/// correction and a shift such that `q = ((|t| + corr) · recip) >> shift` (sign restored) — the rounded
+/// division `t / divisor` that both its C and SIMD quantisers compute.
+#[derive(Debug, Clone, Copy)]
+struct Divisor {
+    recip: u32,
+    corr: u32,
+    shift: u32,
+}
+
+impl Divisor {
+    /// `divisor` = quantisation step × 8 (the islow DCT's scale), so ≥ 8 and ≤ 2040 here.
+    fn new(divisor: u16) -> Self {
+        let divisor = u32::from(divisor.max(2));
+        let b = 31 - divisor.leading_zeros(); // index of the highest set bit
+        let mut r = 16 + b;
+        let mut fq = (1u32 << r) / divisor;
+        let fr = (1u32 << r) % divisor;
+        let mut c = divisor / 2;
+        if fr == 0 {
+            fq >>= 1;
+            r -= 1;
+        } else if fr <= divisor / 2 {
+            c += 1;
+        } else {
+            fq += 1;
+        }
+        Self {
+            recip: fq,
+            corr: c,
+            shift: r,
+        }
+    }
+
+    #[inline(always)]
+    fn quantize(self, t: i32) -> i32 {
+        let q = ((t.unsigned_abs() + self.corr) as u64 * u64::from(self.recip)) >> self.shift;
+        if t < 0 { -(q as i32) } else { q as i32 }
+    }
+}
+
+/// `jpeg_idct_islow`: dequantise `coef` by `quant` and inverse-DCT to 64 samples, range-limited to 0..=255
+/// (saturating, as libjpeg-turbo's SIMD IDCT; see the module notes).
+pub fn idct_islow(coef: &[i32; 64], quant: &[i32; 64]) -> [u8; 64] {
+    let mut ws = [0i32; 64];
+    // Pass 1: columns, from the coefficients into the workspace.
+    for col in 0..8 {
+        let c = |k: usize| coef[k * 8 + col] * quant[k * 8 + col];
+        if (1..8).all(|k| coef[k * 8 + col] == 0) {
+            let dc = c(0) << PASS1_BITS;
+            for k in 0..8 {
+                ws[k * 8 + col] = dc;
+            }
+            continue;
+        }
+        let out = idct_1d(
+            [c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7)],
+            CONST_BITS - PASS1_BITS,
+        );
+        for (k, v) in out.into_iter().enumerate() {
+            ws[k * 8 + col] = v;
+        }
+    }
+    // Pass 2: rows, from the workspace to samples.
+    let mut out = [0u8; 64];
+    let limit = |v: i32| (v + 128).clamp(0, 255) as u8;
+    for row in 0..8 {
+        let w = &ws[row * 8..][..8];
+        let o = &mut out[row * 8..][..8];
+        if w[1..].iter().all(|&v| v == 0) {
+            o.fill(limit(descale(w[0], PASS1_BITS + 3)));
+            continue;
+        }
+        let vals = idct_1d(
+            [w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]],
+            CONST_BITS + PASS1_BITS + 3,
+        );
+        for (dst, v) in o.iter_mut().zip(vals) {
+            *dst = limit(v);
+        }
+    }
+    out
+}
+
+/// One 1-D pass of `jpeg_idct_islow` on 8 (dequantised) inputs, descaled by `shift`.
+#[inline(always)]
+fn idct_1d(i: [i32; 8], shift: u32) -> [i32; 8] {
+    // Even part.
+    let z2 = i[2];
+    let z3 = i[6];
+    let z1 = (z2 + z3) * FIX_0_541196100;
+    let tmp2 = z1 + z3 * -FIX_1_847759065;
+    let tmp3 = z1 + z2 * FIX_0_765366865;
+    let tmp0 = (i[0] + i[4]) << CONST_BITS;
+    let tmp1 = (i[0] - i[4]) << CONST_BITS;
+    let tmp10 = tmp0 + tmp3;
+    let tmp13 = tmp0 - tmp3;
+    let tmp11 = tmp1 + tmp2;
+    let tmp12 = tmp1 - tmp2;
+    // Odd part.
+    let (tmp3, tmp2, tmp1, tmp0) = (i[1], i[3], i[5], i[7]);
+    let z4 = tmp1 + tmp3;
+    let z3 = tmp0 + tmp2;
+    let z2 = tmp1 + tmp2;
+    let z1 = tmp0 + tmp3;
+    let z5 = (z3 + z4) * FIX_1_175875602;
+    let mut tmp3 = tmp3 * FIX_1_501321110;
+    let mut tmp2 = tmp2 * FIX_3_072711026;
+    let mut tmp1 = tmp1 * FIX_2_053119869;
+    let mut tmp0 = tmp0 * FIX_0_298631336;
+    let z4 = z4 * -FIX_0_390180644 + z5;
+    let z3 = z3 * -FIX_1_961570560 + z5;
+    let z1 = z1 * -FIX_0_899976223;
+    let z2 = z2 * -FIX_2_562915447;
+    tmp3 += z1 + z4;
+    tmp2 += z2 + z3;
+    tmp1 += z2 + z4;
+    tmp0 += z1 + z3;
+    [
+        descale(tmp10 + tmp3, shift),
+        descale(tmp11 + tmp2, shift),
+        descale(tmp12 + tmp1, shift),
+        descale(tmp13 + tmp0, shift),
+        descale(tmp13 - tmp0, shift),
+        descale(tmp12 - tmp1, shift),
+        descale(tmp11 - tmp2, shift),
+        descale(tmp10 - tmp3, shift),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quant_tables_follow_ijg_scaling() {
+        // Quality 50 is the base table; 25 doubles it; 7 scales by 714 % and clamps at 255.
+        assert_eq!(quant_table(&STD_LUMA_QUANT, 50), STD_LUMA_QUANT);
+        assert_eq!(quant_table(&STD_LUMA_QUANT, 25)[0], 32);
+        assert_eq!(quant_table(&STD_LUMA_QUANT, 7)[0], (16 * 714 + 50) / 100);
+        assert_eq!(quant_table(&STD_LUMA_QUANT, 7)[63], 255);
+        assert_eq!(quant_table(&STD_CHROMA_QUANT, 10)[0], (17 * 500 + 50) / 100);
+        assert_eq!(quant_table(&STD_LUMA_QUANT, 100), [1; 64]);
+        assert_eq!(
+            quant_table(&STD_LUMA_QUANT, 0),
+            quant_table(&STD_LUMA_QUANT, 1)
+        );
+    }
+
+    #[test]
+    fn colour_constants_are_libjpegs() {
+        let got = [
+            fix(0.29900),
+            fix(0.58700),
+            fix(0.11400),
+            fix(0.16874),
+            fix(0.33126),
+            fix(0.50000),
+            fix(0.41869),
+            fix(0.08131),
+            fix(1.40200),
+            fix(1.77200),
+            fix(0.71414),
+            fix(0.34414),
+        ];
+        assert_eq!(
+            got,
+            [
+                19595, 38470, 7471, 11059, 21709, 32768, 27439, 5329, 91881, 116130, 46802, 22554
+            ]
+        );
+        // Greys map to (v, 128, 128) and back exactly; extremes stay in range.
+        let t = YccToRgb::new();
+        for v in 0..=255u8 {
+            assert_eq!(rgb_to_ycc(v, v, v), [v, 128, 128]);
+            assert_eq!(t.convert(v, 128, 128), [v, v, v]);
+        }
+        assert_eq!(rgb_to_ycc(255, 0, 0), [76, 85, 255]);
+        assert_eq!(rgb_to_ycc(0, 0, 255), [29, 255, 107]);
+    }
+
+    #[test]
+    fn fdct_of_a_flat_block_is_its_scaled_dc() {
+        let mut b = [37i32; 64];
+        fdct_islow(&mut b);
+        assert_eq!(b[0], 64 * 37);
+        assert!(b[1..].iter().all(|&v| v == 0));
+    }
+
+    #[test]
+    fn reciprocal_quantisation_is_rounded_division() {
+        // libjpeg's reference quantiser: (|t| + d/2) / d with the sign restored.
+        for q in 1..=255u16 {
+            let d = Divisor::new(q * 8);
+            let div = i32::from(q * 8);
+            for t in -8200i32..=8200 {
+                let want = (t.abs() + div / 2) / div * t.signum();
+                assert_eq!(d.quantize(t), want, "q {q}, t {t}");
+            }
+        }
+    }
+
+    /// Block with a smooth gradient and some texture, values 0..=255.
+    fn test_block(seed: i32) -> [i32; 64] {
+        std::array::from_fn(|i| {
+            let (r, c) = ((i / 8) as i32, (i % 8) as i32);
+            ((r * 19 + c * 7 + seed * 31 + (r * c * seed) % 23) % 256) - 128
+        })
+    }
+
+    #[test]
+    fn unquantised_dct_round_trip_is_near_lossless() {
+        let ones = [1i32; 64];
+        let unit = [1u16; 64].map(|q| Divisor::new(q * 8));
+        for seed in 0..50 {
+            let orig = test_block(seed);
+            let mut b = orig;
+            fdct_islow(&mut b);
+            for (v, d) in b.iter_mut().zip(&unit) {
+                *v = d.quantize(*v);
+            }
+            let out = idct_islow(&b, &ones);
+            for (o, want) in out.iter().zip(orig) {
+                assert!((i32::from(*o) - (want + 128)).abs() <= 1, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn flat_images_survive_every_quality_and_size() {
+        for (w, h) in [(1, 1), (2, 3), (5, 4), (17, 9), (40, 33)] {
+            for q in [7, 25, 95] {
+                let img = RgbImage::from_pixel(w, h, image::Rgb([90, 140, 200]));
+                let out = roundtrip(&img, q);
+                assert_eq!(out.dimensions(), (w, h));
+                for p in out.pixels() {
+                    for ch in 0..3 {
+                        // A flat colour only suffers the DC quantisation and colour rounding.
+                        assert!(
+                            (i32::from(p[ch]) - i32::from(img.get_pixel(0, 0)[ch])).abs() <= 12
+                        );
+                    }
+                }
+                // Flat → all output pixels identical.
+                assert!(out.pixels().all(|p| p == out.get_pixel(0, 0)));
+            }
+        }
+    }
+
+    #[test]
+    fn downsampling_uses_the_alternating_bias_and_edge_replication() {
+        // 3×3 plane, values chosen so the bias decides the rounding: (1+1+2+2 + bias) >> 2.
+        let src = [1, 2, 9, 1, 2, 9, 5, 5, 5];
+        let p = Plane::downsampled_h2v2(&src, 3, 3);
+        assert_eq!((p.stride, p.rows, p.real_cols, p.real_rows), (8, 8, 2, 2));
+        // (0,0): 1+2+1+2 = 6, bias 1 → 7 >> 2 = 1. (0,1): cols 2 and 2 (replicated): 9·4 = 36, bias 2 → 9.
+        assert_eq!(&p.data[..3], &[1, 9, 9]);
+        // Row 1: rows 2 and 2 (replicated): (5+5+5+5+1)>>2 = 5, then 5, 5.
+        assert_eq!(&p.data[8..11], &[5, 5, 5]);
+        // Rows below the real ones replicate the last real chroma row.
+        assert_eq!(&p.data[7 * 8..7 * 8 + 3], &[5, 5, 5]);
+        // Odd columns use bias 2: a sum of 6 gives (6 + 2) >> 2 = 2 there (bias 1 would give 1).
+        let src = [0, 1, 2, 2, 1, 0, 1, 1];
+        let p = Plane::downsampled_h2v2(&src, 4, 2);
+        assert_eq!(&p.data[..2], &[0, 2]);
+    }
+
+    #[test]
+    fn fancy_upsampling_weights_and_edges() {
+        // A 4×2 (real) chroma plane; check one interior and the edge outputs against hand-computed values.
+        let mut p = Plane {
+            data: vec![0; 8 * 8],
+            stride: 8,
+            rows: 8,
+            real_cols: 4,
+            real_rows: 2,
+        };
+        p.data[..4].copy_from_slice(&[10, 20, 30, 40]);
+        p.data[8..12].copy_from_slice(&[50, 60, 70, 80]);
+        let mut out = [0u8; 8];
+        // Output row 0: near = chroma row 0, far = row 0 (replicated above): colsum = 4·v.
+        p.upsample_row_h2v2(0, 8, 4, &mut out, &mut Vec::new());
+        assert_eq!(out[0], ((40 * 4 + 8) >> 4) as u8); // first column
+        assert_eq!(out[1], ((40 * 3 + 80 + 7) >> 4) as u8);
+        assert_eq!(out[2], ((80 * 3 + 40 + 8) >> 4) as u8);
+        assert_eq!(out[7], ((160 * 4 + 7) >> 4) as u8); // last column
+        // Output row 1: near = row 0, far = row 1: colsum = 3·r0 + r1.
+        p.upsample_row_h2v2(1, 8, 4, &mut out, &mut Vec::new());
+        let cs = |i: usize| 3 * [10, 20, 30, 40][i] + [50, 60, 70, 80][i];
+        assert_eq!(out[3], ((cs(1) * 3 + cs(2) + 7) >> 4) as u8);
+        // Output row 3: near = row 1, far = row 2 → clamped to row 1.
+        p.upsample_row_h2v2(3, 8, 4, &mut out, &mut Vec::new());
+        assert_eq!(out[0], ((4 * 50 * 4 + 8) >> 4) as u8);
+        // Two real columns or fewer: plain replication.
+        p.real_cols = 2;
+        p.upsample_row_h2v2(1, 4, 4, &mut out, &mut Vec::new());
+        assert_eq!(&out[..4], &[10, 10, 20, 20]);
+    }
+
+    fn photo_like(w: u32, h: u32) -> RgbImage {
+        RgbImage::from_fn(w, h, |x, y| {
+            let fx = x as f64 / w as f64;
+            let fy = y as f64 / h as f64;
+            image::Rgb([
+                (128.0 + 100.0 * (fx * 7.0).sin() * (fy * 3.0).cos()) as u8,
+                (60.0 + 150.0 * fy + 20.0 * ((x + y) % 5) as f64 / 5.0) as u8,
+                (200.0 * (1.0 - fx) * fy + 30.0) as u8,
+            ])
+        })
+    }
+
+    #[test]
+    fn yuv444_agrees_with_the_image_crate_codec() {
+        // The image crate encodes 4:4:4 with the same IJG tables; its decoder's IDCT differs slightly, so
+        // the round trips agree closely but not exactly.
+        use image::codecs::jpeg::JpegEncoder;
+        let img = photo_like(96, 64);
+        for q in [7u8, 25, 75] {
+            let mut bytes = Vec::new();
+            JpegEncoder::new_with_quality(&mut bytes, q)
+                .encode_image(&img)
+                .expect("encode");
+            let theirs = image::load_from_memory(&bytes).expect("decode").to_rgb8();
+            let ours = roundtrip_with(&img, q, Subsampling::Yuv444);
+            let n = ours.as_raw().len() as f64;
+            let mad = ours
+                .as_raw()
+                .iter()
+                .zip(theirs.as_raw())
+                .map(|(&a, &b)| (f64::from(a) - f64::from(b)).abs())
+                .sum::<f64>()
+                / n;
+            assert!(mad < 0.5, "quality {q}: mean abs diff {mad}");
+        }
+    }
+
+    #[test]
+    fn result_does_not_depend_on_thread_count() {
+        let img = photo_like(133, 71);
+        let a = roundtrip(&img, 10);
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(a, one.install(|| roundtrip(&img, 10)));
+    }
+}
