@@ -61,6 +61,33 @@ fn change_stats(c: &Corruption, input: &RgbImage, runs: u64) -> ([f64; 3], [f64;
     (mean, std)
 }
 
+/// Random corruptions whose randomness is coarse: one draw (a whole plasma map, a texture and a crop)
+/// sets the change of the entire image, so the per-run mean of the change varies far more than the
+/// shared tolerance (3 % of the change sd + 0.1). Measured with imagecorruptions 1.1.2 on photo224 (400
+/// numpy seeds, groups of 8/20): fog's per-run change mean has sd 11.5–14.8 (`run_std.diff_mean` in the
+/// fixture), so an 8-run mean has sd 4.5–6.5 and the fixture's own 20-run mean 2.8–4.1, against a shared
+/// tolerance of 1.5–1.9; frost: per-run sd 10.5–24, 8-run mean sd 4–11, tolerance 0.7–1.4. The 8-run
+/// pooled sd has sd 1.8–2.7 (fog) and 1.6–3.1 (frost), the 20-run 1.0–1.9 (tolerance 0.6–1.9). Such
+/// corruptions run `runs` keyed draws and allow, on top of the shared tolerance, 3 standard errors of the
+/// difference of two means (`3·√(1/runs + 1/20)·run_std`, 20 = the fixture's seed count) for the change
+/// mean, and `sd_factor` times that for the change sd (the per-run spread of the change sd is at most
+/// 0.6× the per-run spread of the change mean for fog and frost, measured as above). With 400 runs on
+/// each side ours agree with the reference within 0.5 (fog) and 2.0 (frost) on every channel and
+/// severity.
+/// spatter: a few smooth blobs per frame (σ up to 4) set the change sd of a run: per-run sd of the
+/// change sd 1.0–1.6 against a per-run sd of the change mean of only 0.27–0.82 (ratio 1.9–3.9, hence
+/// factor 4); the fixture's own 20-seed sd is off by up to 0.4 (severity 1: 4.21 vs 4.62 over 400 seeds,
+/// shared tolerance 0.23). Over 400 runs each, ours and the reference agree within 0.1 everywhere.
+/// snow: the flake field is zoomed up to 4.5×, so a run has few independent values; with 8 runs the
+/// change sd missed the shared tolerance by 0.07 on one channel (24.54 vs 25.47), with 64 runs the worst
+/// deviation is 0.48 of the shared tolerance.
+const COARSE: &[(&str, u64, f64)] = &[
+    ("frost", 64, 0.6),
+    ("fog", 64, 0.6),
+    ("spatter", 64, 4.0),
+    ("snow", 64, 0.6),
+];
+
 fn triple(v: &Value) -> [f64; 3] {
     std::array::from_fn(|i| v[i].as_f64().unwrap())
 }
@@ -89,13 +116,22 @@ fn every_corruption_matches_the_reference() {
                 }
             } else {
                 let r = &entry["severities"][usize::from(sev - 1)];
-                let (mean, std) = change_stats(&c, &photo, 8);
+                let coarse = COARSE.iter().find(|(n, _, _)| n == name);
+                let runs = coarse.map_or(8, |&(_, runs, _)| runs);
+                let (mean, std) = change_stats(&c, &photo, runs);
                 let (ref_mean, ref_std) = (triple(&r["diff_mean"]), triple(&r["diff_std"]));
+                let run_std = triple(&r["run_std"]["diff_mean"]);
                 for ch in 0..3 {
                     // Means: within 3 % of the change's spread (they are near 0 for symmetric noise);
-                    // spreads: within 3 %.
-                    let mean_ok = (mean[ch] - ref_mean[ch]).abs() <= 0.03 * ref_std[ch] + 0.1;
-                    let std_ok = (std[ch] - ref_std[ch]).abs() <= 0.03 * ref_std[ch] + 0.1;
+                    // spreads: within 3 %. Coarse corruptions: plus their sampling allowance (COARSE).
+                    let (extra_mean, extra_std) = coarse.map_or((0.0, 0.0), |&(_, runs, f)| {
+                        let se = 3.0 * (1.0 / runs as f64 + 1.0 / 20.0).sqrt() * run_std[ch];
+                        (se, f * se)
+                    });
+                    let mean_ok =
+                        (mean[ch] - ref_mean[ch]).abs() <= 0.03 * ref_std[ch] + 0.1 + extra_mean;
+                    let std_ok =
+                        (std[ch] - ref_std[ch]).abs() <= 0.03 * ref_std[ch] + 0.1 + extra_std;
                     if !(mean_ok && std_ok) {
                         failures.push(format!(
                             "{name}/{sev} channel {ch}: change mean {:.3} vs {:.3}, sd {:.3} vs {:.3}",

@@ -312,7 +312,10 @@ fn scenarios_lists_keys_and_groups() {
         "corruption/gaussian_noise/1",
         "corruption/contrast/5",
         "demo",
-        "corruptions",
+        "imagenet-c",
+        "imagenet-c-all",
+        "imagenet-c/weather",
+        "corruption/spatter/5",
     ] {
         assert!(
             s.lines().any(|l| l.trim_start().starts_with(want)),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::Scenario;
 use super::clean::Clean;
-use super::corruption::{CORRUPTIONS, Corruption, SEVERITIES};
+use super::corruption::{BENCHMARK_COUNT, CORRUPTIONS, Corruption, FAMILIES, SEVERITIES};
 
 /// One scenario key or group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,11 +54,27 @@ impl Catalog {
                 members,
             });
         }
+        // Each corruption contributes its five severities, in index order.
+        let per = SEVERITIES.count();
         groups.push(CatalogEntry {
-            name: "corruptions".into(),
-            description: "every implemented ImageNet-C corruption at severities 1..5".into(),
-            members: all_corruptions,
+            name: "imagenet-c".into(),
+            description: "the 15 ImageNet-C benchmark corruptions (mCE) at severities 1..5".into(),
+            members: all_corruptions[..BENCHMARK_COUNT * per].to_vec(),
         });
+        groups.push(CatalogEntry {
+            name: "imagenet-c-all".into(),
+            description:
+                "all 19 ImageNet-C corruptions (benchmark + validation) at severities 1..5".into(),
+            members: all_corruptions.clone(),
+        });
+        for (family, range) in FAMILIES {
+            let names: Vec<&str> = CORRUPTIONS[range.clone()].iter().map(|(n, _)| *n).collect();
+            groups.push(CatalogEntry {
+                name: format!("imagenet-c/{family}"),
+                description: format!("{} at severities 1..5", names.join(", ")),
+                members: all_corruptions[range.start * per..range.end * per].to_vec(),
+            });
+        }
         let demo: Vec<String> = ["gaussian_noise", "contrast"]
             .iter()
             .flat_map(|n| SEVERITIES.map(move |s| format!("corruption/{n}/{s}")))
@@ -168,6 +184,15 @@ mod tests {
         assert_eq!(c.expand("corruption/contrast").unwrap().len(), 5);
         assert_eq!(c.expand("corruption/gaussian_noise/*").unwrap().len(), 5);
         assert_eq!(c.expand("demo").unwrap().len(), 10);
+        assert_eq!(c.expand("imagenet-c").unwrap().len(), 75);
+        assert_eq!(c.expand("imagenet-c-all").unwrap().len(), 95);
+        assert_eq!(
+            c.expand("imagenet-c/weather").unwrap()[0],
+            "corruption/snow/1"
+        );
+        assert_eq!(c.expand("imagenet-c/weather").unwrap().len(), 20);
+        let bench = c.expand("imagenet-c").unwrap();
+        assert_eq!(bench.last().unwrap(), "corruption/jpeg_compression/5");
         assert!(c.expand("corruption/nope/1").is_none());
         assert!(c.expand("zzz/*").is_none());
         assert!(c.build("corruption/contrast/9").is_none());

@@ -192,3 +192,101 @@ fn noise_statistics_match_the_reference() {
         }
     }
 }
+
+#[test]
+fn deterministic_blurs_match_the_reference() {
+    use super::blur;
+    let sev = |s: u8| usize::from(s - 1);
+    // Same f64 operations in the same order as scipy: bit-exact.
+    let g = check_deterministic(
+        "gaussian_blur",
+        |img, s| blur::gaussian_blur(img, blur::GAUSSIAN_BLUR_SIGMA[sev(s)]),
+        0.0,
+        0,
+    );
+    // scipy's align-corners zoom in f64, stored and summed in f32 like the reference: bit-exact.
+    let z = check_deterministic(
+        "zoom_blur",
+        |img, s| {
+            let (stop, step) = blur::ZOOM_BLUR_ARANGE[sev(s)];
+            blur::zoom_blur(img, &blur::zoom_factors(stop, step))
+        },
+        0.0,
+        0,
+    );
+    // OpenCV filters a 17×17 / 21×21 kernel through a DFT: a value on an integer may truncate either way.
+    let d = check_deterministic(
+        "defocus_blur",
+        |img, s| {
+            let (r, a) = blur::DEFOCUS_BLUR[sev(s)];
+            blur::defocus_blur(img, r, a)
+        },
+        0.001,
+        1,
+    );
+    eprintln!("worst (mean |Δ|, max |Δ|, differing): gaussian {g:?}, zoom {z:?}, defocus {d:?}");
+}
+
+/// Change statistics of a random corruption `f(image, severity, key)` on photo224 against the
+/// reference's, with the tolerance of tests/imagenet_c_fidelity.rs (3 % of the change's sd + 0.1).
+/// Returns the worst deviations (mean, sd) relative to the reference sd.
+fn check_random(name: &str, f: impl Fn(&RgbImage, u8, RngKey) -> RgbImage) -> (f64, f64) {
+    let text = std::fs::read_to_string(dir().join("photo224_stats.json")).expect("stats file");
+    let stats: Value = serde_json::from_str(&text).expect("valid JSON");
+    let img = load(&dir().join("photo224.png"));
+    let mut worst = (0.0f64, 0.0f64);
+    for s in SEVERITIES {
+        let entry = &stats["corruptions"][name]["severities"][usize::from(s - 1)];
+        let outs: Vec<RgbImage> = (0..8)
+            .map(|k| f(&img, s, RngKey::new(k, "photo224", name)))
+            .collect();
+        let (mean, sd) = change_moments(&img, &outs);
+        let (ref_mean, ref_sd) = (floats(&entry["diff_mean"]), floats(&entry["diff_std"]));
+        for ch in 0..3 {
+            let dm = (mean[ch] - ref_mean[ch]).abs();
+            let ds = (sd[ch] - ref_sd[ch]).abs();
+            eprintln!(
+                "{name}/{s} ch {ch}: mean {:.3} vs {:.3}, sd {:.3} vs {:.3}",
+                mean[ch], ref_mean[ch], sd[ch], ref_sd[ch]
+            );
+            assert!(
+                dm <= 0.03 * ref_sd[ch] + 0.1 && ds <= 0.03 * ref_sd[ch] + 0.1,
+                "{name}/{s} channel {ch}: mean {:.3} vs {:.3}, sd {:.3} vs {:.3}",
+                mean[ch],
+                ref_mean[ch],
+                sd[ch],
+                ref_sd[ch]
+            );
+            worst = (worst.0.max(dm / ref_sd[ch]), worst.1.max(ds / ref_sd[ch]));
+        }
+    }
+    worst
+}
+
+#[test]
+fn motion_blur_statistics_match_the_reference() {
+    use super::blur;
+    let w = check_random("motion_blur", |img, s, k| {
+        let (r, sigma) = blur::MOTION_BLUR[usize::from(s - 1)];
+        blur::motion_blur(img, r, sigma, k)
+    });
+    eprintln!("motion_blur worst relative deviation (mean, sd): {w:?}");
+}
+
+#[test]
+fn glass_blur_statistics_match_the_reference() {
+    use super::blur;
+    let w = check_random("glass_blur", |img, s, k| {
+        let (sigma, d, it) = blur::GLASS_BLUR[usize::from(s - 1)];
+        blur::glass_blur(img, sigma, d, it, k)
+    });
+    eprintln!("glass_blur worst relative deviation (mean, sd): {w:?}");
+}
+
+#[test]
+fn snow_statistics_match_the_reference() {
+    let w = check_random("snow", |img, s, k| {
+        super::snow::snow_corruption(img, &super::snow::SNOW[usize::from(s - 1)], k)
+    });
+    eprintln!("snow worst relative deviation (mean, sd): {w:?}");
+}

@@ -2,21 +2,28 @@
 //!
 //! Every corruption takes an RGB u8 image of any size and a severity 1..=5 and returns an image of the
 //! same size, computed in float on the [0, 1] scale as the reference does and converted back with
-//! truncation (`floor8`, REFERENCE §1.2). Grouped like the benchmark: `noise.rs`, `digital.rs`
-//! (blur and weather arrive with the full suite); `hsv.rs` (scikit-image HSV) and `jpeg.rs` (libjpeg-turbo
-//! round trip) are the shared kernels behind brightness/saturate and jpeg_compression.
+//! truncation (`floor8`, REFERENCE §1.2). Grouped like the benchmark: `noise.rs`, `blur.rs`, `snow.rs`
+//! and `weather.rs` (snow, frost, fog), `digital.rs`, `elastic.rs`, `validation.rs` (spatter); shared
+//! kernels in `kernels.rs` (Gaussian filter, disk, clipped zoom, motion), `hsv.rs` (scikit-image HSV) and
+//! `jpeg.rs` (Pillow/libjpeg-turbo's lossy round trip).
 
+pub mod blur;
 pub mod digital;
+pub mod elastic;
 pub mod hsv;
 pub mod jpeg;
+pub mod kernels;
 pub mod noise;
+pub mod snow;
+pub mod validation;
+pub mod weather;
 
 use image::RgbImage;
 
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 
-/// The corruptions implemented so far, in ImageNet-C index order (REFERENCE §1.3), with a one-line
-/// description each.
+/// All 19 ImageNet-C corruptions in index order (REFERENCE §1.3): the first [`BENCHMARK_COUNT`] are
+/// the benchmark corruptions (mCE), the rest the validation ones. One-line description each.
 pub const CORRUPTIONS: &[(&str, &str)] = &[
     (
         "gaussian_noise",
@@ -30,10 +37,42 @@ pub const CORRUPTIONS: &[(&str, &str)] = &[
         "impulse_noise",
         "salt-and-pepper noise, each channel flipped independently (REFERENCE §2.3)",
     ),
+    (
+        "defocus_blur",
+        "anti-aliased disk kernel, reflect-101 border (REFERENCE §2.7)",
+    ),
+    (
+        "glass_blur",
+        "blur, local pixel copies, blur again (REFERENCE §2.6)",
+    ),
+    (
+        "motion_blur",
+        "one-sided half-Gaussian streak at a random angle (REFERENCE §2.8)",
+    ),
+    (
+        "zoom_blur",
+        "average of centrally zoomed copies (REFERENCE §2.9)",
+    ),
+    (
+        "snow",
+        "motion-blurred snow layer over a darkened, greyed image (REFERENCE §2.10)",
+    ),
+    (
+        "frost",
+        "frost texture blended over the image (REFERENCE §2.11)",
+    ),
+    (
+        "fog",
+        "plasma-fractal fog, contrast reduced (REFERENCE §2.12)",
+    ),
     ("brightness", "HSV value raised (REFERENCE §2.13)"),
     (
         "contrast",
         "every channel pulled towards its mean (REFERENCE §2.14)",
+    ),
+    (
+        "elastic_transform",
+        "smooth random displacement field, imagecorruptions variant (REFERENCE §2.18)",
     ),
     (
         "pixelate",
@@ -48,9 +87,29 @@ pub const CORRUPTIONS: &[(&str, &str)] = &[
         "multiplicative Gaussian noise per pixel and channel (REFERENCE §2.4)",
     ),
     (
+        "gaussian_blur",
+        "separable Gaussian blur, edge replication (REFERENCE §2.5)",
+    ),
+    (
+        "spatter",
+        "water highlights or mud blobs from a random liquid layer (REFERENCE §2.19)",
+    ),
+    (
         "saturate",
         "HSV saturation scaled and offset (REFERENCE §2.15)",
     ),
+];
+
+/// How many of [`CORRUPTIONS`] (the first ones) make the ImageNet-C benchmark and its mCE.
+pub const BENCHMARK_COUNT: usize = 15;
+
+/// The imagecorruptions families (REFERENCE §1.3): name and the indices into [`CORRUPTIONS`].
+pub const FAMILIES: &[(&str, std::ops::Range<usize>)] = &[
+    ("noise", 0..3),
+    ("blur", 3..7),
+    ("weather", 7..11),
+    ("digital", 11..15),
+    ("validation", 15..19),
 ];
 
 /// Severity levels of every corruption.
@@ -82,11 +141,54 @@ impl Corruption {
             "gaussian_noise" => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),
             "shot_noise" => format!("photons {}", noise::SHOT_PHOTONS[s]),
             "impulse_noise" => format!("amount {}", noise::IMPULSE_AMOUNT[s]),
+            "defocus_blur" => {
+                let (r, a) = blur::DEFOCUS_BLUR[s];
+                format!("radius {r}, alias blur {a}")
+            }
+            "glass_blur" => {
+                let (sigma, d, it) = blur::GLASS_BLUR[s];
+                format!("sigma {sigma}, max delta {d}, {it} iterations")
+            }
+            "motion_blur" => {
+                let (r, sigma) = blur::MOTION_BLUR[s];
+                format!("radius {r}, sigma {sigma}")
+            }
+            "zoom_blur" => {
+                let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
+                let n = blur::zoom_factors(stop, step).len();
+                format!("{n} zoom factors 1..{stop} step {step}")
+            }
+            "snow" => {
+                let p = &snow::SNOW[s];
+                format!(
+                    "flakes N({}, {}) zoomed {}, threshold {}, motion radius {} sigma {}, blend {}",
+                    p.mean, p.std, p.zoom, p.threshold, p.radius, p.sigma, p.blend
+                )
+            }
+            "gaussian_blur" => format!("sigma {}", blur::GAUSSIAN_BLUR_SIGMA[s]),
+            "frost" => {
+                let (a, f) = weather::FROST_PARAMS[s];
+                format!("image ×{a} + frost ×{f}")
+            }
+            "fog" => {
+                let (c0, c1) = weather::FOG_PARAMS[s];
+                format!("strength {c0}, wibble decay {c1}")
+            }
             "brightness" => format!("value +{}", digital::BRIGHTNESS_DELTA[s]),
             "contrast" => format!("factor {}", digital::CONTRAST_FACTOR[s]),
+            "elastic_transform" => format!("alpha {}", elastic::ELASTIC_ALPHA[s]),
             "pixelate" => format!("size factor {}", digital::PIXELATE_FACTOR[s]),
             "jpeg_compression" => format!("quality {}", digital::JPEG_QUALITY[s]),
             "speckle_noise" => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
+            "spatter" => {
+                let (mu, sd, sigma, t, c4, mode) = validation::SPATTER_PARAMS[s];
+                let what = if mode == 0 {
+                    "water intensity"
+                } else {
+                    "mud blur"
+                };
+                format!("liquid N({mu}, {sd}) blur {sigma} threshold {t}, {what} {c4}")
+            }
             "saturate" => {
                 let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
                 format!("saturation ×{scale} +{offset}")
@@ -96,17 +198,51 @@ impl Corruption {
     }
 
     /// Applies the corruption to an image directly (what the scenario does, without the input wrapper).
+    ///
+    /// # Panics
+    /// `frost` panics when its textures are not installed (the message names `bash scripts/setup.sh`);
+    /// the scenario path ([`Scenario::apply`]) returns [`ScenarioError::Unsuitable`] instead.
     pub fn corrupt(&self, image: &RgbImage, rng: RngKey) -> RgbImage {
         let s = usize::from(self.severity - 1);
         match self.name {
             "gaussian_noise" => noise::gaussian_noise(image, noise::GAUSSIAN_SIGMA[s], rng),
             "shot_noise" => noise::shot_noise(image, noise::SHOT_PHOTONS[s], rng),
             "impulse_noise" => noise::impulse_noise(image, noise::IMPULSE_AMOUNT[s], rng),
+            "defocus_blur" => {
+                let (r, a) = blur::DEFOCUS_BLUR[s];
+                blur::defocus_blur(image, r, a)
+            }
+            "glass_blur" => {
+                let (sigma, d, it) = blur::GLASS_BLUR[s];
+                blur::glass_blur(image, sigma, d, it, rng)
+            }
+            "motion_blur" => {
+                let (r, sigma) = blur::MOTION_BLUR[s];
+                blur::motion_blur(image, r, sigma, rng)
+            }
+            "zoom_blur" => {
+                let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
+                blur::zoom_blur(image, &blur::zoom_factors(stop, step))
+            }
+            "snow" => snow::snow_corruption(image, &snow::SNOW[s], rng),
+            "gaussian_blur" => blur::gaussian_blur(image, blur::GAUSSIAN_BLUR_SIGMA[s]),
+            "frost" => {
+                let (a, f) = weather::FROST_PARAMS[s];
+                weather::frost(image, a, f, rng).unwrap_or_else(|e| panic!("{e}"))
+            }
+            "fog" => {
+                let (c0, c1) = weather::FOG_PARAMS[s];
+                weather::fog(image, c0, c1, rng)
+            }
             "brightness" => digital::brightness(image, digital::BRIGHTNESS_DELTA[s]),
             "contrast" => digital::contrast(image, digital::CONTRAST_FACTOR[s]),
+            "elastic_transform" => {
+                elastic::elastic_transform(image, elastic::ELASTIC_ALPHA[s], rng)
+            }
             "pixelate" => digital::pixelate(image, digital::PIXELATE_FACTOR[s]),
             "jpeg_compression" => digital::jpeg_compression(image, digital::JPEG_QUALITY[s]),
             "speckle_noise" => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
+            "spatter" => validation::spatter(image, validation::SPATTER_PARAMS[s], rng),
             "saturate" => {
                 let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
                 digital::saturate(image, scale, offset)
@@ -122,6 +258,16 @@ impl Scenario for Corruption {
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
+        if self.name == "frost" {
+            // The only corruption with external data: missing textures are an error, not a panic.
+            let (a, f) = weather::FROST_PARAMS[usize::from(self.severity - 1)];
+            return weather::frost(input.image, a, f, rng).map_err(|reason| {
+                ScenarioError::Unsuitable {
+                    key: self.key.clone(),
+                    reason,
+                }
+            });
+        }
         Ok(self.corrupt(input.image, rng))
     }
 }
@@ -191,7 +337,7 @@ mod tests {
             })
             .collect();
         assert!(idx.windows(2).all(|w| w[0] < w[1]), "{idx:?}");
-        assert_eq!(idx, [0, 1, 2, 10, 11, 13, 14, 15, 18]);
+        assert_eq!(idx, (0..19).collect::<Vec<_>>());
     }
 
     #[test]
@@ -204,6 +350,11 @@ mod tests {
         assert_eq!(p("jpeg_compression", 1), "quality 25");
         assert_eq!(p("speckle_noise", 2), "sigma 0.2");
         assert_eq!(p("saturate", 5), "saturation ×20 +0.2");
+        assert_eq!(p("gaussian_blur", 5), "sigma 6");
+        assert_eq!(p("defocus_blur", 4), "radius 8, alias blur 0.5");
+        assert_eq!(p("glass_blur", 3), "sigma 1, max delta 2, 3 iterations");
+        assert_eq!(p("motion_blur", 5), "radius 20, sigma 15");
+        assert_eq!(p("zoom_blur", 1), "12 zoom factors 1..1.11 step 0.01");
     }
 
     #[test]

@@ -1,0 +1,387 @@
+//! Blur corruptions (REFERENCE §2.5–§2.9): gaussian_blur, defocus_blur, zoom_blur, motion_blur and
+//! glass_blur, following imagecorruptions 1.1.2 (the reference that runs on any H×W) on top of the
+//! shared kernels in [`super::kernels`].
+//!
+//! Sizes: every function takes any size, including 1×1 and empty, and returns the same size.
+//! imagecorruptions itself rejects frames below 32×32; ours simply apply the same formulas (borders are
+//! replicated or reflected as the reference's; taps that would leave a tiny frame are dropped as the
+//! reference's motion port does; glass_blur's pixel walk is empty when the frame is ≤ 2δ+1 on a side).
+
+use image::RgbImage;
+use rand::RngExt;
+
+use super::floor8_unit;
+use super::kernels::{self, Border};
+use crate::scenario::RngKey;
+
+/// Gaussian σ per severity 1..5 (REFERENCE §2.5); radius int(4σ + 0.5) = 4, 8, 12, 16, 24.
+pub const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
+
+/// (σ, max_delta δ, iterations) per severity 1..5 (REFERENCE §2.6).
+pub const GLASS_BLUR: [(f64, usize, usize); 5] = [
+    (0.7, 1, 2),
+    (0.9, 2, 1),
+    (1.0, 2, 3),
+    (1.1, 3, 2),
+    (1.5, 4, 2),
+];
+
+/// (disk radius, alias_blur σ) per severity 1..5 (REFERENCE §2.7).
+pub const DEFOCUS_BLUR: [(usize, f64); 5] = [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)];
+
+/// (radius, σ) of the motion kernel per severity 1..5 (REFERENCE §2.8); 2r+1 = 21, 31, 31, 31, 41 taps.
+pub const MOTION_BLUR: [(usize, f64); 5] =
+    [(10, 3.0), (15, 5.0), (15, 8.0), (15, 12.0), (20, 15.0)];
+
+/// numpy `arange(1, stop, step)` per severity 1..5 as (stop, step) (REFERENCE §2.9); see [`zoom_factors`].
+pub const ZOOM_BLUR_ARANGE: [(f64, f64); 5] = [
+    (1.11, 0.01),
+    (1.16, 0.01),
+    (1.21, 0.02),
+    (1.26, 0.02),
+    (1.31, 0.03),
+];
+
+/// `x / 255` for every u8 value.
+fn unit(image: &RgbImage) -> Vec<f64> {
+    let lut: [f64; 256] = std::array::from_fn(|v| v as f64 / 255.0);
+    image
+        .as_raw()
+        .iter()
+        .map(|&v| lut[usize::from(v)])
+        .collect()
+}
+
+/// `floor8(clip(v, 0, 1)·255)` of every element, as an image of `image`'s size.
+fn to_image(image: &RgbImage, v: &[f64]) -> RgbImage {
+    let (w, h) = image.dimensions();
+    RgbImage::from_raw(w, h, v.iter().map(|&v| floor8_unit(v)).collect()).expect("same size")
+}
+
+/// `(width, height, 3)` of an image as usize.
+fn dims(image: &RgbImage) -> (usize, usize, usize) {
+    (image.width() as usize, image.height() as usize, 3)
+}
+
+/// ImageNet-C `gaussian_blur`: `floor8(clip(H1(x, σ), 0, 1)·255)` with truncate 4 and edge replication,
+/// spatial axes only (REFERENCE §2.5, H1; identical in imagecorruptions). Size-independent.
+pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
+    let (w, h, c) = dims(image);
+    let out = kernels::gaussian_filter(&unit(image), w, h, c, sigma, 4.0, Border::Nearest);
+    to_image(image, &out)
+}
+
+/// ImageNet-C `defocus_blur`: every channel correlated with the anti-aliased disk
+/// ([`kernels::disk_kernel`], which at severities 4–5 sums to 1.013 / 1.011, kept) under OpenCV's
+/// reflect-101 border, then `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.7, H2). Size-independent (the
+/// border reflection is periodic, so frames smaller than the kernel work too).
+pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImage {
+    if image.as_raw().is_empty() {
+        return image.clone();
+    }
+    let (k, side) = kernels::disk_kernel(radius, alias_blur);
+    let lut: [f64; 256] = std::array::from_fn(|v| v as f64 / 255.0);
+    let raw = kernels::filter_taps_map(
+        image.as_raw(),
+        dims(image),
+        &kernels::kernel_taps(&k, side),
+        Border::Reflect101,
+        |v| lut[usize::from(v)],
+        floor8_unit,
+    );
+    RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
+}
+
+/// The zoom factors of numpy `arange(1, stop, step)` exactly as numpy computes them: `ceil((stop − 1)
+/// / step)` values `1 + i·((1 + step) − 1)`. Severity 1 therefore has **12** factors up to 1.11
+/// (REFERENCE §2.9 quirk); the counts are 12, 16, 11, 13, 11.
+pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
+    let n = ((stop - 1.0) / step).ceil() as usize;
+    let delta = (1.0 + step) - 1.0;
+    (0..n).map(|i| 1.0 + i as f64 * delta).collect()
+}
+
+/// ImageNet-C `zoom_blur` as imagecorruptions computes it, in float32:
+/// `out = (x + Σ_z zoom_z(x)) / (count + 1)`, clip, ·255, floor8, with `zoom_z` imagecorruptions'
+/// [`kernels::clipped_zoom`] (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
+/// up to round(ceil(n/z)·z), top-left H×W kept). The factor 1 is among the factors, so the
+/// unzoomed image has weight 2/(count + 1) (REFERENCE §2.9).
+///
+/// Generalisation: hendrycks' clipped_zoom is square-only (it crops both axes with the height); the
+/// per-axis crop of imagecorruptions 1.1.2 is used so that any H×W works (identical at 224²
+/// except the reference trims the zoomed image centrally where imagecorruptions keeps its top-left
+/// part — the fixtures are imagecorruptions').
+pub fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
+    let (w, h, c) = dims(image);
+    if image.as_raw().is_empty() {
+        return image.clone();
+    }
+    let x: Vec<f32> = image
+        .as_raw()
+        .iter()
+        .map(|&v| (f64::from(v) / 255.0) as f32)
+        .collect();
+    let mut acc = vec![0f32; x.len()];
+    for &z in factors {
+        kernels::clipped_zoom_add(&x, (w, h, c), z, &mut acc);
+    }
+    let n = (factors.len() + 1) as f32;
+    let (iw, ih) = image.dimensions();
+    let raw = x
+        .iter()
+        .zip(&acc)
+        .map(|(&x, &a)| (((x + a) / n).clamp(0.0, 1.0) * 255.0) as u8)
+        .collect();
+    RgbImage::from_raw(iw, ih, raw).expect("same size")
+}
+
+/// ImageNet-C `motion_blur` as imagecorruptions 1.1.2 computes it (REFERENCE §2.8, H5): one angle
+/// θ ~ U[−45°, 45°) from the key's main generator, the one-sided half-Gaussian kernel
+/// [`kernels::motion_kernel`] applied to the u8 values with edge replication (taps added in order, in
+/// f64), `floor8(clip(·, 0, 255))`. hendrycks' ImageMagick call (PNG round trip) cannot be ported; the
+/// numpy port is its stand-in. Taps reaching past a small frame are dropped as the port does.
+pub fn motion_blur(image: &RgbImage, radius: usize, sigma: f64, rng: RngKey) -> RgbImage {
+    let angle: f64 = rng.rng().random_range(-45.0..45.0);
+    motion_blur_at(image, radius, sigma, angle)
+}
+
+/// [`motion_blur`] at a given angle (degrees).
+pub fn motion_blur_at(image: &RgbImage, radius: usize, sigma: f64, angle: f64) -> RgbImage {
+    let (w, h, c) = dims(image);
+    if image.as_raw().is_empty() {
+        return image.clone();
+    }
+    let taps = kernels::motion_kernel(radius, sigma, angle, w, h);
+    let raw = kernels::filter_taps_map(
+        image.as_raw(),
+        (w, h, c),
+        &taps,
+        Border::Nearest,
+        f64::from,
+        |v| v.clamp(0.0, 255.0) as u8,
+    );
+    RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
+}
+
+/// ImageNet-C `glass_blur` (REFERENCE §2.6):
+/// 1. `x1 = floor8(H1(x, σ)·255)` (u8);
+/// 2. `iterations` times: for row h = H−δ down to δ+1 and, inside, column w = W−δ down to δ+1, draw
+///    dx, dy uniform in {−δ, …, δ−1} (the reference's asymmetric `randint(−δ, δ)`, dx first) and
+///    **copy** pixel (h+dy, w+dx) onto (h, w) — the reference's tuple "swap" is a copy under numpy view
+///    semantics — sequentially in place, so later copies see earlier ones;
+/// 3. `floor8(clip(H1(x1, σ), 0, 1)·255)`.
+///
+/// The walk is inherently sequential and kept so; it is a tight loop over 3-byte pixels fed by one
+/// generator (the key's main one), two 32-bit draws per 64-bit word, mapped by Lemire's multiply (bias
+/// < 2⁻²⁹), so it costs far less than the two Gaussian passes. Generalisation: hendrycks hard-codes 224
+/// in the loop bounds; imagecorruptions 1.1.2 uses H for rows and W for columns, as here. Frames with a
+/// side ≤ 2δ+1 are not walked (the ranges are empty), only blurred twice.
+pub fn glass_blur(
+    image: &RgbImage,
+    sigma: f64,
+    max_delta: usize,
+    iterations: usize,
+    rng: RngKey,
+) -> RgbImage {
+    let (w, h, c) = dims(image);
+    if image.as_raw().is_empty() {
+        return image.clone();
+    }
+    // Two f64 buffers, reused for both passes.
+    let mut a = unit(image);
+    let mut b = vec![0.0; a.len()];
+    kernels::gaussian_filter_into(&a, &mut b, w, h, c, sigma, 4.0, Border::Nearest);
+    let mut px: Vec<u8> = b.iter().map(|&v| (v * 255.0) as u8).collect();
+    glass_walk(&mut px, w, h, max_delta, iterations, rng);
+    let lut: [f64; 256] = std::array::from_fn(|v| v as f64 / 255.0);
+    a.iter_mut()
+        .zip(&px)
+        .for_each(|(a, &v)| *a = lut[usize::from(v)]);
+    kernels::gaussian_filter_into(&a, &mut b, w, h, c, sigma, 4.0, Border::Nearest);
+    to_image(image, &b)
+}
+
+/// Step 2 of [`glass_blur`] on an interleaved RGB u8 buffer of `w × h`.
+pub fn glass_walk(px: &mut [u8], w: usize, h: usize, delta: usize, iterations: usize, rng: RngKey) {
+    if delta == 0 || h <= 2 * delta + 1 || w <= 2 * delta + 1 {
+        return;
+    }
+    let mut r = rng.rng();
+    let span = 2 * delta as u64;
+    let off = |u: u32| ((u64::from(u) * span) >> 32) as isize - delta as isize;
+    for _ in 0..iterations {
+        for y in (delta + 1..=h - delta).rev() {
+            for x in (delta + 1..=w - delta).rev() {
+                let bits: u64 = r.random();
+                let dx = off(bits as u32);
+                let dy = off((bits >> 32) as u32);
+                let sy = (y as isize + dy) as usize;
+                let sx = (x as isize + dx) as usize;
+                let s = (sy * w + sx) * 3;
+                let d = (y * w + x) * 3;
+                let v = [px[s], px[s + 1], px[s + 2]];
+                px[d..d + 3].copy_from_slice(&v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_image(w: u32, h: u32) -> RgbImage {
+        RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([
+                (x * 7 + y * 3) as u8,
+                ((y * 13) ^ x) as u8,
+                ((x + y) * 5) as u8,
+            ])
+        })
+    }
+
+    #[test]
+    fn tables_match_the_reference() {
+        assert_eq!(GAUSSIAN_BLUR_SIGMA, [1.0, 2.0, 3.0, 4.0, 6.0]);
+        let radii: Vec<usize> = GAUSSIAN_BLUR_SIGMA
+            .iter()
+            .map(|&s| kernels::gaussian_radius(s, 4.0))
+            .collect();
+        assert_eq!(radii, [4, 8, 12, 16, 24]);
+        assert_eq!(GLASS_BLUR[2], (1.0, 2, 3));
+        assert_eq!(GLASS_BLUR[4], (1.5, 4, 2));
+        assert_eq!(DEFOCUS_BLUR[0], (3, 0.1));
+        assert_eq!(DEFOCUS_BLUR[4], (10, 0.5));
+        let taps: Vec<usize> = MOTION_BLUR.iter().map(|m| 2 * m.0 + 1).collect();
+        assert_eq!(taps, [21, 31, 31, 31, 41]);
+        assert_eq!(MOTION_BLUR[3], (15, 12.0));
+    }
+
+    #[test]
+    fn zoom_factor_lists_keep_the_arange_quirk() {
+        let counts: Vec<usize> = ZOOM_BLUR_ARANGE
+            .iter()
+            .map(|&(a, b)| zoom_factors(a, b).len())
+            .collect();
+        assert_eq!(counts, [12, 16, 11, 13, 11]);
+        let f = zoom_factors(1.11, 0.01);
+        assert_eq!(f[0], 1.0);
+        assert_eq!(f[11], 1.11);
+        assert_eq!(zoom_factors(1.21, 0.02)[10], 1.2000000000000002);
+        assert_eq!(zoom_factors(1.31, 0.03)[10], 1.3000000000000003);
+        assert_eq!(zoom_factors(1.16, 0.01)[15], 1.1500000000000001);
+    }
+
+    #[test]
+    fn glass_walk_copies_with_asymmetric_offsets() {
+        // On a ramp every pixel's value tells where it came from: every copy moved a value by
+        // dx ∈ [−δ, δ−1] along x at most per step, and never from column +δ (the first copy into the
+        // last walked column reads only columns ≤ its own + δ − 1).
+        let (w, h, d) = (40usize, 30usize, 2usize);
+        let mut px = vec![0u8; w * h * 3];
+        for (i, p) in px.chunks_exact_mut(3).enumerate() {
+            p[0] = (i % w) as u8;
+            p[1] = (i / w) as u8;
+        }
+        let orig = px.clone();
+        glass_walk(&mut px, w, h, d, 1, RngKey(5));
+        // Untouched border.
+        for y in 0..h {
+            for x in 0..w {
+                if !(d + 1..=h - d).contains(&y) || !(d + 1..=w - d).contains(&x) {
+                    let i = (y * w + x) * 3;
+                    assert_eq!(px[i..i + 3], orig[i..i + 3]);
+                }
+            }
+        }
+        // The last row and column walked first read from offsets < +δ, so nothing comes from beyond.
+        let max_col = px.chunks_exact(3).map(|p| p[0]).max().unwrap();
+        assert!(usize::from(max_col) < w);
+        // Copies (not swaps): some value is duplicated.
+        let mut seen = std::collections::HashSet::new();
+        let dup = px.chunks_exact(3).any(|p| !seen.insert((p[0], p[1])));
+        assert!(dup);
+        // Offsets: the first visited pixel (h−δ, w−δ) reads from [−δ, δ−1] around itself.
+        let i = ((h - d) * w + (w - d)) * 3;
+        let (sx, sy) = (usize::from(px[i]), usize::from(px[i + 1]));
+        assert!(sx + d >= w - d && sx < w - d + d, "{sx}");
+        assert!(sy + d >= h - d && sy < h - d + d, "{sy}");
+    }
+
+    #[test]
+    fn glass_offsets_cover_exactly_minus_delta_to_delta_minus_one() {
+        let mut r = RngKey(9).rng();
+        let (d, span) = (3isize, 6u64);
+        let mut seen = [0usize; 8];
+        for _ in 0..10_000 {
+            let u: u32 = r.random();
+            let o = ((u64::from(u) * span) >> 32) as isize - d;
+            seen[(o + 4) as usize] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        assert_eq!(seen[7], 0);
+        assert!(seen[1..7].iter().all(|&n| n > 1_400));
+    }
+
+    #[test]
+    fn all_sizes_run_and_keep_size() {
+        for (w, h) in [(0, 0), (1, 1), (32, 32), (37, 23), (1280, 720)] {
+            let img = test_image(w, h);
+            let outs = [
+                gaussian_blur(&img, 6.0),
+                defocus_blur(&img, 10, 0.5),
+                zoom_blur(&img, &zoom_factors(1.31, 0.03)),
+                motion_blur(&img, 20, 15.0, RngKey(3)),
+                glass_blur(&img, 1.5, 4, 2, RngKey(3)),
+            ];
+            for o in outs {
+                assert_eq!(o.dimensions(), (w, h));
+            }
+        }
+    }
+
+    #[test]
+    fn constant_images_stay_constant_except_defocus_mass() {
+        let img = RgbImage::from_pixel(37, 23, image::Rgb([100, 50, 200]));
+        assert_eq!(gaussian_blur(&img, 3.0), img);
+        assert_eq!(motion_blur(&img, 15, 8.0, RngKey(1)), img);
+        // Floating rounding may truncate 100 to 99, never more.
+        let z = zoom_blur(&img, &zoom_factors(1.21, 0.02));
+        assert!(z.as_raw().iter().zip(img.as_raw()).all(|(a, b)| b - a <= 1));
+        // Defocus sev 4 kernel sums to 1.013: a constant 100 becomes 101.
+        let d = defocus_blur(&img, 8, 0.5);
+        assert_eq!(d.get_pixel(10, 10)[0], 101);
+    }
+
+    #[test]
+    fn deterministic_per_key_and_across_threads() {
+        let img = test_image(97, 61);
+        let run = || {
+            (
+                motion_blur(&img, 15, 8.0, RngKey(7)),
+                glass_blur(&img, 1.0, 2, 3, RngKey(7)),
+                defocus_blur(&img, 6, 0.5),
+                zoom_blur(&img, &zoom_factors(1.21, 0.02)),
+                gaussian_blur(&img, 3.0),
+            )
+        };
+        let a = run();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap()
+            .install(run);
+        let many = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap()
+            .install(run);
+        assert_eq!(a, one);
+        assert_eq!(a, many);
+        assert_ne!(
+            glass_blur(&img, 1.0, 2, 3, RngKey(8)),
+            a.1,
+            "another key draws other offsets"
+        );
+    }
+}
