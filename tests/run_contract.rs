@@ -118,6 +118,19 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
         assert!(l["p50"].as_f64() <= l["max"].as_f64());
     }
     assert_eq!(s["run"]["end"], "completed");
+    // ImageNet-C metrics for the two complete corruptions; no mCE without all 15.
+    let ic = &s["metrics"]["imagenet_c"];
+    let names: Vec<&str> = ic["corruptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["corruption"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["gaussian_noise", "contrast"]);
+    assert!(ic["mce"].is_null());
+    let ce = ic["corruptions"][1]["ce"].as_f64().unwrap();
+    let err = ic["corruptions"][1]["error"].as_f64().unwrap();
+    assert!((ce - err * 5.0 / (0.64548 + 0.76150 + 0.88874 + 0.97760 + 0.99270)).abs() < 1e-9);
     let md = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
     assert!(md.contains("corruption/gaussian_noise/3"));
 
@@ -130,6 +143,7 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
     assert_eq!(again["scenarios"], s["scenarios"]);
     assert_eq!(again["latency_ms"], s["latency_ms"]);
     assert_eq!(again["frames"], s["frames"]);
+    assert_eq!(again["metrics"], s["metrics"]);
     let o = run(robustream()
         .args(["report", "--format", "csv"])
         .arg(out.path()));

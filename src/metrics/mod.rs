@@ -7,6 +7,7 @@
 
 pub mod accuracy;
 pub mod classmap;
+pub mod imagenet_c;
 pub mod latency;
 
 use std::collections::{BTreeMap, HashMap};

@@ -17,6 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
+use crate::metrics::imagenet_c::ImagenetC;
 use crate::metrics::latency::Quantiles;
 use crate::metrics::{CLEAN, Metrics, Record, Tally};
 
@@ -86,14 +87,28 @@ pub struct Summary {
 impl Summary {
     /// The summary of the streaming state `m`, with the run description and frame counts.
     pub fn from_metrics(m: &Metrics, run: serde_json::Value, frames: FrameCounts) -> Self {
+        let scenarios: Vec<(String, ScenarioSummary)> = m
+            .tallies()
+            .map(|(k, t)| (k.to_string(), t.into()))
+            .collect();
+        let mut metrics = serde_json::Map::new();
+        let top1 = |key: &str| {
+            scenarios
+                .iter()
+                .find(|(k, _)| k == key)
+                .and_then(|(_, s)| s.top1)
+        };
+        if let Some(ic) = crate::metrics::imagenet_c::compute(top1) {
+            metrics.insert(
+                "imagenet_c".into(),
+                serde_json::to_value(ic).expect("plain numbers and strings serialise"),
+            );
+        }
         Self {
             run,
             frames,
-            scenarios: m
-                .tallies()
-                .map(|(k, t)| (k.to_string(), t.into()))
-                .collect(),
-            metrics: serde_json::Map::new(),
+            scenarios,
+            metrics,
             latency_ms: m
                 .latencies()
                 .map(|(s, h)| (s.to_string(), h.quantiles()))
@@ -181,6 +196,24 @@ impl Summary {
                 .map(|(k, s)| scenario_cells(&md_cell(k), s)),
         );
         out.push_str(&md_table(&rows));
+        if let Some(ic) = self.imagenet_c() {
+            out.push_str("\n## ImageNet-C (normalised by AlexNet, REFERENCE §5)\n\n");
+            let _ = writeln!(out, "{}\n", imagenet_c_line(&ic));
+            let mut rows = vec![
+                ["corruption", "error", "CE", "relative CE"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            rows.extend(ic.corruptions.iter().map(|c| {
+                vec![
+                    md_cell(&c.corruption),
+                    pct(Some(c.error)),
+                    pct(Some(c.ce)),
+                    pct(c.relative_ce),
+                ]
+            }));
+            out.push_str(&md_table(&rows));
+        }
         out.push_str("\n## Latency (ms)\n\n");
         if self.latency_ms.is_empty() {
             out.push_str("No timings recorded.\n");
@@ -243,7 +276,45 @@ impl Summary {
                 out.push('\n');
             }
         }
+        if let Some(ic) = self.imagenet_c() {
+            out.push('\n');
+            out.push_str(&imagenet_c_line(&ic));
+            out.push('\n');
+        }
         out
+    }
+
+    /// The ImageNet-C metrics of this summary, if its plan had complete corruptions.
+    pub fn imagenet_c(&self) -> Option<ImagenetC> {
+        self.metrics
+            .get("imagenet_c")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+}
+
+/// "ImageNet-C: mCE 76.7 %, relative mCE 105.0 % (15 of 15 benchmark corruptions)", or the CE count when
+/// the 15 are not all there.
+fn imagenet_c_line(ic: &ImagenetC) -> String {
+    let bench = ic
+        .corruptions
+        .iter()
+        .filter(|c| {
+            crate::metrics::imagenet_c::ALEXNET_ERRORS[..crate::metrics::imagenet_c::BENCHMARK]
+                .iter()
+                .any(|(n, _)| *n == c.corruption)
+        })
+        .count();
+    match ic.mce {
+        Some(mce) => format!(
+            "ImageNet-C: mCE {}, relative mCE {} (AlexNet = 100%; {} corruptions with all 5 severities)",
+            pct(Some(mce)),
+            pct(ic.relative_mce),
+            ic.corruptions.len()
+        ),
+        None => format!(
+            "ImageNet-C: CE for {} corruptions; mCE needs all 15 benchmark corruptions (have {bench})",
+            ic.corruptions.len()
+        ),
     }
 }
 
