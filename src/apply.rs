@@ -26,11 +26,13 @@ pub struct ApplyRequest {
     pub input: PathBuf,
     /// Output PNG.
     pub output: PathBuf,
+    /// JPEG quality corruption outputs are stored at (as `jpeg_after_corruption` in a run config).
+    pub jpeg_after_corruption: Option<u8>,
 }
 
 /// Applies the scenario and writes the PNG.
 pub fn apply(req: &ApplyRequest) -> anyhow::Result<()> {
-    let catalog = Catalog::builtin();
+    let catalog = Catalog::builtin().with_corruption_jpeg(req.jpeg_after_corruption);
     let Some(scenario) = catalog.build(&req.scenario) else {
         bail!(
             "unknown scenario `{}`; run `robustream scenarios` for the list",

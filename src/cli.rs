@@ -87,6 +87,10 @@ pub struct ApplyArgs {
     /// `stage = "model_input"` (the default) does; without it the image is used as it is.
     #[arg(long)]
     pub model: Option<PathBuf>,
+    /// Store corruption outputs as JPEG at this quality, as a run with `jpeg_after_corruption` does
+    /// (ImageNet-C's released images: 85).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
+    pub jpeg_after_corruption: Option<u8>,
     /// Input image.
     pub input: PathBuf,
     /// Output PNG.

@@ -100,6 +100,7 @@ struct RawConfig {
     strict: bool,
     #[serde(default)]
     stage: ScenarioStage,
+    jpeg_after_corruption: Option<u8>,
     #[serde(default)]
     engine: EngineConfig,
     #[serde(default)]
@@ -129,6 +130,9 @@ pub struct RunConfig {
     pub strict: bool,
     /// Where scenarios are applied.
     pub stage: ScenarioStage,
+    /// JPEG quality corrupted images are stored at before inference, as the released ImageNet-C was
+    /// (85); `None` evaluates the corruption's output directly.
+    pub jpeg_after_corruption: Option<u8>,
     /// Engine settings.
     pub engine: EngineConfig,
     /// Threads and batching.
@@ -249,6 +253,13 @@ impl RunConfig {
                     .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),
             ),
         };
+        if let Some(q) = raw.jpeg_after_corruption
+            && !(1..=100).contains(&q)
+        {
+            return Err(invalid(
+                "`jpeg_after_corruption` is a JPEG quality, 1..=100 (ImageNet-C used 85)",
+            ));
+        }
         let mut dataset = raw.dataset;
         dataset.class_map = dataset.class_map.map(&rel);
         Ok(Self {
@@ -261,6 +272,7 @@ impl RunConfig {
             limit: o.limit.or(raw.limit),
             strict: o.strict || raw.strict,
             stage: raw.stage,
+            jpeg_after_corruption: raw.jpeg_after_corruption,
             engine,
             pipeline,
             dataset,
@@ -353,6 +365,29 @@ mod tests {
         assert_eq!(normalize(Path::new("../a")), PathBuf::from("../a"));
         assert_eq!(normalize(Path::new("/r/a/../b")), PathBuf::from("/r/b"));
         assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
+    }
+
+    #[test]
+    fn jpeg_after_corruption_is_a_quality() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "model = \"m.toml\"\njpeg_after_corruption = 85\n[source]\npath = \"x\"\n",
+        );
+        assert_eq!(
+            RunConfig::load(Some(&p), &Overrides::default())
+                .unwrap()
+                .jpeg_after_corruption,
+            Some(85)
+        );
+        let p = write(
+            d.path(),
+            "model = \"m.toml\"\njpeg_after_corruption = 0\n[source]\npath = \"x\"\n",
+        );
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("jpeg_after_corruption"), "{e}");
     }
 
     #[test]

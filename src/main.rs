@@ -76,6 +76,7 @@ fn apply(args: ApplyArgs) -> anyhow::Result<()> {
         model: args.model,
         input: args.input,
         output: args.output,
+        jpeg_after_corruption: args.jpeg_after_corruption,
     })
 }
 

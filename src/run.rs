@@ -52,7 +52,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         .map_or(0, |d| d.as_secs());
     let model = ModelDesc::load(&config.model)?;
     let class_map = class_map(config, &model)?;
-    let plan = Plan::from_items(&config.scenarios, &Catalog::builtin())?;
+    let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
+    let plan = Plan::from_items(&config.scenarios, &catalog)?;
     let source = crate::source::open(&config.source, class_map.classes())?;
     let engine = OnnxEngine::new(&model, &config.engine)?;
     let engine_desc = engine.describe();
@@ -113,6 +114,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "source": source_desc,
         "seed": config.seed,
         "stage": config.stage,
+        "jpeg_after_corruption": config.jpeg_after_corruption,
         "plan": keys,
         "workers": config.pipeline.workers,
         "max_batch": config.pipeline.max_batch,

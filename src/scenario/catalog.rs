@@ -25,6 +25,9 @@ pub struct Catalog {
     pub scenarios: Vec<CatalogEntry>,
     /// Named groups.
     pub groups: Vec<CatalogEntry>,
+    /// JPEG quality corruption scenarios are stored at after corrupting (see
+    /// [`Corruption::stored_as_jpeg`]); `None` = not stored.
+    pub corruption_jpeg: Option<u8>,
 }
 
 impl Catalog {
@@ -84,7 +87,17 @@ impl Catalog {
             description: "clean, gaussian_noise 1..5 and contrast 1..5 (the demo plan)".into(),
             members: demo,
         });
-        Self { scenarios, groups }
+        Self {
+            scenarios,
+            groups,
+            corruption_jpeg: None,
+        }
+    }
+
+    /// The same catalogue with corruption scenarios stored as JPEG at `quality` after corrupting.
+    pub fn with_corruption_jpeg(mut self, quality: Option<u8>) -> Self {
+        self.corruption_jpeg = quality;
+        self
     }
 
     /// Builds the scenario with this exact key; `None` if the key is unknown.
@@ -95,7 +108,8 @@ impl Catalog {
         let rest = key.strip_prefix("corruption/")?;
         let (name, severity) = rest.split_once('/')?;
         let severity: u8 = severity.parse().ok()?;
-        Corruption::new(name, severity).map(|c| Arc::new(c) as Arc<dyn Scenario>)
+        Corruption::new(name, severity)
+            .map(|c| Arc::new(c.stored_as_jpeg(self.corruption_jpeg)) as Arc<dyn Scenario>)
     }
 
     /// Expands one plan item (a key, a group name, or a prefix ending in `/*`) to keys, in order.

@@ -121,6 +121,7 @@ pub struct Corruption {
     name: &'static str,
     severity: u8,
     key: String,
+    stored_jpeg: Option<u8>,
 }
 
 impl Corruption {
@@ -131,7 +132,18 @@ impl Corruption {
             name,
             severity,
             key: format!("corruption/{name}/{severity}"),
+            stored_jpeg: None,
         })
+    }
+
+    /// As a scenario, also pass the corrupted image through a JPEG round trip at `quality` (Pillow /
+    /// libjpeg-turbo exact, [`jpeg::roundtrip`]): the released ImageNet-C images were saved as JPEG
+    /// quality 85 after corrupting (REFERENCE §1.1 step 5), so `Some(85)` evaluates like the published
+    /// dataset. `None` (the default) evaluates the corruption's own output, like imagecorruptions.
+    /// [`Corruption::corrupt`] is never affected.
+    pub fn stored_as_jpeg(mut self, quality: Option<u8>) -> Self {
+        self.stored_jpeg = quality;
+        self
     }
 
     /// The severity's parameter in words, e.g. `sigma 0.18`.
@@ -258,6 +270,16 @@ impl Scenario for Corruption {
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
+        let out = self.apply_raw(input, rng)?;
+        Ok(match self.stored_jpeg {
+            Some(quality) => jpeg::roundtrip(&out, quality),
+            None => out,
+        })
+    }
+}
+
+impl Corruption {
+    fn apply_raw(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
         if self.name == "frost" {
             // The only corruption with external data: missing textures are an error, not a panic.
             let (a, f) = weather::FROST_PARAMS[usize::from(self.severity - 1)];
@@ -284,6 +306,29 @@ mod fixture_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_jpeg_is_a_round_trip_of_the_corruption() {
+        let img = RgbImage::from_fn(40, 24, |x, y| {
+            image::Rgb([(x * 6) as u8, (y * 9) as u8, 128])
+        });
+        let input = ScenarioInput {
+            image: &img,
+            mask: None,
+        };
+        let raw = Corruption::new("contrast", 2).unwrap();
+        let stored = raw.clone().stored_as_jpeg(Some(85));
+        let plain = raw.apply(&input, RngKey(1)).unwrap();
+        assert_eq!(plain, raw.corrupt(&img, RngKey(1)));
+        let jpeg = stored.apply(&input, RngKey(1)).unwrap();
+        assert_eq!(jpeg, jpeg::roundtrip(&plain, 85));
+        assert_ne!(jpeg, plain);
+        assert_eq!(
+            stored.corrupt(&img, RngKey(1)),
+            plain,
+            "corrupt() stays raw"
+        );
+    }
 
     #[test]
     fn every_listed_corruption_runs_at_every_severity_and_size() {
