@@ -119,23 +119,6 @@ fn unknown_scenario_suggests_the_right_key() {
     );
 }
 
-fn model_variant(dir: &Path, edit: impl Fn(String) -> String) -> std::path::PathBuf {
-    let m = assets().join("models");
-    let desc = std::fs::read_to_string(model())
-        .unwrap()
-        .replace(
-            "\"efficientnet_lite0.onnx\"",
-            &format!("{:?}", m.join("efficientnet_lite0.onnx")),
-        )
-        .replace(
-            "\"imagenet_classes.txt\"",
-            &format!("{:?}", m.join("imagenet_classes.txt")),
-        );
-    let p = dir.join("model.toml");
-    std::fs::write(&p, edit(desc)).unwrap();
-    p
-}
-
 #[test]
 fn model_that_does_not_match_its_description_is_refused() {
     let d = tempfile::tempdir().unwrap();
@@ -154,7 +137,7 @@ fn model_that_does_not_match_its_description_is_refused() {
             "probs",
         ),
     ] {
-        let m = model_variant(d.path(), edit);
+        let m = model_variant(d.path(), "model.toml", edit);
         let o = run(robustream()
             .args(["run", "--model"])
             .arg(&m)

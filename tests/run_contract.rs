@@ -245,20 +245,9 @@ fn apply_writes_the_pixels_the_pipeline_evaluates() {
     let img = image::open(&png).unwrap();
     assert_eq!((img.width(), img.height()), (224, 224));
 
-    let desc = std::fs::read_to_string(model()).unwrap();
-    let m = assets().join("models");
-    let desc = desc
-        .replace(
-            "\"efficientnet_lite0.onnx\"",
-            &format!("{:?}", m.join("efficientnet_lite0.onnx")),
-        )
-        .replace(
-            "\"imagenet_classes.txt\"",
-            &format!("{:?}", m.join("imagenet_classes.txt")),
-        )
-        .replace("resize_shorter = 256", "");
-    let identity_model = dir.path().join("identity.toml");
-    std::fs::write(&identity_model, desc).unwrap();
+    let identity_model = model_variant(dir.path(), "identity.toml", |d| {
+        d.replace("resize_shorter = 256", "")
+    });
 
     let a = dir.path().join("a");
     assert!(

@@ -25,6 +25,25 @@ pub fn model() -> PathBuf {
     assets().join("models/efficientnet_lite0.toml")
 }
 
+/// A copy of the demo model description in `dir` (as `file`), with its model and label paths made
+/// absolute and `edit` applied to the text: for tests that need a variant of the description.
+pub fn model_variant(dir: &Path, file: &str, edit: impl Fn(String) -> String) -> PathBuf {
+    let m = assets().join("models");
+    let desc = std::fs::read_to_string(model())
+        .unwrap()
+        .replace(
+            "\"efficientnet_lite0.onnx\"",
+            &format!("{:?}", m.join("efficientnet_lite0.onnx")),
+        )
+        .replace(
+            "\"imagenet_classes.txt\"",
+            &format!("{:?}", m.join("imagenet_classes.txt")),
+        );
+    let p = dir.join(file);
+    std::fs::write(&p, edit(desc)).unwrap();
+    p
+}
+
 /// A demo photo.
 pub fn photo(name: &str) -> PathBuf {
     assets().join("photos").join(name)
