@@ -6,6 +6,15 @@ mod common;
 use common::*;
 
 const DEMO_PHOTOS: usize = 9;
+/// The per-stage timing keys the contract promises (spelled out here, not taken from the library).
+const STAGES: [&str; 6] = [
+    "decode",
+    "scenario",
+    "preprocess",
+    "queue",
+    "infer",
+    "total",
+];
 const DEMO_SCENARIOS: usize = 11; // clean + gaussian_noise 1..5 + contrast 1..5
 
 #[test]
@@ -40,14 +49,7 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
             probs.windows(2).all(|w| w[0] >= w[1]),
             "probabilities best first: {r}"
         );
-        for stage in [
-            "decode",
-            "scenario",
-            "preprocess",
-            "queue",
-            "infer",
-            "total",
-        ] {
+        for stage in STAGES {
             assert!(r["ms"][stage].as_f64().unwrap() >= 0.0, "ms.{stage}: {r}");
         }
     }
@@ -103,14 +105,7 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
         "clean top-1 on the 7 labelled photos: {clean}"
     );
     assert!(scen["corruption/contrast/5"]["drop"].as_f64().unwrap() > 0.0);
-    for stage in [
-        "decode",
-        "scenario",
-        "preprocess",
-        "queue",
-        "infer",
-        "total",
-    ] {
+    for stage in STAGES {
         let l = &s["latency_ms"][stage];
         for q in ["p50", "p90", "p95", "p99", "max"] {
             assert!(l[q].as_f64().is_some(), "latency_ms.{stage}.{q}");
