@@ -8,6 +8,7 @@
 pub mod accuracy;
 pub mod classmap;
 pub mod imagenet_c;
+pub mod in9;
 pub mod latency;
 
 use std::collections::{BTreeMap, HashMap};
