@@ -1,7 +1,13 @@
 //! IN-9 / Backgrounds Challenge metrics (REFERENCE §6): accuracy per variation, BG-gap and the
 //! adversarial-background challenge accuracy.
+//!
+//! Class-map aware by construction: a record's `pred` is already mapped into the dataset's label
+//! space (ImageNet-1k → IN-9 through `in_to_in9`, REFERENCE §6.1), and an unmapped prediction (−1)
+//! never equals a truth, so it counts as wrong here exactly as in the reference's `in9_eval.py`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::metrics::CLEAN;
 
 /// The outcome of the adversarial-background challenge (REFERENCE §6.6): each kept foreground was
 /// composited onto backgrounds until one prediction was wrong (then it is *vulnerable*) or every
@@ -30,6 +36,83 @@ impl ChallengeTally {
     }
 }
 
+/// The IN-9 test-set variations in the reference's order (REFERENCE §6.2); `original` is our
+/// `clean`, every other one is the scenario `background/<variation>`.
+pub const VARIATIONS: [&str; 8] = [
+    "original",
+    "only_bg_b",
+    "only_bg_t",
+    "no_fg",
+    "only_fg",
+    "mixed_same",
+    "mixed_rand",
+    "mixed_next",
+];
+
+/// The scenario key of an IN-9 variation (`original` → `clean`, else `background/<variation>`).
+pub fn scenario_key(variation: &str) -> String {
+    if variation == "original" {
+        CLEAN.to_string()
+    } else {
+        format!("background/{variation}")
+    }
+}
+
+/// `summary.json`'s `metrics.in9` (REFERENCE §6.4–6.6). All values are fractions in [0, 1] (the gap
+/// in [−1, 1]); `null` where undefined.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct In9 {
+    /// Top-1 accuracy per variation present in the plan, in [`VARIATIONS`] order (`original` =
+    /// the `clean` scenario; listed only when some other variation is present). Accuracy =
+    /// #(mapped top-1 == label) / #labelled records (REFERENCE §6.4).
+    #[serde(with = "crate::report::summary::ordered")]
+    pub accuracy: Vec<(String, Option<f64>)>,
+    /// BG-Gap = accuracy(mixed_same) − accuracy(mixed_rand) (REFERENCE §6.5); `null` unless both
+    /// variations have an accuracy.
+    pub bg_gap: Option<f64>,
+    /// Challenge accuracy = 1 − vulnerable / foregrounds (REFERENCE §6.6); `null` when no challenge
+    /// ran or it had no foreground.
+    pub challenge_accuracy: Option<f64>,
+    /// The challenge's raw counts (foregrounds, vulnerable, backgrounds, composites, complete), when
+    /// a challenge ran. Kept in `summary.json` so `robustream report` can rebuild the section from
+    /// the records plus the previous summary.
+    pub challenge: Option<ChallengeTally>,
+}
+
+/// The IN-9 metrics from per-scenario top-1 accuracies (`(scenario key, top-1)` in any order) and the
+/// challenge's outcome, if one ran. `None` when neither a `background/<IN-9 variation>` scenario nor a
+/// challenge is present (the plan had nothing of IN-9).
+pub fn compute<'a>(
+    top1: impl IntoIterator<Item = (&'a str, Option<f64>)>,
+    challenge: Option<ChallengeTally>,
+) -> Option<In9> {
+    let top1: Vec<(&str, Option<f64>)> = top1.into_iter().collect();
+    let find = |v: &str| {
+        let key = scenario_key(v);
+        top1.iter().find(|(k, _)| *k == key).map(|(_, a)| *a)
+    };
+    let found: Vec<(String, Option<f64>)> = VARIATIONS
+        .iter()
+        .filter_map(|v| find(v).map(|a| (v.to_string(), a)))
+        .collect();
+    let any_variation = found.iter().any(|(v, _)| v != "original");
+    if !any_variation && challenge.is_none() {
+        return None;
+    }
+    let accuracy = if any_variation { found } else { Vec::new() };
+    let acc = |v: &str| accuracy.iter().find(|(k, _)| k == v).and_then(|(_, a)| *a);
+    let bg_gap = match (acc("mixed_same"), acc("mixed_rand")) {
+        (Some(same), Some(rand)) => Some(same - rand),
+        _ => None,
+    };
+    Some(In9 {
+        bg_gap,
+        challenge_accuracy: challenge.and_then(|c| c.accuracy()),
+        challenge,
+        accuracy,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +128,66 @@ mod tests {
         };
         assert_eq!(t.accuracy(), Some(0.25));
         assert_eq!(ChallengeTally::default().accuracy(), None);
+    }
+
+    #[test]
+    fn accuracy_per_variation_in_reference_order_and_gap() {
+        let top1 = [
+            ("clean", Some(0.9)),
+            ("background/mixed_rand", Some(0.625)),
+            ("background/only_fg", None),
+            ("background/mixed_same", Some(0.75)),
+            ("corruption/fog/1", Some(0.1)),
+        ];
+        let m = compute(top1, None).unwrap();
+        assert_eq!(
+            m.accuracy,
+            vec![
+                ("original".to_string(), Some(0.9)),
+                ("only_fg".to_string(), None),
+                ("mixed_same".to_string(), Some(0.75)),
+                ("mixed_rand".to_string(), Some(0.625)),
+            ]
+        );
+        assert_eq!(m.bg_gap, Some(0.125));
+        assert_eq!((m.challenge_accuracy, m.challenge), (None, None));
+        // No gap without both mixed variations having an accuracy.
+        let m = compute([("background/mixed_same", Some(0.5))], None).unwrap();
+        assert_eq!(m.bg_gap, None);
+        let m = compute(
+            [
+                ("background/mixed_same", Some(0.5)),
+                ("background/mixed_rand", None),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(m.bg_gap, None);
+    }
+
+    #[test]
+    fn absent_without_in9_scenarios_or_challenge() {
+        assert_eq!(
+            compute(
+                [("clean", Some(1.0)), ("background/blur_bg", Some(0.5))],
+                None
+            ),
+            None
+        );
+        let t = ChallengeTally {
+            foregrounds: 4,
+            vulnerable: 1,
+            backgrounds: 3,
+            composites: 9,
+            complete: false,
+        };
+        // A challenge alone makes the section, without per-variation accuracies.
+        let m = compute([("clean", Some(1.0))], Some(t)).unwrap();
+        assert!(m.accuracy.is_empty());
+        assert_eq!(m.challenge_accuracy, Some(0.75));
+        assert_eq!(m.challenge, Some(t));
+        let json = serde_json::to_value(&m).unwrap();
+        assert_eq!(json["challenge"]["complete"], false);
+        assert_eq!(serde_json::from_value::<In9>(json).unwrap(), m);
     }
 }

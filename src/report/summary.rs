@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use crate::metrics::imagenet_c::{AlexnetTable, ImagenetC};
+use crate::metrics::in9::{ChallengeTally, In9};
 use crate::metrics::latency::Quantiles;
 use crate::metrics::{CLEAN, Metrics, Record, Tally};
 
@@ -95,6 +96,9 @@ impl Summary {
         if let Some(ic) = imagenet_c_metrics(&scenarios) {
             metrics.insert("imagenet_c".into(), ic);
         }
+        if let Some(in9) = crate::metrics::in9::compute(top1_of(&scenarios), None) {
+            metrics.insert("in9".into(), to_value(&in9));
+        }
         Self {
             run,
             frames,
@@ -134,7 +138,34 @@ impl Summary {
                 },
             ),
         };
-        Self::from_metrics(&metrics, run, frames)
+        let mut summary = Self::from_metrics(&metrics, run, frames);
+        if let Some(tally) = previous.and_then(Summary::challenge) {
+            summary.set_challenge(tally);
+        }
+        summary
+    }
+
+    /// Records the outcome of the adversarial-background challenge (REFERENCE §6.6, run after the
+    /// stream by the challenge pass) in `metrics.in9`: `challenge_accuracy` and the raw counts under
+    /// `challenge`. Creates the `in9` section when the plan had no IN-9 variation. The counts stay in
+    /// `summary.json`, so [`Summary::recompute`] with this summary as `previous` keeps them.
+    pub fn set_challenge(&mut self, tally: ChallengeTally) {
+        if let Some(in9) = crate::metrics::in9::compute(top1_of(&self.scenarios), Some(tally)) {
+            self.metrics.insert("in9".into(), to_value(&in9));
+        }
+    }
+
+    /// The challenge's counts recorded by [`Summary::set_challenge`], if any.
+    pub fn challenge(&self) -> Option<ChallengeTally> {
+        self.in9().and_then(|m| m.challenge)
+    }
+
+    /// The IN-9 metrics of this summary (`metrics.in9`), if its plan had IN-9 variations or a
+    /// challenge ran.
+    pub fn in9(&self) -> Option<In9> {
+        self.metrics
+            .get("in9")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
     /// Parses a `summary.json` text.
@@ -189,6 +220,9 @@ impl Summary {
         out.push_str(&md_table(&rows));
         if let Some(ic) = self.imagenet_c() {
             out.push_str(&imagenet_c_markdown(&ic));
+        }
+        if let Some(in9) = self.in9() {
+            out.push_str(&in9_markdown(&in9));
         }
         out.push_str("\n## Latency (ms)\n\n");
         if self.latency_ms.is_empty() {
@@ -256,6 +290,10 @@ impl Summary {
             out.push('\n');
             out.push_str(&imagenet_c_lines(&ic));
         }
+        if let Some(in9) = self.in9() {
+            out.push('\n');
+            out.push_str(&in9_lines(&in9));
+        }
         out
     }
 
@@ -266,6 +304,17 @@ impl Summary {
             .get("imagenet_c")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
+}
+
+/// `(scenario key, top-1)` of every scenario line.
+fn top1_of(scenarios: &[(String, ScenarioSummary)]) -> impl Iterator<Item = (&str, Option<f64>)> {
+    scenarios.iter().map(|(k, s)| (k.as_str(), s.top1))
+}
+
+/// A metric family's value as JSON. Cannot fail: the families hold only numbers, strings, booleans
+/// and string-keyed maps.
+fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("metric families serialise to JSON")
 }
 
 /// The `metrics.imagenet_c` value for these scenario lines (REFERENCE §5; see
@@ -377,6 +426,49 @@ fn imagenet_c_markdown(ic: &ImagenetC) -> String {
     }
     out.push_str(&md_table(&rows));
     let _ = writeln!(out, "\nNormalisation: {}.", md_cell(&ic.normalisation));
+    out
+}
+
+/// The IN-9 lines of the terminal table and summary.md, each ending in a newline: accuracy per
+/// variation, BG-gap, and the challenge (accuracy, vulnerable / foregrounds, composites, whether it
+/// completed).
+fn in9_lines(m: &In9) -> String {
+    let mut out = String::new();
+    if !m.accuracy.is_empty() {
+        let parts: Vec<String> = m
+            .accuracy
+            .iter()
+            .map(|(v, a)| format!("{v} {}", pct(*a)))
+            .collect();
+        let _ = writeln!(out, "IN-9 accuracy: {}", parts.join(", "));
+        let _ = writeln!(
+            out,
+            "IN-9 BG-gap (mixed_same − mixed_rand): {}",
+            pct(m.bg_gap)
+        );
+    }
+    if let Some(c) = m.challenge {
+        let _ = writeln!(
+            out,
+            "IN-9 challenge accuracy: {} ({} of {} foregrounds vulnerable, {} backgrounds, {} \
+             composites{})",
+            pct(m.challenge_accuracy),
+            c.vulnerable,
+            c.foregrounds,
+            c.backgrounds,
+            c.composites,
+            if c.complete { "" } else { "; incomplete" }
+        );
+    }
+    out
+}
+
+/// The IN-9 section of summary.md: the lines of [`in9_lines`] as a list.
+fn in9_markdown(m: &In9) -> String {
+    let mut out = String::from("\n## IN-9 / Backgrounds Challenge (REFERENCE §6)\n\n");
+    for line in in9_lines(m).lines() {
+        let _ = writeln!(out, "- {}", md_cell(line));
+    }
     out
 }
 
@@ -965,6 +1057,102 @@ pub(crate) mod tests {
         assert!(md.contains("Normalisation: AlexNet top-1 errors"), "{md}");
         // `report` rebuilds the same metrics from the records.
         let r = Summary::recompute(&fs.concat(), Some(&s));
+        assert_eq!(r.to_json(), s.to_json());
+    }
+
+    fn in9_frames() -> Vec<Vec<Record>> {
+        // Two frames: clean right on both; mixed_same right on one, mixed_rand on none.
+        ["a", "b"]
+            .iter()
+            .enumerate()
+            .map(|(i, id)| {
+                vec![
+                    rec(id, "clean", Some(1), &[1]),
+                    rec(
+                        id,
+                        "background/mixed_same",
+                        Some(1),
+                        &[if i == 0 { 1 } else { 2 }],
+                    ),
+                    rec(id, "background/mixed_rand", Some(1), &[2]),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn in9_metrics_and_challenge_survive_json_and_recompute() {
+        let order = ["clean", "background/mixed_same", "background/mixed_rand"];
+        let fs = in9_frames();
+        let mut s = streamed(&order, &fs);
+        let m = s.in9().unwrap();
+        assert_eq!(m.bg_gap, Some(0.5));
+        assert_eq!(m.accuracy[0], ("original".to_string(), Some(1.0)));
+        assert_eq!(s.challenge(), None);
+        let tally = ChallengeTally {
+            foregrounds: 5,
+            vulnerable: 4,
+            backgrounds: 7,
+            composites: 20,
+            complete: true,
+        };
+        s.set_challenge(tally);
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let in9 = &v["metrics"]["in9"];
+        assert_eq!(
+            in9["accuracy"],
+            json!({"original": 1.0, "mixed_same": 0.5, "mixed_rand": 0.0})
+        );
+        assert_eq!(in9["bg_gap"], 0.5);
+        assert!((in9["challenge_accuracy"].as_f64().unwrap() - 0.2).abs() < 1e-15);
+        assert_eq!(
+            in9["challenge"],
+            json!({"foregrounds": 5, "vulnerable": 4, "backgrounds": 7, "composites": 20, "complete": true})
+        );
+        // Through summary.json and back, then rebuilt from the records with it as `previous`.
+        let back = Summary::from_json(&s.to_json()).unwrap();
+        assert_eq!(back.challenge(), Some(tally));
+        let r = Summary::recompute(&fs.concat(), Some(&back));
+        assert_eq!(r.to_json(), s.to_json());
+        // Without the previous summary the challenge is unknown.
+        assert_eq!(Summary::recompute(&fs.concat(), None).challenge(), None);
+        let t = s.table();
+        assert!(
+            t.contains("IN-9 accuracy: original 100.0%, mixed_same 50.0%, mixed_rand 0.0%\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("IN-9 BG-gap (mixed_same − mixed_rand): 50.0%\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("IN-9 challenge accuracy: 20.0% (4 of 5 foregrounds vulnerable, 7 backgrounds, 20 composites)\n"),
+            "{t}"
+        );
+        let md = s.to_markdown();
+        assert!(
+            md.contains("## IN-9 / Backgrounds Challenge (REFERENCE §6)\n\n- IN-9 accuracy:"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn challenge_alone_makes_the_in9_section() {
+        let mut s = streamed(&["clean", "fog"], &timed_frames());
+        assert!(s.in9().is_none());
+        s.set_challenge(ChallengeTally {
+            foregrounds: 2,
+            vulnerable: 0,
+            backgrounds: 2,
+            composites: 4,
+            complete: false,
+        });
+        let m = s.in9().unwrap();
+        assert!(m.accuracy.is_empty() && m.bg_gap.is_none());
+        assert_eq!(m.challenge_accuracy, Some(1.0));
+        assert!(s.table().contains("; incomplete)"));
+        assert!(!s.table().contains("IN-9 accuracy"));
+        let r = Summary::recompute(&timed_frames().concat(), Some(&s));
         assert_eq!(r.to_json(), s.to_json());
     }
 
