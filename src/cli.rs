@@ -41,6 +41,19 @@ pub struct RunArgs {
     /// Image folder, manifest .csv or single image (overrides `[source]`).
     #[arg(long)]
     pub source: Option<PathBuf>,
+    /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
+    /// (the released `<corruption>/<severity>/<wnid>/` layout) or `in9` (the IN-9 release; also
+    /// detected). Default: detected from the path.
+    #[arg(long, value_enum)]
+    pub source_kind: Option<SourceKindArg>,
+    /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
+    /// `clean` for relative mCE (overrides `[source] clean`).
+    #[arg(long)]
+    pub clean: Option<PathBuf>,
+    /// Class map JSON, model classes → dataset labels (overrides `[dataset] class_map`). An `in9`
+    /// source scored by a 1000-class model uses the built-in ImageNet → IN-9 map without it.
+    #[arg(long)]
+    pub class_map: Option<PathBuf>,
     /// Comma-separated scenario keys, groups or `prefix/*` (overrides `scenarios`).
     #[arg(long, value_delimiter = ',')]
     pub scenarios: Option<Vec<String>>,
@@ -68,6 +81,47 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
+    /// After the main pass, run the adversarial-background challenge on the frames with a mask and
+    /// a truth (sets `challenge.enabled`; bounds in `[challenge]`; cost ≤ foregrounds × backgrounds
+    /// inferences).
+    #[arg(long)]
+    pub challenge: bool,
+    /// After the main pass, measure occlusion saliency against the masks (sets `saliency.enabled`;
+    /// about 170 inferences per frame at 224² with the default patch and stride).
+    #[arg(long)]
+    pub saliency: bool,
+    /// With the saliency pass, also write each frame's map as `saliency/<n>.png` in the run
+    /// directory (implies --saliency).
+    #[arg(long)]
+    pub saliency_maps: bool,
+}
+
+/// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SourceKindArg {
+    /// An ImageFolder tree `root/<class>/<image>`.
+    Folder,
+    /// A CSV manifest (`path,label[,mask,boxes,annotation]`).
+    Manifest,
+    /// One image file.
+    Image,
+    /// The released ImageNet-C layout `root/<corruption>/<severity>/<wnid>/<image>`.
+    #[value(name = "imagenet-c")]
+    ImagenetC,
+    /// The IN-9 release `root/<variation>/val/<NN_class>/<image>` (+ `fg_mask`).
+    In9,
+}
+
+impl From<SourceKindArg> for crate::source::SourceKind {
+    fn from(k: SourceKindArg) -> Self {
+        match k {
+            SourceKindArg::Folder => Self::Folder,
+            SourceKindArg::Manifest => Self::Manifest,
+            SourceKindArg::Image => Self::Image,
+            SourceKindArg::ImagenetC => Self::ImagenetC,
+            SourceKindArg::In9 => Self::In9,
+        }
+    }
 }
 
 /// `robustream apply`.

@@ -111,6 +111,10 @@ struct RawConfig {
     pipeline: PipelineConfig,
     #[serde(default)]
     dataset: DatasetConfig,
+    #[serde(default)]
+    challenge: crate::challenge::ChallengeConfig,
+    #[serde(default)]
+    saliency: crate::saliency::SaliencyConfig,
 }
 
 /// A complete, validated run configuration with absolute or working-directory-relative paths.
@@ -143,6 +147,10 @@ pub struct RunConfig {
     pub pipeline: PipelineConfig,
     /// Label space settings.
     pub dataset: DatasetConfig,
+    /// The adversarial-background challenge after the main pass (`[challenge]`, `--challenge`).
+    pub challenge: crate::challenge::ChallengeConfig,
+    /// The occlusion saliency pass after the main pass (`[saliency]`, `--saliency`).
+    pub saliency: crate::saliency::SaliencyConfig,
 }
 
 /// Command-line overrides of `robustream run` (each replaces the config value).
@@ -152,6 +160,12 @@ pub struct Overrides {
     pub model: Option<PathBuf>,
     /// `--source`.
     pub source: Option<PathBuf>,
+    /// `--source-kind` (replaces `[source] kind`, also of a `--source` path).
+    pub source_kind: Option<crate::source::SourceKind>,
+    /// `--clean` (replaces `[source] clean`).
+    pub clean: Option<PathBuf>,
+    /// `--class-map` (replaces `[dataset] class_map`).
+    pub class_map: Option<PathBuf>,
     /// `--scenarios` (comma-separated items).
     pub scenarios: Option<Vec<String>>,
     /// `--out`.
@@ -168,6 +182,12 @@ pub struct Overrides {
     pub threads: Option<usize>,
     /// `--batch` (max batch).
     pub max_batch: Option<usize>,
+    /// `--challenge` (sets `challenge.enabled`).
+    pub challenge: bool,
+    /// `--saliency` (sets `saliency.enabled`).
+    pub saliency: bool,
+    /// `--saliency-maps` (sets `saliency.maps` and `saliency.enabled`).
+    pub saliency_maps: bool,
 }
 
 impl RunConfig {
@@ -215,7 +235,7 @@ impl RunConfig {
                 ));
             }
         };
-        let source = match (&o.source, raw.source) {
+        let mut source = match (&o.source, raw.source) {
             (Some(p), _) => SourceConfig::new(p.clone()),
             (None, Some(mut s)) => {
                 s.path = rel(s.path);
@@ -231,6 +251,12 @@ impl RunConfig {
                 ));
             }
         };
+        if let Some(kind) = o.source_kind {
+            source.kind = Some(kind);
+        }
+        if let Some(clean) = &o.clean {
+            source.clean = Some(clean.clone());
+        }
         let mut engine = raw.engine;
         engine.library = engine.library.map(&rel);
         engine.engine_cache = engine.engine_cache.map(&rel);
@@ -265,8 +291,18 @@ impl RunConfig {
                 "`jpeg_after_corruption` is a JPEG quality, 1..=100 (ImageNet-C used 85)",
             ));
         }
+        let mut challenge = raw.challenge;
+        challenge.enabled |= o.challenge;
+        challenge.validate().map_err(|m| invalid(&m))?;
+        let mut saliency = raw.saliency;
+        saliency.maps |= o.saliency_maps;
+        saliency.enabled |= o.saliency || o.saliency_maps;
+        saliency.validate().map_err(|m| invalid(&m))?;
         let mut dataset = raw.dataset;
         dataset.class_map = dataset.class_map.map(&rel);
+        if let Some(map) = &o.class_map {
+            dataset.class_map = Some(map.clone());
+        }
         Ok(Self {
             file: file.map(Path::to_path_buf),
             model,
@@ -281,6 +317,8 @@ impl RunConfig {
             engine,
             pipeline,
             dataset,
+            challenge,
+            saliency,
         })
     }
 }
@@ -417,6 +455,39 @@ mod tests {
         assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
         assert_eq!(c.source.path, d.path().join("IC"));
         assert_eq!(c.source.clean, Some(d.path().join("val")));
+    }
+
+    #[test]
+    fn source_kind_clean_and_class_map_flags_replace_the_config() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "model = \"m.toml\"\n[source]\npath = \"IC\"\n[dataset]\nclass_map = \"a.json\"\n",
+        );
+        let o = Overrides {
+            source_kind: Some(crate::source::SourceKind::ImagenetC),
+            clean: Some("val".into()),
+            class_map: Some("b.json".into()),
+            ..Default::default()
+        };
+        let c = RunConfig::load(Some(&p), &o).unwrap();
+        assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
+        assert_eq!(c.source.path, d.path().join("IC"));
+        assert_eq!(c.source.clean, Some(PathBuf::from("val")));
+        assert_eq!(c.dataset.class_map, Some(PathBuf::from("b.json")));
+        // Without a config file: the kind applies to the --source path.
+        let o = Overrides {
+            model: Some("m.toml".into()),
+            source: Some("bg".into()),
+            source_kind: Some(crate::source::SourceKind::In9),
+            ..Default::default()
+        };
+        let c = RunConfig::load(None, &o).unwrap();
+        assert_eq!(
+            (c.source.path, c.source.kind),
+            (PathBuf::from("bg"), Some(crate::source::SourceKind::In9))
+        );
+        assert_eq!(c.dataset.class_map, None);
     }
 
     #[test]

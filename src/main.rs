@@ -35,6 +35,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let overrides = Overrides {
         model: args.model,
         source: args.source,
+        source_kind: args.source_kind.map(Into::into),
+        clean: args.clean,
+        class_map: args.class_map,
         scenarios: args.scenarios,
         out: args.out,
         seed: args.seed,
@@ -43,6 +46,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         workers: args.workers,
         threads: args.threads,
         max_batch: args.batch,
+        challenge: args.challenge,
+        saliency: args.saliency,
+        saliency_maps: args.saliency_maps,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));

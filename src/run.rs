@@ -18,7 +18,7 @@ use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
 use crate::scenario::{Catalog, Plan};
-use crate::source::{Source, SourceKind, imagenet_c};
+use crate::source::{Source, SourceConfig, SourceKind, imagenet_c, in9};
 
 /// The result of a run: its summary (as written) and how it ended.
 pub struct RunResult {
@@ -31,7 +31,9 @@ pub struct RunResult {
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
-/// description's, else identity over the model's labels.
+/// description's, else — for an IN-9 source ([`source_kind`]) scored by a 1000-class model — the
+/// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`], REFERENCE §6.1; unmapped classes count as
+/// wrong), else identity over the model's labels (a 9-output IN-9 model scores in its own labels).
 pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassMap> {
     match config
         .dataset
@@ -40,7 +42,78 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
         .or(model.class_map.as_ref())
     {
         Some(path) => Ok(ClassMap::load(path, model.output.classes)?),
+        None if builtin_in9_map(source_kind(&config.source), model.output.classes) => {
+            let map = in9::in_to_in9()?;
+            map.check_model_classes(model.output.classes)?;
+            Ok(map)
+        }
         None => Ok(ClassMap::identity(&model.labels)),
+    }
+}
+
+/// Whether a run without a configured class map scores through the built-in ImageNet-1k → IN-9 map:
+/// an IN-9 source and a model with 1000 outputs (REFERENCE §6.1). A model with any other number of
+/// outputs (e.g. a 9-class IN-9 model) scores in its own labels.
+pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
+    kind == Some(SourceKind::In9) && model_classes == 1000
+}
+
+/// The kind of the run's source as far as planning needs it: the configured `kind`, else
+/// [`SourceKind::In9`] for a folder laid out as the IN-9 release (the detection of
+/// [`crate::source::open`]); `None` for every other detected kind.
+pub fn source_kind(source: &SourceConfig) -> Option<SourceKind> {
+    source.kind.or_else(|| {
+        (source.path.is_dir() && in9::looks_like_release(&source.path)).then_some(SourceKind::In9)
+    })
+}
+
+/// The plan items and the variations an IN-9 source reads (REFERENCE §6.2, §6.4):
+/// - `variations` given in `[source]`: read as given; the plan is the config's `scenarios`, else the
+///   keys of those variations ([`in9::plan_keys`]), or the `in9` group made on the fly from the masks
+///   when that is `original` alone;
+/// - no `variations`, no `scenarios`: every stored variation present is evaluated as stored under
+///   its key (`original` → `clean`, `only_fg` → `background/only_fg`, …); a release holding only
+///   `original` (+ `fg_mask`) gets the `in9` group, made on the fly;
+/// - no `variations`, `scenarios` given: the stored variations whose key is in the plan are read
+///   (plus `original`), so no stored image falls outside the plan; when that leaves `original`
+///   alone, the plan's background scenarios are made on the fly from the masks.
+fn in9_plan(
+    source: &SourceConfig,
+    scenarios: &[String],
+    catalog: &Catalog,
+) -> anyhow::Result<(Plan, Option<Vec<String>>)> {
+    let root = &source.path;
+    if let Some(v) = &source.variations {
+        let items = match scenarios.is_empty() {
+            true => default_items(&in9::plan_keys(root, Some(v))),
+            false => scenarios.to_vec(),
+        };
+        return Ok((Plan::from_items(&items, catalog)?, Some(v.clone())));
+    }
+    let stored = in9::plan_keys(root, None);
+    let items = match scenarios.is_empty() {
+        true => default_items(&stored),
+        false => scenarios.to_vec(),
+    };
+    let plan = Plan::from_items(&items, catalog)?;
+    let keys = plan.keys();
+    let variations = in9::VARIATIONS
+        .iter()
+        .filter(|(v, k)| {
+            (*v == "original" || keys.iter().any(|p| p == k)) && root.join(v).join("val").is_dir()
+        })
+        .map(|(v, _)| v.to_string())
+        .collect::<Vec<_>>();
+    // An empty list (no `original` either) lets the source say what is missing.
+    Ok((plan, (!variations.is_empty()).then_some(variations)))
+}
+
+/// The default plan items of an IN-9 source reading the variations with these keys: the keys
+/// themselves, or the `in9` group (made on the fly) when only `original` (`clean`) is read.
+fn default_items(keys: &[&str]) -> Vec<String> {
+    match keys {
+        [] | ["clean"] => vec!["in9".to_string()],
+        _ => keys.iter().map(|k| k.to_string()).collect(),
     }
 }
 
@@ -64,6 +137,14 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         let plan = Plan::from_items(&items, &catalog)?;
         let source = layout.open(&plan.keys(), class_map.classes())?;
         (plan, Box::new(source) as Box<dyn Source>)
+    } else if source_kind(&config.source) == Some(SourceKind::In9) {
+        // Stored IN-9 variations: the plan is what the release holds (or the config's items).
+        let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
+        let mut source_config = config.source.clone();
+        source_config.kind = Some(SourceKind::In9);
+        source_config.variations = variations;
+        let source = crate::source::open(&source_config, class_map.classes())?;
+        (plan, source)
     } else {
         let plan = Plan::from_items(&config.scenarios, &catalog)?;
         (
@@ -72,6 +153,11 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         )
     };
     let engine = OnnxEngine::new(&model, &config.engine)?;
+    // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
+    // its engine afterwards.
+    let (source, mut engine, harvest) =
+        crate::challenge::attach(config, &model, source, Box::new(engine));
+    let post_class_map = class_map.clone();
     let engine_desc = engine.describe();
     let source_desc = source.describe();
     let total = source
@@ -90,7 +176,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         source,
         plan,
         model: model.clone(),
-        engine: Box::new(engine),
+        engine: Box::new(engine.clone()),
         class_map,
         seed: config.seed,
         stage: config.stage,
@@ -117,6 +203,17 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     };
     let outcome = pipeline::run(inputs, stop, &mut sink);
     progress.finish();
+    let main_ok = matches!(outcome.end, EndReason::Completed | EndReason::Limit);
+    let post = crate::challenge::PostPasses::run(
+        config,
+        harvest.as_ref(),
+        &mut engine,
+        &model,
+        &post_class_map,
+        stop,
+        quiet,
+        main_ok,
+    )?;
 
     let ended_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -149,11 +246,70 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         skipped: outcome.frames_skipped,
         dropped: outcome.frames_dropped,
     };
-    let summary = Summary::from_metrics(&metrics, run_info, frames);
+    let mut summary = Summary::from_metrics(&metrics, run_info, frames);
+    post.apply(&mut summary);
     crate::report::write_run_summary(&config.out, &summary)?;
     Ok(RunResult {
         summary,
         outcome,
         dir: config.out.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in9_sources_of_1000_class_models_default_to_the_builtin_map() {
+        assert!(builtin_in9_map(Some(SourceKind::In9), 1000));
+        assert!(!builtin_in9_map(Some(SourceKind::In9), 9));
+        assert!(!builtin_in9_map(Some(SourceKind::Folder), 1000));
+        assert!(!builtin_in9_map(None, 1000));
+    }
+
+    #[test]
+    fn in9_default_plan_is_the_stored_keys_or_the_in9_group() {
+        assert_eq!(default_items(&["clean"]), vec!["in9"]);
+        assert_eq!(default_items(&[]), vec!["in9"]);
+        assert_eq!(
+            default_items(&["clean", "background/mixed_same"]),
+            vec!["clean", "background/mixed_same"]
+        );
+    }
+
+    #[test]
+    fn in9_plan_reads_only_stored_variations_in_the_plan() {
+        let d = tempfile::tempdir().unwrap();
+        for v in ["original", "only_fg", "mixed_same", "fg_mask"] {
+            std::fs::create_dir_all(d.path().join(v).join("val/00_dog")).unwrap();
+        }
+        let catalog = Catalog::builtin();
+        let source = SourceConfig::new(d.path());
+        let keys = |p: &Plan| p.keys().iter().map(|k| k.to_string()).collect::<Vec<_>>();
+        let (plan, v) = in9_plan(&source, &[], &catalog).unwrap();
+        assert_eq!(
+            keys(&plan),
+            ["clean", "background/only_fg", "background/mixed_same"]
+        );
+        assert_eq!(v.unwrap(), ["original", "only_fg", "mixed_same"]);
+        let items = ["background/mixed_same".to_string()];
+        let (plan, v) = in9_plan(&source, &items, &catalog).unwrap();
+        assert_eq!(keys(&plan), ["clean", "background/mixed_same"]);
+        assert_eq!(v.unwrap(), ["original", "mixed_same"]);
+        // Nothing stored for the plan's keys: `original` alone, the plan made on the fly.
+        let items = ["background/no_fg".to_string()];
+        let (_, v) = in9_plan(&source, &items, &catalog).unwrap();
+        assert_eq!(v.unwrap(), ["original"]);
+        // Given variations are kept; `original` alone defaults to the in9 group.
+        let mut only = source.clone();
+        only.variations = Some(vec!["original".into()]);
+        let (plan, v) = in9_plan(&only, &[], &catalog).unwrap();
+        assert!(
+            plan.keys().contains(&"background/mixed_rand"),
+            "{:?}",
+            plan.keys()
+        );
+        assert_eq!(v.unwrap(), ["original"]);
+    }
 }
