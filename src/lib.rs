@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+pub mod challenge;
 pub mod cli;
 pub mod config;
 pub mod engine;
@@ -17,6 +18,7 @@ pub mod preview;
 pub mod report;
 pub mod resample;
 pub mod run;
+pub mod saliency;
 pub mod scenario;
 pub mod scene;
 pub mod source;

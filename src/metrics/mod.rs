@@ -10,6 +10,7 @@ pub mod classmap;
 pub mod imagenet_c;
 pub mod in9;
 pub mod latency;
+pub mod saliency;
 
 use std::collections::{BTreeMap, HashMap};
 

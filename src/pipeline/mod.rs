@@ -628,7 +628,7 @@ fn at_stage_parts(
 
 /// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
 /// (`scenario::background::pool_background`).
-fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
+pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
     let model = model.clone();
     Arc::new(move |image: &RgbImage, regions: &Regions| {
         let mut view = ModelView::new(&model);

@@ -1,0 +1,929 @@
+//! The adversarial-background challenge (the Backgrounds Challenge, REFERENCE §6.6), run by the
+//! engine after the main pass, and the foreground keeping it (and the occlusion saliency pass,
+//! [`crate::saliency`]) needs during the main pass.
+//!
+//! **What is measured.** Each kept foreground (image `I`, mask `M`, truth `y`) is composited onto
+//! backgrounds `B` of every class (its own included): `C = B·(1−M) + M·I`, pixel-wise at the model's
+//! view, with the binary mask (non-zero = object) — for a 0/1 mask this is an exact per-pixel choice,
+//! computed in u8 before normalisation. Each composite is classified and its top-1 mapped through the
+//! run's class map (ImageNet-1k → IN-9 with `configs/in_to_in9.json`; unmapped = wrong). The
+//! foreground is **vulnerable** when any composite's mapped prediction differs from `y`; evaluation of
+//! a foreground stops after the first engine batch containing one (as the reference stops at its
+//! first fooling batch). Challenge accuracy = 1 − vulnerable / foregrounds
+//! ([`ChallengeTally::accuracy`]). A foreground the model already gets wrong on most backgrounds is
+//! vulnerable, as in the reference.
+//!
+//! **Which foregrounds.** Frames with a truth and a foreground mask, not stored variants other than
+//! `clean` (an IN-9 release read in stored mode has its `original` frames as `clean`; their
+//! `fg_mask/val/<class>/<stem>.npy` is read here since the source attaches no masks then). At most
+//! `foregrounds` of them are kept: a reservoir (Algorithm R) whose decisions are keyed by
+//! `RngKey::new(seed, frame id, "challenge/foreground")`, so the set does not depend on threads.
+//! Kept foregrounds are stored at the model's view (image and mask through the same geometry);
+//! frames whose mask leaves no object pixel in the view are not candidates.
+//!
+//! **Which backgrounds.** For an IN-9 release with an `only_bg_t/val` folder: its images (the
+//! reference's exact set, REFERENCE §6.6), brought to the model's view like the `original` frames so
+//! that the two line up pixel for pixel. Otherwise the stream's background pool as it is at the end
+//! of the main pass (`scenario::pool`, `[pipeline] pool` frames per class, every class; the pool's
+//! `only_bg_t` background of each entry, made at the model's view). Where we differ from the
+//! reference: it uses every background of the release; a stream only has the frames it saw. When
+//! there are more than `backgrounds`, the ones with the smallest keyed rank
+//! (`RngKey::new(seed, id, "challenge/background")`) are kept.
+//!
+//! **Order and batching.** Foregrounds are evaluated in source order; each foreground visits the
+//! backgrounds in its own keyed shuffle (`RngKey::new(seed, frame id, "challenge/order")`), in
+//! batches of `[pipeline] max_batch` composites. The outcome is a pure function of the seed, the
+//! kept frames and the engine.
+//!
+//! **Cost.** At most `foregrounds × backgrounds` inferences (early stop makes it far fewer when
+//! most foregrounds are vulnerable); composition is a u8 select plus the normalisation table, per
+//! composite, batched over rayon; inference dominates (see `run.challenge` in `summary.json`:
+//! `composite_ms` and `infer_ms` per composite).
+//!
+//! **Output.** `challenge.jsonl` in the run directory, one line per decided foreground, flushed as
+//! produced: `frame`, `truth`, `vulnerable`, `composites`, `fooled_by` (the background id of the
+//! first wrong prediction, or null), `pred` (its mapped prediction, -1 = unmapped) and
+//! `model_class`. Progress lines on stderr. Ctrl-C stops between batches; the undecided foreground
+//! is left out (no line, not counted) and the tally says `complete = false`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use image::{GrayImage, RgbImage};
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::config::RunConfig;
+use crate::engine::{Engine, EngineError, ModelDesc, decode_row};
+use crate::frame::Frame;
+use crate::metrics::classmap::ClassMap;
+use crate::metrics::in9::ChallengeTally;
+use crate::preprocess::{ModelView, Normalizer};
+use crate::scenario::{BackgroundPool, RngKey};
+use crate::source::{Source, SourceError, SourceKind, in9};
+
+/// The file of per-foreground challenge lines in the run directory.
+pub const CHALLENGE_JSONL: &str = "challenge.jsonl";
+
+/// `[challenge]` of a run config (CLI `--challenge` sets `enabled`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChallengeConfig {
+    /// Run the challenge after the main pass.
+    pub enabled: bool,
+    /// Most foregrounds kept (seeded reservoir over the frames with a mask and a truth).
+    pub foregrounds: usize,
+    /// Most backgrounds used (all classes).
+    pub backgrounds: usize,
+}
+
+impl Default for ChallengeConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            foregrounds: 64,
+            backgrounds: 128,
+        }
+    }
+}
+
+impl ChallengeConfig {
+    /// Checks the bounds; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.foregrounds == 0 || self.backgrounds == 0 {
+            return Err(
+                "`challenge.foregrounds` and `challenge.backgrounds` must be at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One kept foreground at the model's view.
+#[derive(Debug, Clone)]
+pub struct Foreground {
+    /// Frame id.
+    pub id: String,
+    /// Truth in the dataset label space.
+    pub truth: usize,
+    /// The frame at the model's view.
+    pub image: RgbImage,
+    /// Its mask through the same geometry (non-zero = object).
+    pub mask: GrayImage,
+    /// Offer index (source order among candidates).
+    order: u64,
+}
+
+/// A bounded, seeded reservoir of foregrounds (Algorithm R): after `n` offers each candidate is
+/// kept with probability `capacity / n`, decisions drawn from `RngKey::new(seed, id, salt)`.
+#[derive(Debug)]
+pub struct Reservoir {
+    capacity: usize,
+    seed: u64,
+    salt: &'static str,
+    seen: u64,
+    slots: Vec<Foreground>,
+}
+
+impl Reservoir {
+    /// An empty reservoir of at most `capacity` (≥ 1) foregrounds; `salt` separates the decisions of
+    /// different reservoirs over the same frames.
+    pub fn new(capacity: usize, seed: u64, salt: &'static str) -> Self {
+        Self {
+            capacity: capacity.max(1),
+            seed,
+            salt,
+            seen: 0,
+            slots: Vec::new(),
+        }
+    }
+
+    /// Counts one more candidate with frame id `id` and says which slot it takes, if any; the caller
+    /// then [`Reservoir::place`]s it.
+    pub fn decide(&mut self, id: &str) -> Option<usize> {
+        self.seen += 1;
+        if self.slots.len() < self.capacity {
+            return Some(self.slots.len());
+        }
+        let j = RngKey::new(self.seed, id, self.salt)
+            .rng()
+            .random_range(0..self.seen);
+        (j < self.capacity as u64).then_some(j as usize)
+    }
+
+    /// Puts a foreground into the slot [`Reservoir::decide`] gave.
+    pub fn place(&mut self, slot: usize, id: &str, truth: usize, image: RgbImage, mask: GrayImage) {
+        let fg = Foreground {
+            id: id.to_string(),
+            truth,
+            image,
+            mask,
+            order: self.seen,
+        };
+        if slot < self.slots.len() {
+            self.slots[slot] = fg;
+        } else {
+            self.slots.push(fg);
+        }
+    }
+
+    /// Candidates offered so far.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+
+    /// The kept foregrounds in source order.
+    pub fn into_foregrounds(self) -> Vec<Foreground> {
+        let mut v = self.slots;
+        v.sort_by_key(|f| f.order);
+        v
+    }
+}
+
+/// One challenge background at the model's view.
+#[derive(Debug, Clone)]
+pub struct Background {
+    /// Where it came from: the pool frame's id, or `only_bg_t/<class>/<file>` of an IN-9 release.
+    pub id: String,
+    /// Pixels at the model's input size.
+    pub image: RgbImage,
+}
+
+/// What the post passes keep while the main pass runs (filled on the source thread, in source
+/// order, through [`KeepingSource`]).
+pub struct Harvest {
+    view: ModelView,
+    /// `fg_mask/val` of an IN-9 release read in stored mode (masks are not attached then).
+    in9_masks: Option<PathBuf>,
+    /// `only_bg_t/val` of an IN-9 release: the challenge's backgrounds.
+    in9_backgrounds: Option<PathBuf>,
+    challenge: Option<(Reservoir, Option<BackgroundPool>)>,
+    saliency: Option<Reservoir>,
+    /// Labelled frames whose mask could not be used (missing, unreadable, empty in the view).
+    unusable_masks: u64,
+}
+
+impl std::fmt::Debug for Harvest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Harvest").finish_non_exhaustive()
+    }
+}
+
+/// A shared [`Harvest`].
+pub type SharedHarvest = Arc<Mutex<Harvest>>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere while holding the lock leaves consistent data here (whole-value updates).
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Harvest {
+    /// What `config` asks the post passes to keep, or `None` when neither the challenge nor the
+    /// saliency pass is enabled.
+    pub fn for_run(config: &RunConfig, model: &ModelDesc) -> Option<Self> {
+        let saliency = config.saliency.enabled;
+        if !config.challenge.enabled && !saliency {
+            return None;
+        }
+        let root = &config.source.path;
+        let is_in9 = config.source.kind == Some(SourceKind::In9)
+            || (config.source.kind.is_none() && root.is_dir() && in9::looks_like_release(root));
+        let bg_dir = root.join("only_bg_t").join("val");
+        let in9_backgrounds = (is_in9 && bg_dir.is_dir()).then_some(bg_dir);
+        let challenge = config.challenge.enabled.then(|| {
+            let pool = in9_backgrounds.is_none().then(|| {
+                BackgroundPool::new(
+                    config.pipeline.pool,
+                    config.seed,
+                    crate::pipeline::pool_maker(model, crate::config::ScenarioStage::ModelInput),
+                )
+            });
+            (
+                Reservoir::new(
+                    config.challenge.foregrounds,
+                    config.seed,
+                    "challenge/foreground",
+                ),
+                pool,
+            )
+        });
+        Some(Self {
+            view: ModelView::new(model),
+            in9_masks: is_in9.then(|| root.join(in9::MASK_FOLDER).join("val")),
+            in9_backgrounds,
+            challenge,
+            saliency: saliency
+                .then(|| Reservoir::new(config.saliency.frames, config.seed, "saliency/frame")),
+            unusable_masks: 0,
+        })
+    }
+
+    /// Offers one frame read by the source (call in source order).
+    pub fn offer(&mut self, frame: &Frame) {
+        let stored = frame.variant.as_deref();
+        if stored.is_some_and(|k| k != crate::metrics::CLEAN) {
+            return; // a stored variation is neither a foreground nor a pool frame
+        }
+        if stored.is_none()
+            && let Some((_, Some(pool))) = &mut self.challenge
+        {
+            pool.offer(frame);
+        }
+        let Some(truth) = frame.truth.map(|t| t.0) else {
+            return;
+        };
+        let attached = frame.regions.as_ref().and_then(|r| r.mask.as_ref());
+        let loaded;
+        let mask = match (attached, &self.in9_masks) {
+            (Some(m), _) => m,
+            (None, Some(dir)) if stored.is_some() => {
+                let path = dir.join(format!("{}.npy", frame.id));
+                if !path.is_file() {
+                    return; // the release has no mask for this image
+                }
+                match crate::source::mask::load(
+                    &path,
+                    Path::new(&frame.id),
+                    frame.image.dimensions(),
+                ) {
+                    Ok(m) => {
+                        loaded = m;
+                        &loaded
+                    }
+                    Err(_) => {
+                        self.unusable_masks += 1;
+                        return;
+                    }
+                }
+            }
+            _ => return,
+        };
+        let view_mask = self.view.mask(mask);
+        if !view_mask.as_raw().iter().any(|&v| v != 0) {
+            self.unusable_masks += 1;
+            return;
+        }
+        let a = self
+            .challenge
+            .as_mut()
+            .and_then(|(r, _)| r.decide(&frame.id).map(|s| (s, 0)));
+        let b = self
+            .saliency
+            .as_mut()
+            .and_then(|r| r.decide(&frame.id).map(|s| (s, 1)));
+        if a.is_none() && b.is_none() {
+            return;
+        }
+        let image = self.view.image(&frame.image);
+        for (slot, which) in a.into_iter().chain(b) {
+            let r = match which {
+                0 => self.challenge.as_mut().map(|(r, _)| r),
+                _ => self.saliency.as_mut(),
+            };
+            if let Some(r) = r {
+                r.place(slot, &frame.id, truth, image.clone(), view_mask.clone());
+            }
+        }
+    }
+
+    /// The saliency pass's frames (empty when it is off), in source order.
+    pub fn take_saliency(&mut self) -> Vec<Foreground> {
+        self.saliency
+            .take()
+            .map(Reservoir::into_foregrounds)
+            .unwrap_or_default()
+    }
+
+    /// The challenge's foregrounds and backgrounds (at most `bound`, see the module docs), with a
+    /// description of where the backgrounds came from; `None` when the challenge is off.
+    pub fn take_challenge(
+        &mut self,
+        model: &ModelDesc,
+        seed: u64,
+        bound: usize,
+    ) -> Option<(Vec<Foreground>, Vec<Background>, String)> {
+        let (reservoir, pool) = self.challenge.take()?;
+        let foregrounds = reservoir.into_foregrounds();
+        let (backgrounds, described) = match (&self.in9_backgrounds, pool) {
+            (Some(dir), _) => {
+                let files = list_in9_backgrounds(dir);
+                let total = files.len();
+                let chosen = keep_ranked(files, seed, bound, |(id, _)| id.as_str());
+                let got: Vec<Background> = chosen
+                    .par_iter()
+                    .map_init(
+                        || ModelView::new(model),
+                        |view, (id, path)| {
+                            crate::source::decode::read_rgb(path)
+                                .ok()
+                                .map(|img| Background {
+                                    id: id.clone(),
+                                    image: view.image(&img),
+                                })
+                        },
+                    )
+                    .flatten()
+                    .collect();
+                let unreadable = chosen.len() - got.len();
+                (
+                    got,
+                    format!(
+                        "in9 only_bg_t {} ({total} images, {} kept{})",
+                        dir.display(),
+                        chosen.len(),
+                        if unreadable > 0 {
+                            format!(", {unreadable} unreadable")
+                        } else {
+                            String::new()
+                        }
+                    ),
+                )
+            }
+            (None, Some(pool)) => {
+                let view = pool.view();
+                let entries: Vec<_> = view.all().cloned().collect();
+                let total = entries.len();
+                let chosen = keep_ranked(entries, seed, bound, |e| e.frame_id.as_str());
+                let got: Vec<Background> = chosen
+                    .par_iter()
+                    .filter_map(|e| {
+                        e.background().map(|img| Background {
+                            id: e.frame_id.clone(),
+                            image: (*img).clone(),
+                        })
+                    })
+                    .collect();
+                (
+                    got,
+                    format!(
+                        "stream pool (only_bg_t of {total} pool frames, {} kept)",
+                        chosen.len()
+                    ),
+                )
+            }
+            (None, None) => (Vec::new(), "none".into()),
+        };
+        Some((foregrounds, backgrounds, described))
+    }
+
+    /// Labelled frames whose mask could not be used.
+    pub fn unusable_masks(&self) -> u64 {
+        self.unusable_masks
+    }
+}
+
+/// The image files of `only_bg_t/val/<class>/` as (`only_bg_t/<class>/<file>`, path), class folders
+/// and files sorted by name; unreadable folders give nothing.
+fn list_in9_backgrounds(dir: &Path) -> Vec<(String, PathBuf)> {
+    let sorted = |d: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(d)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for class in sorted(dir).into_iter().filter(|p| p.is_dir()) {
+        let cname = class
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for file in sorted(&class) {
+            if crate::source::decode::has_image_extension(&file)
+                && let Some(name) = file.file_name()
+            {
+                out.push((
+                    format!("only_bg_t/{cname}/{}", name.to_string_lossy()),
+                    file,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The `bound` items with the smallest keyed rank `RngKey::new(seed, id, "challenge/background")`,
+/// in their original order (all of them when there are at most `bound`).
+fn keep_ranked<T>(items: Vec<T>, seed: u64, bound: usize, id: impl Fn(&T) -> &str) -> Vec<T> {
+    if items.len() <= bound {
+        return items;
+    }
+    let mut ranked: Vec<(u64, usize, T)> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| (RngKey::new(seed, id(&t), "challenge/background").0, i, t))
+        .collect();
+    ranked.sort_by_key(|&(r, i, _)| (r, i));
+    ranked.truncate(bound);
+    ranked.sort_by_key(|&(_, i, _)| i);
+    ranked.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// A source that hands every frame it yields to a [`Harvest`] first (in source order, on the
+/// pipeline's source thread). Frames pass through unchanged.
+pub struct KeepingSource {
+    inner: Box<dyn Source>,
+    harvest: SharedHarvest,
+}
+
+impl KeepingSource {
+    /// Wraps `inner`.
+    pub fn new(inner: Box<dyn Source>, harvest: SharedHarvest) -> Self {
+        Self { inner, harvest }
+    }
+}
+
+impl Source for KeepingSource {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        let item = self.inner.next_frame();
+        if let Some(Ok(frame)) = &item {
+            lock(&self.harvest).offer(frame);
+        }
+        item
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        self.inner.len_hint()
+    }
+
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+/// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands
+/// frames to a [`Harvest`] (when any post pass is on), the engine becomes a [`SharedEngine`] to give
+/// the pipeline a handle of.
+pub fn attach(
+    config: &RunConfig,
+    model: &ModelDesc,
+    source: Box<dyn Source>,
+    engine: Box<dyn Engine>,
+) -> (Box<dyn Source>, SharedEngine, Option<SharedHarvest>) {
+    let harvest = Harvest::for_run(config, model).map(|h| Arc::new(Mutex::new(h)));
+    let source = match &harvest {
+        Some(h) => Box::new(KeepingSource::new(source, h.clone())) as Box<dyn Source>,
+        None => source,
+    };
+    (source, SharedEngine::new(engine), harvest)
+}
+
+/// An engine shared between the pipeline and the post passes (the pipeline owns its engine; the
+/// post passes run on the same loaded model afterwards).
+#[derive(Clone)]
+pub struct SharedEngine(Arc<Mutex<Box<dyn Engine>>>);
+
+impl SharedEngine {
+    /// Shares `engine`.
+    pub fn new(engine: Box<dyn Engine>) -> Self {
+        Self(Arc::new(Mutex::new(engine)))
+    }
+}
+
+impl Engine for SharedEngine {
+    fn describe(&self) -> String {
+        lock(&self.0).describe()
+    }
+
+    fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
+        lock(&self.0).infer(input, batch)
+    }
+}
+
+/// A challenge pass failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ChallengeError {
+    /// The engine failed.
+    #[error("challenge: {0}")]
+    Engine(#[from] EngineError),
+    /// `challenge.jsonl` could not be written.
+    #[error("challenge: cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// What the challenge pass measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChallengeReport {
+    /// The counts ([`ChallengeTally`]).
+    pub tally: ChallengeTally,
+    /// Wall time of the pass, seconds.
+    pub seconds: f64,
+    /// Time spent compositing and normalising, milliseconds in all.
+    pub composite_ms: f64,
+    /// Time spent in the engine, milliseconds in all.
+    pub infer_ms: f64,
+}
+
+/// The settings of one challenge pass.
+pub struct ChallengeRun<'a> {
+    /// The model's description (input size, layout, normalisation, output kind).
+    pub model: &'a ModelDesc,
+    /// Model classes → dataset labels.
+    pub class_map: &'a ClassMap,
+    /// Run seed (background order).
+    pub seed: u64,
+    /// Composites per engine batch (≥ 1).
+    pub batch: usize,
+    /// Where the per-foreground lines go.
+    pub jsonl: &'a Path,
+    /// No progress lines.
+    pub quiet: bool,
+}
+
+/// The keyed order in which foreground `id` visits `n` backgrounds (Fisher–Yates).
+pub fn background_order(seed: u64, id: &str, n: usize) -> Vec<usize> {
+    let mut rng = RngKey::new(seed, id, "challenge/order").rng();
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.random_range(0..=i);
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Writes the composite `bg·(1−m) + m·fg` (binary `m`: non-zero = foreground) into `out`, all three
+/// images of one size. REFERENCE §6.6 with a 0/1 mask, in u8.
+pub fn composite(fg: &RgbImage, mask: &GrayImage, bg: &RgbImage, out: &mut RgbImage) {
+    debug_assert_eq!(fg.dimensions(), bg.dimensions());
+    debug_assert_eq!(fg.dimensions(), mask.dimensions());
+    if out.dimensions() != fg.dimensions() {
+        *out = RgbImage::new(fg.width(), fg.height());
+    }
+    for (((o, f), b), &m) in out
+        .as_mut()
+        .chunks_exact_mut(3)
+        .zip(fg.as_raw().chunks_exact(3))
+        .zip(bg.as_raw().chunks_exact(3))
+        .zip(mask.as_raw())
+    {
+        o.copy_from_slice(if m != 0 { f } else { b });
+    }
+}
+
+/// Runs the challenge over `foregrounds` × `backgrounds` (module docs), writing `challenge.jsonl`
+/// and progress lines; stops between batches when `stop` is raised.
+pub fn evaluate(
+    run: &ChallengeRun<'_>,
+    engine: &mut dyn Engine,
+    foregrounds: &[Foreground],
+    backgrounds: &[Background],
+    stop: &AtomicBool,
+) -> Result<ChallengeReport, ChallengeError> {
+    let started = Instant::now();
+    let io = |source| ChallengeError::Io {
+        path: run.jsonl.to_path_buf(),
+        source,
+    };
+    let mut file = std::io::LineWriter::new(std::fs::File::create(run.jsonl).map_err(io)?);
+    let norm = Normalizer::new(run.model);
+    let len = run.model.input_len();
+    let classes = run.model.output.classes;
+    let kind = run.model.output.kind;
+    let batch = run.batch.max(1);
+    let (w, h) = (run.model.input.width, run.model.input.height);
+    let mut scratch: Vec<RgbImage> = (0..batch).map(|_| RgbImage::new(w, h)).collect();
+    let mut input = vec![0f32; batch * len];
+    let mut tally = ChallengeTally {
+        backgrounds: backgrounds.len() as u64,
+        complete: true,
+        ..ChallengeTally::default()
+    };
+    let bound = (foregrounds.len() * backgrounds.len()) as u64;
+    let (mut composite_ms, mut infer_ms) = (0.0, 0.0);
+    let mut last_line = Instant::now();
+    let progress = |t: &ChallengeTally, done_fg: usize| {
+        eprintln!(
+            "challenge: {}/{} composites (upper bound), {}/{} foregrounds, {} vulnerable",
+            t.composites,
+            bound,
+            done_fg,
+            foregrounds.len(),
+            t.vulnerable
+        );
+    };
+    'outer: for (k, fg) in foregrounds.iter().enumerate() {
+        let order = background_order(run.seed, &fg.id, backgrounds.len());
+        let mut evaluated = 0u64;
+        let mut fooled: Option<(usize, usize, i64)> = None;
+        for chunk in order.chunks(batch) {
+            if stop.load(Ordering::Relaxed) {
+                tally.complete = false;
+                break 'outer;
+            }
+            let t = Instant::now();
+            let n = chunk.len();
+            input[..n * len]
+                .par_chunks_mut(len)
+                .zip(scratch[..n].par_iter_mut())
+                .zip(chunk.par_iter())
+                .for_each(|((slot, img), &b)| {
+                    composite(&fg.image, &fg.mask, &backgrounds[b].image, img);
+                    norm.write(img, slot);
+                });
+            composite_ms += t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let out = engine.infer(&input[..n * len], n)?;
+            infer_ms += t.elapsed().as_secs_f64() * 1e3;
+            evaluated += n as u64;
+            for (row, &b) in out.chunks_exact(classes).zip(chunk) {
+                let top = decode_row(row, kind, 1).top.first().copied();
+                let pred = top.map_or(-1, |c| run.class_map.pred(c));
+                if fooled.is_none() && usize::try_from(pred).ok() != Some(fg.truth) {
+                    fooled = Some((b, top.unwrap_or(usize::MAX), pred));
+                }
+            }
+            if fooled.is_some() {
+                break;
+            }
+        }
+        tally.foregrounds += 1;
+        tally.vulnerable += u64::from(fooled.is_some());
+        tally.composites += evaluated;
+        let line = json!({
+            "frame": fg.id,
+            "truth": fg.truth,
+            "vulnerable": fooled.is_some(),
+            "composites": evaluated,
+            "fooled_by": fooled.map(|(b, _, _)| backgrounds[b].id.clone()),
+            "pred": fooled.map(|(_, _, p)| p),
+            "model_class": fooled.and_then(|(_, c, _)| (c != usize::MAX).then_some(c)),
+        });
+        writeln!(file, "{line}").map_err(io)?;
+        if !run.quiet && last_line.elapsed().as_secs_f64() >= 1.0 {
+            progress(&tally, k + 1);
+            last_line = Instant::now();
+        }
+    }
+    file.flush().map_err(io)?;
+    if !run.quiet {
+        progress(&tally, tally.foregrounds as usize);
+    }
+    Ok(ChallengeReport {
+        tally,
+        seconds: started.elapsed().as_secs_f64(),
+        composite_ms,
+        infer_ms,
+    })
+}
+
+/// Runs the post passes a config asks for after the main pass, on the main pass's engine: the
+/// challenge (this module) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
+/// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
+pub struct PostPasses {
+    challenge: Option<(serde_json::Value, Option<ChallengeTally>)>,
+    saliency: Option<serde_json::Value>,
+}
+
+impl PostPasses {
+    /// Runs them. `main_ok` says whether the main pass ended normally (completed or limit); when it
+    /// did not, nothing is evaluated and the summary says so.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        config: &RunConfig,
+        harvest: Option<&SharedHarvest>,
+        engine: &mut dyn Engine,
+        model: &ModelDesc,
+        class_map: &ClassMap,
+        stop: &AtomicBool,
+        quiet: bool,
+        main_ok: bool,
+    ) -> anyhow::Result<Self> {
+        let mut post = Self {
+            challenge: None,
+            saliency: None,
+        };
+        let Some(harvest) = harvest else {
+            return Ok(post);
+        };
+        let mut h = lock(harvest);
+        if config.challenge.enabled {
+            post.challenge = Some(if !main_ok {
+                (
+                    json!({"applicable": false, "reason": "the main pass did not complete"}),
+                    None,
+                )
+            } else {
+                let bound = config.challenge.backgrounds;
+                let candidates = h.challenge.as_ref().map_or(0, |(r, _)| r.seen());
+                let (fgs, bgs, from) = h
+                    .take_challenge(model, config.seed, bound)
+                    .unwrap_or_default();
+                if fgs.is_empty() || bgs.is_empty() {
+                    let reason = if fgs.is_empty() {
+                        "no frame with a foreground mask and a truth (the challenge composites \
+                         masked foregrounds; give masks, e.g. a manifest `mask` column or an IN-9 \
+                         release with fg_mask)"
+                    } else {
+                        "no background (the stream's pool holds no frame with a usable \
+                         background; an IN-9 release needs only_bg_t/val)"
+                    };
+                    if !quiet {
+                        eprintln!("challenge: not applicable: {reason}");
+                    }
+                    (
+                        json!({"applicable": false, "reason": reason,
+                               "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
+                        None,
+                    )
+                } else {
+                    let run = ChallengeRun {
+                        model,
+                        class_map,
+                        seed: config.seed,
+                        batch: config.pipeline.max_batch,
+                        jsonl: &config.out.join(CHALLENGE_JSONL),
+                        quiet,
+                    };
+                    let r = evaluate(&run, engine, &fgs, &bgs, stop)?;
+                    let per = |ms: f64| {
+                        (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64))
+                    };
+                    (
+                        json!({
+                            "applicable": true,
+                            "foregrounds": r.tally.foregrounds,
+                            "vulnerable": r.tally.vulnerable,
+                            "backgrounds": r.tally.backgrounds,
+                            "composites": r.tally.composites,
+                            "upper_bound": fgs.len() as u64 * bgs.len() as u64,
+                            "complete": r.tally.complete,
+                            "accuracy": r.tally.accuracy(),
+                            "background_source": from,
+                            "candidates": candidates,
+                            "unusable_masks": h.unusable_masks,
+                            "seconds": round3(r.seconds),
+                            "composite_ms": per(r.composite_ms),
+                            "infer_ms": per(r.infer_ms),
+                        }),
+                        Some(r.tally),
+                    )
+                }
+            });
+        }
+        if config.saliency.enabled {
+            post.saliency = Some(if !main_ok {
+                json!({"applicable": false, "reason": "the main pass did not complete"})
+            } else {
+                let frames = h.take_saliency();
+                crate::saliency::run_pass(config, &frames, engine, model, class_map, stop, quiet)?
+            });
+        }
+        Ok(post)
+    }
+
+    /// Puts the results into the summary: `run.challenge` (counts, costs, where the backgrounds came
+    /// from, or why it did not apply), `metrics.in9.challenge_accuracy` through
+    /// [`crate::report::summary::Summary::set_challenge`], and `metrics.saliency`.
+    pub fn apply(self, summary: &mut crate::report::summary::Summary) {
+        if let Some((info, tally)) = self.challenge {
+            if let Some(run) = summary.run.as_object_mut() {
+                run.insert("challenge".into(), info);
+            }
+            if let Some(t) = tally {
+                summary.set_challenge(t);
+            }
+        }
+        if let Some(s) = self.saliency {
+            summary.metrics.insert("saliency".into(), s);
+        }
+    }
+}
+
+/// `v` rounded to three decimals.
+pub(crate) fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservoir_keeps_the_first_then_samples_late_frames_deterministically() {
+        let fill = |seed| {
+            let mut r = Reservoir::new(4, seed, "t");
+            for i in 0..200 {
+                let id = format!("f{i}");
+                if let Some(s) = r.decide(&id) {
+                    r.place(s, &id, 0, RgbImage::new(1, 1), GrayImage::new(1, 1));
+                }
+            }
+            assert_eq!(r.seen(), 200);
+            r.into_foregrounds()
+                .into_iter()
+                .map(|f| f.id)
+                .collect::<Vec<_>>()
+        };
+        let a = fill(1);
+        assert_eq!(a.len(), 4);
+        assert_eq!(a, fill(1));
+        assert_ne!(a, fill(2));
+        // Source order, and not simply the first four.
+        let idx: Vec<usize> = a.iter().map(|s| s[1..].parse().unwrap()).collect();
+        assert!(idx.windows(2).all(|w| w[0] < w[1]), "{idx:?}");
+        assert!(idx.iter().any(|&i| i >= 4), "{idx:?}");
+    }
+
+    #[test]
+    fn composite_takes_the_foreground_exactly_where_the_mask_is_set() {
+        let fg = RgbImage::from_fn(3, 2, |x, y| image::Rgb([x as u8, y as u8, 200]));
+        let bg = RgbImage::from_pixel(3, 2, image::Rgb([9, 9, 9]));
+        let mask = GrayImage::from_fn(3, 2, |x, y| image::Luma([if x == y { 255 } else { 0 }]));
+        let mut out = RgbImage::new(0, 0);
+        composite(&fg, &mask, &bg, &mut out);
+        for (x, y, p) in out.enumerate_pixels() {
+            let want = if x == y {
+                *fg.get_pixel(x, y)
+            } else {
+                image::Rgb([9, 9, 9])
+            };
+            assert_eq!(*p, want, "({x},{y})");
+        }
+    }
+
+    #[test]
+    fn background_order_is_a_keyed_permutation() {
+        let a = background_order(3, "f", 50);
+        let mut s = a.clone();
+        s.sort_unstable();
+        assert_eq!(s, (0..50).collect::<Vec<_>>());
+        assert_eq!(a, background_order(3, "f", 50));
+        assert_ne!(a, background_order(3, "g", 50));
+        assert_ne!(a, (0..50).collect::<Vec<_>>());
+        assert!(background_order(0, "f", 0).is_empty());
+    }
+
+    #[test]
+    fn keep_ranked_bounds_and_keeps_original_order() {
+        let ids: Vec<String> = (0..20).map(|i| format!("b{i}")).collect();
+        let kept = keep_ranked(ids.clone(), 7, 5, |s| s.as_str());
+        assert_eq!(kept.len(), 5);
+        let pos: Vec<usize> = kept
+            .iter()
+            .map(|k| ids.iter().position(|i| i == k).unwrap())
+            .collect();
+        assert!(pos.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(kept, keep_ranked(ids.clone(), 7, 5, |s| s.as_str()));
+        assert_eq!(keep_ranked(ids.clone(), 7, 50, |s| s.as_str()), ids);
+    }
+
+    #[test]
+    fn config_bounds_are_checked() {
+        assert!(ChallengeConfig::default().validate().is_ok());
+        let c = ChallengeConfig {
+            backgrounds: 0,
+            ..Default::default()
+        };
+        assert!(c.validate().unwrap_err().contains("challenge.backgrounds"));
+    }
+}
