@@ -155,6 +155,15 @@ pub struct ApplyArgs {
     /// (ImageNet-C's released images: 85).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub jpeg_after_corruption: Option<u8>,
+    /// A background for the pool scenarios (`background/mixed_*`, `background/random_bg_*`,
+    /// `placement/other/…`), repeatable: `IMG[:CLASS]` (mask `<stem>.mask.png|npy` next to it if any:
+    /// its Only-BG-T; without one the whole image) or a manifest `.csv` (`path,label,mask,boxes`).
+    #[arg(long = "background", value_name = "IMG[:CLASS]|CSV")]
+    pub backgrounds: Vec<String>,
+    /// The input's class (index, or with --model a label name), as a run's truth: `mixed_same` draws
+    /// a background of this class, `mixed_next` of the next, `placement/other` of another.
+    #[arg(long)]
+    pub class: Option<String>,
     /// Input image.
     pub input: PathBuf,
     /// Output PNG.
@@ -204,6 +213,13 @@ pub struct PreviewArgs {
     /// Store corruption outputs as JPEG at this quality, as a run with `jpeg_after_corruption` does.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
     pub jpeg_after_corruption: Option<u8>,
+    /// A background for the pool scenarios, repeatable (as `apply --background`: `IMG[:CLASS]` or a
+    /// manifest `.csv`); without any, their tiles are grey.
+    #[arg(long = "background", value_name = "IMG[:CLASS]|CSV")]
+    pub backgrounds: Vec<String>,
+    /// The image's class (as `apply --class`).
+    #[arg(long)]
+    pub class: Option<String>,
 }
 
 /// `--stage` of `robustream preview`: a run's `stage`, spelled as in the config file.

@@ -86,6 +86,8 @@ fn apply(args: ApplyArgs) -> anyhow::Result<()> {
         input: args.input,
         output: args.output,
         jpeg_after_corruption: args.jpeg_after_corruption,
+        backgrounds: args.backgrounds,
+        class: args.class,
     })
 }
 
@@ -105,6 +107,8 @@ fn preview(args: PreviewArgs) -> anyhow::Result<()> {
         frame_id: args.frame_id,
         tile: args.tile,
         jpeg_after_corruption: args.jpeg_after_corruption,
+        backgrounds: args.backgrounds,
+        class: args.class,
     })?;
     for (key, e) in &s.failures {
         eprintln!(

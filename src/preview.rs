@@ -969,9 +969,17 @@ fn draw_failed(image: &mut RgbImage, cell: Rect, e: &ScenarioError) {
 pub fn short_reason(e: &ScenarioError) -> String {
     match e {
         ScenarioError::NeedsMask(_) => "needs a foreground mask (--mask)".into(),
+        ScenarioError::Unsuitable { reason, .. } if reason.contains(NO_POOL) => {
+            "needs backgrounds: give --background IMG[:CLASS] (or evaluate it with `robustream run`)"
+                .into()
+        }
         ScenarioError::Unsuitable { reason, .. } => reason.clone(),
     }
 }
+
+/// How the pool scenarios say that they have no pool (`scenario::background::draw_background`,
+/// `scenario::placement`): `apply` and `preview` then point at `--background`.
+pub(crate) const NO_POOL: &str = "earlier frames of a stream";
 
 /// What to draw and where to write it: the options of `robustream preview`, mirroring
 /// `robustream apply`.
@@ -1002,6 +1010,10 @@ pub struct PreviewRequest {
     pub tile: u32,
     /// JPEG quality corruption outputs are stored at (a run's `jpeg_after_corruption`).
     pub jpeg_after_corruption: Option<u8>,
+    /// Backgrounds for the pool scenarios, as `apply --background` ([`crate::apply::background_pool`]).
+    pub backgrounds: Vec<String>,
+    /// The image's class (an index, or with a model a label name), as `apply --class`.
+    pub class: Option<String>,
 }
 
 /// What [`preview`] drew.
@@ -1081,6 +1093,14 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
             ),
         ),
     };
+    let labels = crate::apply::labels_of(model.as_ref());
+    let truth = crate::apply::resolve_class(req.class.as_deref(), &labels, "--class")?;
+    let pool = crate::apply::background_pool(
+        &req.backgrounds,
+        &labels,
+        model.as_ref().map(|m| (m, req.stage)),
+        req.seed,
+    )?;
     let name = file_name(&req.image).unwrap_or_default();
     let mut title = format!("{name} | {stage_text} | seed {}", req.seed);
     if frame_id != name {
@@ -1088,6 +1108,10 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
     }
     if let Some(q) = req.jpeg_after_corruption {
         title += &format!(" | stored as JPEG q{q}");
+    }
+    if let Some(pool) = &pool {
+        let n = pool.len();
+        title += &format!(" | {n} background{}", if n == 1 { "" } else { "s" });
     }
     let spec = SheetSpec {
         rows,
@@ -1099,7 +1123,9 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
     };
     let input = ScenarioInput::new(&image)
         .with_mask(mask.as_ref())
-        .with_boxes(&boxes);
+        .with_boxes(&boxes)
+        .with_truth(truth)
+        .with_pool(pool.as_ref());
     let composed = compose(&spec, &input, &|key: &str| catalog.build(key));
     composed
         .sheet
