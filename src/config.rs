@@ -238,7 +238,14 @@ impl RunConfig {
         let mut source = match (&o.source, raw.source) {
             (Some(p), _) => SourceConfig::new(p.clone()),
             (None, Some(mut s)) => {
-                s.path = rel(s.path);
+                // A `synthetic:…` spec names no file (source::synthetic).
+                if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic")) {
+                    s.path = rel(s.path);
+                }
+                if let Some(syn) = &mut s.synthetic {
+                    syn.sprite = syn.sprite.take().map(&rel);
+                    syn.sprite_mask = syn.sprite_mask.take().map(&rel);
+                }
                 if let Some(ClassOrder::List(list)) = s.classes {
                     s.classes = Some(ClassOrder::List(rel(list)));
                 }

@@ -5,7 +5,9 @@
 //! - **folder** ([`folder`]): an ImageFolder tree `root/<class>/<image>`;
 //! - **manifest** ([`manifest`]): a CSV file with `path,label[,mask]` columns;
 //! - **image** ([`single`]): one image file;
-//! - **in9** ([`in9`]): the IN-9 (Backgrounds Challenge) release layout, with `fg_mask` masks.
+//! - **in9** ([`in9`]): the IN-9 (Backgrounds Challenge) release layout, with `fg_mask` masks;
+//! - **synthetic** ([`synthetic`]): a procedural moving scene with exact masks (a camera stand-in),
+//!   `--source synthetic:640x480@30/300` or `kind = "synthetic"` with `[source.synthetic]`.
 //!
 //! Masks and boxes: manifests name them per row (`mask`, `boxes`, `annotation` columns), folders
 //! pick up `<stem>.mask.png|npy` and `<stem>.xml` next to each image; [`regions`] parses boxes and
@@ -24,6 +26,7 @@ pub mod mask;
 pub mod memory;
 pub mod regions;
 pub mod single;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -52,6 +55,10 @@ pub struct SourceConfig {
     /// [`in9::VARIATIONS`]); absent = every variation present under the root.
     #[serde(default)]
     pub variations: Option<Vec<String>>,
+    /// `synthetic` sources only: the scene, size, pace and length (`[source.synthetic]`; defaults
+    /// when absent, see [`synthetic::SyntheticConfig`]).
+    #[serde(default)]
+    pub synthetic: Option<synthetic::SyntheticConfig>,
 }
 
 impl SourceConfig {
@@ -64,6 +71,7 @@ impl SourceConfig {
             classes: None,
             clean: None,
             variations: None,
+            synthetic: None,
         }
     }
 }
@@ -86,6 +94,9 @@ pub enum SourceKind {
     /// `root/fg_mask/val/…` masks (see [`in9`]). Detected for a folder with `<variation>/val` or
     /// `fg_mask/val` sub-folders; `kind = "in9"`.
     In9,
+    /// The synthetic camera ([`synthetic`]): `path` is not read (write `path = "synthetic"`); the
+    /// scene comes from `[source.synthetic]`. Detected for a path spelled `synthetic[:WxH@FPS/N]`.
+    Synthetic,
 }
 
 impl SourceKind {
@@ -114,6 +125,7 @@ impl SourceKind {
             SourceKind::Image => "image",
             SourceKind::ImagenetC => "imagenet-c",
             SourceKind::In9 => "in9",
+            SourceKind::Synthetic => "synthetic",
         }
     }
 }
@@ -197,6 +209,16 @@ impl SourceError {
 /// label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
     let path = &config.path;
+    if let Some(synthetic) = synthetic_config(config)? {
+        return Ok(Box::new(synthetic::open(&synthetic, labels)?));
+    }
+    if config.synthetic.is_some() {
+        return Err(SourceError::at(
+            path,
+            "`[source.synthetic]` applies to synthetic sources only; remove it or set \
+             `kind = \"synthetic\"`",
+        ));
+    }
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
             path,
@@ -274,8 +296,38 @@ pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source
         }
         SourceKind::Manifest => manifest::open(path, labels)?,
         SourceKind::Image => single::open(path),
+        // Handled before the path is looked at (`synthetic_config`).
+        SourceKind::Synthetic => {
+            return Ok(Box::new(synthetic::open(
+                &config.synthetic.clone().unwrap_or_default(),
+                labels,
+            )?));
+        }
     };
     Ok(Box::new(source))
+}
+
+/// The synthetic camera's settings when `config` names one: `kind = "synthetic"` (settings from
+/// `[source.synthetic]`, else from a `synthetic:…` path, else defaults), or no kind and a path
+/// spelled `synthetic[:WxH@FPS/N]`. `None` for every other source.
+fn synthetic_config(
+    config: &SourceConfig,
+) -> Result<Option<synthetic::SyntheticConfig>, SourceError> {
+    let spec = config.path.to_str().unwrap_or_default();
+    let parsed = || synthetic::SyntheticConfig::parse_spec(spec).transpose();
+    let err = |e: String| SourceError::new(spec, e);
+    match config.kind {
+        Some(SourceKind::Synthetic) => match &config.synthetic {
+            Some(c) => {
+                c.check()
+                    .map_err(|e| err(format!("[source.synthetic]: {e}")))?;
+                Ok(Some(c.clone()))
+            }
+            None => Ok(Some(parsed().map_err(err)?.unwrap_or_default())),
+        },
+        None if config.synthetic.is_none() => parsed().map_err(err),
+        _ => Ok(None),
+    }
 }
 
 /// One input item, found when the source was opened and read when its turn comes.

@@ -1,0 +1,634 @@
+//! The synthetic camera: a procedural scene in motion with exact foreground masks, at a chosen size
+//! and frame rate, for demos, tests and soak runs without a camera (issue 5).
+//!
+//! The scene is a static textured background (like a fixed line camera's view) with objects moving
+//! across it on straight lines that bounce off the frame edges. Objects are either procedural shapes
+//! of known colour ([`crate::scene`]) or a *sprite*: a real photo cut out by its mask (e.g. the
+//! demo's quokka), which gives a real model something to recognise and the frames a truth label.
+//!
+//! Every frame is a pure function of `(config, frame index)`: positions follow closed-form
+//! triangle waves, so frame `n` renders the same whatever was rendered before it and however many
+//! threads run. With `realtime = true` the source paces itself at `fps` (frame `n` is released no
+//! earlier than `n / fps` seconds after the first), as a camera would; otherwise frames come as fast
+//! as they are asked for.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use image::{GrayImage, RgbImage, imageops::FilterType};
+use rand::RngExt;
+
+use super::{Source, SourceError};
+use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
+use crate::scenario::RngKey;
+use crate::scene::{Background, Object, Shape, render};
+
+/// `[source.synthetic]`: what the synthetic camera shows and how fast.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticConfig {
+    /// Frame width in pixels (default 640).
+    #[serde(default = "default_width")]
+    pub width: u32,
+    /// Frame height in pixels (default 480).
+    #[serde(default = "default_height")]
+    pub height: u32,
+    /// Frames per second: the speed of the motion (objects move a fixed fraction of the frame per
+    /// second) and, with `realtime`, the pace (default 30).
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Number of frames; absent = endless (until Ctrl-C or `--limit`).
+    #[serde(default)]
+    pub frames: Option<u64>,
+    /// Release frames at `fps` like a camera (default false: as fast as they are read).
+    #[serde(default)]
+    pub realtime: bool,
+    /// Number of procedural objects when there is no sprite (default 1).
+    #[serde(default = "default_objects")]
+    pub objects: u32,
+    /// Seed of the scene (background, shapes, colours, paths); the run's scenario seed is separate.
+    #[serde(default)]
+    pub seed: u64,
+    /// A photo to move across the scene instead of procedural shapes, cut out by `sprite_mask`.
+    #[serde(default)]
+    pub sprite: Option<PathBuf>,
+    /// The sprite's mask (same size as the photo; non-zero = object). Required with `sprite`.
+    #[serde(default)]
+    pub sprite_mask: Option<PathBuf>,
+    /// The sprite's size: its longer side as a fraction of the frame's shorter side (default 0.6).
+    #[serde(default = "default_sprite_size")]
+    pub sprite_size: f64,
+    /// The truth of every frame (a class name, alias or index of the run's label space); absent =
+    /// unlabelled frames.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+fn default_width() -> u32 {
+    640
+}
+fn default_height() -> u32 {
+    480
+}
+fn default_fps() -> f64 {
+    30.0
+}
+fn default_objects() -> u32 {
+    1
+}
+fn default_sprite_size() -> f64 {
+    0.6
+}
+
+impl Default for SyntheticConfig {
+    fn default() -> Self {
+        Self {
+            width: default_width(),
+            height: default_height(),
+            fps: default_fps(),
+            frames: None,
+            realtime: false,
+            objects: default_objects(),
+            seed: 0,
+            sprite: None,
+            sprite_mask: None,
+            sprite_size: default_sprite_size(),
+            label: None,
+        }
+    }
+}
+
+impl SyntheticConfig {
+    /// Parses the short form of `--source synthetic:WxH[@FPS][/N]` (e.g. `synthetic:640x480@30/300`:
+    /// 640×480 at 30 fps, 300 frames; every part after `synthetic:` is optional). `None` when `spec`
+    /// does not start with `synthetic`; `Some(Err(_))` names the bad part.
+    pub fn parse_spec(spec: &str) -> Option<Result<Self, String>> {
+        let rest = spec.strip_prefix("synthetic")?;
+        let rest = match rest {
+            "" => "",
+            r => r.strip_prefix(':')?,
+        };
+        Some(Self::parse_rest(rest).map_err(|what| {
+            format!(
+                "bad synthetic source `{spec}`: {what}; write synthetic:WIDTHxHEIGHT@FPS/FRAMES, e.g. \
+                 synthetic:640x480@30/300"
+            )
+        }))
+    }
+
+    fn parse_rest(rest: &str) -> Result<Self, String> {
+        let mut c = Self::default();
+        let (rest, frames) = match rest.split_once('/') {
+            Some((a, n)) => (a, Some(n)),
+            None => (rest, None),
+        };
+        let (size, fps) = match rest.split_once('@') {
+            Some((s, f)) => (s, Some(f)),
+            None => (rest, None),
+        };
+        if !size.is_empty() {
+            let (w, h) = size
+                .split_once('x')
+                .ok_or_else(|| format!("size `{size}` is not WIDTHxHEIGHT"))?;
+            c.width = w
+                .parse()
+                .map_err(|_| format!("width `{w}` is not a number"))?;
+            c.height = h
+                .parse()
+                .map_err(|_| format!("height `{h}` is not a number"))?;
+        }
+        if let Some(f) = fps {
+            c.fps = f
+                .parse()
+                .map_err(|_| format!("fps `{f}` is not a number"))?;
+        }
+        if let Some(n) = frames {
+            c.frames = Some(
+                n.parse()
+                    .map_err(|_| format!("frame count `{n}` is not a number"))?,
+            );
+        }
+        c.check()?;
+        Ok(c)
+    }
+
+    /// Checks the values a scene can be made from (sizes ≥ 1 and ≤ 16384, fps finite and > 0,
+    /// sprite size in (0, 1], a mask with a sprite).
+    pub fn check(&self) -> Result<(), String> {
+        if !(1..=16384).contains(&self.width) || !(1..=16384).contains(&self.height) {
+            return Err(format!(
+                "frame size {}x{} is outside 1..16384",
+                self.width, self.height
+            ));
+        }
+        if !(self.fps.is_finite() && self.fps > 0.0) {
+            return Err(format!("fps {} must be a number above 0", self.fps));
+        }
+        if !(self.sprite_size > 0.0 && self.sprite_size <= 1.0) {
+            return Err(format!(
+                "sprite_size {} must be in (0, 1]",
+                self.sprite_size
+            ));
+        }
+        if self.sprite.is_some() != self.sprite_mask.is_some() {
+            return Err("`sprite` and `sprite_mask` go together; give both or neither".into());
+        }
+        Ok(())
+    }
+}
+
+/// A cut-out photo: its pixels and mask at the size it is drawn.
+struct Sprite {
+    image: RgbImage,
+    mask: GrayImage,
+}
+
+/// One moving thing: where its path starts and how fast it goes, in fractions of the free room per
+/// second.
+#[derive(Debug, Clone, Copy)]
+struct Path {
+    start: [f64; 2],
+    speed: [f64; 2],
+}
+
+impl Path {
+    /// Position in [0, 1]² at time `t` seconds: a triangle wave per axis (bounces off the edges).
+    fn at(&self, t: f64) -> [f64; 2] {
+        let tri = |p: f64| {
+            let p = p.rem_euclid(2.0);
+            if p <= 1.0 { p } else { 2.0 - p }
+        };
+        [
+            tri(self.start[0] + self.speed[0] * t),
+            tri(self.start[1] + self.speed[1] * t),
+        ]
+    }
+}
+
+/// The synthetic camera (see the module docs).
+pub struct SyntheticSource {
+    config: SyntheticConfig,
+    background: RgbImage,
+    shapes: Vec<(Shape, [u32; 2], [u8; 3])>,
+    sprite: Option<Sprite>,
+    paths: Vec<Path>,
+    truth: Option<Truth>,
+    next_seq: u64,
+    started: Option<Instant>,
+}
+
+/// Opens the synthetic camera: renders its background, cuts out the sprite, resolves the label.
+pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSource, SourceError> {
+    let item = "synthetic source";
+    config.check().map_err(|e| SourceError::new(item, e))?;
+    let truth = match &config.label {
+        None => None,
+        Some(l) => Some(Truth(labels.resolve(l).ok_or_else(|| {
+            SourceError::new(
+                item,
+                format!(
+                    "label `{l}` is not a class of the model; give a class name or index \
+                     (`robustream labels` lists them)"
+                ),
+            )
+        })?)),
+    };
+    let (w, h) = (config.width, config.height);
+    let mut rng = RngKey::new(config.seed, "synthetic", &format!("{w}x{h}")).rng();
+    let dark = |rng: &mut crate::scenario::ScenarioRng| -> [u8; 3] {
+        [
+            rng.random_range(20..110),
+            rng.random_range(20..110),
+            rng.random_range(20..110),
+        ]
+    };
+    let (a, b) = (dark(&mut rng), dark(&mut rng));
+    let background = match rng.random_range(0..3) {
+        0 => Background::checker(a, b, (w.min(h) / 12).max(2)),
+        1 => Background::stripes(a, b, (w.min(h) / 16).max(2)),
+        _ => Background::Noise {
+            seed: rng.random_range(0..u64::MAX),
+        },
+    };
+    let background = render(w, h, &background, &[]).image;
+    let sprite = match (&config.sprite, &config.sprite_mask) {
+        (Some(p), Some(m)) => Some(load_sprite(p, m, config)?),
+        _ => None,
+    };
+    let short = w.min(h);
+    let count = if sprite.is_some() { 1 } else { config.objects };
+    let mut shapes = Vec::new();
+    let mut paths = Vec::new();
+    for _ in 0..count {
+        if sprite.is_none() {
+            let lo = (short / 6).max(1);
+            let hi = (short * 2 / 5).max(lo + 1);
+            let size = [rng.random_range(lo..hi), rng.random_range(lo..hi)];
+            let shape = [Shape::Rect, Shape::Disc, Shape::Triangle][rng.random_range(0..3)];
+            let mut color = [
+                rng.random_range(0..=255u8),
+                rng.random_range(0..=255u8),
+                rng.random_range(0..=255u8),
+            ];
+            color[rng.random_range(0..3)] = rng.random_range(200..=255);
+            shapes.push((shape, size, color));
+        }
+        // 0.05–0.25 of the free room per second along each axis, either direction.
+        let mut speed = [
+            rng.random_range(0.05..0.25f64),
+            rng.random_range(0.05..0.25f64),
+        ];
+        for s in &mut speed {
+            if rng.random_range(0..2) == 0 {
+                *s = -*s;
+            }
+        }
+        paths.push(Path {
+            start: [rng.random_range(0.0..1.0), rng.random_range(0.0..1.0)],
+            speed,
+        });
+    }
+    Ok(SyntheticSource {
+        config: config.clone(),
+        background,
+        shapes,
+        sprite,
+        paths,
+        truth,
+        next_seq: 0,
+        started: None,
+    })
+}
+
+/// Reads the sprite photo and mask and scales both so the longer side is `sprite_size` of the
+/// frame's shorter side (Lanczos for the photo, nearest for the mask so it stays a hard 0/255 cut).
+fn load_sprite(
+    photo: &std::path::Path,
+    mask: &std::path::Path,
+    config: &SyntheticConfig,
+) -> Result<Sprite, SourceError> {
+    let image = image::open(photo)
+        .map_err(|e| SourceError::at(photo, format!("cannot read the sprite photo ({e})")))?
+        .to_rgb8();
+    let m = image::open(mask)
+        .map_err(|e| SourceError::at(mask, format!("cannot read the sprite mask ({e})")))?
+        .to_luma8();
+    if m.dimensions() != image.dimensions() {
+        return Err(SourceError::at(
+            mask,
+            format!(
+                "sprite mask is {}x{} but the photo is {}x{}; give the photo's own mask",
+                m.width(),
+                m.height(),
+                image.width(),
+                image.height()
+            ),
+        ));
+    }
+    if m.as_raw().iter().all(|&v| v == 0) {
+        return Err(SourceError::at(
+            mask,
+            "sprite mask has no foreground pixel; give a mask with the object non-zero",
+        ));
+    }
+    let target = (f64::from(config.width.min(config.height)) * config.sprite_size).max(1.0) as f64;
+    let scale = target / f64::from(image.width().max(image.height()));
+    let sw = ((f64::from(image.width()) * scale).round() as u32).clamp(1, config.width);
+    let sh = ((f64::from(image.height()) * scale).round() as u32).clamp(1, config.height);
+    let image = image::imageops::resize(&image, sw, sh, FilterType::Lanczos3);
+    let mut mask = image::imageops::resize(&m, sw, sh, FilterType::Nearest);
+    for v in mask.iter_mut() {
+        *v = if *v > 0 { 255 } else { 0 };
+    }
+    Ok(Sprite { image, mask })
+}
+
+impl SyntheticSource {
+    /// Renders frame `n`: the background with every object at its position at time `n / fps`,
+    /// the exact mask (255 on object pixels) and the objects' tight boxes.
+    pub fn render(&self, n: u64) -> (RgbImage, GrayImage, Vec<BBox>) {
+        let (w, h) = (self.config.width, self.config.height);
+        let t = n as f64 / self.config.fps;
+        if let Some(s) = &self.sprite {
+            let [px, py] = self.paths[0].at(t);
+            let x0 = (px * f64::from(w - s.image.width())).round() as u32;
+            let y0 = (py * f64::from(h - s.image.height())).round() as u32;
+            let mut image = self.background.clone();
+            let mut mask = GrayImage::new(w, h);
+            let mut tight: Option<BBox> = None;
+            for (y, (srow, mrow)) in s
+                .image
+                .rows()
+                .zip(s.mask.rows())
+                .enumerate()
+                .map(|(y, r)| (y as u32, r))
+            {
+                for (x, (p, m)) in srow.zip(mrow).enumerate().map(|(x, v)| (x as u32, v)) {
+                    if m.0[0] == 0 {
+                        continue;
+                    }
+                    let (fx, fy) = (x0 + x, y0 + y);
+                    image.put_pixel(fx, fy, *p);
+                    mask.put_pixel(fx, fy, image::Luma([255]));
+                    tight = Some(match tight {
+                        None => BBox::new(fx, fy, fx + 1, fy + 1),
+                        Some(b) => BBox::new(b.x0.min(fx), b.y0, b.x1.max(fx + 1), fy + 1),
+                    });
+                }
+            }
+            return (image, mask, tight.into_iter().collect());
+        }
+        let objects: Vec<Object> = self
+            .shapes
+            .iter()
+            .zip(&self.paths)
+            .map(|(&(shape, [ow, oh], color), path)| {
+                let [px, py] = path.at(t);
+                let x0 = (px * f64::from(w.saturating_sub(ow))).round() as u32;
+                let y0 = (py * f64::from(h.saturating_sub(oh))).round() as u32;
+                Object::new(shape, BBox::new(x0, y0, x0 + ow, y0 + oh), color)
+            })
+            .collect();
+        let scene = render_over(&self.background, &objects);
+        (scene.0, scene.1, scene.2)
+    }
+}
+
+/// [`render`] over an already painted background (the objects' pixel rule is the scene module's).
+fn render_over(background: &RgbImage, objects: &[Object]) -> (RgbImage, GrayImage, Vec<BBox>) {
+    let (w, h) = background.dimensions();
+    let s = render(w, h, &Background::Solid([0, 0, 0]), objects);
+    let mut image = background.clone();
+    for ((dst, src), m) in image
+        .pixels_mut()
+        .zip(s.image.pixels())
+        .zip(s.mask.as_raw())
+    {
+        if *m != 0 {
+            *dst = *src;
+        }
+    }
+    (image, s.mask, s.boxes)
+}
+
+impl Source for SyntheticSource {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        let n = self.next_seq;
+        if self.config.frames.is_some_and(|limit| n >= limit) {
+            return None;
+        }
+        if self.config.realtime {
+            let start = *self.started.get_or_insert_with(Instant::now);
+            let due = start + Duration::from_secs_f64(n as f64 / self.config.fps);
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        let t0 = Instant::now();
+        let (image, mask, boxes) = self.render(n);
+        let decode_ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.next_seq += 1;
+        Some(Ok(Frame {
+            id: format!("synthetic/{n:08}"),
+            seq: n,
+            image,
+            truth: self.truth,
+            regions: Some(Regions {
+                mask: Some(mask),
+                boxes,
+            }),
+            variant: None,
+            captured: Instant::now(),
+            decode_ms,
+        }))
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        self.config.frames.and_then(|n| usize::try_from(n).ok())
+    }
+
+    fn describe(&self) -> String {
+        let c = &self.config;
+        let what = match &c.sprite {
+            Some(p) => format!("sprite {}", p.display()),
+            None => format!("{} object(s)", c.objects),
+        };
+        let frames = c
+            .frames
+            .map_or_else(|| "endless".to_string(), |n| format!("{n} frames"));
+        let pace = if c.realtime { ", real time" } else { "" };
+        format!(
+            "synthetic camera {}x{} @ {} fps, {what}, {frames}{pace}, seed {}",
+            c.width, c.height, c.fps, c.seed
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::test_util::labels;
+
+    fn cfg(w: u32, h: u32) -> SyntheticConfig {
+        SyntheticConfig {
+            width: w,
+            height: h,
+            frames: Some(5),
+            objects: 2,
+            seed: 7,
+            ..SyntheticConfig::default()
+        }
+    }
+
+    #[test]
+    fn spec_parses_every_part_and_rejects_bad_ones() {
+        let c = SyntheticConfig::parse_spec("synthetic:320x240@15/90")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (c.width, c.height, c.fps, c.frames),
+            (320, 240, 15.0, Some(90))
+        );
+        let d = SyntheticConfig::parse_spec("synthetic").unwrap().unwrap();
+        assert_eq!(d, SyntheticConfig::default());
+        let e = SyntheticConfig::parse_spec("synthetic:@10")
+            .unwrap()
+            .unwrap();
+        assert_eq!((e.width, e.fps, e.frames), (640, 10.0, None));
+        assert!(SyntheticConfig::parse_spec("photos/").is_none());
+        assert!(SyntheticConfig::parse_spec("synthetics").is_none());
+        for bad in [
+            "synthetic:64",
+            "synthetic:0x10",
+            "synthetic:8x8@0",
+            "synthetic:8x8/x",
+        ] {
+            let err = SyntheticConfig::parse_spec(bad).unwrap().unwrap_err();
+            assert!(
+                err.contains(bad) && err.contains("synthetic:640x480"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn frames_are_a_function_of_their_index_with_exact_masks() {
+        let mut s = open(&cfg(96, 64), &labels()).unwrap();
+        let frames: Vec<Frame> = std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.unwrap())
+            .collect();
+        assert_eq!(frames.len(), 5);
+        assert!(s.next_frame().is_none());
+        let again = open(&cfg(96, 64), &labels()).unwrap();
+        for f in &frames {
+            let (img, mask, boxes) = again.render(f.seq);
+            assert_eq!(img, f.image, "frame {} repeats", f.id);
+            let r = f.regions.as_ref().unwrap();
+            assert_eq!(r.mask.as_ref(), Some(&mask));
+            assert_eq!(r.boxes, boxes);
+            assert!(mask.iter().all(|&v| v == 0 || v == 255));
+            // Background pixels are the background's, object pixels differ from it somewhere.
+            for ((p, b), m) in img.pixels().zip(again.background.pixels()).zip(mask.iter()) {
+                if *m == 0 {
+                    assert_eq!(p, b);
+                }
+            }
+            assert!(!boxes.is_empty());
+        }
+        assert_eq!(frames[3].id, "synthetic/00000003");
+        // The objects move.
+        assert_ne!(frames[0].image, frames[4].image);
+        // Another seed, another scene.
+        let other = open(
+            &SyntheticConfig {
+                seed: 8,
+                ..cfg(96, 64)
+            },
+            &labels(),
+        )
+        .unwrap();
+        assert_ne!(other.render(0).0, frames[0].image);
+    }
+
+    #[test]
+    fn paths_bounce_inside_the_frame() {
+        let p = Path {
+            start: [0.9, 0.1],
+            speed: [0.5, -0.5],
+        };
+        assert!((p.at(0.4)[0] - 0.9).abs() < 1e-12); // 0.9 + 0.2 = 1.1 → 0.9
+        assert!((p.at(0.4)[1] - 0.1).abs() < 1e-12); // 0.1 − 0.2 = −0.1 → 0.1
+        for i in 0..1000 {
+            let [x, y] = p.at(f64::from(i) * 0.037);
+            assert!((0.0..=1.0).contains(&x) && (0.0..=1.0).contains(&y));
+        }
+        // Objects stay inside even on tiny frames.
+        let s = open(&cfg(3, 2), &labels()).unwrap();
+        for n in 0..50 {
+            let (img, mask, _) = s.render(n);
+            assert_eq!((img.dimensions(), mask.dimensions()), ((3, 2), (3, 2)));
+        }
+    }
+
+    #[test]
+    fn realtime_paces_at_fps() {
+        let c = SyntheticConfig {
+            fps: 50.0,
+            realtime: true,
+            ..cfg(16, 16)
+        };
+        let mut s = open(&c, &labels()).unwrap();
+        let t0 = Instant::now();
+        let n = std::iter::from_fn(|| s.next_frame()).count();
+        // Frame 4 is due 80 ms after frame 0: pacing can only make it later.
+        assert_eq!(n, 5);
+        assert!(t0.elapsed() >= Duration::from_millis(80));
+    }
+
+    #[test]
+    fn bad_label_and_sprite_files_are_one_clear_error() {
+        let e = open(
+            &SyntheticConfig {
+                label: Some("no such class".into()),
+                ..cfg(8, 8)
+            },
+            &labels(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("label `no such class`"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let photo = dir.path().join("p.png");
+        let mask = dir.path().join("m.png");
+        crate::source::test_util::write_rgb(&photo, 10, 8, [200, 10, 10]);
+        crate::source::test_util::write_gray(&mask, 9, 8, 255);
+        let c = SyntheticConfig {
+            sprite: Some(photo.clone()),
+            sprite_mask: Some(mask.clone()),
+            ..cfg(40, 30)
+        };
+        let e = open(&c, &labels()).err().unwrap();
+        assert!(
+            e.to_string().contains("9x8") && e.to_string().contains("10x8"),
+            "{e}"
+        );
+        crate::source::test_util::write_gray(&mask, 10, 8, 0);
+        let e = open(&c, &labels()).err().unwrap();
+        assert!(e.to_string().contains("no foreground"), "{e}");
+        crate::source::test_util::write_gray(&mask, 10, 8, 255);
+        let s = open(&c, &labels()).unwrap();
+        let (img, m, boxes) = s.render(2);
+        // The whole sprite is object: its box is its size, its pixels its colour.
+        assert_eq!(boxes.len(), 1);
+        let b = boxes[0];
+        assert_eq!((b.width(), b.height()), (18, 14)); // 0.6 × 30 = 18 on the long side
+        assert_eq!(img.get_pixel(b.x0, b.y0).0, [200, 10, 10]);
+        assert_eq!(m.iter().filter(|&&v| v == 255).count(), 18 * 14);
+        let half = SyntheticConfig {
+            sprite: None,
+            ..c.clone()
+        };
+        assert!(open(&half, &labels()).is_err());
+    }
+}
