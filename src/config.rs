@@ -89,6 +89,22 @@ pub struct DatasetConfig {
     pub class_map: Option<PathBuf>,
 }
 
+/// `[metrics]` as written: inputs of metric families that a run cannot produce itself.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMetricsConfig {
+    /// JSON file of XIMAGENET-12 accuracies of scenario-trained models (REFERENCE §9.1).
+    ximagenet_inner: Option<PathBuf>,
+}
+
+/// `[metrics]`, checked: the inputs read at load time, so a bad file fails before the run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MetricsConfig {
+    /// `ximagenet_inner = "file.json"`: C'(i) of scenario-trained models for σ²_inner and S_robust
+    /// (REFERENCE §9.1; see [`crate::metrics::volatility::InnerResults`]).
+    pub ximagenet_inner: Option<crate::metrics::volatility::InnerResults>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
@@ -111,6 +127,8 @@ struct RawConfig {
     pipeline: PipelineConfig,
     #[serde(default)]
     dataset: DatasetConfig,
+    #[serde(default)]
+    metrics: RawMetricsConfig,
     #[serde(default)]
     challenge: crate::challenge::ChallengeConfig,
     #[serde(default)]
@@ -147,6 +165,8 @@ pub struct RunConfig {
     pub pipeline: PipelineConfig,
     /// Label space settings.
     pub dataset: DatasetConfig,
+    /// Inputs of metric families (`[metrics]`).
+    pub metrics: MetricsConfig,
     /// The adversarial-background challenge after the main pass (`[challenge]`, `--challenge`).
     pub challenge: crate::challenge::ChallengeConfig,
     /// The occlusion saliency pass after the main pass (`[saliency]`, `--saliency`).
@@ -305,6 +325,15 @@ impl RunConfig {
         saliency.maps |= o.saliency_maps;
         saliency.enabled |= o.saliency || o.saliency_maps;
         saliency.validate().map_err(|m| invalid(&m))?;
+        let metrics = MetricsConfig {
+            ximagenet_inner: match raw.metrics.ximagenet_inner.map(&rel) {
+                Some(path) => Some(
+                    crate::metrics::volatility::InnerResults::read(&path)
+                        .map_err(|e| invalid(&format!("[metrics] ximagenet_inner: {e}")))?,
+                ),
+                None => None,
+            },
+        };
         let mut dataset = raw.dataset;
         dataset.class_map = dataset.class_map.map(&rel);
         if let Some(map) = &o.class_map {
@@ -324,6 +353,7 @@ impl RunConfig {
             engine,
             pipeline,
             dataset,
+            metrics,
             challenge,
             saliency,
         })

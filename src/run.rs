@@ -247,6 +247,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         dropped: outcome.frames_dropped,
     };
     let mut summary = Summary::from_metrics(&metrics, run_info, frames);
+    if let Some(inner) = &config.metrics.ximagenet_inner {
+        summary.set_ximagenet_inner(inner);
+    }
     post.apply(&mut summary);
     crate::report::write_run_summary(&config.out, &summary)?;
     Ok(RunResult {

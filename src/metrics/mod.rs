@@ -7,10 +7,13 @@
 
 pub mod accuracy;
 pub mod classmap;
+pub mod hard_imagenet;
 pub mod imagenet_c;
 pub mod in9;
 pub mod latency;
+pub mod rfs;
 pub mod saliency;
+pub mod volatility;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -165,6 +168,23 @@ impl Tally {
     }
 }
 
+/// Counts of one truth class in one scenario (the class-balanced metrics' input, e.g. RFS,
+/// REFERENCE §7.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClassTally {
+    /// Records of this truth class.
+    pub n: u64,
+    /// Of those, records whose top-1 is the truth.
+    pub top1_correct: u64,
+}
+
+impl ClassTally {
+    /// Top-1 accuracy of the class; `None` without records.
+    pub fn top1(&self) -> Option<f64> {
+        fraction(self.top1_correct, self.n)
+    }
+}
+
 /// Streaming metric state of a run, fed one frame (all its variants) at a time.
 #[derive(Debug, Clone)]
 pub struct Metrics {
@@ -173,6 +193,9 @@ pub struct Metrics {
     /// Key → index into `order` and `tallies`.
     index: HashMap<String, usize>,
     tallies: Vec<Tally>,
+    /// Per scenario (same index as `tallies`): truth class → counts, labelled records only. A map,
+    /// not a vector by class index, so a stray large label in a records file costs nothing.
+    per_class: Vec<BTreeMap<usize, ClassTally>>,
     /// One histogram per entry of [`STAGES`].
     latency: Vec<LatencyHistogram>,
     frames: u64,
@@ -186,6 +209,7 @@ impl Metrics {
             order: Vec::new(),
             index: HashMap::new(),
             tallies: Vec::new(),
+            per_class: Vec::new(),
             latency: STAGES.iter().map(|_| LatencyHistogram::new()).collect(),
             frames: 0,
         };
@@ -204,6 +228,7 @@ impl Metrics {
         self.order.push(key.to_string());
         self.index.insert(key.to_string(), i);
         self.tallies.push(Tally::default());
+        self.per_class.push(BTreeMap::new());
         i
     }
 
@@ -215,6 +240,11 @@ impl Metrics {
         for r in records {
             let i = self.slot(&r.scenario);
             self.tallies[i].add(r, clean);
+            if let (Some(truth), Some(correct)) = (r.truth, r.top1_correct()) {
+                let c = self.per_class[i].entry(truth).or_default();
+                c.n += 1;
+                c.top1_correct += u64::from(correct);
+            }
             for (stage, hist) in STAGES.iter().zip(&mut self.latency) {
                 if let Some(&ms) = r.ms.get(*stage) {
                     hist.record_ms(ms);
@@ -236,6 +266,12 @@ impl Metrics {
     /// The tally of one scenario, if known.
     pub fn tally(&self, key: &str) -> Option<&Tally> {
         self.index.get(key).map(|&i| &self.tallies[i])
+    }
+
+    /// Per truth class counts of one scenario (labelled records only), in class order; `None` for an
+    /// unknown scenario.
+    pub fn class_tallies(&self, key: &str) -> Option<&BTreeMap<usize, ClassTally>> {
+        self.index.get(key).map(|&i| &self.per_class[i])
     }
 
     /// All scenarios with their tallies, in report order.
@@ -407,6 +443,31 @@ pub(crate) mod tests {
         assert_eq!(n.drop(), Some(0.0));
         // Agreement: f1 1=1, f2 3=3, f3 8≠7 → 2/3.
         assert_eq!((n.with_clean, n.agree), (3, 2));
+    }
+
+    #[test]
+    fn per_class_tallies_by_hand() {
+        let mut m = Metrics::new(keys(&["clean", "fog", "noise"]));
+        for f in frames() {
+            m.add_frame(&f);
+        }
+        let fog = m.class_tallies("fog").unwrap();
+        // fog: class 1 (f1) wrong, class 4 (f2) right, class 0 (f4) right; f3 is unlabelled.
+        let got: Vec<(usize, u64, u64)> =
+            fog.iter().map(|(c, t)| (*c, t.n, t.top1_correct)).collect();
+        assert_eq!(got, vec![(0, 1, 1), (1, 1, 0), (4, 1, 1)]);
+        assert_eq!(fog[&1].top1(), Some(0.0));
+        // The per-class counts add up to the scenario's labelled counts.
+        for (key, t) in m.tallies() {
+            let pc = m.class_tallies(key).unwrap();
+            assert_eq!(pc.values().map(|c| c.n).sum::<u64>(), t.n_labelled);
+            assert_eq!(
+                pc.values().map(|c| c.top1_correct).sum::<u64>(),
+                t.top1_correct
+            );
+        }
+        assert!(m.class_tallies("nope").is_none());
+        assert_eq!(ClassTally::default().top1(), None);
     }
 
     #[test]

@@ -17,9 +17,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
+use crate::metrics::hard_imagenet::HardImagenet;
 use crate::metrics::imagenet_c::{AlexnetTable, ImagenetC};
 use crate::metrics::in9::{ChallengeTally, In9};
 use crate::metrics::latency::Quantiles;
+use crate::metrics::rfs::Rfs;
+use crate::metrics::volatility::{InnerResults, Volatility};
 use crate::metrics::{CLEAN, Metrics, Record, Tally};
 
 /// Frame counts of a run.
@@ -99,6 +102,22 @@ impl Summary {
         if let Some(in9) = crate::metrics::in9::compute(top1_of(&scenarios), None) {
             metrics.insert("in9".into(), to_value(&in9));
         }
+        if let Some(v) = crate::metrics::volatility::compute(top1_of(&scenarios), None) {
+            metrics.insert("volatility".into(), to_value(&v));
+        }
+        let ablations = scenarios
+            .iter()
+            .map(|(k, s)| (k.as_str(), s.n_labelled, s.top1, s.drop));
+        if let Some(h) = crate::metrics::hard_imagenet::compute(ablations) {
+            metrics.insert("hard_imagenet".into(), to_value(&h));
+        }
+        let classes = m
+            .keys()
+            .iter()
+            .filter_map(|k| m.class_tallies(k).map(|c| (k.as_str(), c)));
+        if let Some(r) = crate::metrics::rfs::compute(classes) {
+            metrics.insert("rfs".into(), to_value(&r));
+        }
         Self {
             run,
             frames,
@@ -142,7 +161,145 @@ impl Summary {
         if let Some(tally) = previous.and_then(Summary::challenge) {
             summary.set_challenge(tally);
         }
+        if let Some(inner) = previous.and_then(|p| p.volatility()).and_then(|v| v.inner) {
+            summary.set_ximagenet_inner(&inner);
+        }
+        if let Some(p) = previous {
+            summary.keep_post_pass_families(p);
+        }
         summary
+    }
+
+    /// After a recompute: copies from `previous` the metric families that records cannot rebuild
+    /// (those of post-passes, e.g. `saliency`; anything not in [`RECORD_FAMILIES`]) and puts the
+    /// families in `previous`'s order (new ones after), so a recomputed summary of an unchanged run
+    /// equals the written one.
+    fn keep_post_pass_families(&mut self, previous: &Summary) {
+        for (k, v) in &previous.metrics {
+            if !RECORD_FAMILIES.contains(&k.as_str()) && !self.metrics.contains_key(k) {
+                self.metrics.insert(k.clone(), v.clone());
+            }
+        }
+        let mut ordered = serde_json::Map::new();
+        for k in previous.metrics.keys() {
+            if let Some(v) = self.metrics.remove(k) {
+                ordered.insert(k.clone(), v);
+            }
+        }
+        ordered.append(&mut self.metrics);
+        self.metrics = ordered;
+    }
+
+    /// Adds the user's XIMAGENET-12 inner results (accuracies of scenario-trained models, config
+    /// `[metrics] ximagenet_inner`) to `metrics.volatility`: σ²_inner and S_robust (REFERENCE §9.1).
+    /// No effect when the plan has no XIMAGENET-12 scenario. The results are kept in `summary.json`
+    /// so [`Summary::recompute`] with this summary as `previous` keeps them.
+    pub fn set_ximagenet_inner(&mut self, inner: &InnerResults) {
+        if let Some(v) = crate::metrics::volatility::compute(top1_of(&self.scenarios), Some(inner))
+        {
+            self.metrics.insert("volatility".into(), to_value(&v));
+        }
+    }
+
+    /// The XIMAGENET-12 volatility metrics (`metrics.volatility`), if the plan had such scenarios.
+    pub fn volatility(&self) -> Option<Volatility> {
+        self.family("volatility")
+    }
+
+    /// The Hard ImageNet ablation metrics (`metrics.hard_imagenet`), if the plan had ablations.
+    pub fn hard_imagenet(&self) -> Option<HardImagenet> {
+        self.family("hard_imagenet")
+    }
+
+    /// The RFS metrics (`metrics.rfs`), if the plan had `region_noise/*` scenarios.
+    pub fn rfs(&self) -> Option<Rfs> {
+        self.family("rfs")
+    }
+
+    /// The terminal lines of the background/object families other than IN-9 (volatility, Hard
+    /// ImageNet, RFS), each ending in a newline; empty when none is present.
+    fn object_lines(&self) -> String {
+        let mut out = String::new();
+        if let Some(v) = self.volatility() {
+            out.push_str(&volatility_line(&v));
+        }
+        if let Some(h) = self.hard_imagenet() {
+            out.push_str(&hard_imagenet_line(&h));
+        }
+        if let Some(r) = self.rfs() {
+            out.push_str(&rfs_lines(&r));
+        }
+        out
+    }
+
+    /// The summary.md sections of the background/object families other than IN-9.
+    fn object_markdown(&self) -> String {
+        let mut out = String::new();
+        if let Some(v) = self.volatility() {
+            out.push_str("\n## XIMAGENET-12 volatility (REFERENCE §9.1)\n\n");
+            let _ = writeln!(out, "- {}", md_cell(volatility_line(&v).trim_end()));
+            let _ = writeln!(out, "- clean accuracy μ: {}\n", pct(v.mu));
+            let mut rows = vec![vec![
+                "scenario".to_string(),
+                "(C(i) − μ)² × 100".to_string(),
+            ]];
+            rows.extend(
+                v.drop_volatility
+                    .iter()
+                    .map(|(k, x)| vec![md_cell(k), num(x.map(|x| x * 100.0), 2)]),
+            );
+            out.push_str(&md_table(&rows));
+        }
+        if let Some(h) = self.hard_imagenet() {
+            out.push_str("\n## Hard ImageNet ablations (REFERENCE §7.2)\n\n");
+            let mut rows = vec![
+                ["ablation", "n", "accuracy", "drop"]
+                    .map(String::from)
+                    .to_vec(),
+            ];
+            rows.extend(
+                h.ablations
+                    .iter()
+                    .map(|(k, a)| vec![md_cell(k), a.n.to_string(), pct(a.accuracy), pct(a.drop)]),
+            );
+            out.push_str(&md_table(&rows));
+        }
+        if let Some(r) = self.rfs() {
+            out.push_str("\n## Relative foreground sensitivity (REFERENCE §7.3)\n\n");
+            out.push_str(
+                "Class-balanced accuracies under noise on the object (fg) or the background (bg), \
+                 trials pooled per class; RFS = (bg − fg) / (2·min(ā, 1 − ā)).\n\n",
+            );
+            let mut rows = vec![
+                [
+                    "noise", "level", "fg acc", "bg acc", "RFS", "trials", "classes",
+                ]
+                .map(String::from)
+                .to_vec(),
+            ];
+            for (kind, levels) in &r.noise {
+                for (level, l) in &levels.0 {
+                    rows.push(vec![
+                        md_cell(kind),
+                        md_cell(level),
+                        pct(l.acc_fg),
+                        pct(l.acc_bg),
+                        num(l.rfs, 3),
+                        l.trials.to_string(),
+                        l.classes.to_string(),
+                    ]);
+                }
+            }
+            out.push_str(&md_table(&rows));
+        }
+        out
+    }
+
+    /// A metric family read back from `metrics.<name>`; `None` when absent or of another shape.
+    fn family<T: serde::de::DeserializeOwned>(&self, name: &str) -> Option<T> {
+        self.metrics
+            .get(name)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
     /// Records the outcome of the adversarial-background challenge (REFERENCE §6.6, run after the
@@ -224,6 +381,7 @@ impl Summary {
         if let Some(in9) = self.in9() {
             out.push_str(&in9_markdown(&in9));
         }
+        out.push_str(&self.object_markdown());
         out.push_str("\n## Latency (ms)\n\n");
         if self.latency_ms.is_empty() {
             out.push_str("No timings recorded.\n");
@@ -294,6 +452,11 @@ impl Summary {
             out.push('\n');
             out.push_str(&in9_lines(&in9));
         }
+        let objects = self.object_lines();
+        if !objects.is_empty() {
+            out.push('\n');
+            out.push_str(&objects);
+        }
         out
     }
 
@@ -305,6 +468,18 @@ impl Summary {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 }
+
+/// The metric families [`Summary::recompute`] rebuilds from records (with the challenge's counts and
+/// the XIMAGENET-12 inner results taken from the previous summary); any other family in
+/// `summary.json` comes from a post-pass and is carried over.
+pub const RECORD_FAMILIES: &[&str] = &[
+    "imagenet_c",
+    "in9",
+    "volatility",
+    "hard_imagenet",
+    "rfs",
+    "placement",
+];
 
 /// `(scenario key, top-1)` of every scenario line.
 fn top1_of(scenarios: &[(String, ScenarioSummary)]) -> impl Iterator<Item = (&str, Option<f64>)> {
@@ -461,6 +636,72 @@ fn in9_lines(m: &In9) -> String {
         );
     }
     out
+}
+
+/// The volatility line: σ²_cross, score_cross and, with inner results, S_robust.
+fn volatility_line(v: &Volatility) -> String {
+    let full = match (v.score, v.variance_inner) {
+        (Some(s), Some(i)) => format!(
+            "; S_robust {} (σ²_inner {})",
+            num(Some(s), 4),
+            num(Some(i), 4)
+        ),
+        _ if v.inner.is_some() => "; S_robust undefined (inner results cover < 2 scenarios)".into(),
+        _ => "; S_robust needs [metrics] ximagenet_inner".into(),
+    };
+    format!(
+        "XIMAGENET-12: σ²_cross {} over {} scenario{} (n − 1), score_cross {}{full}\n",
+        num(v.variance_cross, 4),
+        v.n,
+        if v.n == 1 { "" } else { "s" },
+        num(v.score_cross, 4),
+    )
+}
+
+/// The Hard ImageNet line: accuracy (and paired drop) per ablation.
+fn hard_imagenet_line(h: &HardImagenet) -> String {
+    let parts: Vec<String> = h
+        .ablations
+        .iter()
+        .map(|(k, a)| {
+            if k == "none" {
+                format!("none {}", pct(a.accuracy))
+            } else {
+                format!("{k} {} (drop {})", pct(a.accuracy), pct(a.drop))
+            }
+        })
+        .collect();
+    format!("Hard ImageNet ablations: {}\n", parts.join(", "))
+}
+
+/// The RFS lines: one per noise type (level → RFS) and the typical level in full.
+fn rfs_lines(r: &Rfs) -> String {
+    let mut out = String::new();
+    for (kind, levels) in &r.noise {
+        let parts: Vec<String> = levels
+            .0
+            .iter()
+            .map(|(level, l)| format!("{level} {}", num(l.rfs, 3)))
+            .collect();
+        let _ = writeln!(out, "RFS {kind}: {}", parts.join(", "));
+    }
+    if let Some(t) = &r.typical {
+        let _ = writeln!(
+            out,
+            "RFS typical (linf 0.25): {} (fg {}, bg {}, {} trials, {} classes)",
+            num(t.rfs, 3),
+            pct(t.acc_fg),
+            pct(t.acc_bg),
+            t.trials,
+            t.classes
+        );
+    }
+    out
+}
+
+/// A number with `decimals` decimals (sign shown for negatives only), or `–`.
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| NONE.to_string(), |v| format!("{v:.decimals$}"))
 }
 
 /// The IN-9 section of summary.md: the lines of [`in9_lines`] as a list.
@@ -665,6 +906,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::metrics::accuracy::{Z95, wilson_interval};
     use crate::metrics::tests::{frames, rec, timed};
+    use crate::metrics::volatility::InnerResults;
     use serde_json::json;
 
     /// Asserts two summaries are equal up to float rounding in the last bit: serde_json's default
@@ -1154,6 +1396,117 @@ pub(crate) mod tests {
         assert!(!s.table().contains("IN-9 accuracy"));
         let r = Summary::recompute(&timed_frames().concat(), Some(&s));
         assert_eq!(r.to_json(), s.to_json());
+    }
+
+    /// Three frames of classes 0, 0, 1 through clean, an ablation, one RFS level and two XIMAGENET-12
+    /// scenarios; correctness per frame chosen so every number is checked by hand below.
+    fn object_frames() -> Vec<Vec<Record>> {
+        // (frame, truth, clean, gray, fg-noise, bg-noise, blur_bg, blur_obj) right?
+        let plan = [
+            ("a", 0, true, false, false, true, true, true),
+            ("b", 0, true, true, true, true, false, true),
+            ("c", 1, false, false, false, true, true, false),
+        ];
+        plan.iter()
+            .map(|&(id, t, c, g, f, b, bb, bo)| {
+                let r =
+                    |key: &str, right: bool| rec(id, key, Some(t), &[if right { t } else { 7 }]);
+                vec![
+                    r("clean", c),
+                    r("ablation/gray", g),
+                    r("region_noise/fg/linf/0.25/t1", f),
+                    r("region_noise/bg/linf/0.25/t1", b),
+                    r("background/blur_bg", bb),
+                    r("background/blur_obj", bo),
+                ]
+            })
+            .collect()
+    }
+
+    const OBJECT_ORDER: [&str; 6] = [
+        "clean",
+        "ablation/gray",
+        "region_noise/fg/linf/0.25/t1",
+        "region_noise/bg/linf/0.25/t1",
+        "background/blur_bg",
+        "background/blur_obj",
+    ];
+
+    #[test]
+    fn object_families_by_hand_and_through_recompute() {
+        let fs = object_frames();
+        let mut s = streamed(&OBJECT_ORDER, &fs);
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let m = &v["metrics"];
+        let keys: Vec<&str> = m.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, vec!["volatility", "hard_imagenet", "rfs"]);
+        // Hard ImageNet: clean 2/3, gray 1/3; paired drop (2 − 1)/3.
+        let h = &m["hard_imagenet"]["ablations"];
+        assert!((h["none"]["accuracy"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-15);
+        assert!((h["gray"]["drop"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-15);
+        // RFS: fg class 0 1/2, class 1 0/1 → 0.25; bg 1 and 1 → 1; ā = 0.625 → (1 − 0.25)/0.75 = 1.
+        let t = &m["rfs"]["typical"];
+        assert_eq!(
+            (t["acc_fg"].as_f64(), t["acc_bg"].as_f64()),
+            (Some(0.25), Some(1.0))
+        );
+        assert!((t["rfs"].as_f64().unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(m["rfs"]["noise"]["linf"]["0.25"], *t);
+        // Volatility: μ = 2/3, blur_bg 2/3, blur_obj 2/3 → zero volatility, σ² 0, score_cross 1.
+        let vol = &m["volatility"];
+        assert_eq!(vol["n"], 2);
+        assert!(vol["variance_cross"].as_f64().unwrap().abs() < 1e-15);
+        assert_eq!(
+            (vol["variance_inner"].clone(), vol["score"].clone()),
+            (json!(null), json!(null))
+        );
+        // Inner results: σ²_inner = ((0.5 − 0.9)² + (0.7 − 0.9)²)/1 = 0.2 → S_robust 0.8.
+        let inner = InnerResults(
+            [
+                ("clean", 0.9),
+                ("background/blur_bg", 0.5),
+                ("background/blur_obj", 0.7),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+        );
+        s.set_ximagenet_inner(&inner);
+        let vol = s.volatility().unwrap();
+        assert!((vol.variance_inner.unwrap() - 0.2).abs() < 1e-12);
+        assert!((vol.score.unwrap() - 0.8).abs() < 1e-12);
+        // A post-pass family (not rebuilt from records) is carried over by recompute, in place.
+        s.metrics.insert("saliency".into(), json!({"frames": 3}));
+        let back = Summary::from_json(&s.to_json()).unwrap();
+        let r = Summary::recompute(&fs.concat(), Some(&back));
+        assert_eq!(r.to_json(), s.to_json());
+        // Renderings.
+        let t = s.table();
+        assert!(
+            t.contains("XIMAGENET-12: σ²_cross 0.0000 over 2 scenarios (n − 1), score_cross 1.0000; S_robust 0.8000 (σ²_inner 0.2000)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("Hard ImageNet ablations: none 66.7%, gray 33.3% (drop 33.3%)\n"),
+            "{t}"
+        );
+        assert!(t.contains("RFS linf: 0.25 1.000\n"), "{t}");
+        assert!(
+            t.contains(
+                "RFS typical (linf 0.25): 1.000 (fg 25.0%, bg 100.0%, 1 trials, 2 classes)\n"
+            ),
+            "{t}"
+        );
+        let md = s.to_markdown();
+        for section in [
+            "## XIMAGENET-12 volatility (REFERENCE §9.1)",
+            "## Hard ImageNet ablations (REFERENCE §7.2)",
+            "## Relative foreground sensitivity (REFERENCE §7.3)",
+            "| linf  |  0.25 |  25.0% | 100.0% | 1.000 |      1 |       2 |",
+        ] {
+            assert!(md.contains(section), "{section}\n{md}");
+        }
+        assert!(md.find("## Relative").unwrap() < md.find("## Latency").unwrap());
     }
 
     #[test]
