@@ -306,3 +306,58 @@ fn in9_release_uses_its_fg_masks_and_only_bg_t_backgrounds() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_during_the_challenge_keeps_a_partial_tally() {
+    let d = tempfile::tempdir().unwrap();
+    // Foregrounds the model keeps recognising (the quokka as "wombat", its top-1) see every
+    // background, so the challenge lasts long enough to be interrupted.
+    std::fs::copy(photo("quokka_mask.png"), d.path().join("m.png")).unwrap();
+    let mut rows = vec!["path,label,mask".to_string()];
+    for i in 0..40 {
+        std::fs::copy(photo("quokka.jpg"), d.path().join(format!("q{i}.jpg"))).unwrap();
+        rows.push(format!("q{i}.jpg,wombat,m.png"));
+    }
+    let src = d.path().join("q.csv");
+    std::fs::write(&src, rows.join("\n") + "\n").unwrap();
+    let out = d.path().join("r");
+    let child = robustream()
+        .args(["run", "--quiet", "--challenge", "--model"])
+        .arg(model())
+        .arg("--source")
+        .arg(&src)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = std::time::Instant::now();
+    let jsonl = out.join("challenge.jsonl");
+    while std::fs::read_to_string(&jsonl).map_or(0, |s| s.lines().count()) < 2 {
+        assert!(
+            t.elapsed().as_secs() < 120,
+            "no challenge lines after 120 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let s = summary(&out);
+    let info = &s["run"]["challenge"];
+    assert_eq!(info["complete"], false, "{info}");
+    let done = lines(&out).len() as u64;
+    assert!(done >= 2 && done < 40, "{done}");
+    // Only decided foregrounds are counted.
+    assert_eq!(info["foregrounds"].as_u64(), Some(done));
+    assert_eq!(s["metrics"]["in9"]["challenge"]["complete"], false);
+    assert_eq!(
+        s["run"]["end"], "completed",
+        "the main pass itself was complete"
+    );
+}

@@ -78,6 +78,12 @@ fn occlusion_map_is_written_and_scored_against_the_mask() {
     .unwrap();
     assert_eq!(line["frame"], "quokka.jpg");
     assert_eq!(line["iou"].as_f64(), Some(i));
+
+    // `robustream report` rebuilds the summary from the records and keeps this post-pass family.
+    let o = run(robustream().args(["report", "--format", "json"]).arg(&out));
+    assert!(o.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(&r["metrics"]["saliency"], m);
 }
 
 #[test]
