@@ -44,7 +44,9 @@
 //! produced: `frame`, `truth`, `vulnerable`, `composites`, `fooled_by` (the background id of the
 //! first wrong prediction, or null), `pred` (its mapped prediction, -1 = unmapped) and
 //! `model_class`. Progress lines on stderr. Ctrl-C stops between batches; the undecided foreground
-//! is left out (no line, not counted) and the tally says `complete = false`.
+//! is left out (no line, not counted) and the tally says `complete = false`. `complete` speaks of
+//! interruption only: that the bounds sampled fewer foregrounds or backgrounds than the run offered is
+//! `run.challenge.sampled` in `summary.json` (with `candidates` and the background source's counts).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -340,16 +342,17 @@ impl Harvest {
     }
 
     /// The challenge's foregrounds and backgrounds (at most `bound`, see the module docs), with a
-    /// description of where the backgrounds came from; `None` when the challenge is off.
+    /// description of where the backgrounds came from and how many were available before the bound;
+    /// `None` when the challenge is off.
     pub fn take_challenge(
         &mut self,
         model: &ModelDesc,
         seed: u64,
         bound: usize,
-    ) -> Option<(Vec<Foreground>, Vec<Background>, String)> {
+    ) -> Option<(Vec<Foreground>, Vec<Background>, String, usize)> {
         let (reservoir, pool) = self.challenge.take()?;
         let foregrounds = reservoir.into_foregrounds();
-        let (backgrounds, described) = match (&self.in9_backgrounds, pool) {
+        let (backgrounds, described, available) = match (&self.in9_backgrounds, pool) {
             (Some(dir), _) => {
                 let files = list_in9_backgrounds(dir);
                 let total = files.len();
@@ -382,6 +385,7 @@ impl Harvest {
                             String::new()
                         }
                     ),
+                    total,
                 )
             }
             (None, Some(pool)) => {
@@ -404,11 +408,12 @@ impl Harvest {
                         "stream pool (only_bg_t of {total} pool frames, {} kept)",
                         chosen.len()
                     ),
+                    total,
                 )
             }
-            (None, None) => (Vec::new(), "none".into()),
+            (None, None) => (Vec::new(), "none".into(), 0),
         };
-        Some((foregrounds, backgrounds, described))
+        Some((foregrounds, backgrounds, described, available))
     }
 
     /// Labelled frames whose mask could not be used.
@@ -674,6 +679,13 @@ pub fn evaluate(
             let t = Instant::now();
             let out = engine.infer(&input[..n * len], n)?;
             infer_ms += t.elapsed().as_secs_f64() * 1e3;
+            if out.len() != n * classes {
+                return Err(EngineError::Run(format!(
+                    "the engine returned {} values for {n} images of {classes} classes",
+                    out.len()
+                ))
+                .into());
+            }
             evaluated += n as u64;
             for (row, &b) in out.chunks_exact(classes).zip(chunk) {
                 let top = decode_row(row, kind, 1).top.first().copied();
@@ -755,7 +767,7 @@ impl PostPasses {
             } else {
                 let bound = config.challenge.backgrounds;
                 let candidates = h.challenge.as_ref().map_or(0, |(r, _)| r.seen());
-                let (fgs, bgs, from) = h
+                let (fgs, bgs, from, available) = h
                     .take_challenge(model, config.seed, bound)
                     .unwrap_or_default();
                 if fgs.is_empty() || bgs.is_empty() {
@@ -799,6 +811,8 @@ impl PostPasses {
                             "complete": r.tally.complete,
                             "accuracy": r.tally.accuracy(),
                             "background_source": from,
+                            // The bounds sampled the candidates (see `complete`: interruption only).
+                            "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
                             "candidates": candidates,
                             "unusable_masks": h.unusable_masks,
                             "seconds": round3(r.seconds),

@@ -273,6 +273,11 @@ pub fn run_pass(
                     }
                 });
             let out = engine.infer(&input[..k * len], k)?;
+            anyhow::ensure!(
+                out.len() == k * classes,
+                "saliency: the engine returned {} values for {k} images of {classes} classes",
+                out.len()
+            );
             inferences += k as u64;
             probs.extend(
                 out.chunks_exact(classes)

@@ -76,6 +76,7 @@ fn every_foreground_is_tried_until_fooled_and_the_tally_adds_up() {
     // a background.
     assert_eq!((f, bg), (9, 9), "{info}");
     assert_eq!(info["complete"], true);
+    assert_eq!(info["sampled"], false);
 
     let ls = lines(&a);
     for l in &ls {
@@ -162,6 +163,7 @@ fn bounds_cap_foregrounds_and_backgrounds_with_a_seeded_choice() {
         (Some(3), Some(4))
     );
     assert_eq!(info["candidates"], 9);
+    assert_eq!(info["sampled"], true);
     assert_eq!(info["upper_bound"], 12);
     let ls = lines(&out);
     assert_eq!(ls.len(), 3);
