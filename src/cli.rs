@@ -1,4 +1,4 @@
-//! The command line: `run`, `apply`, `preview`, `scenarios`, `report`.
+//! The command line: `run`, `apply`, `preview`, `scenarios`, `report`, `bench`.
 
 use std::path::PathBuf;
 
@@ -27,6 +27,9 @@ pub enum Command {
     Scenarios,
     /// Recompute a run's summary from its records.jsonl.
     Report(ReportArgs),
+    /// Latency benchmark of a model: throughput, latency percentiles, per-stage breakdown
+    /// (trtexec's figures) in MLPerf's single-stream or offline framing.
+    Bench(BenchArgs),
 }
 
 /// `robustream run`.
@@ -237,6 +240,74 @@ impl From<StageArg> for crate::config::ScenarioStage {
         match s {
             StageArg::ModelInput => Self::ModelInput,
             StageArg::Native => Self::Native,
+        }
+    }
+}
+
+/// `robustream bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Model description TOML.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Execution provider.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub provider: ProviderArg,
+    /// Samples per inference in offline mode (single-stream always uses 1).
+    #[arg(long, default_value_t = 8)]
+    pub batch: usize,
+    /// ONNX Runtime intra-op threads (0 = ONNX Runtime's default).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Timed seconds (default 10 unless --iterations is given).
+    #[arg(long, conflicts_with = "iterations")]
+    pub duration: Option<f64>,
+    /// Timed iterations (inferences) instead of a duration.
+    #[arg(long)]
+    pub iterations: Option<u64>,
+    /// Untimed warm-up seconds (at least one iteration runs).
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// How samples are issued: one at a time (`single-stream`, p90 latency) or batches back to back
+    /// (`offline`, samples/s).
+    #[arg(long, value_enum, default_value = "single-stream")]
+    pub mode: crate::bench::Mode,
+    /// The frame preprocessed for every sample (default: assets/photos/coffee.png, else a procedural
+    /// 640×480 scene).
+    #[arg(long)]
+    pub image: Option<PathBuf>,
+    /// ONNX Runtime library (default: ORT_DYLIB_PATH, else the set-up script's copy).
+    #[arg(long)]
+    pub library: Option<PathBuf>,
+    /// Let ONNX Runtime's threads spin between operators (ORT's own default; robustream's runs turn it
+    /// off).
+    #[arg(long)]
+    pub spin: bool,
+    /// TensorRT: build fp16 engines.
+    #[arg(long)]
+    pub fp16: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// `--provider` of `robustream bench`: an `[engine] provider`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    /// ONNX Runtime's CPU provider.
+    Cpu,
+    /// NVIDIA CUDA.
+    Cuda,
+    /// NVIDIA TensorRT (engines cached in `engines/`).
+    Tensorrt,
+}
+
+impl From<ProviderArg> for crate::engine::Provider {
+    fn from(p: ProviderArg) -> Self {
+        match p {
+            ProviderArg::Cpu => Self::Cpu,
+            ProviderArg::Cuda => Self::Cuda,
+            ProviderArg::Tensorrt => Self::Tensorrt,
         }
     }
 }

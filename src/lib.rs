@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod apply;
+pub mod bench;
 pub mod challenge;
 pub mod cli;
 pub mod config;

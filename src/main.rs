@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
 use clap::Parser;
-use robustream::cli::{ApplyArgs, Cli, Command, Format, PreviewArgs, ReportArgs, RunArgs};
+use robustream::cli::{
+    ApplyArgs, BenchArgs, Cli, Command, Format, PreviewArgs, ReportArgs, RunArgs,
+};
 use robustream::config::{Overrides, RunConfig};
 use robustream::pipeline::EndReason;
 
@@ -24,6 +26,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
+        Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
@@ -72,6 +75,46 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         EndReason::Interrupted => Ok(ExitCode::from(130)),
         EndReason::Completed | EndReason::Limit => Ok(ExitCode::SUCCESS),
     }
+}
+
+fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    use robustream::bench::{BenchRequest, Length};
+    use std::time::Duration;
+    let secs = |s: f64, what: &str| {
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| anyhow::anyhow!("{what} {s} is not a number of seconds ≥ 0"))
+    };
+    let length = match (args.iterations, args.duration) {
+        (Some(n), _) => Length::Iterations(n),
+        (None, d) => Length::Duration(secs(d.unwrap_or(10.0), "--duration")?),
+    };
+    let model = robustream::engine::ModelDesc::load(&args.model)?;
+    let (frame, frame_name) = robustream::bench::bench_frame(args.image.as_ref())?;
+    let engine = robustream::engine::EngineConfig {
+        provider: args.provider.into(),
+        threads: args.threads,
+        library: args.library,
+        spin: args.spin,
+        fp16: args.fp16,
+        ..Default::default()
+    };
+    let report = robustream::bench::run(&BenchRequest {
+        model,
+        engine,
+        batch: args.batch,
+        mode: args.mode,
+        length,
+        warmup: secs(args.warmup, "--warmup")?,
+        frame,
+        frame_name,
+    })?;
+    out(&report.render());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("{}: cannot write the JSON report", path.display()))?;
+    }
+    Ok(())
 }
 
 fn apply(args: ApplyArgs) -> anyhow::Result<()> {

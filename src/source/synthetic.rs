@@ -331,7 +331,7 @@ fn load_sprite(
             "sprite mask has no foreground pixel; give a mask with the object non-zero",
         ));
     }
-    let target = (f64::from(config.width.min(config.height)) * config.sprite_size).max(1.0) as f64;
+    let target = (f64::from(config.width.min(config.height)) * config.sprite_size).max(1.0);
     let scale = target / f64::from(image.width().max(image.height()));
     let sw = ((f64::from(image.width()) * scale).round() as u32).clamp(1, config.width);
     let sh = ((f64::from(image.height()) * scale).round() as u32).clamp(1, config.height);
