@@ -11,6 +11,7 @@ pub mod hard_imagenet;
 pub mod imagenet_c;
 pub mod in9;
 pub mod latency;
+pub mod placement;
 pub mod rfs;
 pub mod saliency;
 pub mod volatility;
@@ -59,6 +60,12 @@ pub struct Record {
     /// Per-stage timings in milliseconds, keys from [`STAGES`].
     #[serde(deserialize_with = "timings_or_nan")]
     pub ms: BTreeMap<String, f64>,
+    /// The frame's object boxes at the scenario stage as normalised `[x0, y0, x1, y1]` (fractions of
+    /// the width and height, exclusive ends), on the `clean` record of a frame with boxes or a mask
+    /// (the mask's tight box) only; absent otherwise. Input of the centre and size scores
+    /// (REFERENCE §8.4, [`placement`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boxes: Option<Vec<[f32; 4]>>,
 }
 
 impl Record {
@@ -196,6 +203,8 @@ pub struct Metrics {
     /// Per scenario (same index as `tallies`): truth class → counts, labelled records only. A map,
     /// not a vector by class index, so a stray large label in a records file costs nothing.
     per_class: Vec<BTreeMap<usize, ClassTally>>,
+    /// Truth class → centre and size score sums over the `clean` records with boxes.
+    objects: BTreeMap<usize, placement::ObjectScores>,
     /// One histogram per entry of [`STAGES`].
     latency: Vec<LatencyHistogram>,
     frames: u64,
@@ -210,6 +219,7 @@ impl Metrics {
             index: HashMap::new(),
             tallies: Vec::new(),
             per_class: Vec::new(),
+            objects: BTreeMap::new(),
             latency: STAGES.iter().map(|_| LatencyHistogram::new()).collect(),
             frames: 0,
         };
@@ -237,6 +247,12 @@ impl Metrics {
     pub fn add_frame(&mut self, records: &[Record]) {
         self.frames += 1;
         let clean = records.iter().find(|r| r.scenario == CLEAN);
+        if let Some(c) = clean
+            && let (Some(truth), Some(boxes)) = (c.truth, c.boxes.as_deref())
+            && let Some(image) = placement::image_scores(boxes)
+        {
+            self.objects.entry(truth).or_default().add(image);
+        }
         for r in records {
             let i = self.slot(&r.scenario);
             self.tallies[i].add(r, clean);
@@ -272,6 +288,12 @@ impl Metrics {
     /// unknown scenario.
     pub fn class_tallies(&self, key: &str) -> Option<&BTreeMap<usize, ClassTally>> {
         self.index.get(key).map(|&i| &self.per_class[i])
+    }
+
+    /// Per truth class, the centre and size scores' sums over the labelled `clean` records with boxes
+    /// (REFERENCE §8.4), in class order.
+    pub fn object_scores(&self) -> &BTreeMap<usize, placement::ObjectScores> {
+        &self.objects
     }
 
     /// All scenarios with their tallies, in report order.
@@ -313,6 +335,7 @@ pub(crate) mod tests {
             prob: top.iter().map(|_| 0.1).collect(),
             hit5: truth.map(|t| top.iter().take(5).any(|&c| c == t)),
             ms: BTreeMap::new(),
+            boxes: None,
         }
     }
 
@@ -339,6 +362,29 @@ pub(crate) mod tests {
         let line = serde_json::to_string(&unlabelled).unwrap();
         assert!(line.contains(r#""truth":null"#) && line.contains(r#""hit5":null"#));
         assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), unlabelled);
+    }
+
+    #[test]
+    fn boxes_only_when_present_and_they_feed_object_scores() {
+        let mut r = rec("a", "clean", Some(2), &[2]);
+        r.boxes = Some(vec![[0.25, 0.0, 0.75, 0.5]]);
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(
+            line.ends_with(r#","ms":{},"boxes":[[0.25,0.0,0.75,0.5]]}"#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), r);
+        let mut m = Metrics::new(vec![]);
+        // Boxes on a non-clean record, or on an unlabelled clean record, are not counted.
+        let mut other = rec("a", "fog", Some(2), &[2]);
+        other.boxes = r.boxes.clone();
+        m.add_frame(&[r.clone(), other]);
+        let mut unlabelled = r.clone();
+        unlabelled.truth = None;
+        m.add_frame(&[unlabelled]);
+        let o = m.object_scores()[&2];
+        assert_eq!((o.images, o.centre_sum, o.size_sum), (1, 0.75, 0.25));
+        assert_eq!(m.object_scores().len(), 1);
     }
 
     #[test]

@@ -126,6 +126,9 @@ struct Variant {
     scenario_ms: f64,
     preprocess_ms: f64,
     queued: Instant,
+    /// The frame's boxes at the scenario stage, normalised xyxy, on the `clean` variant only
+    /// (`Record::boxes`, for the centre and size scores).
+    boxes: Option<Vec<[f32; 4]>>,
 }
 
 enum Message {
@@ -295,6 +298,7 @@ pub fn run(
                             scenario_ms: 0.0,
                             preprocess_ms: ms(t),
                             queued: Instant::now(),
+                            boxes: None,
                         };
                         if variant_tx.send(v).is_err() {
                             return;
@@ -325,6 +329,7 @@ pub fn run(
                                     };
                                     let tensor = norm.tensor(&view_img);
                                     let geometry = if i == 0 { geometry_ms } else { 0.0 };
+                                    let is_clean = scenario.key() == crate::metrics::CLEAN;
                                     Variant {
                                         meta: meta.clone(),
                                         scenario: i,
@@ -332,6 +337,12 @@ pub fn run(
                                         scenario_ms,
                                         preprocess_ms: ms(t) + geometry,
                                         queued: Instant::now(),
+                                        boxes: (is_clean && !base_boxes.is_empty()).then(|| {
+                                            crate::metrics::placement::normalised_boxes(
+                                                &base_boxes,
+                                                base.dimensions(),
+                                            )
+                                        }),
                                     }
                                 })
                         };
@@ -406,6 +417,7 @@ pub fn run(
                         top5: p.top,
                         prob: p.prob,
                         ms: timings,
+                        boxes: v.boxes,
                     };
                     if eng_msg
                         .send(Message::Done {
@@ -651,6 +663,7 @@ mod tests {
             prob: vec![1.0],
             hit5: None,
             ms: BTreeMap::new(),
+            boxes: None,
         }
     }
 

@@ -21,6 +21,7 @@ use crate::metrics::hard_imagenet::HardImagenet;
 use crate::metrics::imagenet_c::{AlexnetTable, ImagenetC};
 use crate::metrics::in9::{ChallengeTally, In9};
 use crate::metrics::latency::Quantiles;
+use crate::metrics::placement::Placement;
 use crate::metrics::rfs::Rfs;
 use crate::metrics::volatility::{InnerResults, Volatility};
 use crate::metrics::{CLEAN, Metrics, Record, Tally};
@@ -118,6 +119,10 @@ impl Summary {
         if let Some(r) = crate::metrics::rfs::compute(classes) {
             metrics.insert("rfs".into(), to_value(&r));
         }
+        let counts = m.tallies().map(|(k, t)| (k, t.n_labelled, t.top1_correct));
+        if let Some(p) = crate::metrics::placement::compute(counts, m.object_scores()) {
+            metrics.insert("placement".into(), to_value(&p));
+        }
         Self {
             run,
             frames,
@@ -211,6 +216,11 @@ impl Summary {
         self.family("hard_imagenet")
     }
 
+    /// The placement metrics (`metrics.placement`), if the plan had placements or frames had boxes.
+    pub fn placement(&self) -> Option<Placement> {
+        self.family("placement")
+    }
+
     /// The RFS metrics (`metrics.rfs`), if the plan had `region_noise/*` scenarios.
     pub fn rfs(&self) -> Option<Rfs> {
         self.family("rfs")
@@ -228,6 +238,9 @@ impl Summary {
         }
         if let Some(r) = self.rfs() {
             out.push_str(&rfs_lines(&r));
+        }
+        if let Some(p) = self.placement() {
+            out.push_str(&placement_lines(&p));
         }
         out
     }
@@ -291,6 +304,39 @@ impl Summary {
                 }
             }
             out.push_str(&md_table(&rows));
+        }
+        if let Some(p) = self.placement() {
+            out.push_str("\n## Object placement (Corner Cases, REFERENCE §8)\n\n");
+            for line in placement_lines(&p).lines() {
+                let _ = writeln!(out, "- {}", md_cell(line));
+            }
+            for (name, v) in &p.variants {
+                let _ = writeln!(out, "\n{name} placements (background/position/size):\n");
+                let mut rows = vec![["cell", "n", "accuracy"].map(String::from).to_vec()];
+                rows.extend(
+                    v.cells
+                        .iter()
+                        .map(|(k, c)| vec![md_cell(k), c.n.to_string(), pct(c.accuracy)]),
+                );
+                out.push_str(&md_table(&rows));
+            }
+            if !p.classes.is_empty() {
+                out.push_str("\nCentre and size scores per class (REFERENCE §8.4):\n\n");
+                let mut rows = vec![
+                    ["class", "images", "centre score", "size score"]
+                        .map(String::from)
+                        .to_vec(),
+                ];
+                rows.extend(p.classes.iter().map(|(k, c)| {
+                    vec![
+                        md_cell(k),
+                        c.images.to_string(),
+                        format!("{:.3}", c.centre_score),
+                        format!("{:.3}", c.size_score),
+                    ]
+                }));
+                out.push_str(&md_table(&rows));
+            }
         }
         out
     }
@@ -694,6 +740,42 @@ fn rfs_lines(r: &Rfs) -> String {
             pct(t.acc_bg),
             t.trials,
             t.classes
+        );
+    }
+    out
+}
+
+/// The placement lines: per variant, accuracy per size and per group and the worst cell; the
+/// number of classes with centre/size scores.
+fn placement_lines(p: &Placement) -> String {
+    let mut out = String::new();
+    let join = |cells: &[(String, crate::metrics::placement::Cell)]| -> String {
+        cells
+            .iter()
+            .map(|(k, c)| format!("{k} {}", pct(c.accuracy)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (name, v) in &p.variants {
+        let worst = v.worst.as_ref().map_or_else(
+            || NONE.to_string(),
+            |w| format!("{} {}", w.cell, pct(Some(w.accuracy))),
+        );
+        let _ = writeln!(
+            out,
+            "Placement {name}: by size {}; by group {}; worst {worst}",
+            join(&v.sizes),
+            join(&v.groups)
+        );
+    }
+    if !p.classes.is_empty() {
+        let images: u64 = p.classes.iter().map(|(_, c)| c.images).sum();
+        let _ = writeln!(
+            out,
+            "Centre/size scores: {} class{} from {images} framed image{} (summary.json)",
+            p.classes.len(),
+            if p.classes.len() == 1 { "" } else { "es" },
+            if images == 1 { "" } else { "s" },
         );
     }
     out
