@@ -25,7 +25,8 @@
 //! reference's exact set, REFERENCE §6.6), brought to the model's view like the `original` frames so
 //! that the two line up pixel for pixel. Otherwise the stream's background pool as it is at the end
 //! of the main pass (`scenario::pool`, `[pipeline] pool` frames per class, every class; the pool's
-//! `only_bg_t` background of each entry, made at the model's view). Where we differ from the
+//! `only_bg_t` background of each entry, made at the model's view; entries are kept at the model's
+//! view, so a pool entry costs width × height × 3 bytes). Where we differ from the
 //! reference: it uses every background of the release; a stream only has the frames it saw. When
 //! there are more than `backgrounds`, the ones with the smallest keyed rank
 //! (`RngKey::new(seed, id, "challenge/background")`) are kept.
@@ -242,7 +243,7 @@ impl Harvest {
                 BackgroundPool::new(
                     config.pipeline.pool,
                     config.seed,
-                    crate::pipeline::pool_maker(model, crate::config::ScenarioStage::ModelInput),
+                    crate::pipeline::pool_maker(model, crate::config::ScenarioStage::Native),
                 )
             });
             (
@@ -271,10 +272,32 @@ impl Harvest {
         if stored.is_some_and(|k| k != crate::metrics::CLEAN) {
             return; // a stored variation is neither a foreground nor a pool frame
         }
+        // The frame at the model's view, made at most once.
+        let mut view_image: Option<RgbImage> = None;
         if stored.is_none()
             && let Some((_, Some(pool))) = &mut self.challenge
+            && let Some(r) = &frame.regions
+            && (r.mask.is_some() || !r.boxes.is_empty())
         {
-            pool.offer(frame);
+            // The pool keeps the frame at the model's view (150 KB at 224² instead of the native
+            // frame); its maker then works on that view as it is (`Native` stage = no geometry),
+            // which gives the same background as the pipeline's pool at the model-input stage.
+            let image = self.view.image(&frame.image);
+            let small = Frame {
+                id: frame.id.clone(),
+                seq: frame.seq,
+                image,
+                truth: frame.truth,
+                regions: Some(crate::frame::Regions {
+                    mask: r.mask.as_ref().map(|m| self.view.mask(m)),
+                    boxes: self.view.boxes(&r.boxes, frame.image.dimensions()),
+                }),
+                variant: None,
+                captured: frame.captured,
+                decode_ms: frame.decode_ms,
+            };
+            pool.offer(&small);
+            view_image = Some(small.image);
         }
         let Some(truth) = frame.truth.map(|t| t.0) else {
             return;
@@ -321,7 +344,10 @@ impl Harvest {
         if a.is_none() && b.is_none() {
             return;
         }
-        let image = self.view.image(&frame.image);
+        let image = match view_image {
+            Some(image) => image,
+            None => self.view.image(&frame.image),
+        };
         for (slot, which) in a.into_iter().chain(b) {
             let r = match which {
                 0 => self.challenge.as_mut().map(|(r, _)| r),
@@ -929,6 +955,38 @@ mod tests {
         assert!(pos.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(kept, keep_ranked(ids.clone(), 7, 5, |s| s.as_str()));
         assert_eq!(keep_ranked(ids.clone(), 7, 50, |s| s.as_str()), ids);
+    }
+
+    #[test]
+    fn pool_backgrounds_from_the_view_equal_the_pipelines_at_the_model_input_stage() {
+        use crate::config::ScenarioStage;
+        use crate::frame::{BBox, Regions};
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("labels.txt"), "a\nb\nc\n").unwrap();
+        let p = d.path().join("m.toml");
+        let desc = "onnx = \"m.onnx\"\nlabels = \"labels.txt\"\n[input]\nname = \"x\"\n\
+                    layout = \"nchw\"\nheight = 48\nwidth = 64\n[preprocess]\nresize_shorter = 56\n\
+                    crop = \"center\"\nmean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]\n[output]\n\
+                    name = \"y\"\nkind = \"logits\"\nclasses = 3\n";
+        std::fs::write(&p, desc).unwrap();
+        let model = ModelDesc::load(&p).unwrap();
+        let pipeline = crate::pipeline::pool_maker(&model, ScenarioStage::ModelInput);
+        let ours = crate::pipeline::pool_maker(&model, ScenarioStage::Native);
+        let mut view = ModelView::new(&model);
+        for (seed, boxes) in [(1, vec![]), (2, vec![BBox::new(30, 20, 90, 70)])] {
+            let s = crate::scene::random_scene(150, 100, seed);
+            let native = Regions {
+                mask: Some(s.mask.clone()),
+                boxes: boxes.clone(),
+            };
+            let small = Regions {
+                mask: Some(view.mask(&s.mask)),
+                boxes: view.boxes(&boxes, s.image.dimensions()),
+            };
+            let want = pipeline(&s.image, &native);
+            assert!(want.is_some());
+            assert_eq!(ours(&view.image(&s.image), &small), want, "seed {seed}");
+        }
     }
 
     #[test]

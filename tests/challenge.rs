@@ -354,7 +354,7 @@ fn ctrl_c_during_the_challenge_keeps_a_partial_tally() {
     let info = &s["run"]["challenge"];
     assert_eq!(info["complete"], false, "{info}");
     let done = lines(&out).len() as u64;
-    assert!(done >= 2 && done < 40, "{done}");
+    assert!((2..40).contains(&done), "{done}");
     // Only decided foregrounds are counted.
     assert_eq!(info["foregrounds"].as_u64(), Some(done));
     assert_eq!(s["metrics"]["in9"]["challenge"]["complete"], false);
