@@ -11,7 +11,7 @@ use image::RgbImage;
 use rand::RngExt;
 
 use super::kernels::{self, Border};
-use super::{glass, motion, zoom};
+use super::{gauss_u8, glass, motion, zoom};
 use crate::scenario::RngKey;
 
 /// Gaussian σ per severity 1..5 (REFERENCE §2.5); radius int(4σ + 0.5) = 4, 8, 12, 16, 24.
@@ -49,18 +49,17 @@ fn dims(image: &RgbImage) -> (usize, usize, usize) {
 
 /// ImageNet-C `gaussian_blur`: `floor8(clip(H1(x, σ), 0, 1)·255)` with truncate 4 and edge replication,
 /// spatial axes only (REFERENCE §2.5, H1; identical in imagecorruptions). Size-independent. The u8
-/// pixels are converted to `x/255` band by band and the result stored straight as u8
-/// ([`kernels::gaussian_filter_map`], scipy's own f64 operations; the bytes equal imagecorruptions'
-/// on the fixtures and on a 1280×720 frame).
+/// filter runs in f32 with a proven error bound; the rare bytes the bound cannot settle (an output
+/// within it of an integer) are recomputed in scipy's own f64 operations ([`gauss_u8`]), so the bytes
+/// are those of [`kernels::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal
+/// imagecorruptions' on the fixtures and on a 1280×720 frame.
 pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
-    let raw = kernels::gaussian_filter_map(
+    let raw = gauss_u8::gaussian_blur_u8(
         image.as_raw(),
         dims(image),
         (sigma, sigma),
         4.0,
         Border::Nearest,
-        |v| f64::from(v) / 255.0,
-        kernels::floor8_clip,
     );
     RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
 }

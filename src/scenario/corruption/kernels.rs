@@ -118,7 +118,12 @@ pub fn numpy_sum(a: &[f64]) -> f64 {
 /// across all pairs. Compiled three times: with AVX-512F or AVX2 where the CPU has it, else portable;
 /// the arithmetic is the same (separate adds and multiplies, never fused: Rust does not contract), so
 /// every version gives identical bits, those of scipy's loop.
-fn symmetric_pass(out: &mut [f64], w0: f64, center: &[f64], pairs: &[(f64, &[f64], &[f64])]) {
+pub(super) fn symmetric_pass(
+    out: &mut [f64],
+    w0: f64,
+    center: &[f64],
+    pairs: &[(f64, &[f64], &[f64])],
+) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {

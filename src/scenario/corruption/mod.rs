@@ -10,6 +10,7 @@
 pub mod blur;
 pub mod digital;
 pub mod elastic;
+pub mod gauss_u8;
 pub mod glass;
 pub mod hsv;
 pub mod jpeg;
