@@ -25,6 +25,7 @@ pub mod manifest;
 pub mod mask;
 pub mod memory;
 pub mod regions;
+pub mod pixfmt;
 pub mod single;
 pub mod synthetic;
 

@@ -1,0 +1,509 @@
+//! Camera pixel formats → RGB (issue 5): the conversions a V4L2 capture needs, as pure functions on
+//! the raw buffers a driver hands over, so they are tested on recorded buffers on machines without a
+//! camera.
+//!
+//! - `YUYV` / `UYVY` (4:2:2, two pixels per four bytes): ITU-R BT.601 limited range ("studio
+//!   swing", Y 16..235, Cb/Cr 16..240), the V4L2 default colourspace of SD/webcam YUV, in the classic
+//!   8-bit fixed-point form (coefficients × 256, rounded) — integer-only and within ±1 of the float
+//!   formula.
+//! - `RGB3` / `BGR3` (packed 24-bit) and `GREY` (8-bit luma, replicated to three channels).
+//! - `MJPG`: each buffer is a JPEG image; many UVC cameras leave out the Huffman tables (DHT) and rely
+//!   on the standard ones of JPEG Annex K.3 (the AVI1 / Motion-JPEG convention), which
+//!   [`ensure_huffman_tables`] inserts before decoding.
+//!
+//! Row strides (`bytesperline`) larger than the packed width are honoured. A buffer shorter than the
+//! format needs (a truncated frame from a failing device) is a [`ConvertError`], never a panic.
+
+use std::borrow::Cow;
+
+use image::RgbImage;
+use rayon::prelude::*;
+
+/// A camera pixel format robustream converts (V4L2 fourcc in the doc of each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PixelFormat {
+    /// `YUYV`: Y0 U Y1 V, 4:2:2, BT.601 limited range.
+    Yuyv,
+    /// `UYVY`: U Y0 V Y1, 4:2:2, BT.601 limited range.
+    Uyvy,
+    /// `RGB3`: R G B.
+    Rgb24,
+    /// `BGR3`: B G R.
+    Bgr24,
+    /// `GREY`: 8-bit luma.
+    Grey,
+    /// `MJPG`: one JPEG per buffer.
+    Mjpeg,
+}
+
+impl PixelFormat {
+    /// The format of a V4L2 fourcc (`b"YUYV"`, ...), if robustream converts it.
+    pub fn from_fourcc(fourcc: [u8; 4]) -> Option<Self> {
+        Some(match &fourcc {
+            b"YUYV" => Self::Yuyv,
+            b"UYVY" => Self::Uyvy,
+            b"RGB3" => Self::Rgb24,
+            b"BGR3" => Self::Bgr24,
+            b"GREY" => Self::Grey,
+            b"MJPG" => Self::Mjpeg,
+            _ => return None,
+        })
+    }
+
+    /// The V4L2 fourcc.
+    pub fn fourcc(self) -> [u8; 4] {
+        *match self {
+            Self::Yuyv => b"YUYV",
+            Self::Uyvy => b"UYVY",
+            Self::Rgb24 => b"RGB3",
+            Self::Bgr24 => b"BGR3",
+            Self::Grey => b"GREY",
+            Self::Mjpeg => b"MJPG",
+        }
+    }
+
+    /// Bytes per packed row of `width` pixels (`None` for MJPEG, which has no rows).
+    pub fn packed_row(self, width: u32) -> Option<usize> {
+        let w = width as usize;
+        match self {
+            // 4:2:2 packs pixel pairs; an odd width still takes a whole pair at the end.
+            Self::Yuyv | Self::Uyvy => Some(w.div_ceil(2) * 4),
+            Self::Rgb24 | Self::Bgr24 => Some(w * 3),
+            Self::Grey => Some(w),
+            Self::Mjpeg => None,
+        }
+    }
+}
+
+/// A buffer that cannot be converted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// Shorter than the format, size and stride need.
+    #[error(
+        "{format} buffer of {got} bytes is too short for {width}x{height} (needs {need}); the \
+         frame is truncated — check the device and cable"
+    )]
+    Truncated {
+        /// The format's fourcc as text.
+        format: String,
+        /// Bytes received.
+        got: usize,
+        /// Bytes needed.
+        need: usize,
+        /// Frame width.
+        width: u32,
+        /// Frame height.
+        height: u32,
+    },
+    /// The stride is smaller than a packed row.
+    #[error("row stride {stride} is smaller than a packed {format} row of {row} bytes")]
+    Stride {
+        /// The format's fourcc as text.
+        format: String,
+        /// The stride given.
+        stride: usize,
+        /// The packed row length.
+        row: usize,
+    },
+    /// An MJPEG buffer that does not decode, or decodes to another size.
+    #[error("MJPEG frame: {0}")]
+    Jpeg(String),
+}
+
+/// Converts one captured buffer to RGB. `stride` is the driver's `bytesperline` (0 = packed).
+pub fn to_rgb(
+    format: PixelFormat,
+    buf: &[u8],
+    width: u32,
+    height: u32,
+    stride: usize,
+) -> Result<RgbImage, ConvertError> {
+    let name = || String::from_utf8_lossy(&format.fourcc()).into_owned();
+    let Some(row) = format.packed_row(width) else {
+        return decode_mjpeg(buf, width, height);
+    };
+    let stride = if stride == 0 { row } else { stride };
+    if stride < row {
+        return Err(ConvertError::Stride {
+            format: name(),
+            stride,
+            row,
+        });
+    }
+    let h = height as usize;
+    let need = if h == 0 { 0 } else { stride * (h - 1) + row };
+    if buf.len() < need {
+        return Err(ConvertError::Truncated {
+            format: name(),
+            got: buf.len(),
+            need,
+            width,
+            height,
+        });
+    }
+    let mut out = RgbImage::new(width, height);
+    let w = width as usize;
+    if w == 0 || h == 0 {
+        return Ok(out);
+    }
+    out.par_chunks_exact_mut(w * 3)
+        .enumerate()
+        .for_each(|(y, dst)| {
+            let src = &buf[y * stride..y * stride + row];
+            match format {
+                PixelFormat::Yuyv => yuv422_row(src, dst, [0, 1, 2, 3]),
+                PixelFormat::Uyvy => yuv422_row(src, dst, [1, 0, 3, 2]),
+                PixelFormat::Rgb24 => dst.copy_from_slice(src),
+                PixelFormat::Bgr24 => {
+                    for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(3)) {
+                        d.copy_from_slice(&[s[2], s[1], s[0]]);
+                    }
+                }
+                PixelFormat::Grey => {
+                    for (d, &g) in dst.chunks_exact_mut(3).zip(src) {
+                        d.fill(g);
+                    }
+                }
+                PixelFormat::Mjpeg => unreachable!("MJPEG has no rows and returned above"),
+            }
+        });
+    Ok(out)
+}
+
+/// One row of 4:2:2: `order` gives the byte positions of (Y0, U, Y1, V) in each 4-byte group.
+/// `dst` holds `width` RGB pixels; an odd width drops the last group's second pixel.
+fn yuv422_row(src: &[u8], dst: &mut [u8], order: [usize; 4]) {
+    let [y0, u, y1, v] = order;
+    for (group, px) in src.chunks_exact(4).zip(dst.chunks_mut(6)) {
+        let (d, e) = (i32::from(group[u]) - 128, i32::from(group[v]) - 128);
+        let a = yuv_to_rgb(group[y0], d, e);
+        px[..3].copy_from_slice(&a);
+        if px.len() == 6 {
+            px[3..].copy_from_slice(&yuv_to_rgb(group[y1], d, e));
+        }
+    }
+}
+
+/// BT.601 limited range → RGB, 8-bit fixed point: with C = Y − 16, D = Cb − 128, E = Cr − 128,
+/// R = (298C + 409E + 128) >> 8, G = (298C − 100D − 208E + 128) >> 8, B = (298C + 516D + 128) >> 8,
+/// clamped to 0..255.
+#[inline]
+fn yuv_to_rgb(y: u8, d: i32, e: i32) -> [u8; 3] {
+    let c = 298 * (i32::from(y) - 16) + 128;
+    let clamp = |v: i32| (v >> 8).clamp(0, 255) as u8;
+    [
+        clamp(c + 409 * e),
+        clamp(c - 100 * d - 208 * e),
+        clamp(c + 516 * d),
+    ]
+}
+
+/// Decodes one MJPEG buffer (after [`ensure_huffman_tables`]) and checks it has the negotiated size.
+pub fn decode_mjpeg(buf: &[u8], width: u32, height: u32) -> Result<RgbImage, ConvertError> {
+    let jpeg = ensure_huffman_tables(buf)?;
+    let img = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg)
+        .map_err(|e| ConvertError::Jpeg(format!("cannot decode ({e})")))?
+        .to_rgb8();
+    if img.dimensions() != (width, height) {
+        return Err(ConvertError::Jpeg(format!(
+            "decoded {}x{} but the device negotiated {width}x{height}",
+            img.width(),
+            img.height()
+        )));
+    }
+    Ok(img)
+}
+
+/// The JPEG with Huffman tables: `buf` itself when it has a DHT segment, else a copy with the
+/// standard tables of JPEG Annex K.3 inserted just before the first SOF/SOS segment (how Motion-JPEG
+/// cameras that omit them expect to be decoded). Errors when `buf` is not a JPEG.
+pub fn ensure_huffman_tables(buf: &[u8]) -> Result<Cow<'_, [u8]>, ConvertError> {
+    if buf.len() < 4 || buf[0] != 0xFF || buf[1] != 0xD8 {
+        return Err(ConvertError::Jpeg(
+            "does not start with a JPEG SOI marker".into(),
+        ));
+    }
+    // Walk the marker segments up to the scan.
+    let mut i = 2;
+    let mut insert_at = None;
+    while i + 4 <= buf.len() {
+        if buf[i] != 0xFF {
+            return Err(ConvertError::Jpeg(format!(
+                "no marker at byte {i}; the frame is damaged"
+            )));
+        }
+        let marker = buf[i + 1];
+        if marker == 0xFF {
+            i += 1; // fill byte
+            continue;
+        }
+        match marker {
+            0xC4 => return Ok(Cow::Borrowed(buf)),
+            // SOF0..SOF15 except DHT (C4), JPG (C8), DAC (CC); and SOS.
+            0xC0..=0xCF | 0xDA if insert_at.is_none() => insert_at = Some(i),
+            _ => {}
+        }
+        if marker == 0xDA {
+            break;
+        }
+        let len = usize::from(u16::from_be_bytes([buf[i + 2], buf[i + 3]]));
+        if len < 2 {
+            return Err(ConvertError::Jpeg(format!(
+                "segment length {len} at byte {i}; the frame is damaged"
+            )));
+        }
+        i += 2 + len;
+    }
+    let at = insert_at.ok_or_else(|| ConvertError::Jpeg("no frame header or scan".into()))?;
+    let mut out = Vec::with_capacity(buf.len() + 432);
+    out.extend_from_slice(&buf[..at]);
+    out.extend_from_slice(&standard_dht());
+    out.extend_from_slice(&buf[at..]);
+    Ok(Cow::Owned(out))
+}
+
+/// JPEG Annex K.3 tables: (class << 4 | id, 16 code-length counts, symbols).
+const STD_TABLES: [(u8, [u8; 16], &[u8]); 4] = [
+    (
+        0x00,
+        [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    ),
+    (
+        0x01,
+        [0, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0],
+        &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+    ),
+    (
+        0x10,
+        [0, 2, 1, 3, 3, 2, 4, 3, 5, 5, 4, 4, 0, 0, 1, 0x7d],
+        &[
+            0x01, 0x02, 0x03, 0x00, 0x04, 0x11, 0x05, 0x12, 0x21, 0x31, 0x41, 0x06, 0x13, 0x51,
+            0x61, 0x07, 0x22, 0x71, 0x14, 0x32, 0x81, 0x91, 0xa1, 0x08, 0x23, 0x42, 0xb1, 0xc1,
+            0x15, 0x52, 0xd1, 0xf0, 0x24, 0x33, 0x62, 0x72, 0x82, 0x09, 0x0a, 0x16, 0x17, 0x18,
+            0x19, 0x1a, 0x25, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39,
+            0x3a, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x53, 0x54, 0x55, 0x56, 0x57,
+            0x58, 0x59, 0x5a, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x73, 0x74, 0x75,
+            0x76, 0x77, 0x78, 0x79, 0x7a, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x92,
+            0x93, 0x94, 0x95, 0x96, 0x97, 0x98, 0x99, 0x9a, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7,
+            0xa8, 0xa9, 0xaa, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8, 0xb9, 0xba, 0xc2, 0xc3,
+            0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9, 0xca, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6, 0xd7, 0xd8,
+            0xd9, 0xda, 0xe1, 0xe2, 0xe3, 0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xf1, 0xf2,
+            0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa,
+        ],
+    ),
+    (
+        0x11,
+        [0, 2, 1, 2, 4, 4, 3, 4, 7, 5, 4, 4, 0, 1, 2, 0x77],
+        &[
+            0x00, 0x01, 0x02, 0x03, 0x11, 0x04, 0x05, 0x21, 0x31, 0x06, 0x12, 0x41, 0x51, 0x07,
+            0x61, 0x71, 0x13, 0x22, 0x32, 0x81, 0x08, 0x14, 0x42, 0x91, 0xa1, 0xb1, 0xc1, 0x09,
+            0x23, 0x33, 0x52, 0xf0, 0x15, 0x62, 0x72, 0xd1, 0x0a, 0x16, 0x24, 0x34, 0xe1, 0x25,
+            0xf1, 0x17, 0x18, 0x19, 0x1a, 0x26, 0x27, 0x28, 0x29, 0x2a, 0x35, 0x36, 0x37, 0x38,
+            0x39, 0x3a, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x53, 0x54, 0x55, 0x56,
+            0x57, 0x58, 0x59, 0x5a, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x73, 0x74,
+            0x75, 0x76, 0x77, 0x78, 0x79, 0x7a, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89,
+            0x8a, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97, 0x98, 0x99, 0x9a, 0xa2, 0xa3, 0xa4, 0xa5,
+            0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8, 0xb9, 0xba,
+            0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9, 0xca, 0xd2, 0xd3, 0xd4, 0xd5, 0xd6,
+            0xd7, 0xd8, 0xd9, 0xda, 0xe2, 0xe3, 0xe4, 0xe5, 0xe6, 0xe7, 0xe8, 0xe9, 0xea, 0xf2,
+            0xf3, 0xf4, 0xf5, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa,
+        ],
+    ),
+];
+
+/// One DHT segment holding the four standard tables.
+fn standard_dht() -> Vec<u8> {
+    let body: usize = STD_TABLES.iter().map(|(_, _, v)| 17 + v.len()).sum();
+    let mut out = Vec::with_capacity(4 + body);
+    out.extend_from_slice(&[0xFF, 0xC4]);
+    out.extend_from_slice(&((body + 2) as u16).to_be_bytes());
+    for (class_id, bits, vals) in &STD_TABLES {
+        out.push(*class_id);
+        out.extend_from_slice(bits);
+        out.extend_from_slice(vals);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// BT.601 limited-range RGB → YCbCr, 8-bit fixed point (the inverse the tests record buffers
+    /// with).
+    fn rgb_to_yuv([r, g, b]: [u8; 3]) -> [u8; 3] {
+        let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+        [
+            (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8,
+            (((-38 * r - 74 * g + 112 * b + 128) >> 8) + 128) as u8,
+            (((112 * r - 94 * g - 18 * b + 128) >> 8) + 128) as u8,
+        ]
+    }
+
+    /// A test picture whose pixel pairs share a colour, so 4:2:2 loses nothing.
+    fn picture(w: u32, h: u32) -> RgbImage {
+        RgbImage::from_fn(w, h, |x, y| {
+            let x = x / 2 * 2;
+            image::Rgb([
+                (x * 255 / w.max(1)) as u8,
+                (y * 255 / h.max(1)) as u8,
+                ((x + y) * 7 % 256) as u8,
+            ])
+        })
+    }
+
+    fn record_422(img: &RgbImage, uyvy: bool, stride: usize) -> Vec<u8> {
+        let row = PixelFormat::Yuyv.packed_row(img.width()).unwrap();
+        let mut buf = vec![0xAAu8; stride * img.height() as usize];
+        for y in 0..img.height() {
+            for x in (0..img.width()).step_by(2) {
+                let [y0, u, v] = rgb_to_yuv(img.get_pixel(x, y).0);
+                let y1 = if x + 1 < img.width() {
+                    rgb_to_yuv(img.get_pixel(x + 1, y).0)[0]
+                } else {
+                    y0
+                };
+                let g = y as usize * stride + x as usize * 2;
+                let bytes = if uyvy { [u, y0, v, y1] } else { [y0, u, y1, v] };
+                buf[g..g + 4].copy_from_slice(&bytes);
+            }
+            assert!(row <= stride);
+        }
+        buf
+    }
+
+    #[test]
+    fn yuyv_and_uyvy_recover_the_picture_within_rounding() {
+        for (w, h, pad) in [(64u32, 48u32, 0usize), (37, 5, 12), (1, 1, 0)] {
+            let img = picture(w, h);
+            let stride = PixelFormat::Yuyv.packed_row(w).unwrap() + pad;
+            for (uyvy, fmt) in [(false, PixelFormat::Yuyv), (true, PixelFormat::Uyvy)] {
+                let buf = record_422(&img, uyvy, stride);
+                let out = to_rgb(fmt, &buf, w, h, stride).unwrap();
+                let mut worst = 0i32;
+                for (a, b) in out.as_raw().iter().zip(img.as_raw()) {
+                    worst = worst.max((i32::from(*a) - i32::from(*b)).abs());
+                }
+                // Two 8-bit fixed-point roundings (forward and back) and limited range's coarser
+                // steps: at most 3 levels.
+                assert!(worst <= 3, "{fmt:?} {w}x{h}: worst {worst}");
+            }
+        }
+        // Reference points of the BT.601 limited range: black, white, and pure red.
+        assert_eq!(yuv_to_rgb(16, 0, 0), [0, 0, 0]);
+        assert_eq!(yuv_to_rgb(235, 0, 0), [255, 255, 255]);
+        let [y, u, v] = rgb_to_yuv([255, 0, 0]);
+        let red = yuv_to_rgb(y, i32::from(u) - 128, i32::from(v) - 128);
+        assert!(red[0] >= 253 && red[1] <= 2 && red[2] <= 2, "{red:?}");
+    }
+
+    #[test]
+    fn packed_rgb_bgr_and_grey_with_strides() {
+        let img = picture(5, 3);
+        let mut rgb = Vec::new();
+        let mut bgr = Vec::new();
+        for row in img.rows() {
+            for p in row {
+                rgb.extend_from_slice(&p.0);
+                bgr.extend_from_slice(&[p.0[2], p.0[1], p.0[0]]);
+            }
+            rgb.extend_from_slice(&[9, 9]); // stride 17
+            bgr.extend_from_slice(&[9, 9]);
+        }
+        assert_eq!(to_rgb(PixelFormat::Rgb24, &rgb, 5, 3, 17).unwrap(), img);
+        assert_eq!(to_rgb(PixelFormat::Bgr24, &bgr, 5, 3, 17).unwrap(), img);
+        let grey = [10u8, 20, 30, 40, 50, 60];
+        let g = to_rgb(PixelFormat::Grey, &grey, 3, 2, 0).unwrap();
+        assert_eq!(g.get_pixel(2, 1).0, [60, 60, 60]);
+        assert_eq!(g.get_pixel(0, 0).0, [10, 10, 10]);
+    }
+
+    #[test]
+    fn short_buffers_and_bad_strides_are_errors_not_panics() {
+        let e = to_rgb(PixelFormat::Yuyv, &[0; 100], 64, 48, 0).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("YUYV buffer of 100 bytes is too short for 64x48 (needs 6144)"),
+            "{e}"
+        );
+        // The last row needs only its packed length, not a whole stride.
+        assert!(to_rgb(PixelFormat::Grey, &[0; 2 * 8 + 4], 4, 3, 8).is_ok());
+        assert!(to_rgb(PixelFormat::Grey, &[0; 2 * 8 + 3], 4, 3, 8).is_err());
+        let e = to_rgb(PixelFormat::Rgb24, &[0; 100], 10, 2, 20).unwrap_err();
+        assert!(matches!(e, ConvertError::Stride { row: 30, .. }), "{e}");
+        assert!(to_rgb(PixelFormat::Mjpeg, &[1, 2, 3], 4, 4, 0).is_err());
+        assert!(to_rgb(PixelFormat::Rgb24, &[], 0, 0, 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn fourccs_round_trip() {
+        for f in [
+            PixelFormat::Yuyv,
+            PixelFormat::Uyvy,
+            PixelFormat::Rgb24,
+            PixelFormat::Bgr24,
+            PixelFormat::Grey,
+            PixelFormat::Mjpeg,
+        ] {
+            assert_eq!(PixelFormat::from_fourcc(f.fourcc()), Some(f));
+        }
+        assert_eq!(PixelFormat::from_fourcc(*b"NV12"), None);
+    }
+
+    /// Removes every DHT segment of a JPEG (what a Motion-JPEG camera sends).
+    fn strip_dht(jpeg: &[u8]) -> Vec<u8> {
+        let mut out = jpeg[..2].to_vec();
+        let mut i = 2;
+        loop {
+            let marker = jpeg[i + 1];
+            if marker == 0xDA {
+                out.extend_from_slice(&jpeg[i..]);
+                return out;
+            }
+            let len = usize::from(u16::from_be_bytes([jpeg[i + 2], jpeg[i + 3]]));
+            if marker != 0xC4 {
+                out.extend_from_slice(&jpeg[i..i + 2 + len]);
+            }
+            i += 2 + len;
+        }
+    }
+
+    #[test]
+    fn mjpeg_without_huffman_tables_decodes_as_with_the_standard_ones() {
+        for (class, bits, vals) in STD_TABLES {
+            let n: usize = bits.iter().map(|&b| usize::from(b)).sum();
+            assert_eq!(n, vals.len(), "table {class:#x}");
+            let mut sorted = vals.to_vec();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(
+                sorted.len(),
+                vals.len(),
+                "table {class:#x} repeats a symbol"
+            );
+        }
+        let img = picture(48, 32);
+        let mut jpeg = Vec::new();
+        image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 80)
+            .encode_image(&img)
+            .unwrap();
+        let stripped = strip_dht(&jpeg);
+        assert!(stripped.len() < jpeg.len());
+        assert!(matches!(
+            ensure_huffman_tables(&jpeg).unwrap(),
+            Cow::Borrowed(_)
+        ));
+        let with = decode_mjpeg(&jpeg, 48, 32).unwrap();
+        let without = decode_mjpeg(&stripped, 48, 32).unwrap();
+        // The encoder uses the Annex K tables, so the restored frame decodes to the same pixels.
+        assert_eq!(with, without);
+        let e = decode_mjpeg(&jpeg, 64, 32).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("decoded 48x32 but the device negotiated 64x32"),
+            "{e}"
+        );
+        assert!(decode_mjpeg(&jpeg[..jpeg.len() / 3], 48, 32).is_err());
+    }
+}
