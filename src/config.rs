@@ -67,6 +67,12 @@ pub struct PipelineConfig {
     /// Backgrounds kept per class by the stream's background pool (`scenario::pool`; used by the
     /// IN-9 mixed, random-background and other-background placement scenarios).
     pub pool: usize,
+    /// Which scenarios each frame is evaluated under: `"all"` (default), `"round-robin"` or
+    /// `"random"` (seeded) — `clean` always, plus `per_frame` others (`scenario::schedule`), so a
+    /// live stream keeps up with a plan too big to run on every frame.
+    pub schedule: crate::scenario::schedule::ScheduleMode,
+    /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
+    pub per_frame: Option<usize>,
 }
 
 impl Default for PipelineConfig {
@@ -77,6 +83,8 @@ impl Default for PipelineConfig {
             max_wait_ms: 5,
             queue: 32,
             pool: 32,
+            schedule: crate::scenario::schedule::ScheduleMode::All,
+            per_frame: None,
         }
     }
 }
@@ -303,6 +311,9 @@ impl RunConfig {
         if pipeline.queue == 0 {
             return Err(invalid("`pipeline.queue` must be at least 1"));
         }
+        // The schedule's settings do not depend on the plan: check them before the run.
+        crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
+            .map_err(|m| invalid(&m))?;
         let out = match (&o.out, raw.out) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) => rel(d),

@@ -169,6 +169,13 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let records_path = config.out.join("records.jsonl");
     let mut writer = RecordWriter::create(&records_path)?;
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
+    let schedule = crate::scenario::schedule::Schedule::new(
+        config.pipeline.schedule,
+        config.pipeline.per_frame,
+        keys.len(),
+        config.seed,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut metrics = Metrics::new(keys.clone());
     let mut progress = Progress::new(total, quiet);
 
@@ -229,6 +236,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "stage": config.stage,
         "jpeg_after_corruption": config.jpeg_after_corruption,
         "plan": keys,
+        "schedule": schedule.describe(),
         "workers": config.pipeline.workers,
         "max_batch": config.pipeline.max_batch,
         "max_wait_ms": config.pipeline.max_wait_ms,

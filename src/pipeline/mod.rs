@@ -30,6 +30,7 @@ use crate::metrics::classmap::ClassMap;
 use crate::preprocess::{ModelView, Normalizer};
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
+use crate::scenario::schedule::Schedule;
 use crate::scenario::{BackgroundPool, Plan, PoolView, RngKey, ScenarioInput};
 use crate::source::Source;
 use crate::source::regions::stage_boxes;
@@ -197,6 +198,18 @@ pub fn run(
     } else {
         config.workers
     };
+    let schedule = match Schedule::new(config.schedule, config.per_frame, plan.len(), seed) {
+        Ok(s) => s,
+        Err(e) => {
+            return Outcome {
+                frames_read: 0,
+                frames_skipped: 0,
+                frames_dropped: 0,
+                variants_failed: 0,
+                end: EndReason::Failed(e),
+            };
+        }
+    };
     let fatal = AtomicBool::new(false);
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let (frame_tx, frame_rx) = bounded::<(Frame, Option<Arc<PoolView>>)>(config.queue);
@@ -263,17 +276,24 @@ pub fn run(
             let variant_tx: Sender<Variant> = variant_tx.clone();
             let msg_tx = msg_tx.clone();
             let plan = plan.clone();
+            let schedule = &schedule;
             let mut view = ModelView::new(&model);
             let input_size = (model.input.width, model.input.height);
             let norm = Normalizer::new(&model);
             s.spawn(move || {
                 for (frame, pool_view) in frame_rx.iter() {
+                    // The plan indices this frame is evaluated under (all of them unless the
+                    // stream is scheduled; scenario::schedule).
+                    let chosen = match frame.variant {
+                        Some(_) => Vec::new(),
+                        None => schedule.indices(frame.seq, &frame.id),
+                    };
                     let meta = Arc::new(FrameMeta {
                         seq: frame.seq,
                         variants: if frame.variant.is_some() {
                             1
                         } else {
-                            plan.len()
+                            chosen.len()
                         },
                         id: frame.id.clone(),
                         truth: frame.truth,
@@ -315,7 +335,8 @@ pub fn run(
                         .with_boxes(&base_boxes)
                         .with_truth(meta.truth)
                         .with_pool(pool_view.as_deref());
-                    for (i, scenario) in plan.scenarios().iter().enumerate() {
+                    for i in chosen {
+                        let scenario = &plan.scenarios()[i];
                         let made = {
                             let t = Instant::now();
                             scenario

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod pool;
 pub mod region_noise;
 pub mod rng;
+pub mod schedule;
 
 use image::{GrayImage, RgbImage};
 
