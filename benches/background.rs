@@ -13,6 +13,10 @@
 //! `cargo bench --bench background -- background_1280x720/blur`. Defaults are short (10 samples, 0.5 s
 //! warm-up, 1 s measurement); criterion's flags override them. `cargo test --benches` runs every
 //! benchmark once.
+//!
+//! With `ROBUSTREAM_BENCH_CPU=1` each key's single-thread **CPU** time per variant is printed first
+//! (as `benches/objects.rs` does): on a shared machine wall-clock samples include time spent waiting
+//! for a core, CPU time does not.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,16 +52,73 @@ fn pool(width: u32, height: u32) -> Arc<PoolView> {
     pool.view()
 }
 
+/// Every `background/*` key.
+fn keys() -> Vec<String> {
+    IN9.iter()
+        .chain(XIMAGENET12)
+        .map(|(leaf, _)| format!("background/{leaf}"))
+        .collect()
+}
+
+/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, Linux), `None` elsewhere.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// With `ROBUSTREAM_BENCH_CPU=1`: each key's CPU time per variant in a one-thread rayon pool (all the
+/// work on the measuring thread), the median of five batch means of at least 0.4 s each.
+fn cpu_times() {
+    if std::env::var_os("ROBUSTREAM_BENCH_CPU").is_none() || thread_cpu_ns().is_none() {
+        return;
+    }
+    let threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    threads.install(|| {
+        for (label, w, h) in [("224", 224, 224), ("1280x720", 1280, 720)] {
+            let scene: Scene = random_scene(w, h, 7);
+            let view = pool(w, h);
+            for key in keys() {
+                let s = build(&key).expect("listed key");
+                let input = ScenarioInput::new(&scene.image)
+                    .with_mask(Some(&scene.mask))
+                    .with_boxes(&scene.boxes)
+                    .with_truth(Some(Truth(1)))
+                    .with_pool(Some(&view));
+                let mut per_run: Vec<f64> = (0..5)
+                    .map(|_| {
+                        let (t, c) = (Instant::now(), thread_cpu_ns().unwrap_or(0));
+                        let mut runs = 0u32;
+                        while runs < 3 || t.elapsed() < Duration::from_millis(400) {
+                            drop(s.apply(&input, RngKey(3)));
+                            runs += 1;
+                        }
+                        (thread_cpu_ns().unwrap_or(0) - c) as f64 / f64::from(runs)
+                    })
+                    .collect();
+                per_run.sort_by(f64::total_cmp);
+                println!(
+                    "cpu {label:>8} {key:28} {:8.3} ms (1 thread, median of 5 batch means)",
+                    per_run[2] / 1e6
+                );
+            }
+        }
+    });
+}
+
+fn all(c: &mut Criterion) {
+    cpu_times();
+    bench(c);
+}
+
 fn bench(c: &mut Criterion) {
     eprintln!(
         "background bench: {} rayon thread(s)",
         rayon::current_num_threads()
     );
-    let keys: Vec<String> = IN9
-        .iter()
-        .chain(XIMAGENET12)
-        .map(|(leaf, _)| format!("background/{leaf}"))
-        .collect();
+    let keys = keys();
     for (label, w, h) in [("224", 224, 224), ("1280x720", 1280, 720)] {
         let scene: Scene = random_scene(w, h, 7);
         let view = pool(w, h);
@@ -87,6 +148,6 @@ criterion_group! {
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(1));
-    targets = bench
+    targets = all
 }
 criterion_main!(benches);
