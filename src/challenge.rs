@@ -209,6 +209,8 @@ pub struct Harvest {
     saliency: Option<Reservoir>,
     /// Labelled frames whose mask could not be used (missing, unreadable, empty in the view).
     unusable_masks: u64,
+    /// Frames with a mask but no truth (not candidates).
+    unlabelled_masks: u64,
 }
 
 impl std::fmt::Debug for Harvest {
@@ -263,6 +265,7 @@ impl Harvest {
             saliency: saliency
                 .then(|| Reservoir::new(config.saliency.frames, config.seed, "saliency/frame")),
             unusable_masks: 0,
+            unlabelled_masks: 0,
         })
     }
 
@@ -300,6 +303,9 @@ impl Harvest {
             view_image = Some(small.image);
         }
         let Some(truth) = frame.truth.map(|t| t.0) else {
+            if frame.regions.as_ref().is_some_and(|r| r.mask.is_some()) {
+                self.unlabelled_masks += 1;
+            }
             return;
         };
         let attached = frame.regions.as_ref().and_then(|r| r.mask.as_ref());
@@ -445,6 +451,24 @@ impl Harvest {
     /// Labelled frames whose mask could not be used.
     pub fn unusable_masks(&self) -> u64 {
         self.unusable_masks
+    }
+
+    /// Why no frame qualified, for the not-applicable message.
+    pub fn no_foreground_reason(&self) -> String {
+        let mut why = "no frame with a foreground mask and a truth".to_string();
+        if self.unlabelled_masks > 0 {
+            why += &format!(
+                " ({} frames had a mask but no truth)",
+                self.unlabelled_masks
+            );
+        }
+        if self.unusable_masks > 0 {
+            why += &format!(
+                " ({} labelled frames had a mask that could not be used)",
+                self.unusable_masks
+            );
+        }
+        why
     }
 }
 
@@ -798,16 +822,19 @@ impl PostPasses {
                     .unwrap_or_default();
                 if fgs.is_empty() || bgs.is_empty() {
                     let reason = if fgs.is_empty() {
-                        "no frame with a foreground mask and a truth (the challenge composites \
-                         masked foregrounds; give masks, e.g. a manifest `mask` column or an IN-9 \
-                         release with fg_mask)"
+                        format!(
+                            "{}; the challenge composites masked, labelled foregrounds (e.g. a \
+                             manifest with `label` and `mask` columns, or an IN-9 release with \
+                             fg_mask)",
+                            h.no_foreground_reason()
+                        )
                     } else {
                         "no background (the stream's pool holds no frame with a usable \
                          background; an IN-9 release needs only_bg_t/val)"
+                            .to_string()
                     };
-                    if !quiet {
-                        eprintln!("challenge: not applicable: {reason}");
-                    }
+                    // A warning, printed under --quiet too (as the main pass's warnings are).
+                    eprintln!("warning: challenge: not applicable: {reason}");
                     (
                         json!({"applicable": false, "reason": reason,
                                "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
@@ -855,7 +882,10 @@ impl PostPasses {
                 json!({"applicable": false, "reason": "the main pass did not complete"})
             } else {
                 let frames = h.take_saliency();
-                crate::saliency::run_pass(config, &frames, engine, model, class_map, stop, quiet)?
+                let why = h.no_foreground_reason();
+                crate::saliency::run_pass(
+                    config, &frames, &why, engine, model, class_map, stop, quiet,
+                )?
             });
         }
         Ok(post)

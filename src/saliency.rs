@@ -200,10 +200,13 @@ fn fill_patch(
     }
 }
 
-/// Runs the pass on `frames` (kept during the main pass) and returns `metrics.saliency`.
+/// Runs the pass on `frames` (kept during the main pass) and returns `metrics.saliency`;
+/// `no_frames_reason` is what `metrics.saliency.reason` says when `frames` is empty.
+#[allow(clippy::too_many_arguments)]
 pub fn run_pass(
     config: &RunConfig,
     frames: &[Foreground],
+    no_frames_reason: &str,
     engine: &mut dyn Engine,
     model: &ModelDesc,
     class_map: &ClassMap,
@@ -214,10 +217,9 @@ pub fn run_pass(
     let (width, height) = (model.input.width, model.input.height);
     let (patch, stride) = config.saliency.geometry(width, height);
     if frames.is_empty() {
-        let reason = "no frame with a foreground mask and a truth";
-        if !quiet {
-            eprintln!("saliency: not applicable: {reason}");
-        }
+        let reason = no_frames_reason;
+        // A warning, printed under --quiet too (as the main pass's warnings are).
+        eprintln!("warning: saliency: not applicable: {reason}");
         return Ok(
             json!({"applicable": false, "reason": reason, "patch": patch, "stride": stride}),
         );

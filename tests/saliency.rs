@@ -91,13 +91,17 @@ fn saliency_without_masks_does_not_apply() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("r");
     let o = run(robustream()
-        .args(["run", "--saliency", "--model"])
+        .args(["run", "--quiet", "--saliency", "--model"])
         .arg(model())
         .arg("--source")
         .arg(photo("coffee.png"))
         .arg("--out")
         .arg(&out));
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("saliency: not applicable"));
+    // A warning, shown under --quiet too.
+    assert!(
+        text(&o.stderr)
+            .contains("warning: saliency: not applicable: no frame with a foreground mask")
+    );
     assert_eq!(summary(&out)["metrics"]["saliency"]["applicable"], false);
 }
