@@ -73,6 +73,24 @@ pub struct PipelineConfig {
     pub schedule: crate::scenario::schedule::ScheduleMode,
     /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
     pub per_frame: Option<usize>,
+    /// What a live source (a camera, a paced file) does when the pipeline is behind and the frame
+    /// queue is full: `"oldest"` (default: drop the oldest queued frame, so the newest is
+    /// evaluated), `"newest"` (drop the incoming frame) or `"never"` (wait, as offline sources
+    /// always do). Every drop is counted in `frames.dropped`.
+    pub drop: DropPolicy,
+}
+
+/// `[pipeline] drop`: which frame a live source loses when the pipeline is behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DropPolicy {
+    /// Drop the oldest queued frame (keep the newest).
+    #[default]
+    Oldest,
+    /// Drop the incoming frame.
+    Newest,
+    /// Never drop: the source waits.
+    Never,
 }
 
 impl Default for PipelineConfig {
@@ -85,6 +103,7 @@ impl Default for PipelineConfig {
             pool: 32,
             schedule: crate::scenario::schedule::ScheduleMode::All,
             per_frame: None,
+            drop: DropPolicy::Oldest,
         }
     }
 }

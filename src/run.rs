@@ -205,6 +205,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
                 progress.frame();
             }
             Event::VariantFailed(reason) => progress.warn(&reason),
+            Event::Dropped => progress.frame(),
         }
         Ok(())
     };

@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 
-use crate::config::{PipelineConfig, ScenarioStage};
+use crate::config::{DropPolicy, PipelineConfig, ScenarioStage};
 use crate::engine::model::ModelDesc;
 use crate::engine::{Engine, decode_row};
 use image::{GrayImage, RgbImage};
@@ -68,6 +68,9 @@ pub enum Event {
     Skipped(String),
     /// A scenario that failed on a frame (already counted), with the one-line reason.
     VariantFailed(String),
+    /// A live source's frame dropped unevaluated because the pipeline was behind (already counted
+    /// in [`Outcome::frames_dropped`]; see [`crate::config::DropPolicy`]).
+    Dropped,
 }
 
 /// Why a run ended.
@@ -136,6 +139,9 @@ enum Message {
     Skipped {
         seq: u64,
         reason: String,
+    },
+    Dropped {
+        seq: u64,
     },
     Failed {
         meta: Arc<FrameMeta>,
@@ -213,6 +219,12 @@ pub fn run(
     let fatal = AtomicBool::new(false);
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let (frame_tx, frame_rx) = bounded::<(Frame, Option<Arc<PoolView>>)>(config.queue);
+    // A live source never waits for the pipeline: when the frame queue is full, a frame is dropped
+    // by the policy (config::DropPolicy) and counted.
+    let drop_policy = match source.is_live() {
+        true => config.drop,
+        false => DropPolicy::Never,
+    };
     // The background pool (scenario::pool), kept only when a scenario of the plan draws from it.
     let mut pool = plan
         .scenarios()
@@ -226,12 +238,14 @@ pub fn run(
     let outcome = std::thread::scope(|s| {
         // Source.
         let src_msg = msg_tx.clone();
+        let src_rx = frame_rx.clone();
         let fatal_ref = &fatal;
         let source_thread = s.spawn(move || {
             let mut seq = 0u64;
             let mut read = 0u64;
+            let mut dropped = 0u64;
             let mut hit_limit = false;
-            while !stop.load(Ordering::Relaxed) && !fatal_ref.load(Ordering::Relaxed) {
+            'frames: while !stop.load(Ordering::Relaxed) && !fatal_ref.load(Ordering::Relaxed) {
                 if limit.is_some_and(|l| seq >= l) {
                     hit_limit = true;
                     break;
@@ -249,8 +263,37 @@ pub fn run(
                             p.offer(&frame);
                             view
                         });
-                        if frame_tx.send((frame, view)).is_err() {
-                            break;
+                        let mut item = (frame, view);
+                        if drop_policy == DropPolicy::Never {
+                            if frame_tx.send(item).is_err() {
+                                break;
+                            }
+                        } else {
+                            // Full queue: drop the incoming frame, or make room by dropping the
+                            // oldest queued one (workers may take frames meanwhile: retry).
+                            loop {
+                                match frame_tx.try_send(item) {
+                                    Ok(()) => break,
+                                    Err(TrySendError::Disconnected(_)) => break 'frames,
+                                    Err(TrySendError::Full(back)) => {
+                                        let victim = match drop_policy {
+                                            DropPolicy::Newest => Some(back.0.seq),
+                                            _ => src_rx.try_recv().ok().map(|(old, _)| old.seq),
+                                        };
+                                        if let Some(victim) = victim {
+                                            dropped += 1;
+                                            let msg = Message::Dropped { seq: victim };
+                                            if src_msg.send(msg).is_err() {
+                                                break 'frames;
+                                            }
+                                        }
+                                        if drop_policy == DropPolicy::Newest {
+                                            break;
+                                        }
+                                        item = back;
+                                    }
+                                }
+                            }
                         }
                     }
                     Err(e) => {
@@ -267,7 +310,7 @@ pub fn run(
                 }
                 seq += 1;
             }
-            (read, hit_limit)
+            (read, dropped, hit_limit)
         });
 
         // Scenario + preprocess workers.
@@ -480,6 +523,7 @@ pub fn run(
                     }
                     collector.skip(seq, reason)
                 }
+                Message::Dropped { seq } => collector.dropped(seq),
                 Message::Failed {
                     meta,
                     scenario,
@@ -508,11 +552,11 @@ pub fn run(
                 }
             }
         }
-        let (read, hit) = source_thread.join().unwrap_or((0, false));
+        let (read, dropped, hit) = source_thread.join().unwrap_or((0, 0, false));
         limit_hit = hit;
-        (read, skipped, failed, end)
+        (read, skipped, dropped, failed, end)
     });
-    let (frames_read, frames_skipped, variants_failed, end) = outcome;
+    let (frames_read, frames_skipped, frames_dropped, variants_failed, end) = outcome;
     let end = end.unwrap_or(if stop.load(Ordering::Relaxed) {
         EndReason::Interrupted
     } else if limit_hit {
@@ -523,7 +567,7 @@ pub fn run(
     Outcome {
         frames_read,
         frames_skipped,
-        frames_dropped: 0,
+        frames_dropped,
         variants_failed,
         end,
     }
@@ -539,6 +583,7 @@ struct Collector {
 
 enum Pending {
     Skipped(String),
+    Dropped,
     Frame {
         slots: Vec<Option<Option<Record>>>,
         filled: usize,
@@ -559,6 +604,12 @@ impl Collector {
 
     fn skip(&mut self, seq: u64, reason: String) -> Vec<Event> {
         self.pending.insert(seq, Pending::Skipped(reason));
+        self.release()
+    }
+
+    /// Frame `seq` was dropped before any variant was made.
+    fn dropped(&mut self, seq: u64) -> Vec<Event> {
+        self.pending.insert(seq, Pending::Dropped);
         self.release()
     }
 
@@ -614,6 +665,7 @@ impl Collector {
             }
             match self.pending.remove(&self.next).expect("present") {
                 Pending::Skipped(reason) => out.push(Event::Skipped(reason)),
+                Pending::Dropped => out.push(Event::Dropped),
                 Pending::Frame {
                     slots, problems, ..
                 } => {

@@ -24,8 +24,8 @@ pub mod in9;
 pub mod manifest;
 pub mod mask;
 pub mod memory;
-pub mod regions;
 pub mod pixfmt;
+pub mod regions;
 pub mod single;
 pub mod synthetic;
 
@@ -176,6 +176,12 @@ pub trait Source: Send {
     fn len_hint(&self) -> Option<usize>;
     /// One line for reports: kind and path.
     fn describe(&self) -> String;
+    /// Whether frames arrive on their own clock (a camera, a file paced in real time): the pipeline
+    /// then never makes the source wait and drops frames by `[pipeline] drop` instead. Default
+    /// false (files and folders wait for the pipeline).
+    fn is_live(&self) -> bool {
+        false
+    }
 }
 
 /// One problem with one input item or with the source as a whole. Display = one line:

@@ -448,6 +448,10 @@ impl Source for SyntheticSource {
         self.config.frames.and_then(|n| usize::try_from(n).ok())
     }
 
+    fn is_live(&self) -> bool {
+        self.config.realtime
+    }
+
     fn describe(&self) -> String {
         let c = &self.config;
         let what = match &c.sprite {
