@@ -41,12 +41,13 @@ pub struct RunArgs {
     /// Model description TOML (overrides `model`).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Image folder, manifest .csv or single image (overrides `[source]`).
+    /// Image folder, manifest .csv, single image, or `synthetic:WxH@FPS/N` (the synthetic camera)
+    /// (overrides `[source]`).
     #[arg(long)]
     pub source: Option<PathBuf>,
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
-    /// (the released `<corruption>/<severity>/<wnid>/` layout) or `in9` (the IN-9 release; also
-    /// detected). Default: detected from the path.
+    /// (the released `<corruption>/<severity>/<wnid>/` layout), `in9` (the IN-9 release; also
+    /// detected) or `synthetic`. Default: detected from the path.
     #[arg(long, value_enum)]
     pub source_kind: Option<SourceKindArg>,
     /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
@@ -113,6 +114,8 @@ pub enum SourceKindArg {
     ImagenetC,
     /// The IN-9 release `root/<variation>/val/<NN_class>/<image>` (+ `fg_mask`).
     In9,
+    /// The synthetic camera (`[source.synthetic]`, or `--source synthetic:WxH@FPS/N`).
+    Synthetic,
 }
 
 impl From<SourceKindArg> for crate::source::SourceKind {
@@ -123,6 +126,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::Image => Self::Image,
             SourceKindArg::ImagenetC => Self::ImagenetC,
             SourceKindArg::In9 => Self::In9,
+            SourceKindArg::Synthetic => Self::Synthetic,
         }
     }
 }

@@ -47,7 +47,8 @@
 //!   the own class, §8.2 step 6); we pick uniformly among the pool's earlier frames of another class
 //!   (any earlier frame when the frame's class is unknown). While the pool has none the scenario
 //!   reports [`ScenarioError::Unsuitable`] starting with "background pool warming up" and the
-//!   frame is skipped for it; `robustream apply` and `preview` have no stream, hence no pool.
+//!   frame is skipped for it; `robustream apply` and `preview` draw from the backgrounds given
+//!   with `--background`.
 //! * The reference saves its composites as OpenCV JPEGs; we hand the pixels to the model as they
 //!   are (the u8 round trip `x/255·255 → astype(uint8)` is exact for every u8 value, checked).
 

@@ -42,8 +42,9 @@
 //! an entry without a usable background (its frame's box covers the whole frame) is skipped. Until a
 //! suitable entry exists — the first frames of a stream, or of a new class — the scenario reports
 //! [`ScenarioError::Unsuitable`] with a reason starting "background pool warming up", and the frame
-//! counts as skipped for that scenario only. `robustream apply` and `preview` have a single image and
-//! no pool: these scenarios then report that they need a stream.
+//! counts as skipped for that scenario only. `robustream apply` and `preview` have a single image: their
+//! pool is the backgrounds given with `--background` (built as a run's pool builds them); without
+//! any, these scenarios report that they need a stream or backgrounds.
 //!
 //! A background of another size than the frame (frames of different sizes at the native stage) is
 //! fitted as IN-9 fits everything to its 256² composites, generalised to W×H: Pillow NEAREST resize so
@@ -371,7 +372,8 @@ pub enum Pick {
 /// Draws a background for the variant `key` of `input` from its pool (see the module doc): uniformly
 /// among the entries `pick` allows, skipping entries without a usable background.
 ///
-/// Errors ([`ScenarioError::Unsuitable`]): no pool attached (apply / preview); the frame's truth is
+/// Errors ([`ScenarioError::Unsuitable`]): no pool attached (apply / preview without
+/// `--background`); the frame's truth is
 /// missing and `pick` needs a class; no suitable entry yet (reason starting "background pool warming
 /// up").
 pub fn draw_background(
