@@ -98,6 +98,10 @@ pub struct RunArgs {
     /// directory (implies --saliency).
     #[arg(long)]
     pub saliency_maps: bool,
+    /// Serve live Prometheus metrics at http://ADDR/metrics during the run (e.g. 127.0.0.1:9898;
+    /// port 0 picks a free one, printed on stderr); overrides `[report] prometheus`.
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus: Option<String>,
 }
 
 /// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.

@@ -160,6 +160,8 @@ struct RawConfig {
     challenge: crate::challenge::ChallengeConfig,
     #[serde(default)]
     saliency: crate::saliency::SaliencyConfig,
+    #[serde(default)]
+    report: ReportConfig,
 }
 
 /// A complete, validated run configuration with absolute or working-directory-relative paths.
@@ -198,6 +200,8 @@ pub struct RunConfig {
     pub challenge: crate::challenge::ChallengeConfig,
     /// The occlusion saliency pass after the main pass (`[saliency]`, `--saliency`).
     pub saliency: crate::saliency::SaliencyConfig,
+    /// Live outputs (`[report]`, `--prometheus`).
+    pub report: ReportConfig,
 }
 
 /// Command-line overrides of `robustream run` (each replaces the config value).
@@ -235,6 +239,17 @@ pub struct Overrides {
     pub saliency: bool,
     /// `--saliency-maps` (sets `saliency.maps` and `saliency.enabled`).
     pub saliency_maps: bool,
+    /// `--prometheus ADDR` (replaces `[report] prometheus`).
+    pub prometheus: Option<String>,
+}
+
+/// `[report]`: live outputs of a run besides records and summaries.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReportConfig {
+    /// Serve Prometheus metrics on this address during the run (`report::prometheus`), e.g.
+    /// `"127.0.0.1:9898"`; absent = no endpoint.
+    pub prometheus: Option<String>,
 }
 
 impl RunConfig {
@@ -386,6 +401,9 @@ impl RunConfig {
             metrics,
             challenge,
             saliency,
+            report: ReportConfig {
+                prometheus: o.prometheus.clone().or(raw.report.prometheus),
+            },
         })
     }
 }

@@ -52,6 +52,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         challenge: args.challenge,
         saliency: args.saliency,
         saliency_maps: args.saliency_maps,
+        prometheus: args.prometheus,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -178,6 +178,15 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut metrics = Metrics::new(keys.clone());
     let mut progress = Progress::new(total, quiet);
+    let mut exporter = match &config.report.prometheus {
+        Some(addr) => {
+            let e = crate::report::prometheus::Exporter::start(addr)?;
+            eprintln!("prometheus: serving http://{}/metrics", e.addr());
+            Some(e)
+        }
+        None => None,
+    };
+    let mut live = FrameCounts::default();
 
     let inputs = PipelineInputs {
         source,
@@ -199,13 +208,22 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
                     .map_err(|e| format!("cannot write {}: {e}", records_path.display()))?;
                 metrics.add_frame(&records);
                 progress.frame();
+                live.read += 1;
             }
             Event::Skipped(reason) => {
                 progress.warn(&format!("skipped {reason}"));
                 progress.frame();
+                live.skipped += 1;
             }
             Event::VariantFailed(reason) => progress.warn(&reason),
-            Event::Dropped => progress.frame(),
+            Event::Dropped => {
+                progress.frame();
+                live.read += 1;
+                live.dropped += 1;
+            }
+        }
+        if let Some(e) = exporter.as_mut() {
+            e.update(&metrics, &live, false);
         }
         Ok(())
     };
@@ -255,6 +273,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         skipped: outcome.frames_skipped,
         dropped: outcome.frames_dropped,
     };
+    if let Some(e) = exporter.as_mut() {
+        e.update(&metrics, &frames, true);
+    }
     let mut summary = Summary::from_metrics(&metrics, run_info, frames);
     if let Some(inner) = &config.metrics.ximagenet_inner {
         summary.set_ximagenet_inner(inner);

@@ -4,6 +4,7 @@
 
 pub mod jsonl;
 pub mod progress;
+pub mod prometheus;
 pub mod summary;
 
 use std::path::{Path, PathBuf};

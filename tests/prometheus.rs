@@ -1,0 +1,81 @@
+//! The Prometheus endpoint during a live run (issue 5): the synthetic camera in real time on the real
+//! model, `--prometheus 127.0.0.1:0`; the address is printed on stderr, metrics are scraped while the
+//! run goes on, and the last scrape agrees with the summary's counts.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn scrape(addr: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn metrics_are_served_on_loopback_while_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut child = robustream()
+        .args(["run", "--quiet", "--model"])
+        .arg(model())
+        .args([
+            "--source",
+            "synthetic:128x96@40/100",
+            "--source-kind",
+            "synthetic",
+            "--scenarios",
+            "imagenet-c/noise",
+            "--prometheus",
+            "127.0.0.1:0",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("prometheus: serving http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no address line: {line:?}"))
+        .to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    // Scrape until frames have been evaluated (the run lasts ≥ 2.5 s: 100 frames at 40 fps).
+    let start = Instant::now();
+    let mut body = String::new();
+    while start.elapsed() < Duration::from_secs(60) {
+        body = scrape(&addr);
+        if body.contains("robustream_records_total{scenario=\"corruption/shot_noise/3\"") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
+    for name in [
+        "robustream_frames_read_total ",
+        "robustream_frames_dropped_total ",
+        "robustream_records_total{scenario=\"clean\",family=\"clean\"} ",
+        "robustream_agreement_ratio{scenario=\"corruption/gaussian_noise/1\",family=\"corruption\"} ",
+        "robustream_stage_latency_seconds{stage=\"infer\",quantile=\"0.9\"} ",
+    ] {
+        assert!(body.contains(name), "{name} missing: {body}");
+    }
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{rest}");
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 100, "{s}");
+}
