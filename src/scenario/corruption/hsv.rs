@@ -81,7 +81,9 @@ pub fn hsv_to_rgb([h, s, v]: [f64; 3]) -> [f64; 3] {
     }
 }
 
-/// `x / 255` for every u8 value, as numpy's `np.array(img) / 255.` computes it (one f64 division).
+/// `x / 255` for every u8 value, as numpy's `np.array(img) / 255.` computes it (one f64 division):
+/// the values the kernel's arithmetic conversion is checked against.
+#[cfg(test)]
 fn unit_lut() -> [f64; 256] {
     std::array::from_fn(|v| v as f64 / 255.0)
 }
@@ -116,31 +118,47 @@ where
     if row_len == 0 || h == 0 {
         return image.clone();
     }
-    let unit = unit_lut();
     let mut out = image.as_raw().clone();
     let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
     out.par_chunks_mut(row_len * rows_per_task)
-        .for_each(|rows| map_block_dispatch(rows, &unit, &edit));
+        .for_each(|rows| map_block_dispatch(rows, &edit));
     RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
 }
 
-/// [`map_block`] compiled for AVX2 and FMA when the CPU has them.
-fn map_block_dispatch<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], unit: &[f64; 256], edit: &F) {
+/// [`map_block`] compiled for AVX-512F (eight f64 lanes) or AVX2 (four), with FMA, when the CPU has
+/// them; every version computes the same bits (the exhaustive test runs the one the CPU selects, and
+/// `every_instruction_set_gives_the_same_bytes` the others).
+fn map_block_dispatch<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: `map_block_avx512` only enables AVX-512F and FMA code generation for safe code;
+        // the CPU was just checked to support both.
+        unsafe { map_block_avx512(px, edit) };
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: `map_block_avx2` only enables AVX2 and FMA code generation for safe code; the CPU
         // was just checked to support both.
-        unsafe { map_block_avx2(px, unit, edit) };
+        unsafe { map_block_avx2(px, edit) };
         return;
     }
-    map_block::<false, F>(px, unit, edit);
+    map_block::<false, F>(px, edit);
+}
+
+/// [`map_block`] with AVX-512F and FMA enabled, dividing by `v` and by 6 through reciprocals.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn map_block_avx512<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
+    map_block::<true, F>(px, edit);
 }
 
 /// [`map_block`] with AVX2 and FMA enabled, dividing by `v` and by 6 through reciprocals.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn map_block_avx2<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], unit: &[f64; 256], edit: &F) {
-    map_block::<true, F>(px, unit, edit);
+fn map_block_avx2<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
+    map_block::<true, F>(px, edit);
 }
 
 /// `x / d`, given `r = 1/d` correctly rounded. With `FMA`, computed as `q = x·r` refined once by the
@@ -164,23 +182,26 @@ fn div_by<const FMA: bool>(x: f64, d: f64, r: f64) -> f64 {
 /// `FMA`, the divisions by `v` (one of 255 values: reciprocals from a table) and by 6 are done by
 /// [`div_by`]; only `num/δ` stays a division.
 #[inline(always)]
-fn map_block<const FMA: bool, F: Fn([f64; 3]) -> [f64; 3]>(
-    px: &mut [u8],
-    unit: &[f64; 256],
-    edit: &F,
-) {
-    // 1/v for v = k/255 (k = 0 gives ∞; only grey pixels have it, and they take no quotient).
-    let recip: [f64; 256] = std::array::from_fn(|k| 1.0 / unit[k]);
+fn map_block<const FMA: bool, F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
     let mut planes = [[0.0f64; CHUNK]; 7];
     let mut bytes = [[0u8; CHUNK]; 3];
     for chunk in px.chunks_mut(3 * CHUNK) {
         let n = chunk.len() / 3;
         let [r, g, b, h, s, v, rv] = &mut planes;
         for (i, p) in chunk.chunks_exact(3).enumerate() {
-            r[i] = unit[usize::from(p[0])];
-            g[i] = unit[usize::from(p[1])];
-            b[i] = unit[usize::from(p[2])];
-            rv[i] = recip[usize::from(p[0].max(p[1]).max(p[2]))];
+            // x/255 by arithmetic rather than three table gathers (slow on vector lanes): with FMA,
+            // `div_by` returns the correctly rounded quotient, i.e. exactly `unit[x]` (checked for
+            // every byte by `unit_by_arithmetic_is_the_division`).
+            r[i] = div_by::<FMA>(f64::from(p[0]), 255.0, 1.0 / 255.0);
+            g[i] = div_by::<FMA>(f64::from(p[1]), 255.0, 1.0 / 255.0);
+            b[i] = div_by::<FMA>(f64::from(p[2]), 255.0, 1.0 / 255.0);
+        }
+        // 1/v: the same IEEE division the table of reciprocals holds (v = x/255 of the largest byte),
+        // computed on lanes instead of gathered.
+        for i in 0..n {
+            let hi = if r[i] > g[i] { r[i] } else { g[i] };
+            let max = if hi > b[i] { hi } else { b[i] };
+            rv[i] = 1.0 / max;
         }
         rgb_to_hsv_planes::<FMA>(
             [&r[..n], &g[..n], &b[..n], &rv[..n]],
@@ -415,6 +436,40 @@ mod tests {
                 .count();
             assert_eq!(bad, 0, "edit {k}");
         }
+    }
+
+    #[test]
+    fn unit_by_arithmetic_is_the_division() {
+        let unit = unit_lut();
+        for v in 0..=255u8 {
+            let x = f64::from(v);
+            assert_eq!(
+                div_by::<true>(x, 255.0, 1.0 / 255.0),
+                unit[usize::from(v)],
+                "{v}"
+            );
+            assert_eq!(
+                div_by::<false>(x, 255.0, 1.0 / 255.0),
+                unit[usize::from(v)],
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_bytes() {
+        // The dispatched path against the portable body (no FMA: true divisions) on a colour ramp.
+        let img = RgbImage::from_fn(251, 67, |x, y| {
+            image::Rgb([
+                (x * 7 + y) as u8,
+                (y * 11 + x / 3) as u8,
+                ((x * y) % 256) as u8,
+            ])
+        });
+        let edit = |[h, s, v]: [f64; 3]| [h, (s * 5.0 + 0.1).clamp(0.0, 1.0), v];
+        let mut portable = img.as_raw().clone();
+        map_block::<false, _>(&mut portable, &edit);
+        assert!(map_hsv(&img, edit).as_raw() == &portable);
     }
 
     #[test]
