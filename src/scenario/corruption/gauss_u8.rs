@@ -266,11 +266,15 @@ impl Exact<'_> {
             sc.generation = 1;
         }
         let w0 = self.kx[rx];
-        // Flagged elements, found eight flags at a time.
+        // Flagged elements, found eight flags (one u64) at a time, stopping at the last one.
         let mut ids = std::mem::take(&mut sc.ids);
         ids.clear();
         for (k, f) in sc.flags.chunks(8).enumerate() {
-            if f.iter().fold(0u8, |a, &b| a | b) != 0 {
+            if ids.len() == flagged {
+                break;
+            }
+            let word = f.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+            if word != 0 {
                 ids.extend((k * 8..k * 8 + f.len()).filter(|&e| sc.flags[e] != 0));
             }
         }
