@@ -312,6 +312,9 @@ impl RunConfig {
                     s.classes = Some(ClassOrder::List(rel(list)));
                 }
                 s.clean = s.clean.map(&rel);
+                if let Some(plate) = &mut s.plate {
+                    plate.relearn_file = plate.relearn_file.take().map(&rel);
+                }
                 s
             }
             (None, None) => {

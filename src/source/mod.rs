@@ -25,6 +25,7 @@ pub mod manifest;
 pub mod mask;
 pub mod memory;
 pub mod pixfmt;
+pub mod plate;
 pub mod regions;
 pub mod single;
 pub mod synthetic;
@@ -60,6 +61,10 @@ pub struct SourceConfig {
     /// when absent, see [`synthetic::SyntheticConfig`]).
     #[serde(default)]
     pub synthetic: Option<synthetic::SyntheticConfig>,
+    /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
+    /// [`plate`]): replaces the source's own masks.
+    #[serde(default)]
+    pub plate: Option<plate::PlateConfig>,
 }
 
 impl SourceConfig {
@@ -73,6 +78,7 @@ impl SourceConfig {
             clean: None,
             variations: None,
             synthetic: None,
+            plate: None,
         }
     }
 }
@@ -215,6 +221,18 @@ impl SourceError {
 /// whole source unusable (missing path, unreadable manifest header, a folder class name not in the
 /// label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
+    let source = open_kind(config, labels)?;
+    match &config.plate {
+        None => Ok(source),
+        Some(p) => {
+            p.check().map_err(|e| SourceError::at(&config.path, e))?;
+            Ok(Box::new(plate::PlateSource::new(source, p.clone())))
+        }
+    }
+}
+
+/// [`open`] without the plate wrapper.
+fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
     let path = &config.path;
     if let Some(synthetic) = synthetic_config(config)? {
         return Ok(Box::new(synthetic::open(&synthetic, labels)?));
