@@ -123,6 +123,16 @@ pub struct Tally {
     pub with_clean: u64,
     /// Of those, records whose model top-1 equals the clean record's model top-1.
     pub agree: u64,
+    /// Consecutive frame pairs (source order, frame t−1 and t) both evaluated under this scenario.
+    pub flip_pairs: u64,
+    /// Of those, pairs whose model top-1 changed (ImageNet-P's flip, REFERENCE §4).
+    pub flips: u64,
+    /// Of the pairs, those whose two frames also have a `clean` record.
+    pub flip_pairs_clean: u64,
+    /// Of those, pairs whose *clean* top-1 changed (the scene's own change, the flip baseline).
+    pub clean_flips: u64,
+    /// Of those, pairs whose scenario top-1 changed.
+    pub flips_with_clean: u64,
 }
 
 impl Tally {
@@ -154,6 +164,23 @@ impl Tally {
     /// top-1. Needs no labels; 1 for `clean` itself.
     pub fn agreement(&self) -> Option<f64> {
         fraction(self.agree, self.with_clean)
+    }
+
+    /// Flip probability over consecutive frames, ImageNet-P's stability measure on a stream
+    /// (REFERENCE §4 with difficulty 1, consecutive elements compared): the share of consecutive
+    /// frame pairs whose model top-1 under this scenario changed. Needs no labels. On a camera the
+    /// scene itself changes too: see [`Tally::flip_excess`].
+    pub fn flip_probability(&self) -> Option<f64> {
+        fraction(self.flips, self.flip_pairs)
+    }
+
+    /// This scenario's flip probability minus clean's on the same frame pairs: the instability the
+    /// scenario adds to the stream's own (0 for `clean`; negative when the scenario pins the
+    /// prediction, e.g. everything becomes one class).
+    pub fn flip_excess(&self) -> Option<f64> {
+        (self.flip_pairs_clean > 0).then(|| {
+            (self.flips_with_clean as f64 - self.clean_flips as f64) / self.flip_pairs_clean as f64
+        })
     }
 
     fn add(&mut self, r: &Record, clean: Option<&Record>) {
@@ -208,7 +235,13 @@ pub struct Metrics {
     /// One histogram per entry of [`STAGES`].
     latency: Vec<LatencyHistogram>,
     frames: u64,
+    /// Per scenario: where it was last evaluated, for flips.
+    last: Vec<Option<LastSeen>>,
 }
+
+/// A scenario's last evaluation: the frame number (1-based count of frames added), its model top-1,
+/// and that frame's clean top-1 (`None` = the frame had no clean record).
+type LastSeen = (u64, Option<usize>, Option<Option<usize>>);
 
 impl Metrics {
     /// Empty state reporting scenarios in `scenario_order` (the plan order; duplicates are ignored).
@@ -222,6 +255,7 @@ impl Metrics {
             objects: BTreeMap::new(),
             latency: STAGES.iter().map(|_| LatencyHistogram::new()).collect(),
             frames: 0,
+            last: Vec::new(),
         };
         for key in scenario_order {
             m.slot(&key);
@@ -239,6 +273,7 @@ impl Metrics {
         self.index.insert(key.to_string(), i);
         self.tallies.push(Tally::default());
         self.per_class.push(BTreeMap::new());
+        self.last.push(None);
         i
     }
 
@@ -253,9 +288,25 @@ impl Metrics {
         {
             self.objects.entry(truth).or_default().add(image);
         }
+        let frame_no = self.frames;
+        let clean_top1 = clean.map(Record::model_top1);
         for r in records {
             let i = self.slot(&r.scenario);
             self.tallies[i].add(r, clean);
+            let top1 = r.model_top1();
+            if let Some((prev_no, prev_top1, prev_clean)) = self.last[i]
+                && prev_no + 1 == frame_no
+            {
+                let t = &mut self.tallies[i];
+                t.flip_pairs += 1;
+                t.flips += u64::from(prev_top1 != top1);
+                if let (Some(a), Some(b)) = (prev_clean, clean_top1) {
+                    t.flip_pairs_clean += 1;
+                    t.clean_flips += u64::from(a != b);
+                    t.flips_with_clean += u64::from(prev_top1 != top1);
+                }
+            }
+            self.last[i] = Some((frame_no, top1, clean_top1));
             if let (Some(truth), Some(correct)) = (r.truth, r.top1_correct()) {
                 let c = self.per_class[i].entry(truth).or_default();
                 c.n += 1;
@@ -441,6 +492,50 @@ pub(crate) mod tests {
                 rec("f4", "noise", Some(0), &[9]),
             ],
         ]
+    }
+
+    #[test]
+    fn flips_over_consecutive_frames_against_the_clean_baseline() {
+        // Clean top-1 per frame: 1 1 2 2 3; "blur" (evaluated on frames 1, 2, 3 and 5, as a schedule
+        // would): 5 6 6 _ 6 — pairs (1,2) flip, (2,3) no flip; frame 4 is missing, so (3,5) is no pair.
+        let clean = [1, 1, 2, 2, 3];
+        let blur = [Some(5), Some(6), Some(6), None, Some(6)];
+        let mut m = Metrics::new(keys(&["clean", "blur"]));
+        for (i, (c, b)) in clean.iter().zip(blur).enumerate() {
+            let id = format!("f{i}");
+            let mut f = vec![rec(&id, "clean", None, &[*c])];
+            if let Some(b) = b {
+                f.push(rec(&id, "blur", None, &[b]));
+            }
+            m.add_frame(&f);
+        }
+        let c = m.tally("clean").unwrap();
+        assert_eq!((c.flip_pairs, c.flips), (4, 2));
+        assert_eq!(
+            (c.flip_probability(), c.flip_excess()),
+            (Some(0.5), Some(0.0))
+        );
+        let b = m.tally("blur").unwrap();
+        assert_eq!((b.flip_pairs, b.flips), (2, 1));
+        assert_eq!(b.flip_probability(), Some(0.5));
+        // On blur's two pairs clean flipped once ((2,3): 1 → 2) and blur once: excess 0; with
+        // blur steady where clean changes it would be negative.
+        assert_eq!(
+            (b.flip_pairs_clean, b.clean_flips, b.flips_with_clean),
+            (2, 1, 1)
+        );
+        assert_eq!(b.flip_excess(), Some(0.0));
+        let mut steady = Metrics::new(keys(&["clean", "blur"]));
+        for (i, c) in clean.iter().enumerate() {
+            let id = format!("g{i}");
+            steady.add_frame(&[rec(&id, "clean", None, &[*c]), rec(&id, "blur", None, &[9])]);
+        }
+        let b = steady.tally("blur").unwrap();
+        assert_eq!(
+            (b.flip_probability(), b.flip_excess()),
+            (Some(0.0), Some(-0.5))
+        );
+        assert_eq!(Tally::default().flip_probability(), None);
     }
 
     #[test]

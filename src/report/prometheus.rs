@@ -13,6 +13,7 @@
 //! | `robustream_accuracy_ratio` (top-1, labelled records) | gauge | scenario, family |
 //! | `robustream_accuracy_drop_ratio` (clean − scenario, paired frames) | gauge | scenario, family |
 //! | `robustream_agreement_ratio` (top-1 equal to clean's) | gauge | scenario, family |
+//! | `robustream_flip_ratio` (top-1 changed between consecutive frames) | gauge | scenario, family |
 //! | `robustream_stage_latency_seconds` | gauge | stage, quantile (0.5, 0.9, 0.99, 1) |
 //!
 //! The exporter holds a rendered snapshot: the run's collector re-renders it at most every
@@ -86,7 +87,7 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
         let _ = writeln!(out, "robustream_records_total{{{}}} {}", labels(key), t.n);
     }
     type Ratio = fn(&crate::metrics::Tally) -> Option<f64>;
-    let ratios: [(&str, &str, Ratio); 3] = [
+    let ratios: [(&str, &str, Ratio); 4] = [
         (
             "robustream_accuracy_ratio",
             "Top-1 accuracy over labelled records (0..1).",
@@ -101,6 +102,11 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
             "robustream_agreement_ratio",
             "Share of records whose top-1 equals the clean record's (works without labels).",
             |t| t.agreement(),
+        ),
+        (
+            "robustream_flip_ratio",
+            "Share of consecutive frame pairs whose top-1 changed (ImageNet-P flip probability).",
+            |t| t.flip_probability(),
         ),
     ];
     for (name, help, f) in ratios {

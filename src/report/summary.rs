@@ -5,7 +5,8 @@
 //! { "run": {...free-form: config, model, engine, seed, plan, start/end, end reason...},
 //!   "frames": {"read": N, "skipped": N, "dropped": N},
 //!   "scenarios": {"<key>": {"n": N, "n_labelled": N, "top1": f|null, "top1_ci95": [lo, hi]|null,
-//!                           "top5": f|null, "drop": f|null, "agreement": f|null}, ... plan order},
+//!                           "top5": f|null, "drop": f|null, "agreement": f|null,
+//!                           "flip": f|null, "flip_excess": f|null}, ... plan order},
 //!   "metrics": {...per metric family...},
 //!   "latency_ms": {"<stage>": {"p50": ms, "p90": ms, "p95": ms, "p99": ms, "max": ms}, ... STAGES order} }
 //! ```
@@ -54,6 +55,12 @@ pub struct ScenarioSummary {
     pub drop: Option<f64>,
     /// Fraction of frames whose model top-1 equals clean's (see [`Tally::agreement`]).
     pub agreement: Option<f64>,
+    /// Flip probability over consecutive frames (see [`Tally::flip_probability`]).
+    #[serde(default)]
+    pub flip: Option<f64>,
+    /// Flip probability minus clean's on the same frame pairs (see [`Tally::flip_excess`]).
+    #[serde(default)]
+    pub flip_excess: Option<f64>,
 }
 
 impl From<&Tally> for ScenarioSummary {
@@ -66,6 +73,8 @@ impl From<&Tally> for ScenarioSummary {
             top5: t.top5(),
             drop: t.drop(),
             agreement: t.agreement(),
+            flip: t.flip_probability(),
+            flip_excess: t.flip_excess(),
         }
     }
 }
@@ -443,11 +452,12 @@ impl Summary {
         out
     }
 
-    /// CSV, one row per scenario: `scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement`;
+    /// CSV, one row per scenario: `scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement,flip,flip_excess`;
     /// fractions with 6 decimals, empty where undefined.
     pub fn to_csv(&self) -> String {
-        let mut out =
-            String::from("scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement\n");
+        let mut out = String::from(
+            "scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement,flip,flip_excess\n",
+        );
         for (key, s) in &self.scenarios {
             let ci = s.top1_ci95;
             let fields = [
@@ -460,6 +470,8 @@ impl Summary {
                 frac6(s.top5),
                 frac6(s.drop),
                 frac6(s.agreement),
+                frac6(s.flip),
+                frac6(s.flip_excess),
             ];
             out.push_str(&fields.join(","));
             out.push('\n');
@@ -1115,7 +1127,9 @@ pub(crate) mod tests {
                 "top1_ci95",
                 "top5",
                 "drop",
-                "agreement"
+                "agreement",
+                "flip",
+                "flip_excess"
             ]
         );
         assert_eq!(clean["n"], 3);
@@ -1151,7 +1165,7 @@ pub(crate) mod tests {
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
         assert_eq!(
             v["scenarios"]["fog"],
-            json!({"n": 1, "n_labelled": 0, "top1": null, "top1_ci95": null, "top5": null, "drop": null, "agreement": null})
+            json!({"n": 1, "n_labelled": 0, "top1": null, "top1_ci95": null, "top5": null, "drop": null, "agreement": null, "flip": null, "flip_excess": null})
         );
         assert_eq!(v["scenarios"]["clean"]["n"], 0);
         assert_eq!(v["latency_ms"], json!({}));
@@ -1304,18 +1318,20 @@ pub(crate) mod tests {
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(
             lines[0],
-            "scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement"
+            "scenario,n,n_labelled,top1,top1_ci_lo,top1_ci_hi,top5,drop,agreement,flip,flip_excess"
         );
         let (lo, hi) = wilson_interval(1, 2, Z95);
         assert_eq!(
             lines[1],
-            format!("clean,3,2,0.500000,{lo:.6},{hi:.6},1.000000,0.000000,1.000000")
+            format!(
+                "clean,3,2,0.500000,{lo:.6},{hi:.6},1.000000,0.000000,1.000000,1.000000,0.000000"
+            )
         );
         assert_eq!(
             lines[2],
-            "fog,4,3,0.666667,0.207660,0.938508,1.000000,0.000000,0.333333"
+            "fog,4,3,0.666667,0.207660,0.938508,1.000000,0.000000,0.333333,1.000000,0.000000"
         );
-        assert_eq!(lines[4], "\"odd,\"\"key\"\"\",1,0,,,,,,");
+        assert_eq!(lines[4], "\"odd,\"\"key\"\"\",1,0,,,,,,,,");
         assert_eq!(lines.len(), 5);
     }
 
