@@ -125,8 +125,16 @@ pub fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) ->
     out
 }
 
-/// [`band`] compiled for AVX2 when the CPU has it.
+/// [`band`] compiled for AVX-512F or AVX2 when the CPU has it (no FMA: Rust never fuses a multiply and
+/// an add, so every build gives identical bits; `every_instruction_set_gives_the_same_bytes`).
 fn dispatch_band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: `band_avx512` only enables AVX-512F code generation for safe code; calling it is
+        // sound because the CPU was just checked to support AVX-512F.
+        unsafe { band_avx512(x, row_len, plans, n, y0, out) };
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: `band_avx2` only enables AVX2 code generation for safe code; calling it is sound
@@ -134,6 +142,13 @@ fn dispatch_band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, o
         unsafe { band_avx2(x, row_len, plans, n, y0, out) };
         return;
     }
+    band(x, row_len, plans, n, y0, out);
+}
+
+/// [`band`] with AVX-512F enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn band_avx512(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]) {
     band(x, row_len, plans, n, y0, out);
 }
 
@@ -320,6 +335,36 @@ mod tests {
                     naive(&x, (w, h, 3), &factors),
                     "{w}×{h} {factors:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn every_instruction_set_gives_the_same_bytes() {
+        let (w, h) = (71, 40);
+        let x = image(w, h);
+        let factors = [1.0, 1.02, 1.04, 1.3000000000000003];
+        let plans: Vec<Plan> = factors.iter().map(|&z| Plan::new(z, (w, h, 3))).collect();
+        let n = (factors.len() + 1) as f32;
+        let want = naive(&x, (w, h, 3), &factors);
+        let mut portable = vec![0u8; x.len()];
+        band(&x, w * 3, &plans, n, 0, &mut portable);
+        assert_eq!(portable, want);
+        #[cfg(target_arch = "x86_64")]
+        for (feature, f) in [
+            (
+                "avx2",
+                band_avx2 as unsafe fn(&[f32], usize, &[Plan], f32, usize, &mut [u8]),
+            ),
+            ("avx512f", band_avx512),
+        ] {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && (feature == "avx2" || std::arch::is_x86_feature_detected!("avx512f"))
+            {
+                let mut got = vec![0u8; x.len()];
+                // SAFETY: the CPU supports the feature `f` is compiled for (checked just above).
+                unsafe { f(&x, w * 3, &plans, n, 0, &mut got) };
+                assert_eq!(got, want, "{feature}");
             }
         }
     }
