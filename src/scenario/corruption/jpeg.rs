@@ -204,12 +204,34 @@ fn encode_mcu_row(
     planes: [&mut [u8]; 3],
 ) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+    {
+        // SAFETY: `encode_mcu_row_avx512` only enables AVX-512F/BW code generation for safe code; the
+        // CPU was just checked to support both.
+        unsafe { encode_mcu_row_avx512(raw, geo, quant, m, planes) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: `encode_mcu_row_avx2` only enables AVX2 code generation for safe code; the CPU was
         // just checked to support AVX2.
         unsafe { encode_mcu_row_avx2(raw, geo, quant, m, planes) };
         return;
     }
+    encode_mcu_row_body(raw, geo, quant, m, planes);
+}
+
+/// [`encode_mcu_row`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn encode_mcu_row_avx512(
+    raw: &[u8],
+    geo: &Geometry,
+    quant: (&Quantiser, &Quantiser),
+    m: usize,
+    planes: [&mut [u8]; 3],
+) {
     encode_mcu_row_body(raw, geo, quant, m, planes);
 }
 
@@ -538,12 +560,28 @@ impl Quantiser {
 /// `[Y, Cb, Cr]`. Compiled for AVX2 where the CPU has it.
 fn decode_rows(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+    {
+        // SAFETY: `decode_rows_avx512` only enables AVX-512F/BW code generation for safe code; the CPU
+        // was just checked to support both.
+        unsafe { decode_rows_avx512(geo, planes, y0, out) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: `decode_rows_avx2` only enables AVX2 code generation for safe code; the CPU was just
         // checked to support AVX2.
         unsafe { decode_rows_avx2(geo, planes, y0, out) };
         return;
     }
+    decode_rows_body(geo, planes, y0, out);
+}
+
+/// [`decode_rows`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn decode_rows_avx512(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]) {
     decode_rows_body(geo, planes, y0, out);
 }
 
