@@ -250,7 +250,13 @@ pub struct ReportConfig {
     /// Serve Prometheus metrics on this address during the run (`report::prometheus`), e.g.
     /// `"127.0.0.1:9898"`; absent = no endpoint.
     pub prometheus: Option<String>,
+    /// Sliding window of the live figures, in frames (`metrics::window`; `metrics.window` in
+    /// summary.json); 0 = none. Default [`DEFAULT_WINDOW`].
+    pub window: Option<usize>,
 }
+
+/// Default length of the sliding window, in frames.
+pub const DEFAULT_WINDOW: usize = 100;
 
 impl RunConfig {
     /// Reads a config file (if given) and applies the overrides.
@@ -406,6 +412,7 @@ impl RunConfig {
             saliency,
             report: ReportConfig {
                 prometheus: o.prometheus.clone().or(raw.report.prometheus),
+                window: Some(raw.report.window.unwrap_or(DEFAULT_WINDOW)),
             },
         })
     }

@@ -176,7 +176,12 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         config.seed,
     )
     .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut metrics = Metrics::new(keys.clone());
+    let mut metrics = Metrics::new(keys.clone()).with_window(
+        config
+            .report
+            .window
+            .unwrap_or(crate::config::DEFAULT_WINDOW),
+    );
     let mut progress = Progress::new(total, quiet);
     let mut exporter = match &config.report.prometheus {
         Some(addr) => {

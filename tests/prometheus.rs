@@ -57,7 +57,8 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
     let mut body = String::new();
     while start.elapsed() < Duration::from_secs(60) {
         body = scrape(&addr);
-        if body.contains("robustream_records_total{scenario=\"corruption/shot_noise/3\"") {
+        // Flips need two frames.
+        if body.contains("robustream_flip_ratio{scenario=\"clean\"") {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -76,6 +77,27 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
     stderr.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{rest}");
+    assert!(
+        body.contains("robustream_window_drop_volatility "),
+        "{body}"
+    );
+    assert!(
+        body.contains("robustream_flip_ratio{scenario=\"clean\""),
+        "{body}"
+    );
     let s = summary(&out);
     assert_eq!(s["frames"]["read"], 100, "{s}");
+    // No labels: the window's drops are by agreement, flips are defined, ImageNet-C errors are not.
+    let w = &s["metrics"]["window"];
+    assert_eq!(
+        (w["frames"].as_u64(), w["filled"].as_u64()),
+        (Some(100), Some(100)),
+        "{w}"
+    );
+    assert_eq!(w["basis"], "agreement");
+    assert_eq!(w["series"].as_array().unwrap().len(), 1);
+    assert!(w["drop_volatility"].as_f64().is_some(), "{w}");
+    assert!(s["scenarios"]["clean"]["flip"].as_f64().is_some());
+    assert_eq!(s["scenarios"]["clean"]["flip_excess"], 0.0);
+    assert!(s["metrics"].get("imagenet_c").is_none(), "{s}");
 }

@@ -15,6 +15,7 @@ pub mod placement;
 pub mod rfs;
 pub mod saliency;
 pub mod volatility;
+pub mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -237,6 +238,8 @@ pub struct Metrics {
     frames: u64,
     /// Per scenario: where it was last evaluated, for flips.
     last: Vec<Option<LastSeen>>,
+    /// The sliding window, when enabled ([`Metrics::with_window`]).
+    window: Option<window::Window>,
 }
 
 /// A scenario's last evaluation: the frame number (1-based count of frames added), its model top-1,
@@ -256,11 +259,24 @@ impl Metrics {
             latency: STAGES.iter().map(|_| LatencyHistogram::new()).collect(),
             frames: 0,
             last: Vec::new(),
+            window: None,
         };
         for key in scenario_order {
             m.slot(&key);
         }
         m
+    }
+
+    /// The same state with a sliding window over the last `frames` frames (0 = none; see
+    /// [`window`]).
+    pub fn with_window(mut self, frames: usize) -> Self {
+        self.window = (frames > 0).then(|| window::Window::new(frames));
+        self
+    }
+
+    /// The sliding window's report, if a window is kept.
+    pub fn window(&self) -> Option<window::WindowReport> {
+        self.window.as_ref().map(|w| w.report(&self.order))
     }
 
     /// Index of `key`'s tally, appending a new one when unseen.
@@ -317,6 +333,11 @@ impl Metrics {
                     hist.record_ms(ms);
                 }
             }
+        }
+        if let Some(w) = self.window.as_mut() {
+            let index = &self.index;
+            // Every key has a slot by now (the loop above made them).
+            w.add_frame(records, |k| index.get(k).copied().unwrap_or_default());
         }
     }
 

@@ -14,6 +14,8 @@
 //! | `robustream_accuracy_drop_ratio` (clean − scenario, paired frames) | gauge | scenario, family |
 //! | `robustream_agreement_ratio` (top-1 equal to clean's) | gauge | scenario, family |
 //! | `robustream_flip_ratio` (top-1 changed between consecutive frames) | gauge | scenario, family |
+//! | `robustream_window_accuracy_ratio` (over the sliding window) | gauge | scenario, family |
+//! | `robustream_window_drop_volatility` (across the window's scenarios) | gauge | — |
 //! | `robustream_stage_latency_seconds` | gauge | stage, quantile (0.5, 0.9, 0.99, 1) |
 //!
 //! The exporter holds a rendered snapshot: the run's collector re-renders it at most every
@@ -115,6 +117,32 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
             if let Some(v) = f(t) {
                 let _ = writeln!(out, "{name}{{{}}} {v}", labels(key));
             }
+        }
+    }
+    if let Some(w) = metrics.window() {
+        head(
+            &mut out,
+            "robustream_window_accuracy_ratio",
+            "gauge",
+            "Top-1 accuracy over the sliding window's labelled records (0..1).",
+        );
+        for s in &w.scenarios {
+            if let Some(a) = s.top1 {
+                let _ = writeln!(
+                    out,
+                    "robustream_window_accuracy_ratio{{{}}} {a}",
+                    labels(&s.scenario)
+                );
+            }
+        }
+        if let Some(v) = w.drop_volatility {
+            head(
+                &mut out,
+                "robustream_window_drop_volatility",
+                "gauge",
+                "Drop volatility across the sliding window's scenarios (REFERENCE 9.1 on the window).",
+            );
+            let _ = writeln!(out, "robustream_window_drop_volatility {v}");
         }
     }
     head(

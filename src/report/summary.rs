@@ -132,6 +132,9 @@ impl Summary {
         if let Some(p) = crate::metrics::placement::compute(counts, m.object_scores()) {
             metrics.insert("placement".into(), to_value(&p));
         }
+        if let Some(w) = m.window() {
+            metrics.insert("window".into(), to_value(&w));
+        }
         Self {
             run,
             frames,
@@ -156,7 +159,13 @@ impl Summary {
         if records.iter().any(|r| r.scenario == CLEAN) && !order.iter().any(|k| k == CLEAN) {
             order.insert(0, CLEAN.to_string());
         }
-        let mut metrics = Metrics::new(order);
+        // The window of the written summary, rebuilt at the same length.
+        let window = previous
+            .and_then(|p| p.metrics.get("window"))
+            .and_then(|w| w.get("frames"))
+            .and_then(serde_json::Value::as_u64)
+            .map_or(0, |f| f as usize);
+        let mut metrics = Metrics::new(order).with_window(window);
         let groups = group_by_frame(records);
         for group in &groups {
             metrics.add_frame(group);
@@ -437,6 +446,9 @@ impl Summary {
             out.push_str(&in9_markdown(&in9));
         }
         out.push_str(&self.object_markdown());
+        if let Some(line) = self.window_line() {
+            let _ = writeln!(out, "\n## Sliding window\n\n- {}", md_cell(&line));
+        }
         out.push_str("\n## Latency (ms)\n\n");
         if self.latency_ms.is_empty() {
             out.push_str("No timings recorded.\n");
@@ -515,7 +527,33 @@ impl Summary {
             out.push('\n');
             out.push_str(&objects);
         }
+        if let Some(line) = self.window_line() {
+            let _ = writeln!(out, "\n{line}");
+        }
         out
+    }
+
+    /// The sliding window of this summary (`metrics.window`), if one was kept.
+    pub fn window(&self) -> Option<crate::metrics::window::WindowReport> {
+        self.metrics
+            .get("window")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// One line on the sliding window: its drop volatility and the trend's temporal volatility.
+    fn window_line(&self) -> Option<String> {
+        let w = self.window()?;
+        let v = |x: Option<f64>| x.map_or_else(|| NONE.to_string(), |x| format!("{x:.4}"));
+        Some(format!(
+            "Sliding window (last {} frames, {} in it, drops by {}): drop volatility {}; temporal \
+             volatility of the mean drop {} over {} windows",
+            w.frames,
+            w.filled,
+            w.basis,
+            v(w.drop_volatility),
+            v(w.temporal_volatility),
+            w.series.len()
+        ))
     }
 
     /// The ImageNet-C metrics of this summary (`metrics.imagenet_c`), if its plan had ImageNet-C
@@ -531,6 +569,7 @@ impl Summary {
 /// the XIMAGENET-12 inner results taken from the previous summary); any other family in
 /// `summary.json` comes from a post-pass and is carried over.
 pub const RECORD_FAMILIES: &[&str] = &[
+    "window",
     "imagenet_c",
     "in9",
     "volatility",
@@ -551,11 +590,16 @@ fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
 }
 
 /// The `metrics.imagenet_c` value for these scenario lines (REFERENCE §5; see
-/// [`crate::metrics::imagenet_c::compute`]), or `None` when the plan holds no ImageNet-C corruption.
+/// [`crate::metrics::imagenet_c::compute`]), or `None` when the plan holds no ImageNet-C corruption
+/// with a labelled record.
 /// Should the built-in AlexNet table not parse (a unit test prevents it), the value is
 /// `{"error": "..."}` rather than a panic.
 fn imagenet_c_metrics(scenarios: &[(String, ScenarioSummary)]) -> Option<serde_json::Value> {
-    if !scenarios.iter().any(|(k, _)| k.starts_with("corruption/")) {
+    // Errors need labels: an unlabelled stream has agreement and flips, not CE.
+    if !scenarios
+        .iter()
+        .any(|(k, s)| k.starts_with("corruption/") && s.n_labelled > 0)
+    {
         return None;
     }
     let table = match AlexnetTable::builtin() {
