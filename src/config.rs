@@ -148,6 +148,8 @@ struct RawConfig {
     #[serde(default)]
     stage: ScenarioStage,
     jpeg_after_corruption: Option<u8>,
+    /// `duration = "1h"`: stop after this long (see `watch::parse_duration`).
+    duration: Option<String>,
     #[serde(default)]
     engine: EngineConfig,
     #[serde(default)]
@@ -177,6 +179,8 @@ pub struct RunConfig {
     pub scenarios: Vec<String>,
     /// Run directory for records and summaries.
     pub out: PathBuf,
+    /// Stop after this long (`duration`, `--duration`); absent = run to the source's end.
+    pub duration: Option<std::time::Duration>,
     /// Run seed of the keyed scenario RNG.
     pub seed: u64,
     /// Stop after this many frames (read successfully or not).
@@ -241,6 +245,8 @@ pub struct Overrides {
     pub saliency_maps: bool,
     /// `--prometheus ADDR` (replaces `[report] prometheus`).
     pub prometheus: Option<String>,
+    /// `--duration` (replaces `duration`).
+    pub duration: Option<std::time::Duration>,
 }
 
 /// `[report]`: live outputs of a run besides records and summaries.
@@ -357,6 +363,14 @@ impl RunConfig {
         // The schedule's settings do not depend on the plan: check them before the run.
         crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
             .map_err(|m| invalid(&m))?;
+        let duration = match (o.duration, &raw.duration) {
+            (Some(d), _) => Some(d),
+            (None, Some(text)) => Some(
+                crate::watch::parse_duration(text)
+                    .map_err(|m| invalid(&format!("`duration`: {m}")))?,
+            ),
+            (None, None) => None,
+        };
         let out = match (&o.out, raw.out) {
             (Some(d), _) => d.clone(),
             (None, Some(d)) => rel(d),
@@ -399,6 +413,7 @@ impl RunConfig {
             source,
             scenarios: o.scenarios.clone().unwrap_or(raw.scenarios),
             out,
+            duration,
             seed: o.seed.unwrap_or(raw.seed),
             limit: o.limit.or(raw.limit),
             strict: o.strict || raw.strict,

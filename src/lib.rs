@@ -23,3 +23,4 @@ pub mod saliency;
 pub mod scenario;
 pub mod scene;
 pub mod source;
+pub mod watch;

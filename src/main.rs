@@ -53,6 +53,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         saliency: args.saliency,
         saliency_maps: args.saliency_maps,
         prometheus: args.prometheus,
+        duration: args.duration,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -74,7 +75,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     match result.outcome.end {
         EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
         EndReason::Interrupted => Ok(ExitCode::from(130)),
-        EndReason::Completed | EndReason::Limit => Ok(ExitCode::SUCCESS),
+        EndReason::Completed | EndReason::Limit | EndReason::Duration => Ok(ExitCode::SUCCESS),
     }
 }
 

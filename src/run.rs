@@ -2,7 +2,7 @@
 //! records.jsonl, summary.json and summary.md in the run directory.
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -205,6 +205,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         strict: config.strict,
         limit: config.limit,
     };
+    // The watcher passes Ctrl-C on, ends the run after --duration, and samples memory
+    // (crate::watch); the pipeline watches its flag.
+    let flags = crate::watch::Flags::default();
     let mut sink = |event: Event| -> Result<(), String> {
         match event {
             Event::Frame(records) => {
@@ -230,11 +233,25 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         if let Some(e) = exporter.as_mut() {
             e.update(&metrics, &live, false);
         }
+        flags
+            .frames
+            .store(live.read + live.skipped, Ordering::Relaxed);
         Ok(())
     };
-    let outcome = pipeline::run(inputs, stop, &mut sink);
+    let (mut outcome, rss) = std::thread::scope(|s| {
+        let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
+        let outcome = pipeline::run(inputs, &flags.stop, &mut sink);
+        flags.finished.store(true, Ordering::Relaxed);
+        (outcome, watcher.join().unwrap_or_default())
+    });
+    if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
+        outcome.end = EndReason::Duration;
+    }
     progress.finish();
-    let main_ok = matches!(outcome.end, EndReason::Completed | EndReason::Limit);
+    let main_ok = matches!(
+        outcome.end,
+        EndReason::Completed | EndReason::Limit | EndReason::Duration
+    );
     let post = crate::challenge::PostPasses::run(
         config,
         harvest.as_ref(),
@@ -266,6 +283,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "max_wait_ms": config.pipeline.max_wait_ms,
         "strict": config.strict,
         "limit": config.limit,
+        "duration_s": config.duration.map(|d| d.as_secs_f64()),
+        "rss_mib": rss,
         "variants_failed": outcome.variants_failed,
         "started_unix": started_unix,
         "ended_unix": ended_unix,

@@ -82,6 +82,8 @@ pub enum EndReason {
     Limit,
     /// The stop flag was raised (Ctrl-C).
     Interrupted,
+    /// `--duration` was reached.
+    Duration,
     /// A fatal error (strict mode, engine failure, sink failure).
     Failed(String),
 }
@@ -93,6 +95,7 @@ impl EndReason {
             Self::Completed => "completed",
             Self::Limit => "limit",
             Self::Interrupted => "interrupted",
+            Self::Duration => "duration",
             Self::Failed(_) => "failed",
         }
     }

@@ -1,0 +1,191 @@
+//! The run's watcher thread (issue 5): ends a run after `--duration`, passes Ctrl-C on, and samples
+//! the process's resident memory and progress once a second into `resources.csv` — the record a
+//! soak run (hours on the synthetic camera) is judged by: RSS flat, frames per second steady.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How often resources are sampled.
+pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// Flags shared by the run and its watcher.
+#[derive(Debug, Default)]
+pub struct Flags {
+    /// The flag the pipeline watches: raised by Ctrl-C or by the duration.
+    pub stop: AtomicBool,
+    /// Raised when the duration ended the run.
+    pub duration_hit: AtomicBool,
+    /// Raised by the run when the pipeline has returned (the watcher then ends).
+    pub finished: AtomicBool,
+    /// Frames done so far (evaluated, skipped or dropped), for the progress column.
+    pub frames: AtomicU64,
+}
+
+/// Resident memory over the run, MiB (from `/proc/self/status`; absent on systems without it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct RssSummary {
+    /// Samples taken.
+    pub samples: u64,
+    /// First sample, MiB.
+    pub first_mib: f64,
+    /// Largest sample, MiB.
+    pub max_mib: f64,
+    /// Last sample, MiB.
+    pub last_mib: f64,
+}
+
+/// The process's resident set size in MiB, if the OS says (`VmRSS` of `/proc/self/status`).
+pub fn rss_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_vmrss_kib(&status).map(|kib| kib as f64 / 1024.0)
+}
+
+/// The `VmRSS:` value of a `/proc/<pid>/status` text, kB.
+fn parse_vmrss_kib(status: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Watches until `flags.finished`: raises `flags.stop` when `external` (Ctrl-C) is raised or
+/// `duration` has passed (then also `duration_hit`), and writes one `resources.csv` line per
+/// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames`, flushed as written) into `dir`. Returns the RSS summary.
+pub fn watch(
+    external: &AtomicBool,
+    flags: &Flags,
+    duration: Option<Duration>,
+    dir: &Path,
+) -> RssSummary {
+    let start = Instant::now();
+    let mut csv = std::fs::File::create(dir.join("resources.csv")).ok();
+    if let Some(f) = csv.as_mut() {
+        let _ = writeln!(f, "t_s,rss_mib,frames");
+    }
+    let mut rss = RssSummary::default();
+    let mut next_sample = start;
+    loop {
+        let now = Instant::now();
+        if now >= next_sample {
+            if let Some(mib) = rss_mib() {
+                if rss.samples == 0 {
+                    rss.first_mib = mib;
+                }
+                rss.samples += 1;
+                rss.max_mib = rss.max_mib.max(mib);
+                rss.last_mib = mib;
+                if let Some(f) = csv.as_mut() {
+                    let t = now.duration_since(start).as_secs_f64();
+                    let frames = flags.frames.load(Ordering::Relaxed);
+                    let _ = writeln!(f, "{t:.3},{mib:.1},{frames}");
+                    let _ = f.flush();
+                }
+            }
+            next_sample += SAMPLE_EVERY;
+        }
+        if flags.finished.load(Ordering::Relaxed) {
+            return rss;
+        }
+        if external.load(Ordering::Relaxed) {
+            flags.stop.store(true, Ordering::Relaxed);
+        }
+        if duration.is_some_and(|d| now.duration_since(start) >= d)
+            && !flags.stop.swap(true, Ordering::Relaxed)
+        {
+            flags.duration_hit.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Parses a duration like `90`, `90s`, `15m`, `1h`, `1.5h` (seconds without a unit).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let factor = match unit {
+        "s" => 1.0,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("duration `{s}`: unit `{unit}` is not s, m or h")),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("duration `{s}` is not a number with s, m or h"))?;
+    Duration::try_from_secs_f64(v * factor)
+        .map_err(|_| format!("duration `{s}` must be ≥ 0 and finite"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("15m"), Ok(Duration::from_secs(900)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration(" 2s "), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("1d").unwrap_err().contains("unit `d`"));
+        assert!(parse_duration("-3s").is_err());
+        assert!(parse_duration("abc").is_err());
+    }
+
+    #[test]
+    fn vmrss_is_read_from_proc_status() {
+        let text = "Name:\trobustream\nVmPeak:\t  9000 kB\nVmRSS:\t   51234 kB\nThreads:\t4\n";
+        assert_eq!(parse_vmrss_kib(text), Some(51234));
+        assert_eq!(parse_vmrss_kib("Name: x\n"), None);
+        if Path::new("/proc/self/status").exists() {
+            assert!(rss_mib().is_some_and(|m| m > 1.0));
+        }
+    }
+
+    #[test]
+    fn the_duration_raises_stop_and_samples_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = Flags::default();
+        let external = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let w = s.spawn(|| {
+                watch(
+                    &external,
+                    &flags,
+                    Some(Duration::from_millis(150)),
+                    dir.path(),
+                )
+            });
+            while !flags.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert!(flags.duration_hit.load(Ordering::Relaxed));
+            flags.finished.store(true, Ordering::Relaxed);
+            let rss = w.join().unwrap();
+            if Path::new("/proc/self/status").exists() {
+                assert!(rss.samples >= 1 && rss.max_mib >= rss.first_mib);
+            }
+        });
+        let csv = std::fs::read_to_string(dir.path().join("resources.csv")).unwrap();
+        assert!(csv.starts_with("t_s,rss_mib,frames\n"), "{csv}");
+        // Ctrl-C is passed on and is not a duration end.
+        let flags = Flags::default();
+        let external = AtomicBool::new(true);
+        std::thread::scope(|s| {
+            let w = s.spawn(|| watch(&external, &flags, None, dir.path()));
+            while !flags.stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            flags.finished.store(true, Ordering::Relaxed);
+            w.join().unwrap();
+        });
+        assert!(!flags.duration_hit.load(Ordering::Relaxed));
+    }
+}
