@@ -1,10 +1,20 @@
 //! Progress on stderr while a run goes: an indicatif bar on a terminal, plain lines otherwise (CI logs).
 //! Warnings go through here too, so they do not tear the bar.
+//!
+//! On a long stream the same problem repeats on every frame (a pool scenario that cannot apply, a
+//! camera glitch), so warnings are grouped by what they say with the frame id taken out: the first
+//! [`SHOWN`] of a group are printed, then one line at 10, 100, 1000, … occurrences, and
+//! [`Progress::finish`] prints how many of each group were not shown. Every occurrence is still
+//! counted in the summary (skipped frames, failed variants).
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// Warnings of one group printed in full before they are only counted.
+pub const SHOWN: u64 = 3;
 
 /// Frame progress of one run.
 pub struct Progress {
@@ -14,6 +24,16 @@ pub struct Progress {
     done: u64,
     last_line: Instant,
     started: Instant,
+    /// Warning group → (occurrences, one example).
+    warnings: BTreeMap<String, (u64, String)>,
+}
+
+/// The group of a warning: the line without its leading `frame <id>: ` (what repeats per frame).
+pub fn warning_group(line: &str) -> &str {
+    match line.strip_prefix("frame ") {
+        Some(rest) => rest.split_once(": ").map_or(line, |(_, tail)| tail),
+        None => line,
+    }
 }
 
 impl Progress {
@@ -40,6 +60,7 @@ impl Progress {
             done: 0,
             last_line: now,
             started: now,
+            warnings: BTreeMap::new(),
         }
     }
 
@@ -70,18 +91,74 @@ impl Progress {
         }
     }
 
-    /// Prints one warning line without disturbing the bar.
-    pub fn warn(&self, line: &str) {
+    /// Prints one warning line without disturbing the bar (grouped, see the module docs).
+    pub fn warn(&mut self, line: &str) {
+        let entry = self
+            .warnings
+            .entry(warning_group(line).to_string())
+            .or_insert_with(|| (0, line.to_string()));
+        entry.0 += 1;
+        let n = entry.0;
+        let text = if n <= SHOWN {
+            format!("warning: {line}")
+        } else if n >= 10
+            && n.to_string()
+                .trim_start_matches('1')
+                .bytes()
+                .all(|b| b == b'0')
+        {
+            format!("warning: {line} ({n} times so far; the others are counted, not printed)")
+        } else {
+            return;
+        };
+        self.print(&text);
+    }
+
+    fn print(&self, text: &str) {
         match &self.bar {
-            Some(bar) => bar.suspend(|| eprintln!("warning: {line}")),
-            None => eprintln!("warning: {line}"),
+            Some(bar) => bar.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
         }
     }
 
-    /// Removes the bar.
+    /// Removes the bar and says how many warnings of each group were not printed.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+        for (n, example) in self.warnings.values() {
+            if *n > SHOWN {
+                let printed =
+                    SHOWN + (1..=n.ilog10()).filter(|&k| 10u64.pow(k) <= *n).count() as u64;
+                let hidden = n.saturating_sub(printed);
+                if hidden > 0 {
+                    eprintln!("warning: {hidden} more like: {example} ({n} in all)");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_group_by_what_they_say_without_the_frame() {
+        assert_eq!(
+            warning_group("frame cam/000012: scenario `background/mixed_next`: pool warming up"),
+            "scenario `background/mixed_next`: pool warming up"
+        );
+        assert_eq!(
+            warning_group("skipped a.png: cannot decode"),
+            "skipped a.png: cannot decode"
+        );
+        let mut p = Progress::new(None, true);
+        for i in 0..250 {
+            p.warn(&format!("frame f{i}: scenario `x`: no mask"));
+        }
+        p.warn("frame f0: scenario `y`: no mask");
+        assert_eq!(p.warnings.len(), 2);
+        assert_eq!(p.warnings["scenario `x`: no mask"].0, 250);
     }
 }
