@@ -11,7 +11,7 @@
 # Idempotent: it rewrites runs/demo_background/. Needs the release binary and the assets.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-bin=./target/release/robustream
+bin="${CARGO_TARGET_DIR:-target}/release/robustream"
 model=assets/models/efficientnet_lite0.toml
 out=runs/demo_background
 mkdir -p "$out"

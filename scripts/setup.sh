@@ -14,6 +14,6 @@ fi
 
 bash scripts/assets.sh
 cargo build --release --locked
-./target/release/robustream run --config configs/demo.toml "$@"
+"${CARGO_TARGET_DIR:-target}/release/robustream" run --config configs/demo.toml "$@"
 # The background / object part of the demo: a contact sheet on the quokka and a short run (seconds).
 bash scripts/demo_background.sh
