@@ -202,6 +202,15 @@ pub fn render(width: u32, height: u32, background: &Background, objects: &[Objec
         }
     }
     let mut mask = GrayImage::new(width, height);
+    let boxes = paint_objects(&mut image, &mut mask, objects);
+    Scene { image, mask, boxes }
+}
+
+/// Paints `objects` over `image` (whatever it holds) and sets their pixels to 255 in `mask` (same
+/// size), by the module's pixel rule; returns the tight box of each object's pixels (objects with
+/// no pixel in the image have none). [`render`] is this over a painted background.
+pub fn paint_objects(image: &mut RgbImage, mask: &mut GrayImage, objects: &[Object]) -> Vec<BBox> {
+    let (width, height) = image.dimensions();
     let mut boxes = Vec::with_capacity(objects.len());
     for o in objects {
         let Some(f) = o.frame.clip(width, height) else {
@@ -223,7 +232,7 @@ pub fn render(width: u32, height: u32, background: &Background, objects: &[Objec
         }
         boxes.extend(tight);
     }
-    Scene { image, mask, boxes }
+    boxes
 }
 
 /// A random scene, the same for the same `(width, height, seed)`: one object (random shape, a

@@ -120,3 +120,25 @@ pub trait Scenario: Send + Sync {
         self.key()
     }
 }
+
+/// Helpers shared by the scenario modules' unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use image::RgbImage;
+
+    use super::ScenarioError;
+
+    /// `unwrap_err` without printing the image when there is no error.
+    pub(crate) trait ExpectFailure {
+        fn expect_failure(self) -> ScenarioError;
+    }
+
+    impl ExpectFailure for Result<RgbImage, ScenarioError> {
+        fn expect_failure(self) -> ScenarioError {
+            match self {
+                Ok(img) => panic!("expected an error, got a {:?} image", img.dimensions()),
+                Err(e) => e,
+            }
+        }
+    }
+}

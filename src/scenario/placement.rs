@@ -559,22 +559,9 @@ mod tests {
     use super::*;
     use crate::frame::{Frame, Regions, Truth};
     use crate::scenario::pool::{BackgroundMaker, BackgroundPool};
+    use crate::scenario::test_util::ExpectFailure;
     use image::{GrayImage, Luma, Rgb};
     use std::time::Instant;
-
-    /// `unwrap_err` without printing the image when there is no error.
-    trait ExpectFailure {
-        fn expect_failure(self) -> ScenarioError;
-    }
-
-    impl ExpectFailure for Result<RgbImage, ScenarioError> {
-        fn expect_failure(self) -> ScenarioError {
-            match self {
-                Ok(img) => panic!("expected an error, got a {:?} image", img.dimensions()),
-                Err(e) => e,
-            }
-        }
-    }
 
     #[test]
     fn centre_offsets_follow_the_reference() {

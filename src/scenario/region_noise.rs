@@ -463,21 +463,8 @@ pub fn region_noise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::test_util::ExpectFailure;
     use image::{Luma, Rgb};
-
-    /// `unwrap_err` without printing the image when there is no error.
-    trait ExpectFailure {
-        fn expect_failure(self) -> ScenarioError;
-    }
-
-    impl ExpectFailure for Result<RgbImage, ScenarioError> {
-        fn expect_failure(self) -> ScenarioError {
-            match self {
-                Ok(img) => panic!("expected an error, got a {:?} image", img.dimensions()),
-                Err(e) => e,
-            }
-        }
-    }
 
     #[test]
     fn quantiles_match_known_values_and_the_table_is_a_unit_normal() {

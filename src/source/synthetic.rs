@@ -21,7 +21,8 @@ use rand::RngExt;
 use super::{Source, SourceError};
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
 use crate::scenario::RngKey;
-use crate::scene::{Background, Object, Shape, render};
+use crate::scene::{Background, Object, Shape, paint_objects, render};
+use crate::source::regions::tight_box;
 
 /// `[source.synthetic]`: what the synthetic camera shows and how fast.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
@@ -355,28 +356,17 @@ impl SyntheticSource {
             let y0 = (py * f64::from(h - s.image.height())).round() as u32;
             let mut image = self.background.clone();
             let mut mask = GrayImage::new(w, h);
-            let mut tight: Option<BBox> = None;
-            for (y, (srow, mrow)) in s
-                .image
-                .rows()
-                .zip(s.mask.rows())
-                .enumerate()
-                .map(|(y, r)| (y as u32, r))
-            {
-                for (x, (p, m)) in srow.zip(mrow).enumerate().map(|(x, v)| (x as u32, v)) {
-                    if m.0[0] == 0 {
-                        continue;
+            for (y, (srow, mrow)) in s.image.rows().zip(s.mask.rows()).enumerate() {
+                for (x, (p, m)) in srow.zip(mrow).enumerate() {
+                    if m.0[0] != 0 {
+                        let (fx, fy) = (x0 + x as u32, y0 + y as u32);
+                        image.put_pixel(fx, fy, *p);
+                        mask.put_pixel(fx, fy, image::Luma([255]));
                     }
-                    let (fx, fy) = (x0 + x, y0 + y);
-                    image.put_pixel(fx, fy, *p);
-                    mask.put_pixel(fx, fy, image::Luma([255]));
-                    tight = Some(match tight {
-                        None => BBox::new(fx, fy, fx + 1, fy + 1),
-                        Some(b) => BBox::new(b.x0.min(fx), b.y0, b.x1.max(fx + 1), fy + 1),
-                    });
                 }
             }
-            return (image, mask, tight.into_iter().collect());
+            let boxes = tight_box(&mask).into_iter().collect();
+            return (image, mask, boxes);
         }
         let objects: Vec<Object> = self
             .shapes
@@ -389,26 +379,11 @@ impl SyntheticSource {
                 Object::new(shape, BBox::new(x0, y0, x0 + ow, y0 + oh), color)
             })
             .collect();
-        let scene = render_over(&self.background, &objects);
-        (scene.0, scene.1, scene.2)
+        let mut image = self.background.clone();
+        let mut mask = GrayImage::new(w, h);
+        let boxes = paint_objects(&mut image, &mut mask, &objects);
+        (image, mask, boxes)
     }
-}
-
-/// [`render`] over an already painted background (the objects' pixel rule is the scene module's).
-fn render_over(background: &RgbImage, objects: &[Object]) -> (RgbImage, GrayImage, Vec<BBox>) {
-    let (w, h) = background.dimensions();
-    let s = render(w, h, &Background::Solid([0, 0, 0]), objects);
-    let mut image = background.clone();
-    for ((dst, src), m) in image
-        .pixels_mut()
-        .zip(s.image.pixels())
-        .zip(s.mask.as_raw())
-    {
-        if *m != 0 {
-            *dst = *src;
-        }
-    }
-    (image, s.mask, s.boxes)
 }
 
 impl Source for SyntheticSource {
