@@ -21,6 +21,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use robustream::frame::{Frame, Regions, Truth};
 use robustream::scenario::background::{IN9, XIMAGENET12, build, pool_background};
@@ -60,16 +62,10 @@ fn keys() -> Vec<String> {
         .collect()
 }
 
-/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, Linux), `None` elsewhere.
-fn thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
-}
-
 /// With `ROBUSTREAM_BENCH_CPU=1`: each key's CPU time per variant in a one-thread rayon pool (all the
 /// work on the measuring thread), the median of five batch means of at least 0.4 s each.
 fn cpu_times() {
-    if std::env::var_os("ROBUSTREAM_BENCH_CPU").is_none() || thread_cpu_ns().is_none() {
+    if !common::cpu_mode() {
         return;
     }
     let threads = rayon::ThreadPoolBuilder::new()
@@ -87,22 +83,8 @@ fn cpu_times() {
                     .with_boxes(&scene.boxes)
                     .with_truth(Some(Truth(1)))
                     .with_pool(Some(&view));
-                let mut per_run: Vec<f64> = (0..5)
-                    .map(|_| {
-                        let (t, c) = (Instant::now(), thread_cpu_ns().unwrap_or(0));
-                        let mut runs = 0u32;
-                        while runs < 3 || t.elapsed() < Duration::from_millis(400) {
-                            drop(s.apply(&input, RngKey(3)));
-                            runs += 1;
-                        }
-                        (thread_cpu_ns().unwrap_or(0) - c) as f64 / f64::from(runs)
-                    })
-                    .collect();
-                per_run.sort_by(f64::total_cmp);
-                println!(
-                    "cpu {label:>8} {key:28} {:8.3} ms (1 thread, median of 5 batch means)",
-                    per_run[2] / 1e6
-                );
+                let ms = common::cpu_ms_per_call(|| drop(s.apply(&input, RngKey(3))));
+                println!("cpu {label:>8} {key:28} {ms:8.3} ms (1 thread, median of 5 batch means)");
             }
         }
     });

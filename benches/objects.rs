@@ -21,6 +21,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use image::{GrayImage, RgbImage};
 use robustream::engine::ModelDesc;
@@ -126,17 +128,11 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, Linux), `None` elsewhere.
-fn thread_cpu_ns() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    s.split_whitespace().next()?.parse().ok()
-}
-
 /// With `ROBUSTREAM_BENCH_CPU=1`: each key's single-thread **CPU** time per variant (in a one-thread
 /// rayon pool, so that all the work happens on the measuring thread). On a shared machine
 /// wall-clock samples include time spent waiting for a core; CPU time does not.
 fn cpu_times() {
-    if std::env::var_os("ROBUSTREAM_BENCH_CPU").is_none() || thread_cpu_ns().is_none() {
+    if !common::cpu_mode() {
         return;
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -156,24 +152,8 @@ fn cpu_times() {
             for key in KEYS {
                 let s = catalog.build(key).expect("listed key");
                 let rng = RngKey::new(0, "quokka.jpg", s.rng_key());
-                // Batches of runs long enough that the scheduler's accounting granularity (a
-                // tick) is negligible; the median of five batch means.
-                let mut per_run: Vec<f64> = (0..5)
-                    .map(|_| {
-                        let (t, c) = (Instant::now(), thread_cpu_ns().unwrap_or(0));
-                        let mut runs = 0u32;
-                        while runs < 3 || t.elapsed() < Duration::from_millis(400) {
-                            drop(s.apply(&input, rng));
-                            runs += 1;
-                        }
-                        (thread_cpu_ns().unwrap_or(0) - c) as f64 / f64::from(runs)
-                    })
-                    .collect();
-                per_run.sort_by(f64::total_cmp);
-                println!(
-                    "cpu {label:>8} {key:44} {:8.3} ms (1 thread, median of 5 batch means)",
-                    per_run[2] / 1e6
-                );
+                let ms = common::cpu_ms_per_call(|| drop(s.apply(&input, rng)));
+                println!("cpu {label:>8} {key:44} {ms:8.3} ms (1 thread, median of 5 batch means)");
             }
         }
     });
