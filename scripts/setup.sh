@@ -5,13 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Build tools the crates need (a C compiler for a few -sys crates); python3 is handled by assets.sh.
-if ! command -v cc >/dev/null; then
-  SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y build-essential pkg-config
-fi
-
+bash scripts/system.sh
 bash scripts/assets.sh
 cargo build --release --locked
 "${CARGO_TARGET_DIR:-target}/release/robustream" run --config configs/demo.toml "$@"
