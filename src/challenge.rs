@@ -549,6 +549,18 @@ impl Source for KeepingSource {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+
+    fn is_live(&self) -> bool {
+        self.inner.is_live()
+    }
+
+    fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.inner.set_stop(stop);
+    }
+
+    fn report(&self) -> Option<serde_json::Value> {
+        self.inner.report()
+    }
 }
 
 /// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands

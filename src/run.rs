@@ -266,7 +266,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let ended_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let run_info = json!({
+    let mut run_info = json!({
         "robustream": env!("CARGO_PKG_VERSION"),
         "config": config.file.as_ref().map(|p| p.display().to_string()),
         "model": model.path.display().to_string(),
@@ -292,6 +292,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "end": outcome.end.as_str(),
         "error": match &outcome.end { EndReason::Failed(e) => Some(e.clone()), _ => None },
     });
+    if let (Some(report), Some(info)) = (&outcome.source_report, run_info.as_object_mut()) {
+        info.insert("source_report".into(), report.clone());
+    }
     let frames = FrameCounts {
         read: outcome.frames_read,
         skipped: outcome.frames_skipped,

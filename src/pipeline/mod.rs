@@ -114,6 +114,8 @@ pub struct Outcome {
     pub variants_failed: u64,
     /// Why the run ended.
     pub end: EndReason,
+    /// The source's own report at the end ([`Source::report`]).
+    pub source_report: Option<serde_json::Value>,
 }
 
 struct FrameMeta {
@@ -159,6 +161,9 @@ enum Message {
     },
     Fatal(String),
 }
+
+/// How often the pipeline passes a raised stop flag on to the source ([`Source::set_stop`]).
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
@@ -216,6 +221,7 @@ pub fn run(
                 frames_dropped: 0,
                 variants_failed: 0,
                 end: EndReason::Failed(e),
+                source_report: None,
             };
         }
     };
@@ -238,11 +244,26 @@ pub fn run(
     let (msg_tx, msg_rx) = bounded::<Message>(config.queue * plan.len().max(1));
     let mut limit_hit = false;
 
+    // The source's copy of the stop flag (Source::set_stop): raised within STOP_POLL of `stop` or
+    // a fatal error, so a source blocked on a camera or a network stream returns.
+    let source_stop = Arc::new(AtomicBool::new(false));
+    source.set_stop(source_stop.clone());
+    let source_done = AtomicBool::new(false);
+
     let outcome = std::thread::scope(|s| {
+        let (fatal_ref, done_ref, mirror) = (&fatal, &source_done, source_stop.clone());
+        s.spawn(move || {
+            while !done_ref.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || fatal_ref.load(Ordering::Relaxed) {
+                    mirror.store(true, Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(STOP_POLL);
+            }
+        });
         // Source.
         let src_msg = msg_tx.clone();
         let src_rx = frame_rx.clone();
-        let fatal_ref = &fatal;
         let source_thread = s.spawn(move || {
             let mut seq = 0u64;
             let mut read = 0u64;
@@ -313,7 +334,8 @@ pub fn run(
                 }
                 seq += 1;
             }
-            (read, dropped, hit_limit)
+            done_ref.store(true, Ordering::Relaxed);
+            (read, dropped, hit_limit, source.report())
         });
 
         // Scenario + preprocess workers.
@@ -555,11 +577,12 @@ pub fn run(
                 }
             }
         }
-        let (read, dropped, hit) = source_thread.join().unwrap_or((0, 0, false));
+        let (read, dropped, hit, report) = source_thread.join().unwrap_or((0, 0, false, None));
         limit_hit = hit;
-        (read, skipped, dropped, failed, end)
+        (read, skipped, dropped, failed, end, report)
     });
-    let (frames_read, frames_skipped, frames_dropped, variants_failed, end) = outcome;
+    let (frames_read, frames_skipped, frames_dropped, variants_failed, end, source_report) =
+        outcome;
     let end = end.unwrap_or(if stop.load(Ordering::Relaxed) {
         EndReason::Interrupted
     } else if limit_hit {
@@ -573,6 +596,7 @@ pub fn run(
         frames_dropped,
         variants_failed,
         end,
+        source_report,
     }
 }
 

@@ -31,6 +31,8 @@ pub mod single;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::frame::{Frame, LabelSpace, Regions, Truth};
@@ -187,6 +189,16 @@ pub trait Source: Send {
     /// false (files and folders wait for the pipeline).
     fn is_live(&self) -> bool {
         false
+    }
+    /// Hands the source the run's stop flag before the first [`Source::next_frame`]: a source that
+    /// can block (a camera waiting to reconnect, a network stream, real-time pacing) watches it and
+    /// returns `None` soon after it is raised. The flag is raised on Ctrl-C, at `--duration`, after a
+    /// fatal error, and when the pipeline ends. Default: ignored (sources that never block long).
+    fn set_stop(&mut self, _stop: Arc<AtomicBool>) {}
+    /// What the source has to say about itself at the end of the run (reconnects, outages, loops,
+    /// timestamps…), written to `summary.json` as `run.source_report`; `None` when nothing.
+    fn report(&self) -> Option<serde_json::Value> {
+        None
     }
 }
 

@@ -269,6 +269,14 @@ impl Source for PlateSource {
     fn is_live(&self) -> bool {
         self.inner.is_live()
     }
+
+    fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.inner.set_stop(stop);
+    }
+
+    fn report(&self) -> Option<serde_json::Value> {
+        self.inner.report()
+    }
 }
 
 #[cfg(test)]
