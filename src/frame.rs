@@ -93,6 +93,9 @@ pub struct Frame {
     pub captured: Instant,
     /// Time spent reading and decoding the frame, in milliseconds.
     pub decode_ms: f64,
+    /// Seconds since the start of the stream: a video frame's presentation time, a camera or
+    /// synthetic frame's capture time; `None` for image files. Sidecar labels may be keyed by it.
+    pub timestamp: Option<f64>,
 }
 
 /// The dataset's label space: class names in index order.

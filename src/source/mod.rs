@@ -464,6 +464,7 @@ pub(crate) fn load_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
         variant: None,
         captured,
         decode_ms,
+        timestamp: None,
     })
 }
 

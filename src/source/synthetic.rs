@@ -414,8 +414,9 @@ impl Source for SyntheticSource {
                 boxes,
             }),
             variant: None,
-            captured: Instant::now(),
+            captured: t0,
             decode_ms,
+            timestamp: Some(n as f64 / self.config.fps),
         }))
     }
 
