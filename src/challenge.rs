@@ -562,6 +562,10 @@ impl Source for KeepingSource {
     fn report(&self) -> Option<serde_json::Value> {
         self.inner.report()
     }
+
+    fn fps(&self) -> Option<f64> {
+        self.inner.fps()
+    }
 }
 
 /// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands

@@ -30,6 +30,23 @@ pub enum Command {
     /// Latency benchmark of a model: throughput, latency percentiles, per-stage breakdown
     /// (trtexec's figures) in MLPerf's single-stream or offline framing.
     Bench(BenchArgs),
+    /// List the labels truths are given in (index and name): the model's classes, or a class map's
+    /// dataset labels. For `[source] label`, sidecar label files and manifests.
+    Labels(LabelsArgs),
+}
+
+/// `robustream labels`.
+#[derive(Debug, clap::Args)]
+pub struct LabelsArgs {
+    /// Model description TOML.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// Class map JSON (model classes → dataset labels): list its dataset labels instead.
+    #[arg(long)]
+    pub class_map: Option<PathBuf>,
+    /// Only labels containing this text (case-insensitive).
+    #[arg(long)]
+    pub find: Option<String>,
 }
 
 /// `robustream run`.
@@ -102,6 +119,13 @@ pub struct RunArgs {
     /// directory (implies --saliency).
     #[arg(long)]
     pub saliency_maps: bool,
+    /// One truth for every frame, a class name, alias or index (`robustream labels` lists them);
+    /// overrides `[source] label`.
+    #[arg(long, value_name = "CLASS")]
+    pub label: Option<String>,
+    /// A sidecar labels CSV keyed by `frame` or `time` (see the README); overrides `[source] labels`.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
     /// Serve live Prometheus metrics at http://ADDR/metrics during the run (e.g. 127.0.0.1:9898;
     /// port 0 picks a free one, printed on stderr); overrides `[report] prometheus`.
     #[arg(long, value_name = "ADDR")]

@@ -73,6 +73,13 @@ pub struct PipelineConfig {
     pub schedule: crate::scenario::schedule::ScheduleMode,
     /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
     pub per_frame: Option<usize>,
+    /// A compute budget instead of `per_frame`: at most this many inferences per second, shared
+    /// over the stream's frame rate (`scenario::schedule::Budget`; turns an `all` schedule into
+    /// `round-robin`).
+    pub budget: Option<f64>,
+    /// The frame rate the budget is shared over, frames per second; default: the source's nominal
+    /// rate (synthetic camera, video, camera).
+    pub fps: Option<f64>,
     /// What a live source (a camera, a paced file) does when the pipeline is behind and the frame
     /// queue is full: `"oldest"` (default: drop the oldest queued frame, so the newest is
     /// evaluated), `"newest"` (drop the incoming frame) or `"never"` (wait, as offline sources
@@ -103,6 +110,8 @@ impl Default for PipelineConfig {
             pool: 32,
             schedule: crate::scenario::schedule::ScheduleMode::All,
             per_frame: None,
+            budget: None,
+            fps: None,
             drop: DropPolicy::Oldest,
         }
     }
@@ -247,6 +256,10 @@ pub struct Overrides {
     pub prometheus: Option<String>,
     /// `--duration` (replaces `duration`).
     pub duration: Option<std::time::Duration>,
+    /// `--label` (replaces `[source] label`).
+    pub label: Option<String>,
+    /// `--labels` (replaces `[source] labels`).
+    pub labels: Option<PathBuf>,
 }
 
 /// `[report]`: live outputs of a run besides records and summaries.
@@ -327,6 +340,7 @@ impl RunConfig {
                 if let Some(plate) = &mut s.plate {
                     plate.relearn_file = plate.relearn_file.take().map(&rel);
                 }
+                s.labels = s.labels.map(&rel);
                 s
             }
             (None, None) => {
@@ -340,6 +354,14 @@ impl RunConfig {
         }
         if let Some(clean) = &o.clean {
             source.clean = Some(clean.clone());
+        }
+        if let Some(label) = &o.label {
+            source.label = Some(label.clone());
+            source.labels = None;
+        }
+        if let Some(file) = &o.labels {
+            source.labels = Some(file.clone());
+            source.label = None;
         }
         let mut engine = raw.engine;
         engine.library = engine.library.map(&rel);
@@ -360,9 +382,19 @@ impl RunConfig {
         if pipeline.queue == 0 {
             return Err(invalid("`pipeline.queue` must be at least 1"));
         }
-        // The schedule's settings do not depend on the plan: check them before the run.
-        crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
-            .map_err(|m| invalid(&m))?;
+        // The schedule's settings do not depend on the plan: check them before the run (a budget
+        // without `fps` is checked against the source's rate when the run opens it).
+        if pipeline.budget.is_some() && pipeline.per_frame.is_some() {
+            return Err(invalid(
+                "`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one",
+            ));
+        }
+        if let (Some(b), Some(f)) = (pipeline.budget, pipeline.fps) {
+            crate::scenario::schedule::Budget::new(b, f).map_err(|m| invalid(&m))?;
+        } else if pipeline.budget.is_none() {
+            crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
+                .map_err(|m| invalid(&m))?;
+        }
         let duration = match (o.duration, &raw.duration) {
             (Some(d), _) => Some(d),
             (None, Some(text)) => Some(

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use clap::Parser;
 use robustream::cli::{
-    ApplyArgs, BenchArgs, Cli, Command, Format, PreviewArgs, ReportArgs, RunArgs,
+    ApplyArgs, BenchArgs, Cli, Command, Format, LabelsArgs, PreviewArgs, ReportArgs, RunArgs,
 };
 use robustream::config::{Overrides, RunConfig};
 use robustream::pipeline::EndReason;
@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
+        Command::Labels(args) => labels(args).map(|()| ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
@@ -54,6 +55,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         saliency_maps: args.saliency_maps,
         prometheus: args.prometheus,
         duration: args.duration,
+        label: args.label,
+        labels: args.labels,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -195,4 +198,27 @@ fn out(text: &str) {
     {
         eprintln!("error: cannot write to stdout: {e}");
     }
+}
+
+/// `robustream labels`: `index<TAB>name` per label.
+fn labels(args: LabelsArgs) -> anyhow::Result<()> {
+    let model = robustream::engine::ModelDesc::load(&args.model)?;
+    let space = match &args.class_map {
+        Some(path) => robustream::metrics::classmap::ClassMap::load(path, model.output.classes)?
+            .classes()
+            .clone(),
+        None => model.labels.clone(),
+    };
+    let want = args.find.as_deref().map(str::to_lowercase);
+    let mut text = String::new();
+    for (i, name) in space.names().iter().enumerate() {
+        if want
+            .as_ref()
+            .is_none_or(|w| name.to_lowercase().contains(w))
+        {
+            text.push_str(&format!("{i}\t{name}\n"));
+        }
+    }
+    out(&text);
+    Ok(())
 }

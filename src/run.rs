@@ -152,6 +152,18 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             crate::source::open(&config.source, class_map.classes())?,
         )
     };
+    // A compute budget becomes scenarios per frame at the source's rate (scenario::schedule).
+    let (mode, per_frame, budget) = crate::scenario::schedule::Budget::resolve(
+        config.pipeline.budget,
+        config.pipeline.fps,
+        source.fps(),
+        config.pipeline.schedule,
+        config.pipeline.per_frame,
+    )
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut pipeline_config = config.pipeline.clone();
+    pipeline_config.schedule = mode;
+    pipeline_config.per_frame = per_frame;
     let engine = OnnxEngine::new(&model, &config.engine)?;
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
     // its engine afterwards.
@@ -170,8 +182,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut writer = RecordWriter::create(&records_path)?;
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let schedule = crate::scenario::schedule::Schedule::new(
-        config.pipeline.schedule,
-        config.pipeline.per_frame,
+        pipeline_config.schedule,
+        pipeline_config.per_frame,
         keys.len(),
         config.seed,
     )
@@ -201,7 +213,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         class_map,
         seed: config.seed,
         stage: config.stage,
-        config: config.pipeline.clone(),
+        config: pipeline_config,
         strict: config.strict,
         limit: config.limit,
     };
@@ -277,7 +289,10 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "stage": config.stage,
         "jpeg_after_corruption": config.jpeg_after_corruption,
         "plan": keys,
-        "schedule": schedule.describe(),
+        "schedule": match &budget {
+            Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
+            None => schedule.describe(),
+        },
         "workers": config.pipeline.workers,
         "max_batch": config.pipeline.max_batch,
         "max_wait_ms": config.pipeline.max_wait_ms,

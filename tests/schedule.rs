@@ -113,3 +113,33 @@ fn random_schedule_repeats_exactly_and_bad_settings_fail_first() {
         "{err}"
     );
 }
+
+#[test]
+fn compute_budget_sets_scenarios_per_frame_from_the_source_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    // The synthetic camera runs at 30 fps here: 120 inferences/s = clean + 3 per frame.
+    let recs = scheduled_run(dir.path(), "budget", "budget = 120", 8);
+    assert_eq!(recs.len(), 8 * 4);
+    let s = summary(&dir.path().join("budget"));
+    assert_eq!(
+        s["run"]["schedule"],
+        "round-robin, 3 of 35 scenarios per frame + clean (budget 120 inferences/s at 30 \
+         frames/s = clean + 3 per frame)"
+    );
+    // A folder of photos has no frame rate: the budget needs `fps`, said in one line.
+    let config = dir.path().join("nofps.toml");
+    std::fs::write(&config, "[pipeline]\nbudget = 50\n").unwrap();
+    let o = run(robustream()
+        .args(["run", "--quiet", "--config"])
+        .arg(&config)
+        .arg("--model")
+        .arg(model())
+        .arg("--source")
+        .arg(photo("coffee.png")));
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("set `[pipeline] fps`") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+}

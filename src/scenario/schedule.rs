@@ -14,6 +14,12 @@
 //!   evaluated on an unbiased `per_frame / (m − 1)` share of the frames.
 //!
 //! `clean` (the plan's first scenario) is always evaluated: it is the reference of every drop.
+//!
+//! `per_frame` can also be derived from a **compute budget** ([`Budget`]): at most `budget`
+//! inferences per second at the stream's frame rate gives ⌊budget / fps⌋ inferences per frame, one
+//! of which is `clean`. The rate is the source's nominal one (the synthetic camera's fps, a video's
+//! frame rate, a camera's negotiated rate) or `[pipeline] fps`; it is fixed before the run, so the
+//! schedule — and the run — repeat exactly (a budget that followed the measured speed would not).
 
 use rand::RngExt;
 use serde::Deserialize;
@@ -31,6 +37,92 @@ pub enum ScheduleMode {
     RoundRobin,
     /// `per_frame` scenarios per frame drawn by the keyed RNG.
     Random,
+}
+
+/// A compute budget resolved into scenarios per frame (`[pipeline] budget`, `fps`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Most inferences per second the evaluation may use.
+    pub inferences_per_s: f64,
+    /// The frame rate the budget is shared over, frames per second.
+    pub fps: f64,
+    /// Scenarios besides `clean` per frame: ⌊budget / fps⌋ − 1.
+    pub per_frame: usize,
+}
+
+impl Budget {
+    /// The budget of `inferences_per_s` at `fps` frames per second. Errors (naming the settings)
+    /// when either is not a positive number or the budget leaves no scenario besides `clean`.
+    pub fn new(inferences_per_s: f64, fps: f64) -> Result<Self, String> {
+        if !(inferences_per_s.is_finite() && inferences_per_s > 0.0) {
+            return Err(format!(
+                "`[pipeline] budget` must be a positive number of inferences per second, not \
+                 {inferences_per_s}"
+            ));
+        }
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(format!(
+                "the budget's frame rate must be positive, not {fps}; set `[pipeline] fps`"
+            ));
+        }
+        let per_frame = (inferences_per_s / fps).floor() as usize;
+        if per_frame < 2 {
+            return Err(format!(
+                "`[pipeline] budget = {inferences_per_s}` inferences/s at {fps} frames/s leaves \
+                 none for a scenario besides clean (each frame needs 1 + per scenario); raise the \
+                 budget to at least {} or lower `[pipeline] fps`",
+                2.0 * fps
+            ));
+        }
+        Ok(Self {
+            inferences_per_s,
+            fps,
+            per_frame: per_frame - 1,
+        })
+    }
+
+    /// Resolves the `[pipeline]` scheduling settings: with a `budget`, `per_frame` comes from it
+    /// at `fps` (the setting, else the source's nominal rate `source_fps`) and an `all` schedule
+    /// becomes `round-robin`; without one, the settings are returned as they are. Errors when both
+    /// `budget` and `per_frame` are set or no frame rate is known.
+    pub fn resolve(
+        budget: Option<f64>,
+        fps: Option<f64>,
+        source_fps: Option<f64>,
+        mode: ScheduleMode,
+        per_frame: Option<usize>,
+    ) -> Result<(ScheduleMode, Option<usize>, Option<Budget>), String> {
+        let Some(b) = budget else {
+            return Ok((mode, per_frame, None));
+        };
+        if per_frame.is_some() {
+            return Err(
+                "`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one"
+                    .into(),
+            );
+        }
+        let Some(rate) = fps.or(source_fps) else {
+            return Err(
+                "`[pipeline] budget` needs the stream's frame rate and this source has none; set \
+                 `[pipeline] fps`"
+                    .into(),
+            );
+        };
+        let budget = Budget::new(b, rate)?;
+        let mode = match mode {
+            ScheduleMode::All => ScheduleMode::RoundRobin,
+            m => m,
+        };
+        Ok((mode, Some(budget.per_frame), Some(budget)))
+    }
+
+    /// One line, e.g. `budget 60 inferences/s at 15 frames/s = clean + 3 per frame`.
+    pub fn describe(&self) -> String {
+        format!(
+            "budget {} inferences/s at {} frames/s = clean + {} per frame",
+            self.inferences_per_s, self.fps, self.per_frame
+        )
+    }
 }
 
 /// A schedule for a plan of `scenarios` scenarios (clean first).
@@ -137,6 +229,44 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn budget_gives_per_frame_at_the_stream_rate() {
+        let b = Budget::new(60.0, 15.0).unwrap();
+        assert_eq!(b.per_frame, 3);
+        assert_eq!(
+            b.describe(),
+            "budget 60 inferences/s at 15 frames/s = clean + 3 per frame"
+        );
+        assert_eq!(Budget::new(59.9, 15.0).unwrap().per_frame, 2);
+        assert_eq!(Budget::new(30.0, 15.0).unwrap().per_frame, 1);
+        let e = Budget::new(29.0, 15.0).unwrap_err();
+        assert!(e.contains("at least 30"), "{e}");
+        for (b, f) in [(0.0, 15.0), (f64::NAN, 15.0), (60.0, 0.0), (60.0, -1.0)] {
+            assert!(Budget::new(b, f).is_err(), "{b} {f}");
+        }
+        // The setting's rate wins over the source's; `all` becomes round-robin; random stays.
+        let r = Budget::resolve(Some(100.0), Some(10.0), Some(25.0), ScheduleMode::All, None);
+        assert_eq!(r.unwrap().0, ScheduleMode::RoundRobin);
+        let r = Budget::resolve(Some(100.0), None, Some(25.0), ScheduleMode::Random, None);
+        let (mode, per_frame, budget) = r.unwrap();
+        assert_eq!((mode, per_frame), (ScheduleMode::Random, Some(3)));
+        assert_eq!(budget.unwrap().fps, 25.0);
+        assert!(
+            Budget::resolve(Some(100.0), None, None, ScheduleMode::All, None)
+                .unwrap_err()
+                .contains("set `[pipeline] fps`")
+        );
+        assert!(
+            Budget::resolve(Some(100.0), Some(5.0), None, ScheduleMode::All, Some(2))
+                .unwrap_err()
+                .contains("keep one")
+        );
+        assert_eq!(
+            Budget::resolve(None, None, None, ScheduleMode::Random, Some(2)).unwrap(),
+            (ScheduleMode::Random, Some(2), None)
+        );
+    }
 
     #[test]
     fn all_is_every_scenario() {

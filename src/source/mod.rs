@@ -21,6 +21,7 @@ pub mod decode;
 pub mod folder;
 pub mod imagenet_c;
 pub mod in9;
+pub mod labels;
 pub mod manifest;
 pub mod mask;
 pub mod memory;
@@ -67,6 +68,13 @@ pub struct SourceConfig {
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
     pub plate: Option<plate::PlateConfig>,
+    /// One truth for every frame (a class name, alias or index; see [`labels`]): a line camera
+    /// that sees one part type. Replaces the frames' own truth.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// A sidecar labels file keyed by frame or time ([`labels`]). Replaces the frames' own truth.
+    #[serde(default)]
+    pub labels: Option<PathBuf>,
 }
 
 impl SourceConfig {
@@ -81,6 +89,8 @@ impl SourceConfig {
             variations: None,
             synthetic: None,
             plate: None,
+            label: None,
+            labels: None,
         }
     }
 }
@@ -195,6 +205,12 @@ pub trait Source: Send {
     /// returns `None` soon after it is raised. The flag is raised on Ctrl-C, at `--duration`, after a
     /// fatal error, and when the pipeline ends. Default: ignored (sources that never block long).
     fn set_stop(&mut self, _stop: Arc<AtomicBool>) {}
+    /// The stream's nominal frame rate, frames per second (the synthetic camera's fps, a video's
+    /// frame rate, a camera's negotiated rate); `None` for sources without one. A compute budget
+    /// (`[pipeline] budget`) is shared over it.
+    fn fps(&self) -> Option<f64> {
+        None
+    }
     /// What the source has to say about itself at the end of the run (reconnects, outages, loops,
     /// timestamps…), written to `summary.json` as `run.source_report`; `None` when nothing.
     fn report(&self) -> Option<serde_json::Value> {
@@ -233,13 +249,52 @@ impl SourceError {
 /// whole source unusable (missing path, unreadable manifest header, a folder class name not in the
 /// label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
-    let source = open_kind(config, labels)?;
-    match &config.plate {
-        None => Ok(source),
-        Some(p) => {
-            p.check().map_err(|e| SourceError::at(&config.path, e))?;
-            Ok(Box::new(plate::PlateSource::new(source, p.clone())))
+    let stream_labels = stream_labels(config, labels)?;
+    let mut source = open_kind(config, labels)?;
+    if let Some(p) = &config.plate {
+        p.check().map_err(|e| SourceError::at(&config.path, e))?;
+        source = Box::new(plate::PlateSource::new(source, p.clone()));
+    }
+    Ok(match stream_labels {
+        Some(l) => Box::new(labels::LabelledSource::new(source, l)),
+        None => source,
+    })
+}
+
+/// The `[source] label` / `labels` settings, checked and resolved ([`labels`]).
+fn stream_labels(
+    config: &SourceConfig,
+    space: &LabelSpace,
+) -> Result<Option<labels::StreamLabels>, SourceError> {
+    let synthetic_label = config.synthetic.as_ref().and_then(|s| s.label.as_ref());
+    if synthetic_label.is_some() && (config.label.is_some() || config.labels.is_some()) {
+        return Err(SourceError::at(
+            &config.path,
+            "`[source.synthetic] label` and `[source] label`/`labels` both give the truth; keep one",
+        ));
+    }
+    match (&config.label, &config.labels) {
+        (Some(_), Some(_)) => Err(SourceError::at(
+            &config.path,
+            "`label` (one class for every frame) and `labels` (a sidecar file) both give the \
+             truth; keep one",
+        )),
+        (Some(l), None) => {
+            let truth = space.resolve(l).ok_or_else(|| {
+                SourceError::at(
+                    &config.path,
+                    format!(
+                        "label `{l}` is not a class of the model; give a class name or index \
+                         (`robustream labels` lists them)"
+                    ),
+                )
+            })?;
+            Ok(Some(labels::StreamLabels::Fixed(Truth(truth))))
         }
+        (None, Some(file)) => Ok(Some(labels::StreamLabels::Sidecar(labels::Sidecar::load(
+            file, space,
+        )?))),
+        (None, None) => Ok(None),
     }
 }
 

@@ -277,6 +277,10 @@ impl Source for PlateSource {
     fn report(&self) -> Option<serde_json::Value> {
         self.inner.report()
     }
+
+    fn fps(&self) -> Option<f64> {
+        self.inner.fps()
+    }
 }
 
 #[cfg(test)]

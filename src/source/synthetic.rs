@@ -428,6 +428,10 @@ impl Source for SyntheticSource {
         self.config.realtime
     }
 
+    fn fps(&self) -> Option<f64> {
+        Some(self.config.fps)
+    }
+
     fn describe(&self) -> String {
         let c = &self.config;
         let what = match &c.sprite {
