@@ -58,13 +58,13 @@ pub struct RunArgs {
     /// Model description TOML (overrides `model`).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Image folder, manifest .csv, single image, or `synthetic:WxH@FPS/N` (the synthetic camera)
-    /// (overrides `[source]`).
+    /// Image folder, manifest .csv, single image, video file, stream URL (`rtsp://…`, `http://…`,
+    /// `udp://…`), or `synthetic:WxH@FPS/N` (the synthetic camera) (overrides `[source]`).
     #[arg(long)]
     pub source: Option<PathBuf>,
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
     /// (the released `<corruption>/<severity>/<wnid>/` layout), `in9` (the IN-9 release; also
-    /// detected) or `synthetic`. Default: detected from the path.
+    /// detected), `synthetic` or `video`. Default: detected from the path.
     #[arg(long, value_enum)]
     pub source_kind: Option<SourceKindArg>,
     /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
@@ -87,6 +87,11 @@ pub struct RunArgs {
     /// Stop after N source items.
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Pace a video file at its native frame rate (from the frames' timestamps), or the synthetic
+    /// camera at its fps, like a live camera: a slow pipeline then drops frames by
+    /// `[pipeline] drop` (sets `[source.video] realtime` / `[source.synthetic] realtime`).
+    #[arg(long)]
+    pub realtime: bool,
     /// Stop after this long (`90`, `90s`, `15m`, `1h`): a soak run on an endless source. The
     /// frames in flight finish and the summary is written; exit code 0.
     #[arg(long, value_parser = crate::watch::parse_duration)]
@@ -148,6 +153,8 @@ pub enum SourceKindArg {
     In9,
     /// The synthetic camera (`[source.synthetic]`, or `--source synthetic:WxH@FPS/N`).
     Synthetic,
+    /// A video file or network stream (FFmpeg; `[source.video]`).
+    Video,
 }
 
 impl From<SourceKindArg> for crate::source::SourceKind {
@@ -159,6 +166,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::ImagenetC => Self::ImagenetC,
             SourceKindArg::In9 => Self::In9,
             SourceKindArg::Synthetic => Self::Synthetic,
+            SourceKindArg::Video => Self::Video,
         }
     }
 }

@@ -326,7 +326,10 @@ impl RunConfig {
             (Some(p), _) => SourceConfig::new(p.clone()),
             (None, Some(mut s)) => {
                 // A `synthetic:…` spec names no file (source::synthetic).
-                if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic")) {
+                // Nor does a stream URL (source::video).
+                if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
+                    && !crate::source::video::is_url(&s.path)
+                {
                     s.path = rel(s.path);
                 }
                 if let Some(syn) = &mut s.synthetic {

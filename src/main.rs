@@ -58,7 +58,10 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         label: args.label,
         labels: args.labels,
     };
-    let config = RunConfig::load(args.config.as_deref(), &overrides)?;
+    let mut config = RunConfig::load(args.config.as_deref(), &overrides)?;
+    if args.realtime {
+        robustream::source::video::set_realtime(&mut config.source).map_err(anyhow::Error::msg)?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     // First Ctrl-C: stop reading, finish frames in flight, write the summary. Second: exit now.

@@ -7,7 +7,9 @@
 //! - **image** ([`single`]): one image file;
 //! - **in9** ([`in9`]): the IN-9 (Backgrounds Challenge) release layout, with `fg_mask` masks;
 //! - **synthetic** ([`synthetic`]): a procedural moving scene with exact masks (a camera stand-in),
-//!   `--source synthetic:640x480@30/300` or `kind = "synthetic"` with `[source.synthetic]`.
+//!   `--source synthetic:640x480@30/300` or `kind = "synthetic"` with `[source.synthetic]`;
+//! - **video** ([`video`]): a video file or a network stream (`rtsp://`, `http(s)://`, …) decoded
+//!   with FFmpeg (feature `video`), `[source.video]` for loop, start/stop, real-time pacing.
 //!
 //! Masks and boxes: manifests name them per row (`mask`, `boxes`, `annotation` columns), folders
 //! pick up `<stem>.mask.png|npy` and `<stem>.xml` next to each image; [`regions`] parses boxes and
@@ -30,6 +32,7 @@ pub mod plate;
 pub mod regions;
 pub mod single;
 pub mod synthetic;
+pub mod video;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,6 +67,10 @@ pub struct SourceConfig {
     /// when absent, see [`synthetic::SyntheticConfig`]).
     #[serde(default)]
     pub synthetic: Option<synthetic::SyntheticConfig>,
+    /// `video` sources only: loop, start/stop, real-time pacing, frame step (`[source.video]`; see
+    /// [`video::VideoConfig`]).
+    #[serde(default)]
+    pub video: Option<video::VideoConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
@@ -88,6 +95,7 @@ impl SourceConfig {
             clean: None,
             variations: None,
             synthetic: None,
+            video: None,
             plate: None,
             label: None,
             labels: None,
@@ -116,6 +124,10 @@ pub enum SourceKind {
     /// The synthetic camera ([`synthetic`]): `path` is not read (write `path = "synthetic"`); the
     /// scene comes from `[source.synthetic]`. Detected for a path spelled `synthetic[:WxH@FPS/N]`.
     Synthetic,
+    /// A video file or network stream decoded with FFmpeg ([`video`]). Detected, before the path is
+    /// looked at, for a URL (`scheme://…`) or a video file extension ([`video::VIDEO_EXTENSIONS`]);
+    /// `kind = "video"`.
+    Video,
 }
 
 impl SourceKind {
@@ -145,6 +157,7 @@ impl SourceKind {
             SourceKind::ImagenetC => "imagenet-c",
             SourceKind::In9 => "in9",
             SourceKind::Synthetic => "synthetic",
+            SourceKind::Video => "video",
         }
     }
 }
@@ -311,6 +324,15 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
              `kind = \"synthetic\"`",
         ));
     }
+    if video::is_video_source(config) {
+        return video::open(config);
+    }
+    if config.video.is_some() {
+        return Err(SourceError::at(
+            path,
+            "`[source.video]` applies to video sources only; remove it or set `kind = \"video\"`",
+        ));
+    }
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
             path,
@@ -388,6 +410,8 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
         }
         SourceKind::Manifest => manifest::open(path, labels)?,
         SourceKind::Image => single::open(path),
+        // Handled before the path is looked at (`video::is_video_source`).
+        SourceKind::Video => return video::open(config),
         // Handled before the path is looked at (`synthetic_config`).
         SourceKind::Synthetic => {
             return Ok(Box::new(synthetic::open(
@@ -633,7 +657,7 @@ mod tests {
         assert_eq!(c.classes, Some(ClassOrder::List("my/list.txt".into())));
 
         assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkindd = \"folder\"").is_err());
-        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkind = \"video\"").is_err());
+        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkind = \"movie\"").is_err());
         assert!(toml::from_str::<SourceConfig>("path = \"d\"\nclasses = 3").is_err());
     }
 

@@ -1,0 +1,1293 @@
+//! Video files and network streams decoded with FFmpeg (issue 5; feature `video`, on by default).
+//!
+//! A video source is a file detected by its extension ([`VIDEO_EXTENSIONS`]: `mp4`, `mkv`, `avi`,
+//! `mov`, `webm`, `ts`, `y4m`, …) or a URL whose scheme is one of [`URL_SCHEMES`] (`rtsp://`,
+//! `http(s)://`, `udp://`, `srt://`, `rtmp://`, …), or anything with `kind = "video"`. The best video
+//! stream is decoded (libavcodec, one decoder thread, so frames are the same bytes on every run)
+//! and converted to RGB24 by libswscale straight into the frame's pixel buffer.
+//!
+//! Frame ids are `<file name>#<index>`: the index counts decoded frames from the start point
+//! (`[source.video] start`), and a loop continues it, so ids are unique within a run and never depend
+//! on timing (the keyed scenario RNG, REFERENCE §2, is keyed by them). `every = k` keeps the frames
+//! whose index is a multiple of k (ids keep the decoded index, so they show the gaps).
+//! `Frame::timestamp` is the frame's presentation time (pts × time base) minus the stream's start
+//! time, in seconds: the time within the file, the same on every loop. For a network stream it is
+//! the connection's offset from the source's start plus the pts since the connection's first frame.
+//!
+//! `realtime = true` (or `robustream run --realtime`) releases each frame of a file no earlier than
+//! its presentation time after the first frame (loops continue the clock), like a camera: the
+//! source is then live ([`Source::is_live`]) and a slow pipeline drops frames by `[pipeline] drop`.
+//! Network streams are live whatever `realtime` says; they are never paced by us (the sender is).
+//!
+//! Damage: a packet the decoder rejects, or a decoded frame flagged corrupt, is counted as a decode
+//! error and comes out as one skipped item naming the file and frame index (the run goes on; under
+//! `--strict` it is fatal). A read error in the middle of a file ends that file's pass after the
+//! frames decoded so far. A network stream whose read fails or stalls (no data for
+//! `[source.video] timeout`, default [`READ_TIMEOUT`]) is reconnected with back-off (0.5 s doubling to 8 s), watching the run's stop
+//! flag; every outage is reported in `run.source_report.outages`.
+//!
+//! Without the `video` feature, [`open`] fails with a line naming the feature.
+
+use std::path::Path;
+
+use super::{Source, SourceConfig, SourceError, SourceKind};
+
+/// File extensions taken for video files when no `kind` is given (compared case-insensitively).
+pub const VIDEO_EXTENSIONS: &[&str] = &[
+    "mp4", "m4v", "mkv", "webm", "avi", "mov", "qt", "ts", "mts", "m2ts", "mpg", "mpeg", "m2v",
+    "y4m", "flv", "wmv", "asf", "ogv", "3gp", "h264", "264", "h265", "265", "hevc", "ivf", "mjpeg",
+    "mxf",
+];
+
+/// URL schemes read as network streams.
+pub const URL_SCHEMES: &[&str] = &[
+    "rtsp", "rtsps", "http", "https", "udp", "rtp", "srt", "rtmp", "rtmps", "tcp",
+];
+
+/// `[source.video]`: how a video file or stream is read.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoConfig {
+    /// Play the file again from `start` when it ends: `true` = endlessly (until Ctrl-C,
+    /// `--duration` or `--limit`), a count N = N passes in all (1 = once, the default).
+    #[serde(default, rename = "loop")]
+    pub looping: Option<Loop>,
+    /// Where to begin: seconds (`12.5`) or a duration string (`"1m30s"`, `"90s"`, `"2m"`); frames
+    /// before it are decoded and discarded (the file is seeked to the key frame before it).
+    #[serde(default)]
+    pub start: Option<TimeSpec>,
+    /// Where to end (presentation time, same forms as `start`): frames at or after it end the pass.
+    #[serde(default)]
+    pub stop: Option<TimeSpec>,
+    /// Release frames at the stream's native rate (from their pts), like a camera (default false:
+    /// as fast as the pipeline takes them). `robustream run --realtime` sets it.
+    #[serde(default)]
+    pub realtime: bool,
+    /// Keep every k-th decoded frame (index multiple of k); default 1 = all.
+    #[serde(default)]
+    pub every: Option<u64>,
+    /// Network streams: how long a read may stall before the connection counts as lost and is
+    /// reconnected (seconds or a duration string; default 10 s, [`READ_TIMEOUT`]).
+    #[serde(default)]
+    pub timeout: Option<TimeSpec>,
+}
+
+/// `loop = true | false | N` of `[source.video]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Loop {
+    /// `true` = endless, `false` = once.
+    Flag(bool),
+    /// This many passes over the file in all.
+    Count(u64),
+}
+
+impl Loop {
+    /// Passes over the file in all; `None` = endless.
+    pub fn passes(self) -> Option<u64> {
+        match self {
+            Loop::Flag(true) => None,
+            Loop::Flag(false) => Some(1),
+            Loop::Count(n) => Some(n),
+        }
+    }
+}
+
+/// A point in a video: seconds, or a duration string.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum TimeSpec {
+    /// Seconds (a TOML integer or float).
+    Seconds(f64),
+    /// `"1m30s"`, `"90"`, `"1.5m"`, `"1h2m3.5s"` (see [`parse_time`]).
+    Text(String),
+}
+
+impl TimeSpec {
+    /// The time in seconds, or what is wrong with it.
+    pub fn seconds(&self) -> Result<f64, String> {
+        match self {
+            TimeSpec::Seconds(s) if s.is_finite() && *s >= 0.0 => Ok(*s),
+            TimeSpec::Seconds(s) => Err(format!("{s} is not a time ≥ 0 s")),
+            TimeSpec::Text(t) => parse_time(t),
+        }
+    }
+}
+
+/// Parses a time like `"90"`, `"90s"`, `"1.5m"` or a sum of such parts (`"1m30s"`, `"1h2m3.5s"`) into
+/// seconds; every part goes through the `--duration` parser ([`crate::watch::parse_duration`]).
+pub fn parse_time(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err("empty time; write seconds or e.g. \"1m30s\"".into());
+    }
+    let mut total = 0.0;
+    let mut rest = t;
+    while !rest.is_empty() {
+        // One part: a number, then its unit letters (none = seconds, only for the last part).
+        let num_end = rest
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let unit_end = rest[num_end..]
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .map_or(rest.len(), |i| num_end + i);
+        let part = &rest[..unit_end];
+        let d = crate::watch::parse_duration(part).map_err(|e| format!("time `{text}`: {e}"))?;
+        total += d.as_secs_f64();
+        rest = &rest[unit_end..];
+    }
+    Ok(total)
+}
+
+/// The scheme of `path` when it is spelled as a URL (`scheme://…`, scheme letters, digits, `+-.`),
+/// lowercased; `None` for ordinary paths. The scheme may be one we do not read (see
+/// [`URL_SCHEMES`]).
+pub fn url_scheme(path: &Path) -> Option<String> {
+    let s = path.to_str()?;
+    let (scheme, _) = s.split_once("://")?;
+    let ok = scheme.len() >= 2
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    ok.then(|| scheme.to_ascii_lowercase())
+}
+
+/// Whether `path` is spelled as a URL (see [`url_scheme`]); such paths are never made relative to
+/// the config file.
+pub fn is_url(path: &Path) -> bool {
+    url_scheme(path).is_some()
+}
+
+/// Whether the extension of `path` is a video file's ([`VIDEO_EXTENSIONS`]).
+pub fn has_video_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| VIDEO_EXTENSIONS.iter().any(|v| v.eq_ignore_ascii_case(e)))
+}
+
+/// Whether `config` names a video source: `kind = "video"`, or no kind and a URL or a video
+/// extension. Decided from the spelling alone, before the path is looked at.
+pub fn is_video_source(config: &SourceConfig) -> bool {
+    match config.kind {
+        Some(kind) => kind == SourceKind::Video,
+        None => is_url(&config.path) || has_video_extension(&config.path),
+    }
+}
+
+/// `robustream run --realtime`: paces the source in real time: a video source gets
+/// `[source.video] realtime = true`, the synthetic camera `[source.synthetic] realtime = true` (a
+/// `synthetic:…` spec is parsed first so its size, rate and length stay). Any other source is an
+/// error naming its path.
+pub fn set_realtime(source: &mut SourceConfig) -> Result<(), String> {
+    if is_video_source(source) {
+        source
+            .video
+            .get_or_insert_with(VideoConfig::default)
+            .realtime = true;
+        return Ok(());
+    }
+    let spec = source.path.to_str().unwrap_or_default();
+    let synthetic = match source.kind {
+        Some(kind) => kind == SourceKind::Synthetic,
+        None => spec.starts_with("synthetic"),
+    };
+    if !synthetic {
+        return Err(format!(
+            "--realtime paces video files and the synthetic camera, but {} is neither; drop \
+             --realtime",
+            source.path.display()
+        ));
+    }
+    if source.synthetic.is_none() {
+        let parsed = super::synthetic::SyntheticConfig::parse_spec(spec).transpose()?;
+        source.synthetic = Some(parsed.unwrap_or_default());
+    }
+    if let Some(s) = source.synthetic.as_mut() {
+        s.realtime = true;
+    }
+    source.kind = Some(SourceKind::Synthetic);
+    Ok(())
+}
+
+/// `[source.video]` checked and in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// Passes in all; `None` = endless.
+    pub passes: Option<u64>,
+    /// Start, seconds of presentation time (0 = the beginning).
+    pub start: f64,
+    /// End, seconds of presentation time (exclusive); `None` = the end of the file.
+    pub stop: Option<f64>,
+    /// Pace files at their native rate.
+    pub realtime: bool,
+    /// Keep every k-th decoded frame (≥ 1).
+    pub every: u64,
+    /// Network read stall timeout.
+    pub timeout: std::time::Duration,
+}
+
+impl VideoConfig {
+    /// The checked settings: times ≥ 0, `stop` after `start`, `every` and a loop count ≥ 1.
+    pub fn settings(&self) -> Result<Settings, String> {
+        let start = match &self.start {
+            Some(t) => t.seconds().map_err(|e| format!("`start`: {e}"))?,
+            None => 0.0,
+        };
+        let stop = match &self.stop {
+            Some(t) => Some(t.seconds().map_err(|e| format!("`stop`: {e}"))?),
+            None => None,
+        };
+        if let Some(stop) = stop
+            && stop <= start
+        {
+            return Err(format!(
+                "`stop` ({stop} s) must come after `start` ({start} s)"
+            ));
+        }
+        let passes = self.looping.map_or(Some(1), Loop::passes);
+        if passes == Some(0) {
+            return Err("`loop` = 0 plays nothing; write a count ≥ 1, true or false".into());
+        }
+        let every = self.every.unwrap_or(1);
+        if every == 0 {
+            return Err("`every` must be at least 1 (1 = every frame)".into());
+        }
+        let timeout = match &self.timeout {
+            Some(t) => {
+                let s = t.seconds().map_err(|e| format!("`timeout`: {e}"))?;
+                if s < 0.1 {
+                    return Err(format!("`timeout` ({s} s) must be at least 0.1 s"));
+                }
+                std::time::Duration::from_secs_f64(s)
+            }
+            None => READ_TIMEOUT,
+        };
+        Ok(Settings {
+            passes,
+            start,
+            stop,
+            realtime: self.realtime,
+            every,
+            timeout,
+        })
+    }
+}
+
+/// The name frame ids start with: a file's name, or a URL's last path segment (its host when the
+/// path is empty), without any query.
+pub fn id_name(target: &str) -> String {
+    if let Some((_, rest)) = target.split_once("://") {
+        let rest = rest.split(['?', '#']).next().unwrap_or_default();
+        let mut parts = rest.split('/').filter(|p| !p.is_empty());
+        let host = parts.next().unwrap_or("stream");
+        return parts.next_back().unwrap_or(host).to_string();
+    }
+    Path::new(target)
+        .file_name()
+        .map_or_else(|| target.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Opens the video file or stream of `config` (see the module docs). Errors: a bad
+/// `[source.video]`, an unsupported URL scheme, a missing or unreadable file, a stream with no video,
+/// an unreachable URL (after [`OPEN_TIMEOUT`]), or a build without the `video` feature.
+pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
+    let item = config.path.display().to_string();
+    let settings = config
+        .video
+        .clone()
+        .unwrap_or_default()
+        .settings()
+        .map_err(|e| SourceError::new(&item, format!("[source.video]: {e}")))?;
+    let network = match url_scheme(&config.path) {
+        Some(scheme) if URL_SCHEMES.contains(&scheme.as_str()) => true,
+        Some(scheme) => {
+            return Err(SourceError::new(
+                &item,
+                format!(
+                    "unsupported URL scheme `{scheme}://`; video streams are read from {}",
+                    URL_SCHEMES
+                        .iter()
+                        .map(|s| format!("{s}://"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        None => false,
+    };
+    if !network {
+        // A clear line for the common case, before FFmpeg's own words.
+        if let Err(e) = std::fs::metadata(&config.path) {
+            return Err(SourceError::new(
+                &item,
+                format!("cannot open source ({e}); check `[source] path` or --source"),
+            ));
+        }
+    }
+    open_video(&item, network, settings)
+}
+
+#[cfg(not(feature = "video"))]
+fn open_video(
+    item: &str,
+    _network: bool,
+    _settings: Settings,
+) -> Result<Box<dyn Source>, SourceError> {
+    Err(SourceError::new(
+        item,
+        "is a video source but this robustream was built without the `video` feature; rebuild \
+         with default features (`cargo build --release`, FFmpeg -dev packages from \
+         `bash scripts/setup.sh`)",
+    ))
+}
+
+#[cfg(feature = "video")]
+fn open_video(
+    item: &str,
+    network: bool,
+    settings: Settings,
+) -> Result<Box<dyn Source>, SourceError> {
+    Ok(Box::new(imp::VideoSource::open(item, network, settings)?))
+}
+
+/// How long opening a network stream may take before it counts as unreachable.
+pub const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+/// How long a network read may stall before the connection counts as lost.
+pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+#[cfg(feature = "video")]
+mod imp {
+    //! The FFmpeg side of the video source.
+
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::{Arc, OnceLock};
+    use std::time::{Duration, Instant};
+
+    use ffmpeg::format::Pixel;
+    use ffmpeg::software::scaling;
+    use ffmpeg_next as ffmpeg;
+    use image::RgbImage;
+
+    use super::{OPEN_TIMEOUT, Settings};
+    use crate::frame::Frame;
+    use crate::source::{Source, SourceError};
+
+    /// Bytes of slack after the last row of a conversion buffer (SIMD converters may store a
+    /// whole vector past a row's last pixel).
+    const SLACK: usize = 64;
+    /// Longest sleep between looks at the stop flag.
+    const STOP_POLL: Duration = Duration::from_millis(50);
+    /// Outages kept in the report (the count and total time cover all of them).
+    const MAX_OUTAGES_LISTED: usize = 100;
+
+    /// State the FFmpeg interrupt callback reads: the run's stop flag once it is handed over, and
+    /// a deadline for the current blocking call.
+    struct Interrupt {
+        stop: OnceLock<Arc<AtomicBool>>,
+        /// Milliseconds after `epoch` when the current call is abandoned; `u64::MAX` = never.
+        deadline_ms: AtomicU64,
+        epoch: Instant,
+    }
+
+    impl Interrupt {
+        fn stopped(&self) -> bool {
+            self.stop.get().is_some_and(|s| s.load(Ordering::Relaxed))
+        }
+
+        fn expired(&self) -> bool {
+            let d = self.deadline_ms.load(Ordering::Relaxed);
+            d != u64::MAX && self.epoch.elapsed().as_millis() as u64 >= d
+        }
+
+        fn arm(&self, timeout: Option<Duration>) {
+            let d = timeout.map_or(u64::MAX, |t| {
+                (self.epoch.elapsed() + t)
+                    .as_millis()
+                    .min(u128::from(u64::MAX - 1)) as u64
+            });
+            self.deadline_ms.store(d, Ordering::Relaxed);
+        }
+    }
+
+    /// An open input and its decoder (dropped during a network outage, so a UDP port is free to
+    /// bind again).
+    struct Io {
+        input: ffmpeg::format::context::Input,
+        decoder: ffmpeg::decoder::Video,
+    }
+
+    /// What is known about the opened stream.
+    struct Opened {
+        stream: usize,
+        /// Coded frame size, pixels.
+        width: u32,
+        height: u32,
+        /// Seconds per pts unit.
+        time_base: f64,
+        /// The stream's start time, seconds (0 when unknown).
+        start_s: f64,
+        /// Frames per second (average rate, else the nominal rate); 0 when unknown.
+        fps: f64,
+        codec: String,
+        /// Frames the container says the stream has (0 = unknown).
+        frames: i64,
+    }
+
+    /// Opens `target` and a decoder for its best video stream; the interrupt callback watches
+    /// `intr` (stop flag, deadline).
+    fn open_input(target: &str, intr: &Arc<Interrupt>) -> Result<(Opened, Io), String> {
+        let cb = intr.clone();
+        let input =
+            ffmpeg::format::input_with_interrupt(&target, move || cb.stopped() || cb.expired())
+                .map_err(|e| match e {
+                    ffmpeg::Error::Exit if intr.stopped() => "stopped while opening".to_string(),
+                    ffmpeg::Error::Exit => format!("no answer within {} s", OPEN_TIMEOUT.as_secs()),
+                    e => format!("cannot open as video ({e})"),
+                })?;
+        let stream = input
+            .streams()
+            .best(ffmpeg::media::Type::Video)
+            .ok_or_else(|| "has no video stream".to_string())?;
+        let index = stream.index();
+        let time_base = f64::from(stream.time_base());
+        let start_s = match stream.start_time() {
+            t if t == ffmpeg::ffi::AV_NOPTS_VALUE => 0.0,
+            t => t as f64 * time_base,
+        };
+        let rate = |r: ffmpeg::Rational| {
+            let v = f64::from(r);
+            (r.denominator() != 0 && v.is_finite() && v > 0.0).then_some(v)
+        };
+        let fps = rate(stream.avg_frame_rate())
+            .or_else(|| rate(stream.rate()))
+            .unwrap_or(0.0);
+        let frames = stream.frames();
+        let context = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
+            .map_err(|e| format!("cannot read the video stream's parameters ({e})"))?;
+        let codec = context.id().name().to_string();
+        let mut decoder = context.decoder();
+        decoder.set_packet_time_base(stream.time_base());
+        let decoder = decoder
+            .video()
+            .map_err(|e| format!("cannot decode its {codec} video ({e})"))?;
+        let info = Opened {
+            stream: index,
+            width: decoder.width(),
+            height: decoder.height(),
+            time_base,
+            start_s,
+            fps,
+            codec,
+            frames,
+        };
+        Ok((info, Io { input, decoder }))
+    }
+
+    /// A libswscale context converting one input format and size to RGB24 of the same size.
+    struct Converter {
+        key: (Pixel, u32, u32),
+        ctx: scaling::Context,
+    }
+
+    // SAFETY: a `Converter` owns its SwsContext alone (never shared or cloned) and the source that
+    // holds it is used by one thread at a time (`Source: Send`, not `Sync`). libswscale contexts
+    // keep no thread-local state or thread affinity; they only must not be used concurrently,
+    // which exclusive ownership rules out. (ffmpeg-next leaves `scaling::Context` !Send only
+    // because it wraps a raw pointer.)
+    unsafe impl Send for Converter {}
+
+    /// One network outage.
+    #[derive(Debug, Clone, serde::Serialize)]
+    struct Outage {
+        /// When the connection was lost, seconds since the source opened.
+        at_s: f64,
+        /// How long until frames came again (or until the run stopped), seconds.
+        duration_s: f64,
+        /// Connection attempts made.
+        attempts: u64,
+        /// What went wrong.
+        error: String,
+        /// Whether the stream came back (false: the run stopped during the outage).
+        recovered: bool,
+    }
+
+    /// What happened to one packet or frame read.
+    enum Step {
+        Frame(Frame),
+        Error(SourceError),
+        Again,
+        End,
+    }
+
+    /// A video file or network stream (see the module docs).
+    pub struct VideoSource {
+        target: String,
+        name: String,
+        network: bool,
+        settings: Settings,
+        intr: Arc<Interrupt>,
+        opened: Opened,
+        /// The open input; `None` only during a network outage.
+        io: Option<Io>,
+        decoded: ffmpeg::frame::Video,
+        converter: Option<Converter>,
+        /// Decoded frames from the start point (loops continue it).
+        index: u64,
+        /// EOF sent to the decoder; draining.
+        draining: bool,
+        done: bool,
+        /// Passes finished.
+        passes_done: u64,
+        /// Times the file was started again from `start`.
+        loops: u64,
+        /// `frames_decoded` when the current pass began.
+        pass_start_decoded: u64,
+        /// Presentation time of the first and last frame of the current pass (seconds in the
+        /// file), for the real-time clock across loops.
+        pass_first: Option<f64>,
+        pass_last: f64,
+        /// Real-time clock: media seconds of earlier passes, and the instant of media time 0.
+        clock_offset: f64,
+        pace_start: Option<Instant>,
+        /// Network: the connection's offset from `opened_at` and its first pts (seconds).
+        conn_offset: f64,
+        conn_first: Option<f64>,
+        opened_at: Instant,
+        // Report.
+        frames_decoded: u64,
+        frames_out: u64,
+        decode_errors: u64,
+        seeks: u64,
+        reopens: u64,
+        reconnects: u64,
+        outages: Vec<Outage>,
+        outage_count: u64,
+        outage_s: f64,
+        /// The frame index the last damaged packet was reported at.
+        last_packet_error: Option<u64>,
+    }
+
+    impl VideoSource {
+        /// Opens the file or URL `target` (see [`super::open`]).
+        pub(super) fn open(
+            target: &str,
+            network: bool,
+            settings: Settings,
+        ) -> Result<Self, SourceError> {
+            init();
+            let intr = Arc::new(Interrupt {
+                stop: OnceLock::new(),
+                deadline_ms: AtomicU64::new(u64::MAX),
+                epoch: Instant::now(),
+            });
+            intr.arm(network.then_some(OPEN_TIMEOUT));
+            let (opened, io) =
+                open_input(target, &intr).map_err(|e| SourceError::new(target, e))?;
+            intr.arm(None);
+            let mut source = Self {
+                target: target.to_string(),
+                name: super::id_name(target),
+                network,
+                settings,
+                intr,
+                opened,
+                io: Some(io),
+                decoded: ffmpeg::frame::Video::empty(),
+                converter: None,
+                index: 0,
+                draining: false,
+                done: false,
+                passes_done: 0,
+                loops: 0,
+                pass_start_decoded: 0,
+                pass_first: None,
+                pass_last: 0.0,
+                clock_offset: 0.0,
+                pace_start: None,
+                conn_offset: 0.0,
+                conn_first: None,
+                opened_at: Instant::now(),
+                frames_decoded: 0,
+                frames_out: 0,
+                decode_errors: 0,
+                seeks: 0,
+                reopens: 0,
+                reconnects: 0,
+                outages: Vec::new(),
+                outage_count: 0,
+                outage_s: 0.0,
+                last_packet_error: None,
+            };
+            if settings.start > 0.0 && !network {
+                source.rewind().map_err(|e| {
+                    SourceError::new(target, format!("cannot seek to `start` ({e})"))
+                })?;
+            }
+            Ok(source)
+        }
+
+        fn stopped(&self) -> bool {
+            self.intr.stopped()
+        }
+
+        /// Seconds of presentation time of the decoded frame: within the file, or for a network
+        /// stream since the source opened (connection offset + pts since its first frame).
+        fn frame_time(&mut self) -> f64 {
+            let o = &self.opened;
+            let pts = self.decoded.timestamp().or_else(|| self.decoded.pts());
+            let raw = match pts {
+                Some(p) => p as f64 * o.time_base - o.start_s,
+                None if o.fps > 0.0 => self.index as f64 / o.fps,
+                None => 0.0,
+            };
+            if self.network {
+                let first = *self.conn_first.get_or_insert(raw);
+                self.conn_offset + (raw - first).max(0.0)
+            } else {
+                raw
+            }
+        }
+
+        /// Back to `start` (or the beginning) for the next pass: a seek, or reopening the file
+        /// when the format cannot seek. The decoder is flushed.
+        fn rewind(&mut self) -> Result<(), String> {
+            // AV_TIME_BASE (µs) of the container; the key frame at or before `start`.
+            let ts = ((self.settings.start + self.opened.start_s.max(0.0)) * 1e6) as i64;
+            let seek = match self.io.as_mut() {
+                Some(io) => io.input.seek(ts, ..ts).is_ok(),
+                None => false,
+            };
+            self.seeks += 1;
+            if !seek {
+                self.io = None;
+                let (opened, io) = open_input(&self.target, &self.intr)?;
+                (self.opened, self.io) = (opened, Some(io));
+                self.reopens += 1;
+                self.converter = None;
+            }
+            if let Some(io) = self.io.as_mut() {
+                io.decoder.flush();
+            }
+            self.draining = false;
+            Ok(())
+        }
+
+        /// The end of one pass: another (seek back) or the end.
+        /// A whole pass of a file (no `start`/`stop`) that decoded fewer frames than its
+        /// container lists is reported once as a decode error: the file is likely truncated.
+        fn end_of_pass(&mut self) -> Step {
+            self.passes_done += 1;
+            let listed = u64::try_from(self.opened.frames).unwrap_or(0);
+            let whole = self.settings.start == 0.0 && self.settings.stop.is_none();
+            let short = (!self.network && whole && self.passes_done == 1)
+                .then_some(self.frames_decoded)
+                .filter(|&n| n < listed);
+            self.end_or_rewind();
+            match short {
+                Some(n) => self.decode_error(
+                    self.index,
+                    format!(
+                        "decoded {n} of the {listed} frames the container lists (damaged or \
+                         truncated file)"
+                    ),
+                ),
+                None => Step::Again,
+            }
+        }
+
+        fn end_or_rewind(&mut self) {
+            let more = self.settings.passes.is_none_or(|p| self.passes_done < p);
+            // A pass that decoded nothing would repeat forever: end instead.
+            if !more || self.network || self.frames_decoded == self.pass_start_decoded {
+                self.done = true;
+                return;
+            }
+            self.pass_start_decoded = self.frames_decoded;
+            self.loops += 1;
+            // The real-time clock goes on: the next pass starts one frame after this one ended.
+            if let Some(first) = self.pass_first.take() {
+                let step = if self.opened.fps > 0.0 {
+                    1.0 / self.opened.fps
+                } else {
+                    0.0
+                };
+                self.clock_offset += (self.pass_last - first).max(0.0) + step;
+            }
+            if let Err(e) = self.rewind() {
+                eprintln!("warning: {}: cannot loop ({e}); ending", self.target);
+                self.done = true;
+            }
+        }
+
+        /// Sleeps until `due`, in slices, returning false when the stop flag rose meanwhile.
+        fn sleep_until(&self, due: Instant) -> bool {
+            loop {
+                if self.stopped() {
+                    return false;
+                }
+                let now = Instant::now();
+                if now >= due {
+                    return true;
+                }
+                std::thread::sleep((due - now).min(STOP_POLL));
+            }
+        }
+
+        /// Converts `self.decoded` to RGB24 straight into a new image buffer.
+        fn convert(&mut self) -> Result<RgbImage, String> {
+            let (fmt, w, h) = (
+                self.decoded.format(),
+                self.decoded.width(),
+                self.decoded.height(),
+            );
+            if w == 0 || h == 0 {
+                return Err("decoded an empty frame".into());
+            }
+            let key = (fmt, w, h);
+            if self.converter.as_ref().is_none_or(|c| c.key != key) {
+                let ctx =
+                    scaling::Context::get(fmt, w, h, Pixel::RGB24, w, h, scaling::Flags::BILINEAR)
+                        .map_err(|e| format!("cannot convert {fmt:?} {w}x{h} to RGB ({e})"))?;
+                self.converter = Some(Converter { key, ctx });
+            }
+            let Some(conv) = self.converter.as_mut() else {
+                return Err("no converter".into());
+            };
+            let (wu, hu) = (w as usize, h as usize);
+            // Rows padded to 16 pixels (48 bytes): the SIMD YUV → RGB converters store 8 pixels at
+            // a time and skip a row's tail when the stride has no room for it. Sizes that are a
+            // multiple of 16 (320, 640, 1280, 1920…) are written in place with no padding.
+            let stride = 3 * wu.div_ceil(16) * 16;
+            let mut buf = vec![0u8; stride * hu + SLACK];
+            let dst = [
+                buf.as_mut_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            ];
+            let dst_stride = [stride as i32, 0, 0, 0];
+            // SAFETY: `conv.ctx` was made for exactly this input format and size (checked by `key`)
+            // and RGB24 output of the same size. The source pointers and line sizes are those of
+            // the decoder's valid, referenced frame `self.decoded`, which outlives the call. The
+            // destination is one packed plane of `stride * h + SLACK` bytes with `stride ≥ 3w`,
+            // so every row libswscale writes (≤ `stride` bytes, plus at most one vector past the
+            // last row, within SLACK) lies inside `buf`; the other destination planes are unused
+            // for a packed format. Nothing else aliases `buf` during the call.
+            let lines = unsafe {
+                let src = &*self.decoded.as_ptr();
+                ffmpeg::ffi::sws_scale(
+                    conv.ctx.as_mut_ptr(),
+                    src.data.as_ptr() as *const *const u8,
+                    src.linesize.as_ptr(),
+                    0,
+                    h as i32,
+                    dst.as_ptr(),
+                    dst_stride.as_ptr(),
+                )
+            };
+            if lines != h as i32 {
+                return Err(format!("RGB conversion wrote {lines} of {h} rows"));
+            }
+            let row = 3 * wu;
+            if stride != row {
+                for y in 1..hu {
+                    buf.copy_within(y * stride..y * stride + row, y * row);
+                }
+            }
+            buf.truncate(row * hu);
+            RgbImage::from_raw(w, h, buf).ok_or_else(|| "RGB buffer size".to_string())
+        }
+
+        /// A decode error at frame `index`: counted, one skipped item.
+        fn decode_error(&mut self, index: u64, what: String) -> Step {
+            self.decode_errors += 1;
+            Step::Error(SourceError::new(
+                format!("{}#{index}", self.name),
+                format!("{what} ({})", self.target),
+            ))
+        }
+
+        /// A damaged packet before frame `self.index`: counted; only the first of a run of them
+        /// before the same frame comes out as a skipped item (one warning per damaged spot).
+        fn packet_error(&mut self, what: String) -> Step {
+            if self.last_packet_error == Some(self.index) {
+                self.decode_errors += 1;
+                return Step::Again;
+            }
+            self.last_packet_error = Some(self.index);
+            self.decode_error(
+                self.index,
+                format!("{what} near this frame; its frame is lost"),
+            )
+        }
+
+        /// Takes the decoder's next frame through start/stop/every, conversion and pacing.
+        fn on_decoded(&mut self) -> Step {
+            let t = self.frame_time();
+            if !self.network && t + 1e-9 < self.settings.start {
+                return Step::Again;
+            }
+            if !self.network && self.settings.stop.is_some_and(|s| t + 1e-9 >= s) {
+                // Past the end point: this pass is over (whatever the decoder still holds).
+                return self.end_of_pass();
+            }
+            let index = self.index;
+            self.index += 1;
+            self.frames_decoded += 1;
+            if self.pass_first.is_none() {
+                self.pass_first = Some(t);
+            }
+            self.pass_last = t;
+            let flags = self.decoded.decode_error_flags();
+            if self.decoded.is_corrupt() || !flags.is_empty() {
+                return self.decode_error(
+                    index,
+                    format!("corrupt frame skipped (decode errors {flags:?})"),
+                );
+            }
+            if !index.is_multiple_of(self.settings.every) {
+                return Step::Again;
+            }
+            if self.settings.realtime && !self.network {
+                let media = self.clock_offset + (t - self.pass_first.unwrap_or(t));
+                let start = *self.pace_start.get_or_insert_with(Instant::now);
+                if !self.sleep_until(start + Duration::from_secs_f64(media.max(0.0))) {
+                    self.done = true;
+                    return Step::End;
+                }
+            }
+            let captured = Instant::now();
+            let image = match self.convert() {
+                Ok(img) => img,
+                Err(e) => return self.decode_error(index, e),
+            };
+            self.frames_out += 1;
+            Step::Frame(Frame {
+                id: format!("{}#{index}", self.name),
+                seq: self.frames_out - 1,
+                image,
+                truth: None,
+                regions: None,
+                variant: None,
+                captured,
+                decode_ms: captured.elapsed().as_secs_f64() * 1e3,
+                timestamp: Some(t),
+            })
+        }
+
+        /// One step: a frame from the decoder, or one packet fed to it.
+        fn step(&mut self) -> Step {
+            let Some(io) = self.io.as_mut() else {
+                self.done = true;
+                return Step::End;
+            };
+            match io.decoder.receive_frame(&mut self.decoded) {
+                Ok(()) => return self.on_decoded(),
+                Err(ffmpeg::Error::Eof) => {
+                    return self.end_of_pass();
+                }
+                Err(ffmpeg::Error::Other { errno }) if errno == ffmpeg::util::error::EAGAIN => {}
+                Err(e) => return self.decode_error(self.index, format!("decoder error ({e})")),
+            }
+            if self.draining {
+                // The decoder said it wants input while draining: it has nothing more.
+                return self.end_of_pass();
+            }
+            let mut packet = ffmpeg::Packet::empty();
+            self.intr.arm(self.network.then_some(self.settings.timeout));
+            let Some(io) = self.io.as_mut() else {
+                self.done = true;
+                return Step::End;
+            };
+            let read = packet.read(&mut io.input);
+            self.intr.arm(None);
+            match read {
+                Ok(()) => {
+                    if packet.stream() != self.opened.stream {
+                        return Step::Again;
+                    }
+                    match io.decoder.send_packet(&packet) {
+                        Ok(()) => Step::Again,
+                        Err(ffmpeg::Error::Other { errno })
+                            if errno == ffmpeg::util::error::EAGAIN =>
+                        {
+                            // Cannot happen with receive-before-send; treat as a lost packet.
+                            self.packet_error("decoder refused a packet".into())
+                        }
+                        Err(e) => self.packet_error(format!("corrupt packet ({e})")),
+                    }
+                }
+                Err(_) if self.stopped() => {
+                    self.done = true;
+                    Step::End
+                }
+                Err(ffmpeg::Error::Eof) if !self.network || self.is_http() => {
+                    if let Some(io) = self.io.as_mut() {
+                        let _ = io.decoder.send_eof();
+                    }
+                    self.draining = true;
+                    Step::Again
+                }
+                Err(ffmpeg::Error::InvalidData) if !self.network => {
+                    self.packet_error("unreadable data in the file".into())
+                }
+                Err(e) if !self.network => {
+                    // A read error inside a file: keep what was decoded, end this pass.
+                    let step = self.decode_error(
+                        self.index,
+                        format!("read error ({e}); rest of the pass lost"),
+                    );
+                    if let Some(io) = self.io.as_mut() {
+                        let _ = io.decoder.send_eof();
+                    }
+                    self.draining = true;
+                    step
+                }
+                Err(e) => {
+                    let why = match e {
+                        ffmpeg::Error::Exit => {
+                            format!("no data for {:.1} s", self.settings.timeout.as_secs_f64())
+                        }
+                        ffmpeg::Error::Eof => "stream ended".to_string(),
+                        e => e.to_string(),
+                    };
+                    if self.reconnect(why) {
+                        Step::Again
+                    } else {
+                        Step::End
+                    }
+                }
+            }
+        }
+
+        fn is_http(&self) -> bool {
+            matches!(
+                super::url_scheme(std::path::Path::new(&self.target)).as_deref(),
+                Some("http" | "https")
+            )
+        }
+
+        /// A lost connection: reconnects with back-off until it comes back (true) or the stop flag
+        /// rises (false). The outage is recorded either way.
+        fn reconnect(&mut self, error: String) -> bool {
+            let lost = Instant::now();
+            eprintln!(
+                "warning: {}: connection lost after frame {} ({error}); reconnecting",
+                self.target,
+                self.index.saturating_sub(1)
+            );
+            // Close first: a UDP listener must free its port before it can bind it again.
+            self.io = None;
+            let mut wait = Duration::from_millis(500);
+            let mut attempts = 0u64;
+            let recovered = loop {
+                if !self.sleep_until(Instant::now() + wait) {
+                    break false;
+                }
+                attempts += 1;
+                self.intr.arm(Some(super::OPEN_TIMEOUT));
+                let result = open_input(&self.target, &self.intr);
+                self.intr.arm(None);
+                match result {
+                    Ok((opened, io)) => {
+                        (self.opened, self.io) = (opened, Some(io));
+                        self.draining = false;
+                        self.conn_first = None;
+                        self.conn_offset = self.opened_at.elapsed().as_secs_f64();
+                        self.reconnects += 1;
+                        break true;
+                    }
+                    Err(_) if self.stopped() => break false,
+                    Err(_) => wait = (wait * 2).min(Duration::from_secs(8)),
+                }
+            };
+            let duration_s = lost.elapsed().as_secs_f64();
+            self.outage_count += 1;
+            self.outage_s += duration_s;
+            if self.outages.len() < MAX_OUTAGES_LISTED {
+                self.outages.push(Outage {
+                    at_s: (lost - self.opened_at).as_secs_f64(),
+                    duration_s,
+                    attempts,
+                    error,
+                    recovered,
+                });
+            }
+            if recovered {
+                eprintln!(
+                    "warning: {}: reconnected after {duration_s:.1} s ({attempts} attempt(s))",
+                    self.target
+                );
+            } else {
+                self.done = true;
+            }
+            recovered
+        }
+    }
+
+    impl Source for VideoSource {
+        fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+            loop {
+                if self.done || self.stopped() {
+                    return None;
+                }
+                match self.step() {
+                    Step::Frame(f) => return Some(Ok(f)),
+                    Step::Error(e) => return Some(Err(e)),
+                    Step::Again => {}
+                    Step::End => return None,
+                }
+            }
+        }
+
+        fn len_hint(&self) -> Option<usize> {
+            let s = &self.settings;
+            if self.network || s.start > 0.0 || s.stop.is_some() || self.opened.frames <= 0 {
+                return None;
+            }
+            let per_pass = (self.opened.frames as u64).div_ceil(s.every);
+            usize::try_from(per_pass * s.passes?).ok()
+        }
+
+        fn is_live(&self) -> bool {
+            self.network || self.settings.realtime
+        }
+
+        fn fps(&self) -> Option<f64> {
+            (self.opened.fps > 0.0).then_some(self.opened.fps)
+        }
+
+        fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+            let _ = self.intr.stop.set(stop);
+        }
+
+        fn describe(&self) -> String {
+            let o = &self.opened;
+            let (w, h) = (o.width, o.height);
+            let s = &self.settings;
+            let mut d = format!(
+                "video {} ({} {w}x{h} @ {:.3} fps",
+                self.target, o.codec, o.fps
+            );
+            if self.network {
+                d.push_str(", network stream");
+            } else if s.realtime {
+                d.push_str(", real time");
+            }
+            match s.passes {
+                None => d.push_str(", looped"),
+                Some(p) if p > 1 => d.push_str(&format!(", {p} passes")),
+                _ => {}
+            }
+            if s.start > 0.0 || s.stop.is_some() {
+                let stop = s
+                    .stop
+                    .map_or_else(|| "end".to_string(), |t| format!("{t} s"));
+                d.push_str(&format!(", {} s to {stop}", s.start));
+            }
+            if s.every > 1 {
+                d.push_str(&format!(", every {}th frame", s.every));
+            }
+            d.push(')');
+            d
+        }
+
+        fn report(&self) -> Option<serde_json::Value> {
+            let o = &self.opened;
+            let mut r = serde_json::json!({
+                "kind": "video",
+                "codec": o.codec,
+                "width": o.width,
+                "height": o.height,
+                "fps": o.fps,
+                "frames_decoded": self.frames_decoded,
+                "frames_out": self.frames_out,
+                "decode_errors": self.decode_errors,
+                "loops": self.loops,
+                "seeks": self.seeks,
+                "realtime": self.settings.realtime && !self.network,
+            });
+            if let Some(map) = r.as_object_mut() {
+                let what = if self.network { "url" } else { "file" };
+                map.insert(what.into(), self.target.clone().into());
+                if self.reopens > 0 {
+                    map.insert("reopens".into(), self.reopens.into());
+                }
+                if self.network {
+                    map.insert("reconnects".into(), self.reconnects.into());
+                    map.insert("outage_count".into(), self.outage_count.into());
+                    map.insert("outage_s".into(), self.outage_s.into());
+                    map.insert(
+                        "outages".into(),
+                        serde_json::to_value(&self.outages).unwrap_or_default(),
+                    );
+                }
+            }
+            Some(r)
+        }
+    }
+
+    /// FFmpeg's one-time set-up: network protocols, and its log silenced below fatal (decode
+    /// errors are counted and reported by the source itself, one line per damaged frame).
+    fn init() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let _ = ffmpeg::init();
+            ffmpeg::format::network::init();
+            ffmpeg::util::log::set_level(ffmpeg::util::log::Level::Fatal);
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_parse_as_seconds_or_sums_of_parts() {
+        assert_eq!(parse_time("90"), Ok(90.0));
+        assert_eq!(parse_time("1m30s"), Ok(90.0));
+        assert_eq!(parse_time("1.5m"), Ok(90.0));
+        assert_eq!(parse_time(" 1h2m3.5s "), Ok(3723.5));
+        assert_eq!(parse_time("2.25"), Ok(2.25));
+        assert!(parse_time("").is_err());
+        assert!(parse_time("1d").unwrap_err().contains("unit `d`"));
+        assert!(parse_time("abc").is_err());
+        assert!(parse_time("-3s").is_err());
+        assert!(TimeSpec::Seconds(-1.0).seconds().is_err());
+        assert!(TimeSpec::Seconds(f64::NAN).seconds().is_err());
+    }
+
+    #[test]
+    fn config_reads_loop_start_stop_every() {
+        let c: VideoConfig =
+            toml::from_str("loop = 3\nstart = \"1m30s\"\nstop = 100\nevery = 2\nrealtime = true")
+                .unwrap();
+        let s = c.settings().unwrap();
+        assert_eq!(
+            s,
+            Settings {
+                passes: Some(3),
+                start: 90.0,
+                stop: Some(100.0),
+                realtime: true,
+                every: 2,
+                timeout: READ_TIMEOUT,
+            }
+        );
+        let c: VideoConfig = toml::from_str("loop = true\nstart = 1.5").unwrap();
+        assert_eq!(c.settings().unwrap().passes, None);
+        assert_eq!(c.settings().unwrap().start, 1.5);
+        let c: VideoConfig = toml::from_str("loop = false").unwrap();
+        assert_eq!(c.settings().unwrap().passes, Some(1));
+        assert_eq!(VideoConfig::default().settings().unwrap().every, 1);
+        assert!(toml::from_str::<VideoConfig>("loops = 2").is_err());
+        assert!(toml::from_str::<VideoConfig>("loop = \"x\"").is_err());
+        let bad = |t: &str| {
+            toml::from_str::<VideoConfig>(t)
+                .unwrap()
+                .settings()
+                .unwrap_err()
+        };
+        assert!(bad("start = 5\nstop = 5").contains("after `start`"));
+        assert!(bad("every = 0").contains("`every`"));
+        assert!(bad("loop = 0").contains("`loop`"));
+        assert!(bad("start = \"5x\"").contains("`start`"));
+    }
+
+    #[test]
+    fn urls_and_video_files_are_told_apart_by_spelling() {
+        assert_eq!(
+            url_scheme(Path::new("rtsp://cam.local:554/live")).as_deref(),
+            Some("rtsp")
+        );
+        assert_eq!(
+            url_scheme(Path::new("HTTPS://x/y.mp4")).as_deref(),
+            Some("https")
+        );
+        assert_eq!(url_scheme(Path::new("ftp://x")).as_deref(), Some("ftp"));
+        assert_eq!(url_scheme(Path::new("data/clip.mp4")), None);
+        assert_eq!(url_scheme(Path::new("C:/x")), None);
+        assert_eq!(url_scheme(Path::new("synthetic:640x480")), None);
+        assert!(has_video_extension(Path::new("a/b.MKV")));
+        assert!(has_video_extension(Path::new("clip.y4m")));
+        assert!(!has_video_extension(Path::new("a.png")));
+        assert!(!has_video_extension(Path::new("mp4")));
+        let mut c = SourceConfig::new("x.mp4");
+        assert!(is_video_source(&c));
+        c.kind = Some(SourceKind::Image);
+        assert!(!is_video_source(&c));
+        let mut c = SourceConfig::new("frames");
+        assert!(!is_video_source(&c));
+        c.kind = Some(SourceKind::Video);
+        assert!(is_video_source(&c));
+        assert!(is_video_source(&SourceConfig::new("udp://0.0.0.0:5000")));
+    }
+
+    #[test]
+    fn ids_are_named_after_the_file_or_the_url_path() {
+        assert_eq!(id_name("data/clips/a.mp4"), "a.mp4");
+        assert_eq!(id_name("rtsp://cam:554/live/main?x=1"), "main");
+        assert_eq!(id_name("udp://0.0.0.0:5000"), "0.0.0.0:5000");
+        assert_eq!(id_name("http://host/"), "host");
+    }
+
+    #[test]
+    fn realtime_flag_reaches_video_and_synthetic_sources() {
+        let mut c = SourceConfig::new("clip.mp4");
+        set_realtime(&mut c).unwrap();
+        assert!(c.video.as_ref().unwrap().realtime);
+
+        let mut c = SourceConfig::new("synthetic:320x240@15/90");
+        set_realtime(&mut c).unwrap();
+        let s = c.synthetic.as_ref().unwrap();
+        assert!(s.realtime);
+        assert_eq!(
+            (s.width, s.height, s.fps, s.frames),
+            (320, 240, 15.0, Some(90))
+        );
+        assert_eq!(c.kind, Some(SourceKind::Synthetic));
+
+        let err = set_realtime(&mut SourceConfig::new("photos/")).unwrap_err();
+        assert!(err.contains("--realtime"), "{err}");
+    }
+
+    #[test]
+    fn bad_scheme_and_missing_file_are_open_errors() {
+        let e = open(&SourceConfig::new("ftp://host/clip.mp4"))
+            .err()
+            .unwrap();
+        assert!(e.message.contains("unsupported URL scheme `ftp://`"), "{e}");
+        assert!(e.message.contains("rtsp://"), "{e}");
+        let e = open(&SourceConfig::new("/nonexistent/clip.mp4"))
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/clip.mp4: cannot open source"),
+            "{e}"
+        );
+        let mut c = SourceConfig::new("/nonexistent/clip.mp4");
+        c.video = Some(VideoConfig {
+            every: Some(0),
+            ..VideoConfig::default()
+        });
+        let e = open(&c).err().unwrap();
+        assert!(e.message.contains("[source.video]"), "{e}");
+    }
+}
+
+#[cfg(all(test, not(feature = "video")))]
+mod no_feature_tests {
+    use super::*;
+
+    #[test]
+    fn without_the_feature_a_video_source_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.mp4");
+        std::fs::write(&p, b"x").unwrap();
+        let e = open(&SourceConfig::new(&p)).err().unwrap();
+        assert!(e.message.contains("`video` feature"), "{e}");
+    }
+}
