@@ -137,8 +137,6 @@ struct Scratch {
     strip: Vec<f32>,
     /// The vertical pass of the band's rows, each padded by `rx` pixels on both sides.
     vertical: Vec<f32>,
-    /// One row of the horizontal pass.
-    line: Vec<f32>,
     /// One flag per element of the row (1 = recompute in f64).
     flags: Vec<u8>,
     /// f64 vertical sums of the row being repaired, valid where `stamp` equals `generation`.
@@ -186,49 +184,56 @@ fn filter(
         border,
         unit: &unit,
     };
-    super::lanes::in_pool(|| {
-        out.par_chunks_mut(row_len * band)
-            .enumerate()
-            .for_each_init(Scratch::default, |sc, (t, rows)| {
-                let (y0, n) = (t * band, rows.len() / row_len);
-                sc.vertical.resize(n * stride, 0.0);
-                let strip = strip_len(ry);
-                for x0 in (0..row_len).step_by(strip) {
-                    let sw = strip.min(row_len - x0);
-                    sc.strip.resize((n + 2 * ry) * sw, 0.0);
-                    for (k, dst) in sc.strip.chunks_exact_mut(sw).enumerate() {
-                        let y =
-                            border_index(y0 as isize + k as isize - ry as isize, height, border);
-                        to_f32(level, dst, &data[y * row_len + x0..y * row_len + x0 + sw]);
-                    }
-                    for (i, v) in sc.vertical.chunks_exact_mut(stride).enumerate() {
-                        let src = &sc.strip[i * sw..(i + 2 * ry + 1) * sw];
-                        symmetric(
-                            level,
-                            &mut v[pad + x0..pad + x0 + sw],
-                            src,
-                            ry * sw,
-                            sw,
-                            &hy,
-                        );
-                    }
-                }
-                sc.line.resize(row_len, 0.0);
-                sc.flags.resize(row_len, 0);
-                for (i, o) in rows.chunks_exact_mut(row_len).enumerate() {
-                    let v = &mut sc.vertical[i * stride..(i + 1) * stride];
-                    for px in (0..rx).chain(rx + width..2 * rx + width) {
-                        let sx = border_index(px as isize - rx as isize, width, border) + rx;
-                        v.copy_within(sx * channels..(sx + 1) * channels, px * channels);
-                    }
-                    symmetric(level, &mut sc.line, v, pad, channels, &hx);
-                    let flagged = quantise(level, o, &mut sc.flags, &sc.line, bound);
-                    if flagged > 0 {
-                        exact.repair(sc, y0 + i, o, flagged);
-                    }
-                }
-            });
-    });
+    let strip = strip_len(ry);
+    let run_band = |sc: &mut Scratch, t: usize, rows: &mut [u8]| {
+        let (y0, n) = (t * band, rows.len() / row_len);
+        sc.vertical.resize(n * stride, 0.0);
+        for x0 in (0..row_len).step_by(strip) {
+            let sw = strip.min(row_len - x0);
+            sc.strip.resize((n + 2 * ry) * sw, 0.0);
+            for (k, dst) in sc.strip.chunks_exact_mut(sw).enumerate() {
+                let y = border_index(y0 as isize + k as isize - ry as isize, height, border);
+                to_f32(level, dst, &data[y * row_len + x0..y * row_len + x0 + sw]);
+            }
+            for (i, v) in sc.vertical.chunks_exact_mut(stride).enumerate() {
+                let src = &sc.strip[i * sw..(i + 2 * ry + 1) * sw];
+                symmetric(
+                    level,
+                    &mut v[pad + x0..pad + x0 + sw],
+                    src,
+                    ry * sw,
+                    sw,
+                    &hy,
+                );
+            }
+        }
+        sc.flags.resize(row_len, 0);
+        for (i, o) in rows.chunks_exact_mut(row_len).enumerate() {
+            let v = &mut sc.vertical[i * stride..(i + 1) * stride];
+            for px in (0..rx).chain(rx + width..2 * rx + width) {
+                let sx = border_index(px as isize - rx as isize, width, border) + rx;
+                v.copy_within(sx * channels..(sx + 1) * channels, px * channels);
+            }
+            let flagged = horizontal_bytes(level, o, &mut sc.flags, v, (pad, channels), &hx, bound);
+            if flagged > 0 {
+                exact.repair(sc, y0 + i, o, flagged);
+            }
+        }
+    };
+    if rayon::current_num_threads() == 1 {
+        // A one-thread pool gains nothing from a hand-over to its worker (a cross-thread round
+        // trip, ~10 % of a 224² call): the same bands in order on this thread, one scratch.
+        let mut sc = Scratch::default();
+        for (t, rows) in out.chunks_mut(row_len * band).enumerate() {
+            run_band(&mut sc, t, rows);
+        }
+    } else {
+        super::lanes::in_pool(|| {
+            out.par_chunks_mut(row_len * band)
+                .enumerate()
+                .for_each_init(Scratch::default, |sc, (t, rows)| run_band(sc, t, rows));
+        });
+    }
     out
 }
 
@@ -485,30 +490,132 @@ fn to_f32_body(dst: &mut [f32], src: &[u8]) {
     }
 }
 
-/// Bytes of a row from its f32 values: `out[i] = b(ŝ − e(ŝ))` and `flags[i] = 1` where `b(ŝ − e(ŝ)) ≠
-/// b(ŝ + e(ŝ))`, with `ŝ = line[i]`, `e` the [`Bound`] and `b` = clamp(floor(·), 0, 255) (module docs).
-/// Returns the number of flags. AVX-512F code at `level` 2 (at most [`simd_level`]), else portable.
-fn quantise(level: u8, out: &mut [u8], flags: &mut [u8], line: &[f32], bound: Bound) -> usize {
+/// The horizontal pass fused with the bytes: `ŝ` = [`symmetric`]`(src, centre, step, w)` at each
+/// element, then `out[i] = b(ŝ − e(ŝ))` and `flags[i] = 1` where `b(ŝ − e(ŝ)) ≠ b(ŝ + e(ŝ))`, with `e`
+/// the [`Bound`] and `b` = clamp(floor(·), 0, 255) (module docs); the f32 row is never stored.
+/// Returns the number of flags. AVX-512F code at `level` 2, AVX2 at 1, portable at 0 (`level` at most
+/// [`simd_level`]).
+#[allow(clippy::too_many_arguments)]
+fn horizontal_bytes(
+    level: u8,
+    out: &mut [u8],
+    flags: &mut [u8],
+    src: &[f32],
+    (centre, step): (usize, usize),
+    w: &[f32],
+    bound: Bound,
+) -> usize {
     debug_assert!(level <= simd_level());
+    assert_eq!(out.len(), flags.len(), "a flag per byte");
     #[cfg(target_arch = "x86_64")]
-    if level == 2 {
-        // SAFETY: `quantise_avx512` only enables AVX-512F and FMA code generation for safe code;
-        // level 2 is at most `simd_level()`, which is 2 only where the CPU reports both.
-        return unsafe { quantise_avx512(out, flags, line, bound) };
+    {
+        if level == 2 {
+            // SAFETY: `horizontal_bytes_avx512` only enables AVX-512F and FMA code generation for
+            // safe code; level 2 is at most `simd_level()`, which is 2 only where the CPU reports
+            // both.
+            return unsafe { horizontal_bytes_avx512(out, flags, src, (centre, step), w, bound) };
+        }
+        if level == 1 {
+            // SAFETY: as above, for AVX2 and FMA (`simd_level() ≥ 1`).
+            return unsafe { horizontal_bytes_avx2(out, flags, src, (centre, step), w, bound) };
+        }
     }
-    quantise_body(out, flags, line, bound)
+    let mut n = 0;
+    let done = bytes_blocks::<8, false>(out, flags, src, (centre, step), w, bound, 0, &mut n);
+    bytes_blocks::<1, false>(out, flags, src, (centre, step), w, bound, done, &mut n);
+    n
 }
 
-/// [`quantise`] compiled for AVX-512F.
+/// [`horizontal_bytes`] for AVX-512F with FMA: blocks of 64 lanes, then 16.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-fn quantise_avx512(out: &mut [u8], flags: &mut [u8], line: &[f32], bound: Bound) -> usize {
-    quantise_body(out, flags, line, bound)
+fn horizontal_bytes_avx512(
+    out: &mut [u8],
+    flags: &mut [u8],
+    src: &[f32],
+    at: (usize, usize),
+    w: &[f32],
+    bound: Bound,
+) -> usize {
+    let mut n = 0;
+    let done = bytes_blocks::<64, true>(out, flags, src, at, w, bound, 0, &mut n);
+    let done = bytes_blocks::<16, true>(out, flags, src, at, w, bound, done, &mut n);
+    bytes_blocks::<1, true>(out, flags, src, at, w, bound, done, &mut n);
+    n
 }
 
-/// The body of [`quantise`].
+/// [`horizontal_bytes`] for AVX2 with FMA: blocks of 16 lanes, then 8.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn horizontal_bytes_avx2(
+    out: &mut [u8],
+    flags: &mut [u8],
+    src: &[f32],
+    at: (usize, usize),
+    w: &[f32],
+    bound: Bound,
+) -> usize {
+    let mut n = 0;
+    let done = bytes_blocks::<16, true>(out, flags, src, at, w, bound, 0, &mut n);
+    let done = bytes_blocks::<8, true>(out, flags, src, at, w, bound, done, &mut n);
+    bytes_blocks::<1, true>(out, flags, src, at, w, bound, done, &mut n);
+    n
+}
+
+/// The body of [`horizontal_bytes`] for the whole blocks of `B` outputs from `from` on (the taps as
+/// [`symmetric_blocks`]); adds the flags to `count` and returns where the blocks end.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn quantise_body(out: &mut [u8], flags: &mut [u8], line: &[f32], bound: Bound) -> usize {
+fn bytes_blocks<const B: usize, const FMA: bool>(
+    out: &mut [u8],
+    flags: &mut [u8],
+    src: &[f32],
+    (centre, step): (usize, usize),
+    w: &[f32],
+    bound: Bound,
+    from: usize,
+    count: &mut usize,
+) -> usize {
+    let r = w.len() - 1;
+    let end = from + (out.len() - from) / B * B;
+    let mut lanes = [0u32; B];
+    for s in (from..end).step_by(B) {
+        let c: &[f32; B] = src[centre + s..centre + s + B].try_into().expect("block");
+        let mut acc = [0.0f32; B];
+        for l in 0..B {
+            acc[l] = c[l] * w[0];
+        }
+        for j in (1..=r).rev() {
+            let (lo, hi) = (centre + s - j * step, centre + s + j * step);
+            let a: &[f32; B] = src[lo..lo + B].try_into().expect("block");
+            let b: &[f32; B] = src[hi..hi + B].try_into().expect("block");
+            let wj = w[j];
+            for l in 0..B {
+                let t = a[l] + b[l];
+                acc[l] = if FMA {
+                    t.mul_add(wj, acc[l])
+                } else {
+                    acc[l] + t * wj
+                };
+            }
+        }
+        let o: &mut [u8; B] = (&mut out[s..s + B]).try_into().expect("block");
+        let f: &mut [u8; B] = (&mut flags[s..s + B]).try_into().expect("block");
+        for l in 0..B {
+            let (lo, flag) = settle(acc[l], bound);
+            o[l] = lo;
+            f[l] = flag;
+            lanes[l] += u32::from(flag);
+        }
+    }
+    *count += lanes.iter().map(|&v| v as usize).sum::<usize>();
+    end
+}
+
+/// The byte `b(ŝ − e(ŝ))` of an f32 result `ŝ` and whether `b(ŝ + e(ŝ))` differs from it (1) or not
+/// (0), with `e(ŝ) = |ŝ|·rel + abs` ([`Bound`]) and `b` = clamp(floor(·), 0, 255).
+#[inline(always)]
+fn settle(s: f32, bound: Bound) -> (u8, u8) {
     let byte = |v: f32| {
         let v = if v > 0.0 { v } else { 0.0 };
         let v = if v < 255.0 { v } else { 255.0 };
@@ -516,17 +623,10 @@ fn quantise_body(out: &mut [u8], flags: &mut [u8], line: &[f32], bound: Bound) -
         // weights, and a NaN would become 0 above), so the truncation is representable in i32.
         unsafe { v.to_int_unchecked::<i32>() }
     };
-    let mut count = 0u32;
-    for ((o, f), &s) in out.iter_mut().zip(flags.iter_mut()).zip(line) {
-        // ŝ ≥ 0 (non-negative terms); `abs(s)` keeps the width non-negative for any input.
-        let e = s.abs() * bound.rel + bound.abs;
-        let (lo, hi) = (byte(s - e), byte(s + e));
-        *o = lo as u8;
-        let flag = u8::from(lo != hi);
-        *f = flag;
-        count += u32::from(flag);
-    }
-    count as usize
+    // ŝ ≥ 0 (non-negative terms); `abs(s)` keeps the width non-negative for any input.
+    let e = s.abs() * bound.rel + bound.abs;
+    let (lo, hi) = (byte(s - e), byte(s + e));
+    (lo as u8, u8::from(lo != hi))
 }
 
 #[cfg(test)]
@@ -621,6 +721,23 @@ mod tests {
     }
 
     #[test]
+    fn one_thread_and_several_give_the_same_bytes() {
+        // One thread runs the bands in order on the caller's thread, more threads in parallel.
+        let img = test_image(97, 130, 31, true);
+        let dims = (97, 130, 3);
+        let want = reference(&img, dims, 2.0, Border::Nearest);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            let got =
+                pool.install(|| gaussian_blur_u8(&img, dims, (2.0, 2.0), 4.0, Border::Nearest));
+            assert!(got == want, "{threads} thread(s)");
+        }
+    }
+
+    #[test]
     fn the_f64_repair_alone_is_the_reference() {
         // An infinite margin flags every element (every row repaired whole); margins of 0.3 and 0.05
         // flag about 60 % and 10 % of the elements (whole rows and per-element repairs mixed).
@@ -638,13 +755,14 @@ mod tests {
     }
 
     #[test]
-    fn quantise_flags_exactly_the_uncertain_values() {
+    fn bytes_flag_exactly_the_uncertain_values() {
         let k = kernels::gaussian_kernel1d(3.0, 4.0);
         let bound = Bound::new(&k, &k);
         for level in 0..=simd_level() {
             let run = |line: &[f32]| {
                 let (mut out, mut flags) = (vec![0u8; line.len()], vec![0u8; line.len()]);
-                let n = quantise(level, &mut out, &mut flags, line, bound);
+                // A one-tap kernel of weight 1: ŝ is the value itself.
+                let n = horizontal_bytes(level, &mut out, &mut flags, line, (0, 1), &[1.0], bound);
                 assert_eq!(n, flags.iter().filter(|&&f| f == 1).count());
                 (out, n)
             };
