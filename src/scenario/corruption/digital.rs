@@ -739,6 +739,7 @@ mod tests {
 
     #[test]
     fn halving_equals_the_two_resizes() {
+        // 1600×1000 is past HALVING_PARALLEL_BYTES (rows in parallel blocks).
         let sizes = [
             (2, 2),
             (2, 4),
@@ -748,6 +749,7 @@ mod tests {
             (62, 30),
             (130, 48),
             (1280, 720),
+            (1600, 1000),
         ];
         for (k, (w, h)) in sizes.into_iter().enumerate() {
             let raw = noise_bytes(w * h * 3, 1000 + k as u64);
