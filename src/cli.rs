@@ -33,6 +33,17 @@ pub enum Command {
     /// List the labels truths are given in (index and name): the model's classes, or a class map's
     /// dataset labels. For `[source] label`, sidecar label files and manifests.
     Labels(LabelsArgs),
+    /// List the V4L2 cameras (/dev/video*): driver, card, and each format's fourcc, frame sizes and
+    /// frame rates, for `--source /dev/videoN` and `[source.camera]`.
+    Devices(DevicesArgs),
+}
+
+/// `robustream devices`.
+#[derive(Debug, clap::Args)]
+pub struct DevicesArgs {
+    /// Print the list as JSON (an array, `[]` when there are none).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `robustream labels`.
@@ -59,12 +70,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Image folder, manifest .csv, single image, video file, stream URL (`rtsp://…`, `http://…`,
-    /// `udp://…`), or `synthetic:WxH@FPS/N` (the synthetic camera) (overrides `[source]`).
+    /// `udp://…`), camera (`/dev/video0` or `camera:0`; `robustream devices` lists them), or
+    /// `synthetic:WxH@FPS/N` (the synthetic camera) (overrides `[source]`).
     #[arg(long)]
     pub source: Option<PathBuf>,
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
     /// (the released `<corruption>/<severity>/<wnid>/` layout), `in9` (the IN-9 release; also
-    /// detected), `synthetic` or `video`. Default: detected from the path.
+    /// detected), `synthetic`, `video` or `camera`. Default: detected from the path.
     #[arg(long, value_enum)]
     pub source_kind: Option<SourceKindArg>,
     /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
@@ -155,6 +167,8 @@ pub enum SourceKindArg {
     Synthetic,
     /// A video file or network stream (FFmpeg; `[source.video]`).
     Video,
+    /// A V4L2 camera, `--source` being its device (`[source.camera]`).
+    Camera,
 }
 
 impl From<SourceKindArg> for crate::source::SourceKind {
@@ -167,6 +181,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::In9 => Self::In9,
             SourceKindArg::Synthetic => Self::Synthetic,
             SourceKindArg::Video => Self::Video,
+            SourceKindArg::Camera => Self::Camera,
         }
     }
 }

@@ -329,6 +329,8 @@ impl RunConfig {
                 // Nor does a stream URL (source::video).
                 if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
                     && !crate::source::video::is_url(&s.path)
+                    // Nor a `camera:N` device spec (source::camera).
+                    && !s.path.to_str().is_some_and(|p| p.starts_with("camera:") || p == "camera")
                 {
                     s.path = rel(s.path);
                 }

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
         Command::Labels(args) => labels(args).map(|()| ExitCode::SUCCESS),
+        Command::Devices(args) => Ok(devices(&args)),
     };
     result.unwrap_or_else(|e| {
         eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
@@ -224,4 +225,24 @@ fn labels(args: LabelsArgs) -> anyhow::Result<()> {
     }
     out(&text);
     Ok(())
+}
+
+/// `robustream devices`: the V4L2 cameras as text or JSON; exit 2 without the `camera` feature.
+fn devices(args: &robustream::cli::DevicesArgs) -> ExitCode {
+    use robustream::source::camera;
+    match camera::list_devices() {
+        Ok(list) if args.json => {
+            let text = serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into());
+            out(&(text + "\n"));
+            ExitCode::SUCCESS
+        }
+        Ok(list) => {
+            out(&camera::render_devices(&list));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

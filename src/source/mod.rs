@@ -9,7 +9,9 @@
 //! - **synthetic** ([`synthetic`]): a procedural moving scene with exact masks (a camera stand-in),
 //!   `--source synthetic:640x480@30/300` or `kind = "synthetic"` with `[source.synthetic]`;
 //! - **video** ([`video`]): a video file or a network stream (`rtsp://`, `http(s)://`, …) decoded
-//!   with FFmpeg (feature `video`), `[source.video]` for loop, start/stop, real-time pacing.
+//!   with FFmpeg (feature `video`), `[source.video]` for loop, start/stop, real-time pacing;
+//! - **camera** ([`camera`]): a V4L2 camera (feature `camera`), `--source /dev/video0` or
+//!   `camera:0`, `[source.camera]` for format negotiation and reconnect back-off.
 //!
 //! Masks and boxes: manifests name them per row (`mask`, `boxes`, `annotation` columns), folders
 //! pick up `<stem>.mask.png|npy` and `<stem>.xml` next to each image; [`regions`] parses boxes and
@@ -19,6 +21,7 @@
 //! [`Source::next_frame`] as `Some(Err(_))` and iteration goes on; problems that make the whole source
 //! unusable come out of [`open`].
 
+pub mod camera;
 pub mod decode;
 pub mod folder;
 pub mod imagenet_c;
@@ -71,6 +74,10 @@ pub struct SourceConfig {
     /// [`video::VideoConfig`]).
     #[serde(default)]
     pub video: Option<video::VideoConfig>,
+    /// `camera` sources only: size, rate, pixel format preference, buffers, reconnect back-off
+    /// (`[source.camera]`; see [`camera::CameraConfig`]).
+    #[serde(default)]
+    pub camera: Option<camera::CameraConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
@@ -96,6 +103,7 @@ impl SourceConfig {
             variations: None,
             synthetic: None,
             video: None,
+            camera: None,
             plate: None,
             label: None,
             labels: None,
@@ -128,6 +136,9 @@ pub enum SourceKind {
     /// looked at, for a URL (`scheme://…`) or a video file extension ([`video::VIDEO_EXTENSIONS`]);
     /// `kind = "video"`.
     Video,
+    /// A V4L2 camera ([`camera`]): `path` is the device. Detected, before the path is looked at,
+    /// for `/dev/video*`, `/dev/v4l/…` and `camera[:N]`; `kind = "camera"` takes any device path.
+    Camera,
 }
 
 impl SourceKind {
@@ -158,6 +169,7 @@ impl SourceKind {
             SourceKind::In9 => "in9",
             SourceKind::Synthetic => "synthetic",
             SourceKind::Video => "video",
+            SourceKind::Camera => "camera",
         }
     }
 }
@@ -324,6 +336,15 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
              `kind = \"synthetic\"`",
         ));
     }
+    if let Some(device) = camera::device_path(config) {
+        return camera::open(&device, config.camera.as_ref(), labels);
+    }
+    if config.camera.is_some() {
+        return Err(SourceError::at(
+            path,
+            "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
+        ));
+    }
     if video::is_video_source(config) {
         return video::open(config);
     }
@@ -410,6 +431,11 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
         }
         SourceKind::Manifest => manifest::open(path, labels)?,
         SourceKind::Image => single::open(path),
+        // Handled before the path is looked at (`camera::device_path`).
+        SourceKind::Camera => {
+            let device = camera::device_path(config).unwrap_or_else(|| path.clone());
+            return camera::open(&device, config.camera.as_ref(), labels);
+        }
         // Handled before the path is looked at (`video::is_video_source`).
         SourceKind::Video => return video::open(config),
         // Handled before the path is looked at (`synthetic_config`).
