@@ -1306,14 +1306,14 @@ mod v4l2 {
                 // anything but ENODEV; if it fails here, the session is leaked (its buffers and
                 // descriptor) rather than risking that panic.
                 match session.stream.stop() {
-                    Ok(()) => {
+                    // Stopped, or the device is gone (ENODEV, which the crate's Drop tolerates).
+                    Err(e) if e.raw_os_error() != Some(19) => std::mem::forget(session),
+                    _ => {
                         let _ = guarded("closing the device", || {
                             drop(session);
                             Ok(())
                         });
                     }
-                    Err(e) if e.raw_os_error() == Some(19) => drop(session),
-                    Err(_) => std::mem::forget(session),
                 }
             }
         }
