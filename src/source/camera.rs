@@ -27,7 +27,9 @@
 //! source: the pipeline just sees no frames); one line is printed when the camera is lost and one
 //! when it is back, with the outage length. An outage ends with the first frame after a reopen.
 //! Every wait watches the run's stop flag in slices of [`POLL_SLICE`], so Ctrl-C or `--duration`
-//! ends a source in back-off within ~0.1 s. With `reconnect = false` a lost camera ends the stream
+//! ends a source in back-off within ~0.1 s — except the wait for the first frame after a (re)open,
+//! one blocking call of at most `timeout` (the `v4l` stream starts inside that call; polling before
+//! it would need its buffers queued, which the crate does not expose). With `reconnect = false` a lost camera ends the stream
 //! (one skipped item saying why, then the end). [`Source::report`] gives `{device, format, frames,
 //! driver_drops, skipped, outages: [{at_s, length_s}], reconnects}`.
 //!
