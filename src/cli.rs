@@ -123,6 +123,10 @@ pub struct RunArgs {
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Progress display: `auto` (the live terminal view when stderr is a terminal), `live` or
+    /// `plain` (a bar or plain lines); overrides `[report] view`.
+    #[arg(long, value_enum)]
+    pub view: Option<crate::report::tui::ViewMode>,
     /// After the main pass, run the adversarial-background challenge on the frames with a mask and
     /// a truth (sets `challenge.enabled`; bounds in `[challenge]`; cost ≤ foregrounds × backgrounds
     /// inferences).

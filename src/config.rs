@@ -260,6 +260,8 @@ pub struct Overrides {
     pub label: Option<String>,
     /// `--labels` (replaces `[source] labels`).
     pub labels: Option<PathBuf>,
+    /// `--view` (replaces `[report] view`).
+    pub view: Option<crate::report::tui::ViewMode>,
 }
 
 /// `[report]`: live outputs of a run besides records and summaries.
@@ -272,6 +274,28 @@ pub struct ReportConfig {
     /// Sliding window of the live figures, in frames (`metrics::window`; `metrics.window` in
     /// summary.json); 0 = none. Default [`DEFAULT_WINDOW`].
     pub window: Option<usize>,
+    /// How the run shows progress on stderr: `"auto"` (default: the live terminal view when
+    /// stderr is a terminal), `"live"` or `"plain"` (`report::tui`, `--view`).
+    pub view: Option<crate::report::tui::ViewMode>,
+    /// How often `summary.json` and `summary.md` are rewritten during the run (atomically, so a
+    /// watcher always reads a whole file; `run.end` is `"running"` until the end), e.g. `"10s"`,
+    /// `"1m"`; `"0"` = only at the end. Default [`DEFAULT_SUMMARY_EVERY`].
+    pub summary_every: Option<String>,
+}
+
+/// Default period of the interim summary rewrites.
+pub const DEFAULT_SUMMARY_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl ReportConfig {
+    /// The period of interim summary rewrites; `None` = only at the end. An unreadable setting
+    /// (rejected when the config is loaded) counts as the default.
+    pub fn summary_every(&self) -> Option<std::time::Duration> {
+        let every = match &self.summary_every {
+            None => DEFAULT_SUMMARY_EVERY,
+            Some(text) => crate::watch::parse_duration(text).unwrap_or(DEFAULT_SUMMARY_EVERY),
+        };
+        (!every.is_zero()).then_some(every)
+    }
 }
 
 /// Default length of the sliding window, in frames.
@@ -400,6 +424,10 @@ impl RunConfig {
             crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
                 .map_err(|m| invalid(&m))?;
         }
+        if let Some(text) = &raw.report.summary_every {
+            crate::watch::parse_duration(text)
+                .map_err(|m| invalid(&format!("`[report] summary_every`: {m}")))?;
+        }
         let duration = match (o.duration, &raw.duration) {
             (Some(d), _) => Some(d),
             (None, Some(text)) => Some(
@@ -465,6 +493,8 @@ impl RunConfig {
             report: ReportConfig {
                 prometheus: o.prometheus.clone().or(raw.report.prometheus),
                 window: Some(raw.report.window.unwrap_or(DEFAULT_WINDOW)),
+                view: o.view.or(raw.report.view),
+                summary_every: raw.report.summary_every,
             },
         })
     }

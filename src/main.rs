@@ -58,6 +58,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         duration: args.duration,
         label: args.label,
         labels: args.labels,
+        view: args.view,
     };
     let mut config = RunConfig::load(args.config.as_deref(), &overrides)?;
     if args.realtime {

@@ -117,6 +117,11 @@ fn default_items(keys: &[&str]) -> Vec<String> {
     }
 }
 
+/// `v` rounded to 3 decimals (ms resolution for seconds).
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
 /// Runs an evaluation as configured. `stop` is the Ctrl-C flag: when raised, reading stops, frames in
 /// flight finish, and the summary of what was done is written.
 pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
@@ -194,7 +199,49 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             .window
             .unwrap_or(crate::config::DEFAULT_WINDOW),
     );
-    let mut progress = Progress::new(total, quiet);
+    // The live view (report::tui) when asked for and stderr is a terminal; else a bar or lines.
+    let mut view = match config.report.view.unwrap_or_default().wants_live(quiet) {
+        false => None,
+        true => match crate::report::tui::LiveView::start() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                eprintln!("warning: cannot start the live view ({e}); plain progress instead");
+                None
+            }
+        },
+    };
+    let live_view = view.is_some();
+    let mut progress = match view {
+        Some(_) => Progress::held(total),
+        None => Progress::new(total, quiet),
+    };
+    let schedule_desc = match &budget {
+        Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
+        None => schedule.describe(),
+    };
+    // What summary.json's `run` says before the run ends (interim summaries) and after.
+    let started_info = json!({
+        "robustream": env!("CARGO_PKG_VERSION"),
+        "config": config.file.as_ref().map(|p| p.display().to_string()),
+        "model": model.path.display().to_string(),
+        "onnx": model.onnx.display().to_string(),
+        "engine": engine_desc,
+        "source": source_desc,
+        "seed": config.seed,
+        "stage": config.stage,
+        "jpeg_after_corruption": config.jpeg_after_corruption,
+        "plan": keys,
+        "schedule": schedule_desc,
+        "workers": config.pipeline.workers,
+        "max_batch": config.pipeline.max_batch,
+        "max_wait_ms": config.pipeline.max_wait_ms,
+        "strict": config.strict,
+        "limit": config.limit,
+        "duration_s": config.duration.map(|d| d.as_secs_f64()),
+        "started_unix": started_unix,
+    });
+    let summary_every = config.report.summary_every();
+    let mut last_summary = Instant::now();
     let mut exporter = match &config.report.prometheus {
         Some(addr) => {
             let e = crate::report::prometheus::Exporter::start(addr)?;
@@ -245,6 +292,28 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         if let Some(e) = exporter.as_mut() {
             e.update(&metrics, &live, false);
         }
+        if let Some(v) = view.as_mut().filter(|v| v.due(false)) {
+            v.draw(&crate::report::tui::Snapshot::take(
+                &metrics,
+                &live,
+                started.elapsed(),
+                (&source_desc, &schedule_desc),
+                progress.recent(),
+            ));
+        }
+        if summary_every.is_some_and(|every| last_summary.elapsed() >= every) {
+            last_summary = Instant::now();
+            let mut info = started_info.clone();
+            if let Some(o) = info.as_object_mut() {
+                o.insert("wall_s".into(), json!(round3(started.elapsed().as_secs_f64())));
+                o.insert("end".into(), json!("running"));
+            }
+            let interim = Summary::from_metrics(&metrics, info, live);
+            // A failed interim write is a warning; the final summary is what must not be lost.
+            if let Err(e) = crate::report::write_run_summary(&config.out, &interim) {
+                progress.warn(&format!("interim summary not written: {e}"));
+            }
+        }
         flags
             .frames
             .store(live.read + live.skipped, Ordering::Relaxed);
@@ -252,6 +321,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     };
     let (mut outcome, rss) = std::thread::scope(|s| {
         let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
+        if live_view {
+            s.spawn(|| crate::report::tui::watch_keys(stop, &flags.finished));
+        }
         let outcome = pipeline::run(inputs, &flags.stop, &mut sink);
         flags.finished.store(true, Ordering::Relaxed);
         (outcome, watcher.join().unwrap_or_default())
@@ -259,6 +331,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
         outcome.end = EndReason::Duration;
     }
+    // Give the terminal back before anything else is printed.
+    drop(view);
     progress.finish();
     let main_ok = matches!(
         outcome.end,
@@ -278,35 +352,25 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let ended_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let mut run_info = json!({
-        "robustream": env!("CARGO_PKG_VERSION"),
-        "config": config.file.as_ref().map(|p| p.display().to_string()),
-        "model": model.path.display().to_string(),
-        "onnx": model.onnx.display().to_string(),
-        "engine": engine_desc,
-        "source": source_desc,
-        "seed": config.seed,
-        "stage": config.stage,
-        "jpeg_after_corruption": config.jpeg_after_corruption,
-        "plan": keys,
-        "schedule": match &budget {
-            Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
-            None => schedule.describe(),
-        },
-        "workers": config.pipeline.workers,
-        "max_batch": config.pipeline.max_batch,
-        "max_wait_ms": config.pipeline.max_wait_ms,
-        "strict": config.strict,
-        "limit": config.limit,
-        "duration_s": config.duration.map(|d| d.as_secs_f64()),
-        "rss_mib": rss,
-        "variants_failed": outcome.variants_failed,
-        "started_unix": started_unix,
-        "ended_unix": ended_unix,
-        "wall_s": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        "end": outcome.end.as_str(),
-        "error": match &outcome.end { EndReason::Failed(e) => Some(e.clone()), _ => None },
-    });
+    let mut run_info = started_info;
+    if let Some(o) = run_info.as_object_mut() {
+        for (k, v) in [
+            ("rss_mib", json!(rss)),
+            ("variants_failed", json!(outcome.variants_failed)),
+            ("ended_unix", json!(ended_unix)),
+            ("wall_s", json!(round3(started.elapsed().as_secs_f64()))),
+            ("end", json!(outcome.end.as_str())),
+            (
+                "error",
+                json!(match &outcome.end {
+                    EndReason::Failed(e) => Some(e.clone()),
+                    _ => None,
+                }),
+            ),
+        ] {
+            o.insert(k.into(), v);
+        }
+    }
     if let (Some(report), Some(info)) = (&outcome.source_report, run_info.as_object_mut()) {
         info.insert("source_report".into(), report.clone());
     }

@@ -6,6 +6,7 @@ pub mod jsonl;
 pub mod progress;
 pub mod prometheus;
 pub mod summary;
+pub mod tui;
 
 use std::path::{Path, PathBuf};
 

@@ -26,7 +26,16 @@ pub struct Progress {
     started: Instant,
     /// Warning group → (occurrences, one example).
     warnings: BTreeMap<String, (u64, String)>,
+    /// Warnings are held, not printed, while the live view owns the terminal ([`Progress::held`]).
+    hold: bool,
+    /// The latest held warnings, for the live view.
+    recent: std::collections::VecDeque<String>,
+    /// Warnings so far.
+    count: u64,
 }
+
+/// Held warnings kept for the live view.
+const RECENT: usize = 5;
 
 /// The group of a warning: the line without its leading `frame <id>: ` (what repeats per frame).
 pub fn warning_group(line: &str) -> &str {
@@ -61,7 +70,23 @@ impl Progress {
             last_line: now,
             started: now,
             warnings: BTreeMap::new(),
+            hold: false,
+            recent: std::collections::VecDeque::new(),
+            count: 0,
         }
+    }
+
+    /// Progress while the live view (`report::tui`) owns the terminal: nothing is drawn, warnings
+    /// are held (see [`Progress::recent`]) and [`Progress::finish`] prints each group once.
+    pub fn held(total: Option<u64>) -> Self {
+        let mut p = Self::new(total, true);
+        p.hold = true;
+        p
+    }
+
+    /// Warnings so far and the latest few (oldest first), for the live view.
+    pub fn recent(&self) -> (u64, Vec<String>) {
+        (self.count, self.recent.iter().cloned().collect())
     }
 
     /// One more frame finished (evaluated or skipped).
@@ -99,6 +124,14 @@ impl Progress {
             .or_insert_with(|| (0, line.to_string()));
         entry.0 += 1;
         let n = entry.0;
+        self.count += 1;
+        if self.hold {
+            if self.recent.len() == RECENT {
+                self.recent.pop_front();
+            }
+            self.recent.push_back(line.to_string());
+            return;
+        }
         let text = if n <= SHOWN {
             format!("warning: {line}")
         } else if n >= 10
@@ -127,6 +160,13 @@ impl Progress {
             bar.finish_and_clear();
         }
         for (n, example) in self.warnings.values() {
+            if self.hold {
+                match n {
+                    1 => eprintln!("warning: {example}"),
+                    _ => eprintln!("warning: {example} ({n} like it)"),
+                }
+                continue;
+            }
             if *n > SHOWN {
                 let printed =
                     SHOWN + (1..=n.ilog10()).filter(|&k| 10u64.pow(k) <= *n).count() as u64;
@@ -142,6 +182,21 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn held_warnings_are_kept_for_the_view_not_printed() {
+        let mut p = Progress::held(None);
+        for i in 0..7 {
+            p.warn(&format!("frame f{i}: pool warming up"));
+        }
+        p.warn("camera lost");
+        let (n, recent) = p.recent();
+        assert_eq!(n, 8);
+        assert_eq!(recent.len(), RECENT);
+        assert_eq!(recent[0], "frame f3: pool warming up");
+        assert_eq!(recent[4], "camera lost");
+        assert_eq!(p.warnings.len(), 2, "two groups");
+    }
 
     #[test]
     fn warnings_group_by_what_they_say_without_the_frame() {
