@@ -305,7 +305,10 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             last_summary = Instant::now();
             let mut info = started_info.clone();
             if let Some(o) = info.as_object_mut() {
-                o.insert("wall_s".into(), json!(round3(started.elapsed().as_secs_f64())));
+                o.insert(
+                    "wall_s".into(),
+                    json!(round3(started.elapsed().as_secs_f64())),
+                );
                 o.insert("end".into(), json!("running"));
             }
             let interim = Summary::from_metrics(&metrics, info, live);
