@@ -591,3 +591,56 @@ fn a_network_stream_that_drops_out_is_reconnected_and_the_outage_reported() {
         "{s}"
     );
 }
+
+/// Median ms per frame of decoding + RGB conversion of the 300-frame clip `p` by the source, over
+/// five passes.
+fn decode_ms_per_frame(p: &Path) -> (f64, Vec<f64>) {
+    let mut per_frame = Vec::new();
+    for _ in 0..5 {
+        let mut s = open(p, None);
+        let t = Instant::now();
+        let mut n = 0u32;
+        while let Some(f) = s.next_frame() {
+            assert_eq!(f.unwrap().image.dimensions(), (1280, 720));
+            n += 1;
+        }
+        assert_eq!(n, 300);
+        per_frame.push(t.elapsed().as_secs_f64() * 1e3 / f64::from(n));
+    }
+    per_frame.sort_by(f64::total_cmp);
+    (per_frame[2], per_frame)
+}
+
+/// The decode speed figures of BENCHMARKS.md (not a check: run with
+/// `cargo test --release --test video_stream -- --ignored --nocapture decode_speed`): 10 s of
+/// 720p30 H.264 decoded and converted to RGB by the source, median ms per frame of five passes; a
+/// camera-like clip (noisy test pattern, High profile, 4 Mbit/s) and an easy one (plain test
+/// pattern, ~120 kbit/s).
+#[test]
+#[ignore]
+fn decode_speed_720p_h264() {
+    let dir = tempfile::tempdir().unwrap();
+    let noisy = dir.path().join("noisy.mp4");
+    let plain = dir.path().join("plain.mp4");
+    let x264 = [
+        "-t", "10", "-c:v", "libx264", "-preset", "fast", "-pix_fmt", "yuv420p",
+    ];
+    let mut args = vec!["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30"];
+    args.extend(["-vf", "noise=alls=12:allf=t", "-b:v", "4M"]);
+    args.extend(x264);
+    args.push(noisy.to_str().unwrap());
+    ffmpeg(&args);
+    let mut args = vec!["-f", "lavfi", "-i", "testsrc=size=1280x720:rate=30"];
+    args.extend(x264);
+    args.push(plain.to_str().unwrap());
+    ffmpeg(&args);
+    for (what, p) in [("noisy 4 Mbit/s", &noisy), ("plain test pattern", &plain)] {
+        let bytes = std::fs::metadata(p).unwrap().len();
+        let (median, passes) = decode_ms_per_frame(p);
+        println!(
+            "720p30 H.264 ({what}, {} kbit/s) decode + RGB: median {median:.3} ms/frame \
+             (passes {passes:.3?})",
+            bytes * 8 / 10 / 1000
+        );
+    }
+}

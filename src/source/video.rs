@@ -554,6 +554,10 @@ mod imp {
         conn_offset: f64,
         conn_first: Option<f64>,
         opened_at: Instant,
+        /// When the current `next_frame` call began (shifted past any pacing sleep): a frame's
+        /// `decode_ms` covers reading, decoding (including frames `every` passes over) and
+        /// conversion; for a network stream also waiting for data.
+        work_start: Instant,
         // Report.
         frames_decoded: u64,
         frames_out: u64,
@@ -608,6 +612,7 @@ mod imp {
                 conn_offset: 0.0,
                 conn_first: None,
                 opened_at: Instant::now(),
+                work_start: Instant::now(),
                 frames_decoded: 0,
                 frames_out: 0,
                 decode_errors: 0,
@@ -852,10 +857,13 @@ mod imp {
             if self.settings.realtime && !self.network {
                 let media = self.clock_offset + (t - self.pass_first.unwrap_or(t));
                 let start = *self.pace_start.get_or_insert_with(Instant::now);
+                let before = Instant::now();
                 if !self.sleep_until(start + Duration::from_secs_f64(media.max(0.0))) {
                     self.done = true;
                     return Step::End;
                 }
+                // Waiting for the frame's time is not decoding.
+                self.work_start += before.elapsed();
             }
             let captured = Instant::now();
             let image = match self.convert() {
@@ -871,7 +879,7 @@ mod imp {
                 regions: None,
                 variant: None,
                 captured,
-                decode_ms: captured.elapsed().as_secs_f64() * 1e3,
+                decode_ms: self.work_start.elapsed().as_secs_f64() * 1e3,
                 timestamp: Some(t),
             })
         }
@@ -1028,6 +1036,7 @@ mod imp {
 
     impl Source for VideoSource {
         fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+            self.work_start = Instant::now();
             loop {
                 if self.done || self.stopped() {
                     return None;

@@ -98,11 +98,22 @@ pub fn roundtrip(img: &RgbImage, quality: u8) -> RgbImage {
 
 /// [`roundtrip`] with an explicit chroma sampling.
 pub fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
-    lanes::in_pool(|| roundtrip_with_body(img, quality, sampling))
+    if rayon::current_num_threads() == 1 {
+        // A one-thread pool gains nothing from a hand-over to its worker (a cross-thread round
+        // trip per call): the same MCU rows and bands in order on this thread.
+        return roundtrip_with_body(img, quality, sampling, false);
+    }
+    lanes::in_pool(|| roundtrip_with_body(img, quality, sampling, true))
 }
 
-/// The body of [`roundtrip_with`].
-fn roundtrip_with_body(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
+/// The body of [`roundtrip_with`]: the MCU rows and the decoding bands on rayon's pool (`parallel`) or
+/// in order on this thread (the same results either way).
+fn roundtrip_with_body(
+    img: &RgbImage,
+    quality: u8,
+    sampling: Subsampling,
+    parallel: bool,
+) -> RgbImage {
     let (w, h) = (img.width() as usize, img.height() as usize);
     if w == 0 || h == 0 {
         return img.clone();
@@ -114,20 +125,37 @@ fn roundtrip_with_body(img: &RgbImage, quality: u8, sampling: Subsampling) -> Rg
     let mut cbp = vec![0u8; geo.c_stride * geo.c_rows];
     let mut crp = vec![0u8; geo.c_stride * geo.c_rows];
     let c_chunk = geo.c_stride * geo.c_rows_per_mcu;
-    yp.par_chunks_mut(geo.y_stride * 16)
-        .zip(cbp.par_chunks_mut(c_chunk))
-        .zip(crp.par_chunks_mut(c_chunk))
-        .enumerate()
-        .for_each(|(m, ((y, cb), cr))| {
-            encode_mcu_row(img.as_raw(), &geo, (&luma, &chroma), m, [y, cb, cr]);
-        });
+    let encode = |(m, ((y, cb), cr)): (usize, ((&mut [u8], &mut [u8]), &mut [u8]))| {
+        encode_mcu_row(img.as_raw(), &geo, (&luma, &chroma), m, [y, cb, cr]);
+    };
+    let y_chunk = geo.y_stride * 16;
+    if parallel {
+        yp.par_chunks_mut(y_chunk)
+            .zip(cbp.par_chunks_mut(c_chunk))
+            .zip(crp.par_chunks_mut(c_chunk))
+            .enumerate()
+            .for_each(encode);
+    } else {
+        yp.chunks_mut(y_chunk)
+            .zip(cbp.chunks_mut(c_chunk))
+            .zip(crp.chunks_mut(c_chunk))
+            .enumerate()
+            .for_each(encode);
+    }
     let mut out = vec![0u8; w * h * 3];
     let rows_per_task = (PIXELS_PER_TASK / w).max(1);
-    out.par_chunks_mut(w * 3 * rows_per_task)
-        .enumerate()
-        .for_each(|(task, rows)| {
-            decode_rows(&geo, [&yp, &cbp, &crp], task * rows_per_task, rows);
-        });
+    let decode = |(task, rows): (usize, &mut [u8])| {
+        decode_rows(&geo, [&yp, &cbp, &crp], task * rows_per_task, rows);
+    };
+    if parallel {
+        out.par_chunks_mut(w * 3 * rows_per_task)
+            .enumerate()
+            .for_each(decode);
+    } else {
+        out.chunks_mut(w * 3 * rows_per_task)
+            .enumerate()
+            .for_each(decode);
+    }
     RgbImage::from_raw(w as u32, h as u32, out).expect("buffer of width × height × 3")
 }
 
