@@ -378,6 +378,9 @@ mod imp {
     const SLACK: usize = 64;
     /// Longest sleep between looks at the stop flag.
     const STOP_POLL: Duration = Duration::from_millis(50);
+    /// Frames a whole pass may fall short of the container's count without a warning: a valid
+    /// file can list a few frames the decoder never outputs (edit lists, open-GOP leading frames).
+    const LISTED_SLACK: u64 = 2;
     /// Outages kept in the report (the count and total time cover all of them).
     const MAX_OUTAGES_LISTED: usize = 100;
 
@@ -679,15 +682,16 @@ mod imp {
         }
 
         /// The end of one pass: another (seek back) or the end.
-        /// A whole pass of a file (no `start`/`stop`) that decoded fewer frames than its
-        /// container lists is reported once as a decode error: the file is likely truncated.
+        /// A whole pass of a file (no `start`/`stop`) that decoded more than [`LISTED_SLACK`]
+        /// frames fewer than its container lists is reported once as a decode error: the file is
+        /// likely truncated or damaged.
         fn end_of_pass(&mut self) -> Step {
             self.passes_done += 1;
             let listed = u64::try_from(self.opened.frames).unwrap_or(0);
             let whole = self.settings.start == 0.0 && self.settings.stop.is_none();
             let short = (!self.network && whole && self.passes_done == 1)
                 .then_some(self.frames_decoded)
-                .filter(|&n| n < listed);
+                .filter(|&n| n + LISTED_SLACK < listed);
             self.end_or_rewind();
             match short {
                 Some(n) => self.decode_error(
