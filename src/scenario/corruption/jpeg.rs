@@ -125,7 +125,9 @@ fn roundtrip_with_body(
     let mut cbp = vec![0u8; geo.c_stride * geo.c_rows];
     let mut crp = vec![0u8; geo.c_stride * geo.c_rows];
     let c_chunk = geo.c_stride * geo.c_rows_per_mcu;
-    let encode = |(m, ((y, cb), cr)): (usize, ((&mut [u8], &mut [u8]), &mut [u8]))| {
+    /// One MCU row's index and its luma, Cb and Cr plane chunks, as the zipped iterators give them.
+    type McuRow<'a> = (usize, ((&'a mut [u8], &'a mut [u8]), &'a mut [u8]));
+    let encode = |(m, ((y, cb), cr)): McuRow| {
         encode_mcu_row(img.as_raw(), &geo, (&luma, &chroma), m, [y, cb, cr]);
     };
     let y_chunk = geo.y_stride * 16;
