@@ -288,6 +288,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
                 live.read += 1;
                 live.dropped += 1;
             }
+            Event::Tick => {}
         }
         if let Some(e) = exporter.as_mut() {
             e.update(&metrics, &live, false);

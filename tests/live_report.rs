@@ -157,3 +157,46 @@ fn live_view_runs_on_a_terminal_and_stops_on_q() {
     assert_eq!(s["run"]["end"], "interrupted");
     assert!(s["frames"]["read"].as_u64().unwrap() >= 10, "{s}");
 }
+
+#[test]
+fn a_slow_stream_still_gets_interim_summaries_between_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("slow.toml");
+    // One frame a second: without the pipeline's idle tick nothing would be rewritten in between.
+    std::fs::write(
+        &config,
+        "[report]\nsummary_every = \"0.2s\"\n[source]\npath = \"synthetic\"\nkind = \"synthetic\"\n\
+         [source.synthetic]\nwidth = 64\nheight = 48\nfps = 1\nframes = 3\nrealtime = true\n",
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let mut child = robustream()
+        .args(["run", "--quiet", "--config"])
+        .arg(&config)
+        .arg("--model")
+        .arg(model())
+        .arg("--out")
+        .arg(&out)
+        .spawn()
+        .expect("robustream starts");
+    let path = out.join("summary.json");
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let v: serde_json::Value = serde_json::from_str(&text).expect("whole JSON");
+            if v["run"]["end"] == "running" {
+                let wall = (v["run"]["wall_s"].as_f64().unwrap() * 1000.0) as u64;
+                seen.insert((v["frames"]["read"].as_u64().unwrap(), wall));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(child.wait().unwrap().success());
+    // Some frame count was written at two or more different times: rewrites between frames.
+    let mut per_count = std::collections::BTreeMap::<u64, usize>::new();
+    for (n, _) in &seen {
+        *per_count.entry(*n).or_default() += 1;
+    }
+    assert!(per_count.values().any(|&k| k >= 2), "{seen:?}");
+}

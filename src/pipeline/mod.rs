@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 
 use crate::config::{DropPolicy, PipelineConfig, ScenarioStage};
 use crate::engine::model::ModelDesc;
@@ -71,7 +71,13 @@ pub enum Event {
     /// A live source's frame dropped unevaluated because the pipeline was behind (already counted
     /// in [`Outcome::frames_dropped`]; see [`crate::config::DropPolicy`]).
     Dropped,
+    /// Nothing happened for [`TICK`] (a camera reconnecting, a stalled stream, a slow plan): a
+    /// chance to refresh live outputs (the terminal view's clock, interim summaries). No counts.
+    Tick,
 }
+
+/// How long the collector waits for a message before it hands the sink an [`Event::Tick`].
+pub const TICK: Duration = Duration::from_millis(250);
 
 /// Why a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -529,7 +535,20 @@ pub fn run(
         let mut end = None;
         let mut skipped = 0u64;
         let mut failed = 0u64;
-        for msg in msg_rx.iter() {
+        loop {
+            let msg = match msg_rx.recv_timeout(TICK) {
+                Ok(msg) => msg,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    if end.is_none()
+                        && let Err(e) = sink(Event::Tick)
+                    {
+                        end = Some(EndReason::Failed(e));
+                        fatal.store(true, Ordering::Relaxed);
+                    }
+                    continue;
+                }
+            };
             if end.is_some() {
                 continue; // draining after a fatal error so the other threads can finish
             }
