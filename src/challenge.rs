@@ -566,6 +566,10 @@ impl Source for KeepingSource {
     fn fps(&self) -> Option<f64> {
         self.inner.fps()
     }
+
+    fn lost(&self) -> u64 {
+        self.inner.lost()
+    }
 }
 
 /// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands

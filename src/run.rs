@@ -288,6 +288,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
                 live.read += 1;
                 live.dropped += 1;
             }
+            Event::Lost(n) => live.lost += n,
             Event::Tick => {}
         }
         if let Some(e) = exporter.as_mut() {
@@ -382,6 +383,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         read: outcome.frames_read,
         skipped: outcome.frames_skipped,
         dropped: outcome.frames_dropped,
+        lost: outcome.frames_lost,
     };
     if let Some(e) = exporter.as_mut() {
         e.update(&metrics, &frames, true);

@@ -71,6 +71,9 @@ pub enum Event {
     /// A live source's frame dropped unevaluated because the pipeline was behind (already counted
     /// in [`Outcome::frames_dropped`]; see [`crate::config::DropPolicy`]).
     Dropped,
+    /// The source lost this many more frames before robustream saw them ([`Source::lost`];
+    /// already counted in [`Outcome::frames_lost`]).
+    Lost(u64),
     /// Nothing happened for [`TICK`] (a camera reconnecting, a stalled stream, a slow plan): a
     /// chance to refresh live outputs (the terminal view's clock, interim summaries). No counts.
     Tick,
@@ -116,6 +119,8 @@ pub struct Outcome {
     pub frames_skipped: u64,
     /// Frames dropped by a live-source policy (0 for offline sources).
     pub frames_dropped: u64,
+    /// Frames the source lost before robustream saw them ([`Source::lost`]).
+    pub frames_lost: u64,
     /// Variants whose scenario failed.
     pub variants_failed: u64,
     /// Why the run ended.
@@ -154,6 +159,8 @@ enum Message {
     Dropped {
         seq: u64,
     },
+    /// More frames lost by the source (not tied to a position: passed on at once).
+    Lost(u64),
     Failed {
         meta: Arc<FrameMeta>,
         scenario: usize,
@@ -225,6 +232,7 @@ pub fn run(
                 frames_read: 0,
                 frames_skipped: 0,
                 frames_dropped: 0,
+                frames_lost: 0,
                 variants_failed: 0,
                 end: EndReason::Failed(e),
                 source_report: None,
@@ -274,6 +282,7 @@ pub fn run(
             let mut seq = 0u64;
             let mut read = 0u64;
             let mut dropped = 0u64;
+            let mut lost = 0u64;
             let mut hit_limit = false;
             'frames: while !stop.load(Ordering::Relaxed) && !fatal_ref.load(Ordering::Relaxed) {
                 if limit.is_some_and(|l| seq >= l) {
@@ -283,6 +292,14 @@ pub fn run(
                 let Some(item) = source.next_frame() else {
                     break;
                 };
+                let lost_now = source.lost();
+                if lost_now > lost {
+                    let msg = Message::Lost(lost_now - lost);
+                    lost = lost_now;
+                    if src_msg.send(msg).is_err() {
+                        break;
+                    }
+                }
                 match item {
                     Ok(mut frame) => {
                         frame.seq = seq;
@@ -341,7 +358,7 @@ pub fn run(
                 seq += 1;
             }
             done_ref.store(true, Ordering::Relaxed);
-            (read, dropped, hit_limit, source.report())
+            (read, dropped, hit_limit, source.report(), lost)
         });
 
         // Scenario + preprocess workers.
@@ -568,6 +585,7 @@ pub fn run(
                     collector.skip(seq, reason)
                 }
                 Message::Dropped { seq } => collector.dropped(seq),
+                Message::Lost(n) => vec![Event::Lost(n)],
                 Message::Failed {
                     meta,
                     scenario,
@@ -596,12 +614,19 @@ pub fn run(
                 }
             }
         }
-        let (read, dropped, hit, report) = source_thread.join().unwrap_or((0, 0, false, None));
+        let (read, dropped, hit, report, lost) =
+            source_thread.join().unwrap_or((0, 0, false, None, 0));
         limit_hit = hit;
-        (read, skipped, dropped, failed, end, report)
+        (read, skipped, (dropped, lost), failed, end, report)
     });
-    let (frames_read, frames_skipped, frames_dropped, variants_failed, end, source_report) =
-        outcome;
+    let (
+        frames_read,
+        frames_skipped,
+        (frames_dropped, frames_lost),
+        variants_failed,
+        end,
+        source_report,
+    ) = outcome;
     let end = end.unwrap_or(if stop.load(Ordering::Relaxed) {
         EndReason::Interrupted
     } else if limit_hit {
@@ -613,6 +638,7 @@ pub fn run(
         frames_read,
         frames_skipped,
         frames_dropped,
+        frames_lost,
         variants_failed,
         end,
         source_report,

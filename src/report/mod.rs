@@ -160,7 +160,8 @@ mod tests {
             FrameCounts {
                 read: 4,
                 skipped: 0,
-                dropped: 0
+                dropped: 0,
+                lost: 0,
             }
         );
         let run = serde_json::json!({"model": "r50", "end": "completed"});
@@ -168,6 +169,7 @@ mod tests {
             read: 6,
             skipped: 2,
             dropped: 0,
+            lost: 0,
         };
         let s = Summary::from_metrics(&m, run, frames);
         assert_same(

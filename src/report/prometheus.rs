@@ -67,6 +67,11 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
             frames.dropped,
             "Frames of a live source dropped because the pipeline was behind.",
         ),
+        (
+            "lost",
+            frames.lost,
+            "Frames the source lost before robustream saw them (camera driver sequence gaps).",
+        ),
     ] {
         let n = format!("robustream_frames_{name}_total");
         head(&mut out, &n, "counter", help);
@@ -311,10 +316,12 @@ mod tests {
             read: 5,
             skipped: 1,
             dropped: 2,
+            lost: 4,
         };
         let text = render(&m, &counts);
         assert!(text.contains("robustream_frames_read_total 5\n"), "{text}");
         assert!(text.contains("robustream_frames_dropped_total 2\n"));
+        assert!(text.contains("robustream_frames_lost_total 4\n"));
         assert!(text.contains("# TYPE robustream_records_total counter\n"));
         for (key, t) in m.tallies() {
             let l = format!("scenario=\"{key}\",family=\"{}\"", family(key));

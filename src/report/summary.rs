@@ -34,8 +34,16 @@ pub struct FrameCounts {
     pub read: u64,
     /// Frames skipped because of bad input (corrupt image, bad label, ...).
     pub skipped: u64,
-    /// Frames dropped by a live source's back-pressure policy.
+    /// Frames dropped by a live source's back-pressure policy (the pipeline was behind).
     pub dropped: u64,
+    /// Frames the source lost before robustream saw them (a camera driver's sequence gaps; see
+    /// `Source::lost`); written only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One scenario's line of the summary.
@@ -426,9 +434,13 @@ impl Summary {
             }
         }
         let f = &self.frames;
+        let lost = match f.lost {
+            0 => String::new(),
+            n => format!(", {n} lost by the source"),
+        };
         let _ = writeln!(
             out,
-            "Frames: {} read, {} skipped, {} dropped.\n",
+            "Frames: {} read, {} skipped, {} dropped{lost}.\n",
             f.read, f.skipped, f.dropped
         );
         out.push_str("## Scenarios\n\n");
@@ -1121,6 +1133,7 @@ pub(crate) mod tests {
                 read: 5,
                 skipped: 1,
                 dropped: 0,
+                lost: 0,
             },
         )
     }
@@ -1255,7 +1268,8 @@ pub(crate) mod tests {
             FrameCounts {
                 read: 4,
                 skipped: 0,
-                dropped: 0
+                dropped: 0,
+                lost: 0,
             }
         );
         assert_eq!(r.run, json!({}));

@@ -230,6 +230,10 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
                 ),
                 drop_style,
             ),
+            Span::raw(match s.frames.lost {
+                0 => String::new(),
+                n => format!(" + {n} lost by the source"),
+            }),
             Span::raw(format!(
                 "  ·  skipped {}  ·  frames {}",
                 s.frames.skipped, s.frames.read
@@ -492,6 +496,7 @@ mod tests {
             read: 10,
             skipped: 1,
             dropped: 2,
+            lost: 3,
         };
         Snapshot::take(
             m,
@@ -540,6 +545,7 @@ mod tests {
             "in 2.0 frames/s",
             "evaluated 1.6 frames/s",
             "dropped 2 (20.0 %)",
+            "+ 3 lost by the source",
             "skipped 1",
             "scenarios (3)",
             "corruption/fog/5",

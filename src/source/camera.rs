@@ -807,6 +807,10 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
         self.negotiated.mode.fps
     }
 
+    fn lost(&self) -> u64 {
+        self.driver_drops
+    }
+
     fn report(&self) -> Option<serde_json::Value> {
         Some(self.report_json())
     }

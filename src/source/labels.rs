@@ -282,6 +282,10 @@ impl Source for LabelledSource {
     fn fps(&self) -> Option<f64> {
         self.inner.fps()
     }
+
+    fn lost(&self) -> u64 {
+        self.inner.lost()
+    }
 }
 
 #[cfg(test)]

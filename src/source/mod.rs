@@ -236,6 +236,12 @@ pub trait Source: Send {
     fn fps(&self) -> Option<f64> {
         None
     }
+    /// Frames the source knows it lost before they reached robustream, cumulative (a camera
+    /// driver's sequence gaps): counted live as `frames.lost` (by reason, next to the pipeline's own
+    /// `frames.dropped`). Default 0.
+    fn lost(&self) -> u64 {
+        0
+    }
     /// What the source has to say about itself at the end of the run (reconnects, outages, loops,
     /// timestamps…), written to `summary.json` as `run.source_report`; `None` when nothing.
     fn report(&self) -> Option<serde_json::Value> {

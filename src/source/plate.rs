@@ -281,6 +281,10 @@ impl Source for PlateSource {
     fn fps(&self) -> Option<f64> {
         self.inner.fps()
     }
+
+    fn lost(&self) -> u64 {
+        self.inner.lost()
+    }
 }
 
 #[cfg(test)]
