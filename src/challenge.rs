@@ -543,33 +543,11 @@ impl Source for KeepingSource {
         item
     }
 
-    fn len_hint(&self) -> Option<usize> {
-        self.inner.len_hint()
-    }
-
     fn describe(&self) -> String {
         self.inner.describe()
     }
 
-    fn is_live(&self) -> bool {
-        self.inner.is_live()
-    }
-
-    fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
-        self.inner.set_stop(stop);
-    }
-
-    fn report(&self) -> Option<serde_json::Value> {
-        self.inner.report()
-    }
-
-    fn fps(&self) -> Option<f64> {
-        self.inner.fps()
-    }
-
-    fn lost(&self) -> u64 {
-        self.inner.lost()
-    }
+    crate::source::forward_to_inner!();
 }
 
 /// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands

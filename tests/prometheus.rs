@@ -4,20 +4,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-fn scrape(addr: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
 
 #[test]
 fn metrics_are_served_on_loopback_while_the_run_goes_on() {
@@ -42,15 +33,7 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("prometheus: serving http://")
-        .and_then(|l| l.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("no address line: {line:?}"))
-        .to_string();
+    let (addr, mut stderr) = prometheus_addr(&mut child);
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     // Scrape until frames have been evaluated (the run lasts ≥ 2.5 s: 100 frames at 40 fps).
     let start = Instant::now();

@@ -8,8 +8,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -364,14 +363,6 @@ fn an_offline_video_run_is_deterministic() {
     assert_eq!(s["run"]["source_report"]["codec"], "mpeg4", "{s}");
 }
 
-fn scrape(addr: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
-
 /// The value of an unlabelled Prometheus sample `name` in a scrape.
 fn sample(body: &str, name: &str) -> Option<f64> {
     body.lines()
@@ -413,15 +404,7 @@ fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("prometheus: serving http://")
-        .and_then(|l| l.strip_suffix("/metrics"))
-        .unwrap_or_else(|| panic!("no address line: {line:?}"))
-        .to_string();
+    let (addr, mut stderr) = prometheus_addr(&mut child);
     // Scrape while the run goes on until frames have been read and dropped.
     let mut body = String::new();
     while started.elapsed() < Duration::from_secs(60) {

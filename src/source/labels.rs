@@ -21,8 +21,6 @@
 //! Both replace whatever truth the source's frames carry.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use super::{Source, SourceError};
 use crate::frame::{Frame, LabelSpace, Truth};
@@ -259,33 +257,11 @@ impl Source for LabelledSource {
         Some(Ok(frame))
     }
 
-    fn len_hint(&self) -> Option<usize> {
-        self.inner.len_hint()
-    }
-
     fn describe(&self) -> String {
         format!("{} ({})", self.inner.describe(), self.labels.describe())
     }
 
-    fn is_live(&self) -> bool {
-        self.inner.is_live()
-    }
-
-    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
-        self.inner.set_stop(stop);
-    }
-
-    fn report(&self) -> Option<serde_json::Value> {
-        self.inner.report()
-    }
-
-    fn fps(&self) -> Option<f64> {
-        self.inner.fps()
-    }
-
-    fn lost(&self) -> u64 {
-        self.inner.lost()
-    }
+    crate::source::forward_to_inner!();
 }
 
 #[cfg(test)]

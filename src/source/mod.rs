@@ -249,6 +249,39 @@ pub trait Source: Send {
     }
 }
 
+/// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
+/// `is_live`, `set_stop`, `fps`, `lost`, `report`), written inside its `impl Source` block so a
+/// method added to the trait is forwarded by every wrapper (the plate, stream labels, the
+/// challenge's frame keeper) in one place.
+macro_rules! forward_to_inner {
+    () => {
+        fn len_hint(&self) -> Option<usize> {
+            self.inner.len_hint()
+        }
+
+        fn is_live(&self) -> bool {
+            self.inner.is_live()
+        }
+
+        fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+            self.inner.set_stop(stop);
+        }
+
+        fn fps(&self) -> Option<f64> {
+            self.inner.fps()
+        }
+
+        fn lost(&self) -> u64 {
+            self.inner.lost()
+        }
+
+        fn report(&self) -> Option<serde_json::Value> {
+            self.inner.report()
+        }
+    };
+}
+pub(crate) use forward_to_inner;
+
 /// One problem with one input item or with the source as a whole. Display = one line:
 /// `<item>: <what is wrong>; <what to do>`.
 #[derive(Debug, thiserror::Error)]

@@ -254,10 +254,6 @@ impl Source for PlateSource {
         Some(Ok(frame))
     }
 
-    fn len_hint(&self) -> Option<usize> {
-        self.inner.len_hint()
-    }
-
     fn describe(&self) -> String {
         format!(
             "{}, masks from a background plate learned over {} frames",
@@ -266,25 +262,7 @@ impl Source for PlateSource {
         )
     }
 
-    fn is_live(&self) -> bool {
-        self.inner.is_live()
-    }
-
-    fn set_stop(&mut self, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
-        self.inner.set_stop(stop);
-    }
-
-    fn report(&self) -> Option<serde_json::Value> {
-        self.inner.report()
-    }
-
-    fn fps(&self) -> Option<f64> {
-        self.inner.fps()
-    }
-
-    fn lost(&self) -> u64 {
-        self.inner.lost()
-    }
+    crate::source::forward_to_inner!();
 }
 
 #[cfg(test)]

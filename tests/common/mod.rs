@@ -1,8 +1,9 @@
 //! Shared helpers of the integration tests: where the real assets are, and running the binary.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, ChildStderr, Command, Output};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -101,4 +102,28 @@ pub fn manifest(dir: &Path, rows: &[&str]) -> PathBuf {
     let p = dir.join("manifest.csv");
     std::fs::write(&p, format!("path,label\n{}\n", rows.join("\n"))).unwrap();
     p
+}
+
+/// The address a run started with `--prometheus 127.0.0.1:0` serves on, read from the first line of
+/// its stderr (which must be piped); returns the rest of stderr for reading later.
+pub fn prometheus_addr(child: &mut Child) -> (String, BufReader<ChildStderr>) {
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("prometheus: serving http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .unwrap_or_else(|| panic!("no address line: {line:?}"))
+        .to_string();
+    (addr, stderr)
+}
+
+/// One `GET /metrics` from the endpoint at `addr`: the whole HTTP response.
+pub fn scrape(addr: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
 }
