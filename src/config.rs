@@ -369,6 +369,9 @@ impl RunConfig {
                 if let Some(plate) = &mut s.plate {
                     plate.relearn_file = plate.relearn_file.take().map(&rel);
                 }
+                if let Some(seg) = &mut s.segment {
+                    seg.model = rel(std::mem::take(&mut seg.model));
+                }
                 s.labels = s.labels.map(&rel);
                 s
             }
@@ -394,6 +397,10 @@ impl RunConfig {
         }
         let mut engine = raw.engine;
         engine.library = engine.library.map(&rel);
+        // The segmentation mask source loads ONNX Runtime like the engine (source::segment).
+        if let Some(seg) = &mut source.segment {
+            seg.library = engine.library.clone();
+        }
         engine.engine_cache = engine.engine_cache.map(&rel);
         if let Some(t) = o.threads {
             engine.threads = t;

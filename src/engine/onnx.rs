@@ -66,21 +66,40 @@ pub fn library_path(config: &EngineConfig) -> Result<PathBuf, EngineError> {
     Ok(path)
 }
 
+/// The process's ONNX Runtime environment, made on first use from the library at `lib` (see
+/// [`library_path`]) and shared by every later session: `ort` allows one environment per process
+/// (a second `build` fails), and the classifier and a segmentation mask source
+/// (`source::segment`) each need a session. The library is loaded once; a later call with another
+/// path gets the environment of the first.
+pub fn environment(lib: &Path) -> Result<ort::environment::Environment, EngineError> {
+    static ENV: std::sync::Mutex<Option<ort::environment::Environment>> =
+        std::sync::Mutex::new(None);
+    let mut env = ENV
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(e) = env.as_ref() {
+        return Ok(e.clone());
+    }
+    let made = ort::init_from(lib)
+        .map_err(|e| {
+            EngineError::Library(format!(
+                "cannot load ONNX Runtime from {}: {e}",
+                lib.display()
+            ))
+        })?
+        .with_name("robustream")
+        .build()
+        .map_err(|e| EngineError::Library(format!("cannot start ONNX Runtime: {e}")))?;
+    *env = Some(made.clone());
+    Ok(made)
+}
+
 impl OnnxEngine {
     /// Loads the ONNX Runtime library, creates a session for `model` with `config`, and checks that the
     /// model's input and output match the description.
     pub fn new(model: &ModelDesc, config: &EngineConfig) -> Result<Self, EngineError> {
         let lib = library_path(config)?;
-        let env = ort::init_from(&lib)
-            .map_err(|e| {
-                EngineError::Library(format!(
-                    "cannot load ONNX Runtime from {}: {e}",
-                    lib.display()
-                ))
-            })?
-            .with_name("robustream")
-            .build()
-            .map_err(|e| EngineError::Library(format!("cannot start ONNX Runtime: {e}")))?;
+        let env = environment(&lib)?;
         let model_err = |message: String| EngineError::Model {
             path: model.onnx.clone(),
             message,

@@ -15,7 +15,8 @@
 //!
 //! Masks and boxes: manifests name them per row (`mask`, `boxes`, `annotation` columns), folders
 //! pick up `<stem>.mask.png|npy` and `<stem>.xml` next to each image; [`regions`] parses boxes and
-//! derives them from masks.
+//! derives them from masks. On streams the masks can be made instead: from a learned background
+//! plate ([`plate`], `[source.plate]`) or by a segmentation model ([`segment`], `[source.segment]`).
 //!
 //! Problems with one item (a corrupt image, an unknown label, a wrong-size mask) come out of
 //! [`Source::next_frame`] as `Some(Err(_))` and iteration goes on; problems that make the whole source
@@ -33,6 +34,7 @@ pub mod memory;
 pub mod pixfmt;
 pub mod plate;
 pub mod regions;
+pub mod segment;
 pub mod single;
 pub mod synthetic;
 pub mod video;
@@ -82,6 +84,10 @@ pub struct SourceConfig {
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
     pub plate: Option<plate::PlateConfig>,
+    /// Masks from a segmentation ONNX model (`[source.segment]`, run every k frames; see
+    /// [`segment`]): replaces the source's own masks. Not together with `plate`.
+    #[serde(default)]
+    pub segment: Option<segment::SegmentConfig>,
     /// One truth for every frame (a class name, alias or index; see [`labels`]): a line camera
     /// that sees one part type. Replaces the frames' own truth.
     #[serde(default)]
@@ -105,6 +111,7 @@ impl SourceConfig {
             video: None,
             camera: None,
             plate: None,
+            segment: None,
             label: None,
             labels: None,
         }
@@ -252,9 +259,17 @@ pub trait Source: Send {
 /// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
 /// `is_live`, `set_stop`, `fps`, `lost`, `report`), written inside its `impl Source` block so a
 /// method added to the trait is forwarded by every wrapper (the plate, stream labels, the
-/// challenge's frame keeper) in one place.
+/// challenge's frame keeper) in one place. `forward_to_inner!(except_report)` forwards all but
+/// `report`, for a wrapper that adds its own (the segmentation mask source).
 macro_rules! forward_to_inner {
     () => {
+        crate::source::forward_to_inner!(except_report);
+
+        fn report(&self) -> Option<serde_json::Value> {
+            self.inner.report()
+        }
+    };
+    (except_report) => {
         fn len_hint(&self) -> Option<usize> {
             self.inner.len_hint()
         }
@@ -273,10 +288,6 @@ macro_rules! forward_to_inner {
 
         fn lost(&self) -> u64 {
             self.inner.lost()
-        }
-
-        fn report(&self) -> Option<serde_json::Value> {
-            self.inner.report()
         }
     };
 }
@@ -314,7 +325,19 @@ impl SourceError {
 /// label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
     let stream_labels = stream_labels(config, labels)?;
+    if config.plate.is_some() && config.segment.is_some() {
+        return Err(SourceError::new(
+            "[source]",
+            "`[source.plate]` and `[source.segment]` both make the frames' masks; keep one",
+        ));
+    }
+    if let Some(s) = &config.segment {
+        s.check().map_err(|e| SourceError::at(&config.path, e))?;
+    }
     let mut source = open_kind(config, labels)?;
+    if let Some(s) = &config.segment {
+        source = Box::new(segment::SegmentSource::new(source, s)?);
+    }
     if let Some(p) = &config.plate {
         p.check().map_err(|e| SourceError::at(&config.path, e))?;
         source = Box::new(plate::PlateSource::new(source, p.clone()));

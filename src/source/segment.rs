@@ -1,0 +1,1238 @@
+//! Masks from a segmentation ONNX model (issue 5): the alternative to a background plate
+//! ([`super::plate`]) when the camera moves or the scene has no empty moment. `[source.segment]`
+//! wraps any source; every k-th frame goes through the model and the foreground it finds becomes
+//! the frame's mask, which **replaces the source's own masks and boxes** (as the plate does; boxes
+//! follow from the mask downstream). A frame with no foreground pixel gets no mask, so the mask
+//! scenarios skip it.
+//!
+//! **Input.** The frame is squashed (no crop: the mask must cover the whole frame) to the model's
+//! input size with Pillow's bilinear filter ([`crate::resample`], antialiased when shrinking), and
+//! written as float32 in `layout` (NCHW or NHWC) as `(value · scale − mean[c]) / std[c]` per RGB
+//! channel (one lookup table of 3 × 256 entries). Defaults: scale 1/255, ImageNet mean and std.
+//! The size is read from the model when its input is fixed; a dynamic input needs `size`.
+//!
+//! **Output** (the model's first output, float32, in the input's layout; rank 4 `[1, C, H, W]` /
+//! `[1, H, W, C]`, or single-channel `[1, H, W]`):
+//! - `classes = [..]`: per-class logits or probabilities (DeepLab on VOC: `[1, 21, H, W]`,
+//!   `classes = [15]` for people). A pixel is foreground when its argmax is in the list; computed
+//!   as the margin `max(fg scores) − max(other scores) > 0` (ties count as background).
+//! - otherwise one channel (a saliency or probability map, U²-Net / ISNet): foreground when the
+//!   value exceeds `threshold` (default 0.5); with `minmax = true` the map is first stretched to
+//!   0..1 by its own minimum and maximum (what those models' demos do; a constant map is all 0).
+//!
+//! **Resize back.** The per-pixel margin (score − threshold, or the class margin) is upsampled to
+//! the frame size bilinearly with pixel centres aligned (`(x + 0.5) · in / out − 0.5`, edges
+//! clamped) and thresholded at 0: smoother edges than a nearest-neighbour blow-up of the low
+//! resolution mask, at one multiply-add pair per frame pixel. `min_area` (frame pixels, default 0)
+//! then drops 8-connected foreground blobs smaller than it (speckle on textured backgrounds).
+//!
+//! **Cost and `every`.** A real segmentation model costs far more than the classifier: ISNet takes
+//! about 3 s per 1024² image on a CPU (FACTS). `every = k` runs the model on every k-th frame only
+//! (default 1 = every frame); the frames in between reuse the last result. **On a moving scene the
+//! reused mask lags**: it shows where the objects were up to k − 1 frames ago. Every call
+//! (preprocess + inference + postprocess) is timed; calls, reused frames, frames without foreground,
+//! failures and the mean / p50 / p90 / max milliseconds per call are written to `summary.json` as
+//! `run.source_report.segment`. The model runs on the source thread, so on a live source a slow
+//! model lowers the rate frames are read at (the camera's own buffering decides what is lost).
+//!
+//! **Runtime.** The session is a second ONNX Runtime session in the classifier's process, always on
+//! the CPU, with `threads` intra-op threads (default 1, no spinning, so it does not starve the
+//! classifier or the scenario workers). It shares the process's ONNX Runtime environment and finds
+//! the library the same way as the classifier ([`crate::engine::onnx::library_path`]:
+//! `[engine] library`, `ORT_DYLIB_PATH`, the set-up script's copy).
+//!
+//! A frame the model fails on comes out as one skipped item (fatal under `--strict`), like any
+//! unreadable frame; the next frame calls the model again.
+
+use std::path::PathBuf;
+
+use image::{GrayImage, RgbImage};
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::{TensorElementType, TensorRef, ValueType};
+
+use super::regions::{Connectivity, label_components};
+use super::{Source, SourceError};
+use crate::engine::EngineConfig;
+use crate::engine::model::Layout;
+use crate::frame::{Frame, Regions};
+use crate::metrics::latency::LatencyHistogram;
+use crate::resample::{Filter, Resampler};
+
+/// ImageNet channel means on 0..1 (the default `mean`).
+pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+/// ImageNet channel standard deviations on 0..1 (the default `std`).
+pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+
+/// `[source.segment]`: the segmentation model and how its input and output are read.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SegmentConfig {
+    /// The `.onnx` file (relative to the config file).
+    pub model: PathBuf,
+    /// Input size `[width, height]` in pixels; default: the model's fixed input size (required
+    /// when the model's input size is dynamic).
+    #[serde(default)]
+    pub size: Option<[u32; 2]>,
+    /// Input (and output) tensor layout, `"nchw"` (default) or `"nhwc"`.
+    #[serde(default = "default_layout")]
+    pub layout: Layout,
+    /// Factor from 0..255 pixel values to the model's scale before `mean`/`std` (default 1/255).
+    #[serde(default = "default_scale")]
+    pub scale: f32,
+    /// Per-channel (RGB) mean subtracted after `scale` (default ImageNet's).
+    #[serde(default = "default_mean")]
+    pub mean: [f32; 3],
+    /// Per-channel (RGB) divisor after the mean (default ImageNet's).
+    #[serde(default = "default_std")]
+    pub std: [f32; 3],
+    /// Foreground classes of a multi-class output (argmax in this list). Absent: the output is a
+    /// single-channel map read with `threshold`.
+    #[serde(default)]
+    pub classes: Option<Vec<usize>>,
+    /// Foreground when a single-channel output exceeds this (default 0.5).
+    #[serde(default)]
+    pub threshold: Option<f32>,
+    /// Stretch a single-channel output to 0..1 by its minimum and maximum before `threshold`.
+    #[serde(default)]
+    pub minmax: bool,
+    /// Run the model on every k-th frame; the frames in between reuse the last mask (default 1).
+    #[serde(default = "default_every")]
+    pub every: u64,
+    /// Intra-op threads of the segmentation session (default 1; 0 = ONNX Runtime's default).
+    #[serde(default = "default_threads")]
+    pub threads: usize,
+    /// Foreground blobs (8-connected) smaller than this many frame pixels are dropped (default 0).
+    #[serde(default)]
+    pub min_area: u64,
+    /// The run's `[engine] library` (set by the config loader, not a key of the table): the
+    /// segmentation session loads ONNX Runtime the way the classifier does.
+    #[serde(skip)]
+    pub library: Option<PathBuf>,
+}
+
+fn default_layout() -> Layout {
+    Layout::Nchw
+}
+fn default_scale() -> f32 {
+    1.0 / 255.0
+}
+fn default_mean() -> [f32; 3] {
+    IMAGENET_MEAN
+}
+fn default_std() -> [f32; 3] {
+    IMAGENET_STD
+}
+fn default_every() -> u64 {
+    1
+}
+fn default_threads() -> usize {
+    1
+}
+
+impl SegmentConfig {
+    /// A config for `model` with every default.
+    pub fn new(model: impl Into<PathBuf>) -> Self {
+        Self {
+            model: model.into(),
+            size: None,
+            layout: default_layout(),
+            scale: default_scale(),
+            mean: default_mean(),
+            std: default_std(),
+            classes: None,
+            threshold: None,
+            minmax: false,
+            every: default_every(),
+            threads: default_threads(),
+            min_area: 0,
+            library: None,
+        }
+    }
+
+    /// Checks the values that do not need the model; the message names the key.
+    pub fn check(&self) -> Result<(), String> {
+        if self.every == 0 {
+            return Err(
+                "[source.segment] every = 0: give 1 to segment every frame, k for every k-th"
+                    .into(),
+            );
+        }
+        if let Some([w, h]) = self.size
+            && !((1..=8192).contains(&w) && (1..=8192).contains(&h))
+        {
+            return Err(format!(
+                "[source.segment] size = [{w}, {h}] must be [width, height] in 1..=8192"
+            ));
+        }
+        if !(self.scale.is_finite() && self.scale > 0.0) {
+            return Err(format!(
+                "[source.segment] scale = {} must be a number above 0",
+                self.scale
+            ));
+        }
+        if self.mean.iter().any(|m| !m.is_finite()) {
+            return Err(format!(
+                "[source.segment] mean = {:?} must be finite numbers",
+                self.mean
+            ));
+        }
+        if self.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(format!(
+                "[source.segment] std = {:?} must be numbers above 0",
+                self.std
+            ));
+        }
+        match (&self.classes, self.threshold) {
+            (Some(_), Some(_)) => {
+                return Err(
+                    "[source.segment] `classes` (argmax of a multi-class output) and \
+                            `threshold` (a single-channel map) both say how the output is read; \
+                            keep one"
+                        .into(),
+                );
+            }
+            (Some(c), None) if c.is_empty() => {
+                return Err(
+                    "[source.segment] classes = []: list the foreground class indices, \
+                            e.g. classes = [15]"
+                        .into(),
+                );
+            }
+            (Some(_), None) if self.minmax => {
+                return Err(
+                    "[source.segment] minmax applies to a single-channel output read \
+                            with `threshold`, not to `classes`; remove minmax"
+                        .into(),
+                );
+            }
+            (None, Some(t)) if !t.is_finite() => {
+                return Err(format!(
+                    "[source.segment] threshold = {t} must be a finite number"
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// How the output is read.
+    pub fn readout(&self) -> Readout {
+        match &self.classes {
+            Some(c) => Readout::Classes(c.clone()),
+            None => Readout::Threshold {
+                threshold: self.threshold.unwrap_or(0.5),
+                minmax: self.minmax,
+            },
+        }
+    }
+}
+
+/// How the model's output becomes foreground (see the module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Readout {
+    /// Argmax over the class axis in this list.
+    Classes(Vec<usize>),
+    /// A single-channel map above `threshold`, stretched to 0..1 first when `minmax`.
+    Threshold {
+        /// Foreground above this value.
+        threshold: f32,
+        /// Stretch the map to 0..1 by its own extremes first.
+        minmax: bool,
+    },
+}
+
+impl Readout {
+    /// Checks a channel count against the readout; the message names the key to change.
+    pub fn check_channels(&self, channels: usize) -> Result<(), String> {
+        match self {
+            Readout::Classes(c) => {
+                if channels == 1 {
+                    return Err(
+                        "its output has one channel (a saliency/probability map) but \
+                                `[source.segment] classes` is set; remove `classes` (and use \
+                                `threshold`)"
+                            .into(),
+                    );
+                }
+                if let Some(bad) = c.iter().find(|&&k| k >= channels) {
+                    return Err(format!(
+                        "`[source.segment] classes` names class {bad} but the output has \
+                         {channels} classes (0..{channels}); fix `classes`"
+                    ));
+                }
+            }
+            Readout::Threshold { .. } => {
+                if channels != 1 {
+                    return Err(format!(
+                        "its output has {channels} channels; set `[source.segment] classes = \
+                         [..]` to the foreground class indices (argmax), or use a \
+                         single-channel model"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `(channels, height, width)` of an output tensor of shape `shape` in `layout`: rank 4
+/// `[1, C, H, W]` (NCHW) or `[1, H, W, C]` (NHWC), rank 3 `[1, H, W]` and rank 2 `[H, W]` one
+/// channel. Dynamic dimensions (< 0) are returned as 0. Errors name what is wrong.
+pub fn output_geometry(shape: &[i64], layout: Layout) -> Result<(usize, usize, usize), String> {
+    let d = |v: i64| usize::try_from(v).unwrap_or(0);
+    let batch_ok = |b: i64| b == 1 || b < 0;
+    match (shape, layout) {
+        ([b, c, h, w], Layout::Nchw) if batch_ok(*b) => Ok((d(*c), d(*h), d(*w))),
+        ([b, h, w, c], Layout::Nhwc) if batch_ok(*b) => Ok((d(*c), d(*h), d(*w))),
+        ([b, h, w], _) if batch_ok(*b) => Ok((1, d(*h), d(*w))),
+        ([h, w], _) => Ok((1, d(*h), d(*w))),
+        _ => Err(format!(
+            "its first output has shape {shape:?}; robustream reads a batch of one as [1, C, H, W] \
+             (layout nchw), [1, H, W, C] (layout nhwc) or [1, H, W]"
+        )),
+    }
+}
+
+/// The per-pixel foreground margin (> 0 = foreground) of an output `data` holding `channels` ×
+/// `height` × `width` values in `layout` (channels-last for NHWC; a single channel is the same in
+/// both). Row-major, `height × width`.
+pub fn margin_map(
+    data: &[f32],
+    channels: usize,
+    pixels: usize,
+    layout: Layout,
+    readout: &Readout,
+) -> Vec<f32> {
+    match readout {
+        Readout::Classes(fg) => {
+            let mut is_fg = vec![false; channels];
+            for &k in fg {
+                if let Some(f) = is_fg.get_mut(k) {
+                    *f = true;
+                }
+            }
+            let at = |c: usize, p: usize| match layout {
+                Layout::Nchw => data[c * pixels + p],
+                Layout::Nhwc => data[p * channels + c],
+            };
+            (0..pixels)
+                .map(|p| {
+                    let (mut best_fg, mut best_bg) = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+                    for (c, &f) in is_fg.iter().enumerate() {
+                        let v = at(c, p);
+                        if f {
+                            best_fg = best_fg.max(v);
+                        } else {
+                            best_bg = best_bg.max(v);
+                        }
+                    }
+                    best_fg - best_bg
+                })
+                .collect()
+        }
+        Readout::Threshold { threshold, minmax } => {
+            let map = &data[..pixels];
+            if *minmax {
+                let (lo, hi) = map
+                    .iter()
+                    .filter(|v| v.is_finite())
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                        (lo.min(v), hi.max(v))
+                    });
+                let span = hi - lo;
+                map.iter()
+                    .map(|&v| {
+                        let n = if span > 0.0 { (v - lo) / span } else { 0.0 };
+                        n - threshold
+                    })
+                    .collect()
+            } else {
+                map.iter().map(|&v| v - threshold).collect()
+            }
+        }
+    }
+}
+
+/// Per output index along one axis: the two source indices and the weight of the second, for a
+/// bilinear resize from `n_in` to `n_out` samples with pixel centres aligned, edges clamped.
+fn taps(n_in: usize, n_out: usize) -> Vec<(usize, usize, f32)> {
+    let scale = n_in as f64 / n_out as f64;
+    (0..n_out)
+        .map(|o| {
+            let s = ((o as f64 + 0.5) * scale - 0.5).clamp(0.0, (n_in - 1) as f64);
+            let i0 = s.floor() as usize;
+            let i1 = (i0 + 1).min(n_in - 1);
+            (i0, i1, (s - i0 as f64) as f32)
+        })
+        .collect()
+}
+
+/// The `width × height` 0/255 mask of a `mw × mh` margin map: bilinear upsampling of the margin
+/// (pixel centres aligned, edges clamped), foreground where it is > 0. `mw`, `mh` ≥ 1.
+pub fn upsample_mask(margin: &[f32], mw: usize, mh: usize, width: u32, height: u32) -> GrayImage {
+    let xs = taps(mw, width as usize);
+    let ys = taps(mh, height as usize);
+    let mut out = GrayImage::new(width, height);
+    let mut top = vec![0f32; width as usize];
+    let mut bottom = vec![0f32; width as usize];
+    for (row, &(y0, y1, fy)) in out.as_mut().chunks_exact_mut(width as usize).zip(&ys) {
+        let (r0, r1) = (
+            &margin[y0 * mw..(y0 + 1) * mw],
+            &margin[y1 * mw..(y1 + 1) * mw],
+        );
+        for ((t, b), &(x0, x1, fx)) in top.iter_mut().zip(bottom.iter_mut()).zip(&xs) {
+            *t = r0[x0] + (r0[x1] - r0[x0]) * fx;
+            *b = r1[x0] + (r1[x1] - r1[x0]) * fx;
+        }
+        for ((m, t), b) in row.iter_mut().zip(&top).zip(&bottom) {
+            *m = if t + (b - t) * fy > 0.0 { 255 } else { 0 };
+        }
+    }
+    out
+}
+
+/// Clears the 8-connected foreground blobs of `mask` smaller than `min_area` pixels.
+pub fn remove_small(mask: &mut GrayImage, min_area: u64) {
+    if min_area <= 1 {
+        return;
+    }
+    let comps = label_components(mask, Connectivity::Eight);
+    if comps.areas.iter().all(|&a| a >= min_area) {
+        return;
+    }
+    for (m, &l) in mask.iter_mut().zip(&comps.labels) {
+        if l != 0 && comps.areas[l as usize - 1] < min_area {
+            *m = 0;
+        }
+    }
+}
+
+/// A loaded segmentation model: session, input geometry and readout.
+pub struct Segmenter {
+    session: Session,
+    input_name: String,
+    output_name: String,
+    size: (u32, u32),
+    layout: Layout,
+    /// `(v · scale − mean[c]) / std[c]` for v in 0..=255, per channel.
+    lut: [[f32; 256]; 3],
+    readout: Readout,
+    resampler: Resampler,
+    tensor: Vec<f32>,
+    path: PathBuf,
+}
+
+impl Segmenter {
+    /// Loads `config.model` (after [`SegmentConfig::check`]) and checks its input and output
+    /// against the config. Errors are one line naming the file or key and the fix.
+    pub fn open(config: &SegmentConfig) -> Result<Self, SourceError> {
+        let path = config.model.clone();
+        config.check().map_err(|e| SourceError::at(&path, e))?;
+        let err = |m: String| SourceError::at(&path, format!("segmentation model: {m}"));
+        if !path.is_file() {
+            return Err(err(
+                "the file does not exist; fix `[source.segment] model` (relative to the config \
+                 file)"
+                    .into(),
+            ));
+        }
+        let engine = EngineConfig {
+            library: config.library.clone(),
+            ..EngineConfig::default()
+        };
+        let lib = crate::engine::onnx::library_path(&engine)
+            .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
+        let env = crate::engine::onnx::environment(&lib)
+            .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
+        let setup = |e: ort::Error<_>| err(format!("cannot configure its session ({e})"));
+        let mut builder = Session::builder(&env)
+            .map_err(|e| err(format!("cannot create its session ({e})")))?
+            .with_optimization_level(GraphOptimizationLevel::All)
+            .map_err(setup)?
+            .with_inter_threads(1)
+            .map_err(setup)?
+            .with_intra_op_spinning(false)
+            .map_err(setup)?;
+        if config.threads > 0 {
+            builder = builder.with_intra_threads(config.threads).map_err(setup)?;
+        }
+        let session = builder.commit_from_file(&path).map_err(|e| {
+            err(format!(
+                "ONNX Runtime cannot load it ({e}); give an .onnx model"
+            ))
+        })?;
+        let (input_name, size) = check_input(&session, config).map_err(err)?;
+        let readout = config.readout();
+        let output_name = check_output(&session, config.layout, &readout).map_err(err)?;
+        let mut lut = [[0f32; 256]; 3];
+        for (c, table) in lut.iter_mut().enumerate() {
+            for (v, t) in table.iter_mut().enumerate() {
+                *t = (v as f32 * config.scale - config.mean[c]) / config.std[c];
+            }
+        }
+        Ok(Self {
+            session,
+            input_name,
+            output_name,
+            size,
+            layout: config.layout,
+            lut,
+            readout,
+            resampler: Resampler::new(),
+            tensor: Vec::new(),
+            path,
+        })
+    }
+
+    /// The model's input size `(width, height)`.
+    pub fn size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    /// The foreground mask (0/255, the image's size) the model finds in `image`, before
+    /// `min_area`. The error says what failed (inference, an output of the wrong shape).
+    pub fn mask(&mut self, image: &RgbImage) -> Result<GrayImage, String> {
+        let (w, h) = self.size;
+        let small = self.resampler.resize_rgb(image, w, h, Filter::Bilinear);
+        write_tensor(&small, self.layout, &self.lut, &mut self.tensor);
+        let shape = match self.layout {
+            Layout::Nchw => [1, 3, h as usize, w as usize],
+            Layout::Nhwc => [1, h as usize, w as usize, 3],
+        };
+        let tensor = TensorRef::from_array_view((shape, self.tensor.as_slice()))
+            .map_err(|e| e.to_string())?;
+        let outputs = self
+            .session
+            .run(ort::inputs![self.input_name.as_str() => tensor])
+            .map_err(|e| format!("inference failed ({e})"))?;
+        let value = outputs
+            .get(&self.output_name)
+            .ok_or_else(|| format!("no output `{}`", self.output_name))?;
+        let (out_shape, data) = value
+            .try_extract_tensor::<f32>()
+            .map_err(|e| format!("output `{}`: {e}", self.output_name))?;
+        let dims: Vec<i64> = out_shape.iter().copied().collect();
+        let (c, oh, ow) = output_geometry(&dims, self.layout)?;
+        self.readout.check_channels(c)?;
+        if oh == 0 || ow == 0 || data.len() != c * oh * ow {
+            return Err(format!(
+                "output `{}` has shape {dims:?}, which holds no {c} × H × W map",
+                self.output_name
+            ));
+        }
+        let margin = margin_map(data, c, oh * ow, self.layout, &self.readout);
+        Ok(upsample_mask(
+            &margin,
+            ow,
+            oh,
+            image.width(),
+            image.height(),
+        ))
+    }
+}
+
+/// Writes `image` into `out` as float32 in `layout` through the per-channel table `lut`.
+fn write_tensor(image: &RgbImage, layout: Layout, lut: &[[f32; 256]; 3], out: &mut Vec<f32>) {
+    let px = image.as_raw();
+    let n = px.len() / 3;
+    out.clear();
+    out.resize(px.len(), 0.0);
+    match layout {
+        Layout::Nchw => {
+            let (r, gb) = out.split_at_mut(n);
+            let (g, b) = gb.split_at_mut(n);
+            for (i, p) in px.chunks_exact(3).enumerate() {
+                r[i] = lut[0][usize::from(p[0])];
+                g[i] = lut[1][usize::from(p[1])];
+                b[i] = lut[2][usize::from(p[2])];
+            }
+        }
+        Layout::Nhwc => {
+            for (o, p) in out.chunks_exact_mut(3).zip(px.chunks_exact(3)) {
+                for c in 0..3 {
+                    o[c] = lut[c][usize::from(p[c])];
+                }
+            }
+        }
+    }
+}
+
+/// Checks the model's (single) image input against the config; returns its name and the size.
+fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u32, u32)), String> {
+    let inputs = session.inputs();
+    let [input] = inputs else {
+        let names: Vec<&str> = inputs.iter().map(|i| i.name()).collect();
+        return Err(format!(
+            "it has {} inputs ({names:?}); robustream feeds one image tensor",
+            inputs.len()
+        ));
+    };
+    let name = input.name().to_string();
+    let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
+        return Err(format!("input `{name}` is not a tensor"));
+    };
+    if *ty != TensorElementType::Float32 {
+        return Err(format!(
+            "input `{name}` is {ty:?}; robustream feeds float32"
+        ));
+    }
+    let dims: Vec<i64> = shape.iter().copied().collect();
+    let layout = match config.layout {
+        Layout::Nchw => "nchw",
+        Layout::Nhwc => "nhwc",
+    };
+    let (b, c, h, w) = match (dims.as_slice(), config.layout) {
+        ([b, c, h, w], Layout::Nchw) => (*b, *c, *h, *w),
+        ([b, h, w, c], Layout::Nhwc) => (*b, *c, *h, *w),
+        _ => {
+            return Err(format!(
+                "input `{name}` has shape {dims:?}, not an image batch; robustream feeds [1, 3, H, \
+                 W] (layout nchw) or [1, H, W, 3] (layout nhwc)"
+            ));
+        }
+    };
+    if !(c == 3 || c < 0) || !(b == 1 || b < 0) {
+        let other = if config.layout == Layout::Nchw {
+            "nhwc"
+        } else {
+            "nchw"
+        };
+        return Err(format!(
+            "input `{name}` has shape {dims:?}, which is not a batch of one RGB image in layout \
+             {layout}; fix `[source.segment] layout` (e.g. layout = \"{other}\")"
+        ));
+    }
+    let fixed = |v: i64| u32::try_from(v).ok().filter(|&v| v > 0);
+    let size = match (config.size, fixed(w), fixed(h)) {
+        (None, Some(w), Some(h)) => (w, h),
+        (None, _, _) => {
+            return Err(format!(
+                "input `{name}` has a dynamic size ({dims:?}); set `[source.segment] size = \
+                 [width, height]`"
+            ));
+        }
+        (Some([sw, sh]), fw, fh) => {
+            if fw.is_some_and(|v| v != sw) || fh.is_some_and(|v| v != sh) {
+                return Err(format!(
+                    "`[source.segment] size = [{sw}, {sh}]` but input `{name}` is fixed at \
+                     {dims:?} ({layout}); remove `size` or match it"
+                ));
+            }
+            (sw, sh)
+        }
+    };
+    Ok((name, size))
+}
+
+/// Checks the model's first output against the readout; returns its name.
+fn check_output(session: &Session, layout: Layout, readout: &Readout) -> Result<String, String> {
+    let output = session
+        .outputs()
+        .first()
+        .ok_or_else(|| "it has no output".to_string())?;
+    let name = output.name().to_string();
+    let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
+        return Err(format!("output `{name}` is not a tensor"));
+    };
+    if *ty != TensorElementType::Float32 {
+        return Err(format!(
+            "output `{name}` is {ty:?}; robustream reads float32"
+        ));
+    }
+    let dims: Vec<i64> = shape.iter().copied().collect();
+    let (c, _, _) = output_geometry(&dims, layout)?;
+    if c > 0 {
+        readout.check_channels(c)?;
+    }
+    Ok(name)
+}
+
+/// What the segmentation did over the run (for `run.source_report.segment`).
+#[derive(Debug, Default)]
+struct Stats {
+    calls: u64,
+    reused: u64,
+    empty: u64,
+    failed: u64,
+    total_ms: f64,
+    latency: LatencyHistogram,
+}
+
+/// A source whose frames get masks from a segmentation model (see the module docs).
+pub struct SegmentSource {
+    inner: Box<dyn Source>,
+    segmenter: Segmenter,
+    every: u64,
+    min_area: u64,
+    /// The last call's result (`None` inside: no foreground) and how many frames used it since.
+    last: Option<(Option<GrayImage>, (u32, u32))>,
+    since: u64,
+    stats: Stats,
+}
+
+impl SegmentSource {
+    /// Wraps `inner`, loading the model (errors as in [`Segmenter::open`]).
+    pub fn new(inner: Box<dyn Source>, config: &SegmentConfig) -> Result<Self, SourceError> {
+        let segmenter = Segmenter::open(config)?;
+        Ok(Self {
+            inner,
+            segmenter,
+            every: config.every,
+            min_area: config.min_area,
+            last: None,
+            since: 0,
+            stats: Stats::default(),
+        })
+    }
+
+    /// One model call on `image`: the cleaned mask, or `None` without foreground; timed.
+    fn call(&mut self, image: &RgbImage) -> Result<Option<GrayImage>, String> {
+        let t0 = std::time::Instant::now();
+        let mut mask = self.segmenter.mask(image)?;
+        remove_small(&mut mask, self.min_area);
+        let mask = mask.iter().any(|&v| v != 0).then_some(mask);
+        let ms = t0.elapsed().as_secs_f64() * 1e3;
+        self.stats.calls += 1;
+        self.stats.total_ms += ms;
+        self.stats.latency.record_ms(ms);
+        Ok(mask)
+    }
+
+    fn own_report(&self) -> serde_json::Value {
+        let s = &self.stats;
+        let q = s.latency.quantiles();
+        let mean = if s.calls > 0 {
+            s.total_ms / s.calls as f64
+        } else {
+            0.0
+        };
+        let r3 = |v: f64| (v * 1000.0).round() / 1000.0;
+        let (w, h) = self.segmenter.size();
+        serde_json::json!({
+            "model": self.segmenter.path.display().to_string(),
+            "input": [w, h],
+            "every": self.every,
+            "calls": s.calls,
+            "reused": s.reused,
+            "no_foreground": s.empty,
+            "failed": s.failed,
+            "ms_per_call": {
+                "mean": r3(mean),
+                "p50": q.p50,
+                "p90": q.p90,
+                "max": q.max,
+            },
+        })
+    }
+}
+
+impl Source for SegmentSource {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        let mut frame = match self.inner.next_frame()? {
+            Ok(f) => f,
+            Err(e) => return Some(Err(e)),
+        };
+        let size = frame.image.dimensions();
+        let reuse = match &self.last {
+            Some((_, s)) => *s == size && self.since < self.every,
+            None => false,
+        };
+        let mask = if reuse {
+            self.since += 1;
+            self.stats.reused += 1;
+            self.last.as_ref().and_then(|(m, _)| m.clone())
+        } else {
+            match self.call(&frame.image) {
+                Ok(m) => {
+                    self.last = Some((m.clone(), size));
+                    self.since = 1;
+                    m
+                }
+                Err(e) => {
+                    self.stats.failed += 1;
+                    self.last = None;
+                    return Some(Err(SourceError::new(
+                        frame.id,
+                        format!(
+                            "segmentation model {} failed on this frame: {e}; the frame is skipped",
+                            self.segmenter.path.display()
+                        ),
+                    )));
+                }
+            }
+        };
+        if mask.is_none() {
+            self.stats.empty += 1;
+        }
+        // Model masks replace the source's own masks and boxes.
+        frame.regions = mask.map(|m| Regions {
+            mask: Some(m),
+            boxes: Vec::new(),
+        });
+        Some(Ok(frame))
+    }
+
+    fn describe(&self) -> String {
+        let every = match self.every {
+            1 => "every frame".to_string(),
+            k => format!("every {k} frames"),
+        };
+        format!(
+            "{}, masks from segmentation model {} ({every})",
+            self.inner.describe(),
+            self.segmenter.path.display()
+        )
+    }
+
+    fn report(&self) -> Option<serde_json::Value> {
+        let own = self.own_report();
+        Some(match self.inner.report() {
+            None => serde_json::json!({ "segment": own }),
+            Some(serde_json::Value::Object(mut m)) => {
+                m.insert("segment".into(), own);
+                serde_json::Value::Object(m)
+            }
+            Some(other) => serde_json::json!({ "source": other, "segment": own }),
+        })
+    }
+
+    crate::source::forward_to_inner!(except_report);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::frame::BBox;
+    use crate::scene::{Background, Object, Shape, render};
+    use crate::source::memory::MemorySource;
+
+    /// The fixtures of `scripts/make_segment_fixture.py`.
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/segment")
+            .join(name)
+    }
+
+    fn ort_ready() -> bool {
+        // The tests load the real ONNX Runtime like the binary: the set-up script's copy.
+        let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lib/libonnxruntime.so");
+        assert!(
+            lib.exists(),
+            "ONNX Runtime is missing: run `bash scripts/assets.sh`"
+        );
+        true
+    }
+
+    fn logits_config() -> SegmentConfig {
+        let mut c = SegmentConfig::new(fixture("red_logits_nchw.onnx"));
+        c.classes = Some(vec![1]);
+        c.library =
+            Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lib/libonnxruntime.so"));
+        c
+    }
+
+    fn prob_config() -> SegmentConfig {
+        let mut c = SegmentConfig::new(fixture("red_prob_nhwc.onnx"));
+        c.layout = Layout::Nhwc;
+        c.size = Some([48, 40]);
+        c.mean = [0.0; 3];
+        c.std = [1.0; 3];
+        c.library = logits_config().library;
+        c
+    }
+
+    /// A red disc and a red rectangle on a dark checker (all channels in 20..110): the fixture's
+    /// foreground is exactly the objects.
+    fn scene(w: u32, h: u32) -> crate::scene::Scene {
+        let bg = Background::checker([20, 110, 60], [110, 20, 20], 9);
+        let objects = [
+            Object::new(
+                Shape::Disc,
+                BBox::new(w / 8, h / 6, w / 2, h * 2 / 3),
+                [230, 30, 30],
+            ),
+            Object::new(
+                Shape::Rect,
+                BBox::new(w * 5 / 8, h / 2, w * 7 / 8, h * 7 / 8),
+                [250, 60, 40],
+            ),
+        ];
+        render(w, h, &bg, &objects)
+    }
+
+    fn iou(a: &GrayImage, b: &GrayImage) -> f64 {
+        let (mut i, mut u) = (0u64, 0u64);
+        for (x, y) in a.iter().zip(b.iter()) {
+            let (x, y) = (*x != 0, *y != 0);
+            i += u64::from(x && y);
+            u += u64::from(x || y);
+        }
+        i as f64 / u.max(1) as f64
+    }
+
+    #[test]
+    fn config_checks_name_the_key() {
+        let ok = SegmentConfig::new("m.onnx");
+        assert!(ok.check().is_ok());
+        assert_eq!(
+            ok.readout(),
+            Readout::Threshold {
+                threshold: 0.5,
+                minmax: false
+            }
+        );
+        let bad = |edit: &dyn Fn(&mut SegmentConfig), key: &str| {
+            let mut c = SegmentConfig::new("m.onnx");
+            edit(&mut c);
+            let e = c.check().unwrap_err();
+            assert!(e.contains(key), "{e}");
+        };
+        bad(&|c| c.every = 0, "every = 0");
+        bad(&|c| c.size = Some([0, 10]), "size = [0, 10]");
+        bad(&|c| c.scale = f32::NAN, "scale");
+        bad(&|c| c.std = [1.0, 0.0, 1.0], "std");
+        bad(
+            &|c| {
+                c.classes = Some(vec![1]);
+                c.threshold = Some(0.3);
+            },
+            "keep one",
+        );
+        bad(&|c| c.classes = Some(vec![]), "classes = []");
+        bad(
+            &|c| {
+                c.classes = Some(vec![1]);
+                c.minmax = true;
+            },
+            "minmax",
+        );
+        // TOML: unknown keys are refused, defaults filled in.
+        let c: SegmentConfig = toml::from_str("model = \"a.onnx\"\nevery = 3").unwrap();
+        assert_eq!((c.every, c.threads, c.layout), (3, 1, Layout::Nchw));
+        assert_eq!((c.mean, c.std), (IMAGENET_MEAN, IMAGENET_STD));
+        assert!(toml::from_str::<SegmentConfig>("model = \"a\"\nthresh = 0.5").is_err());
+        assert!(toml::from_str::<SegmentConfig>("model = \"a\"\nlibrary = \"x\"").is_err());
+        let c: SegmentConfig = toml::from_str("model = \"a\"\nlayout = \"nhwc\"").unwrap();
+        assert_eq!(c.layout, Layout::Nhwc);
+    }
+
+    #[test]
+    fn output_shapes_and_channel_checks() {
+        assert_eq!(
+            output_geometry(&[1, 21, 8, 6], Layout::Nchw),
+            Ok((21, 8, 6))
+        );
+        assert_eq!(
+            output_geometry(&[1, 8, 6, 21], Layout::Nhwc),
+            Ok((21, 8, 6))
+        );
+        assert_eq!(
+            output_geometry(&[1, 1, -1, -1], Layout::Nchw),
+            Ok((1, 0, 0))
+        );
+        assert_eq!(output_geometry(&[1, 8, 6], Layout::Nchw), Ok((1, 8, 6)));
+        assert_eq!(output_geometry(&[8, 6], Layout::Nhwc), Ok((1, 8, 6)));
+        assert!(output_geometry(&[2, 1, 8, 6], Layout::Nchw).is_err());
+        assert!(output_geometry(&[1, 1, 1, 8, 6], Layout::Nchw).is_err());
+        let classes = Readout::Classes(vec![15]);
+        assert!(classes.check_channels(21).is_ok());
+        assert!(
+            classes
+                .check_channels(1)
+                .unwrap_err()
+                .contains("remove `classes`")
+        );
+        assert!(classes.check_channels(10).unwrap_err().contains("class 15"));
+        let t = SegmentConfig::new("m").readout();
+        assert!(t.check_channels(1).is_ok());
+        assert!(t.check_channels(21).unwrap_err().contains("classes = [..]"));
+    }
+
+    #[test]
+    fn margins_of_logits_and_maps() {
+        // 3 classes × 2 pixels, NCHW: pixel 0 argmax 2, pixel 1 argmax 0; tie in pixel 2 → bg.
+        let nchw = [1.0, 5.0, 2.0, 0.0, 1.0, 2.0, 3.0, 0.0, 2.0];
+        let fg = Readout::Classes(vec![2]);
+        let m = margin_map(&nchw, 3, 3, Layout::Nchw, &fg);
+        assert_eq!(m, vec![2.0, -5.0, 0.0]);
+        // The same values channels-last.
+        let nhwc = [1.0, 0.0, 3.0, 5.0, 1.0, 0.0, 2.0, 2.0, 2.0];
+        assert_eq!(margin_map(&nhwc, 3, 3, Layout::Nhwc, &fg), m);
+        // Two foreground classes: the best of them against the best of the rest.
+        let two = Readout::Classes(vec![1, 2]);
+        assert_eq!(
+            margin_map(&nchw, 3, 3, Layout::Nchw, &two),
+            vec![2.0, -4.0, 0.0]
+        );
+        let t = Readout::Threshold {
+            threshold: 0.5,
+            minmax: false,
+        };
+        assert_eq!(
+            margin_map(&[0.25, 0.75], 1, 2, Layout::Nchw, &t),
+            vec![-0.25, 0.25]
+        );
+        // Min–max stretches [0.1, 0.2, 0.3] to [0, 0.5, 1]: only the top pixel passes 0.6.
+        let mm = Readout::Threshold {
+            threshold: 0.6,
+            minmax: true,
+        };
+        let m = margin_map(&[0.1, 0.2, 0.3], 1, 3, Layout::Nchw, &mm);
+        assert!(m[0] < 0.0 && m[1] < 0.0 && m[2] > 0.0, "{m:?}");
+        // Without min–max none of them passes; a constant map has no foreground.
+        assert!(
+            margin_map(&[0.1, 0.2, 0.3], 1, 3, Layout::Nchw, &t)
+                .iter()
+                .all(|&v| v < 0.0)
+        );
+        assert!(
+            margin_map(&[0.7; 4], 1, 4, Layout::Nchw, &mm)
+                .iter()
+                .all(|&v| v < 0.0)
+        );
+    }
+
+    #[test]
+    fn upsampling_keeps_the_geometry() {
+        // A 4×2 map with the right half foreground, to 8×4: the right half exactly.
+        let m = [-1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0, 1.0];
+        let up = upsample_mask(&m, 4, 2, 8, 4);
+        for y in 0..4 {
+            let row: Vec<u8> = (0..8).map(|x| up.get_pixel(x, y).0[0]).collect();
+            assert_eq!(row, [0, 0, 0, 0, 255, 255, 255, 255], "row {y}");
+        }
+        // One foreground sample in the middle of 3×3 stays a centred 3×3 blob at 9×9 (where
+        // its weight exceeds ½).
+        let mut one = [-1.0f32; 9];
+        one[4] = 1.0;
+        let up = upsample_mask(&one, 3, 3, 9, 9);
+        assert_eq!(
+            crate::source::regions::tight_box(&up),
+            Some(BBox::new(3, 3, 6, 6))
+        );
+        // Same size: the map itself.
+        let same = upsample_mask(&m, 4, 2, 4, 2);
+        assert_eq!(same.as_raw(), &vec![0, 0, 255, 255, 0, 0, 255, 255]);
+    }
+
+    #[test]
+    fn small_blobs_are_removed() {
+        let mut m = GrayImage::new(10, 10);
+        m.put_pixel(0, 0, image::Luma([255]));
+        for y in 4..8 {
+            for x in 4..8 {
+                m.put_pixel(x, y, image::Luma([255]));
+            }
+        }
+        let mut kept = m.clone();
+        remove_small(&mut kept, 0);
+        assert_eq!(kept, m);
+        remove_small(&mut kept, 2);
+        assert_eq!(kept.iter().filter(|&&v| v != 0).count(), 16);
+        assert_eq!(kept.get_pixel(0, 0).0, [0]);
+        remove_small(&mut kept, 17);
+        assert!(kept.iter().all(|&v| v == 0));
+    }
+
+    #[test]
+    fn the_fixture_finds_the_red_objects_in_both_layouts() {
+        assert!(ort_ready());
+        let s = scene(160, 120);
+        let mut logits = Segmenter::open(&logits_config()).unwrap();
+        assert_eq!(logits.size(), (64, 64), "the size is read from the model");
+        let a = logits.mask(&s.image).unwrap();
+        let mut prob = Segmenter::open(&prob_config()).unwrap();
+        let b = prob.mask(&s.image).unwrap();
+        for m in [&a, &b] {
+            assert_eq!(m.dimensions(), (160, 120));
+            let v = iou(m, &s.mask);
+            eprintln!("IoU with the exact mask: {v:.4}");
+            // Edges are off by up to ~1 model pixel (2.5 frame pixels at 64 px for 160).
+            assert!(v > 0.94, "IoU {v}");
+        }
+        // Misalignment, inversion and emptiness would all fail the bound: the exact mask
+        // shifted by 8 pixels, its complement and nothing.
+        let shifted = image::imageops::crop_imm(&s.mask, 8, 0, 152, 120).to_image();
+        let mut moved = GrayImage::new(160, 120);
+        image::imageops::replace(&mut moved, &shifted, 0, 0);
+        assert!(iou(&moved, &s.mask) < 0.9);
+        // Feeding channels-last data to the NCHW model scrambles the mask.
+        let mut tensor = Vec::new();
+        let small = Resampler::new().resize_rgb(&s.image, 64, 64, Filter::Bilinear);
+        write_tensor(&small, Layout::Nhwc, &logits.lut, &mut tensor);
+        let readout = logits.readout.clone();
+        let wrong = {
+            let input =
+                TensorRef::from_array_view(([1usize, 3, 64, 64], tensor.as_slice())).unwrap();
+            let outputs = logits.session.run(ort::inputs!["image" => input]).unwrap();
+            let (_, data) = outputs["logits"].try_extract_tensor::<f32>().unwrap();
+            let margin = margin_map(data, 2, 64 * 64, Layout::Nchw, &readout);
+            upsample_mask(&margin, 64, 64, 160, 120)
+        };
+        assert!(iou(&wrong, &s.mask) < 0.5, "{}", iou(&wrong, &s.mask));
+        // A scene without red has no foreground.
+        let empty = render(
+            160,
+            120,
+            &Background::checker([20, 110, 60], [110, 20, 20], 9),
+            &[],
+        );
+        assert!(logits.mask(&empty.image).unwrap().iter().all(|&v| v == 0));
+    }
+
+    #[test]
+    fn model_shape_mismatches_are_one_line_errors() {
+        assert!(ort_ready());
+        let open_err = |c: SegmentConfig| Segmenter::open(&c).err().unwrap().to_string();
+        let mut c = prob_config();
+        c.classes = Some(vec![1]);
+        assert!(open_err(c).contains("remove `classes`"));
+        let mut c = logits_config();
+        c.classes = None;
+        assert!(open_err(c).contains("2 channels"));
+        let mut c = logits_config();
+        c.classes = Some(vec![2]);
+        assert!(open_err(c).contains("class 2"));
+        let mut c = logits_config();
+        c.size = Some([32, 32]);
+        assert!(open_err(c).contains("size = [32, 32]"));
+        let mut c = logits_config();
+        c.layout = Layout::Nhwc;
+        assert!(open_err(c).contains("layout"));
+        let mut c = prob_config();
+        c.size = None;
+        assert!(open_err(c).contains("set `[source.segment] size"));
+        let c = SegmentConfig {
+            model: fixture("nope.onnx"),
+            ..logits_config()
+        };
+        let e = open_err(c);
+        assert!(
+            e.contains("nope.onnx") && e.contains("does not exist"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.onnx");
+        std::fs::write(&junk, b"not a model").unwrap();
+        let e = open_err(SegmentConfig {
+            model: junk,
+            ..logits_config()
+        });
+        assert!(e.contains("cannot load it") && !e.contains('\n'), "{e}");
+    }
+
+    fn frame(n: u64, image: RgbImage, regions: Option<Regions>) -> Frame {
+        Frame {
+            id: format!("f{n}"),
+            seq: n,
+            image,
+            truth: None,
+            regions,
+            variant: None,
+            captured: std::time::Instant::now(),
+            decode_ms: 0.0,
+            timestamp: None,
+        }
+    }
+
+    fn frames(n: u64) -> Box<dyn Source> {
+        // The red disc moves right by 4 pixels a frame.
+        let bg = Background::checker([20, 110, 60], [110, 20, 20], 9);
+        let frames = (0..n)
+            .map(|i| {
+                let x = 10 + 4 * i as u32;
+                let disc = Object::new(Shape::Disc, BBox::new(x, 20, x + 40, 60), [230, 30, 30]);
+                frame(i, render(120, 90, &bg, &[disc]).image, None)
+            })
+            .collect();
+        Box::new(MemorySource::new(frames))
+    }
+
+    #[test]
+    fn every_k_reuses_the_last_mask_and_reports_the_cost() {
+        assert!(ort_ready());
+        let mut c = logits_config();
+        c.every = 3;
+        let mut s = SegmentSource::new(frames(7), &c).unwrap();
+        let masks: Vec<GrayImage> = (0..7)
+            .map(|_| {
+                s.next_frame()
+                    .unwrap()
+                    .unwrap()
+                    .regions
+                    .unwrap()
+                    .mask
+                    .unwrap()
+            })
+            .collect();
+        assert!(s.next_frame().is_none());
+        // Frames 0, 3, 6 are segmented; 1, 2 reuse 0's mask (which lags the moving disc), 4, 5
+        // reuse 3's.
+        assert_eq!(masks[1], masks[0]);
+        assert_eq!(masks[2], masks[0]);
+        assert_ne!(masks[3], masks[0]);
+        assert_eq!(masks[5], masks[3]);
+        assert_ne!(masks[6], masks[3]);
+        let r = s.report().unwrap();
+        let seg = &r["segment"];
+        assert_eq!(
+            (seg["calls"].as_u64(), seg["reused"].as_u64()),
+            (Some(3), Some(4))
+        );
+        assert_eq!(seg["every"], 3);
+        assert!(seg["ms_per_call"]["p50"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(
+            seg["model"]
+                .as_str()
+                .unwrap()
+                .ends_with("red_logits_nchw.onnx")
+        );
+        assert!(s.describe().contains("every 3 frames"));
+    }
+
+    #[test]
+    fn frames_without_foreground_get_no_mask_and_own_masks_are_replaced() {
+        assert!(ort_ready());
+        let bg = Background::checker([20, 110, 60], [110, 20, 20], 9);
+        let plain = render(64, 48, &bg, &[]).image;
+        let mut s = SegmentSource::new(
+            Box::new(MemorySource::new(vec![frame(0, plain, None)])),
+            &logits_config(),
+        )
+        .unwrap();
+        let f = s.next_frame().unwrap().unwrap();
+        assert!(f.regions.is_none());
+        assert_eq!(s.report().unwrap()["segment"]["no_foreground"], 1);
+        // A frame's own mask and boxes (here wrong on purpose: the left half) are replaced.
+        let sc = scene(96, 72);
+        let mut own = GrayImage::new(96, 72);
+        for y in 0..72 {
+            for x in 0..48 {
+                own.put_pixel(x, y, image::Luma([255]));
+            }
+        }
+        let regions = Regions {
+            mask: Some(own),
+            boxes: vec![BBox::new(0, 0, 48, 72)],
+        };
+        let mut s = SegmentSource::new(
+            Box::new(MemorySource::new(vec![frame(
+                0,
+                sc.image.clone(),
+                Some(regions),
+            )])),
+            &logits_config(),
+        )
+        .unwrap();
+        let r = s.next_frame().unwrap().unwrap().regions.unwrap();
+        assert!(
+            r.boxes.is_empty(),
+            "boxes follow from the model's mask downstream"
+        );
+        let m = r.mask.unwrap();
+        assert!(iou(&m, &sc.mask) > 0.85, "{}", iou(&m, &sc.mask));
+    }
+}
