@@ -22,9 +22,21 @@
 //! Damage: a packet the decoder rejects, or a decoded frame flagged corrupt, is counted as a decode
 //! error and comes out as one skipped item naming the file and frame index (the run goes on; under
 //! `--strict` it is fatal). A read error in the middle of a file ends that file's pass after the
-//! frames decoded so far. A network stream whose read fails or stalls (no data for
-//! `[source.video] timeout`, default [`READ_TIMEOUT`]) is reconnected with back-off (0.5 s doubling to 8 s), watching the run's stop
-//! flag; every outage is reported in `run.source_report.outages`.
+//! frames decoded so far.
+//!
+//! Network streams are read live from where they are: `loop`, `start` and `stop` are refused for
+//! a URL (they would need seeking in a stream that has no beginning; `--duration`/`--limit` bound
+//! a run). Opening one must be answered within `[source.video] open_timeout` (default
+//! [`OPEN_TIMEOUT`]; finding its streams may take a few seconds more while data flows, see
+//! `open_format`). A stream whose read fails, ends, or stalls (no data for `timeout`, default
+//! [`READ_TIMEOUT`]) gives the frames its decoder still holds and is reconnected with back-off
+//! (0.5 s doubling to 8 s), watching the run's stop flag, for as long as `reconnect` allows
+//! (default: until the run stops; a live sender that stops cannot be told from one that died);
+//! when it runs out the source ends. A URL with a known duration (a clip on a web server) is a
+//! file read over the network: its end is the end. Every outage is reported in
+//! `run.source_report.outages`, with one warning line when lost and one when back (printed
+//! directly, like the camera's: the source has no channel to the progress display's warning
+//! grouping, and outages are rare, not per frame).
 //!
 //! Without the `video` feature, [`open`] fails with a line naming the feature.
 
@@ -70,6 +82,28 @@ pub struct VideoConfig {
     /// reconnected (seconds or a duration string; default 10 s, [`READ_TIMEOUT`]).
     #[serde(default)]
     pub timeout: Option<TimeSpec>,
+    /// Network streams: how long opening the stream may take (connecting, and reading enough of
+    /// it to know its video), at the start and on every reconnect attempt; past it the attempt
+    /// fails with `no answer within … s` (seconds or a duration string; default 15 s,
+    /// [`OPEN_TIMEOUT`]).
+    #[serde(default)]
+    pub open_timeout: Option<TimeSpec>,
+    /// Network streams: how long to keep reconnecting a lost stream. `true` (the default) = until
+    /// the run is stopped (Ctrl-C, `--duration`, `--limit`); `false` = a lost stream ends the
+    /// source at once; a time (`"30s"`) = the source ends when no connection came back within
+    /// it (a sender that stopped for good ends the run).
+    #[serde(default)]
+    pub reconnect: Option<Reconnect>,
+}
+
+/// `reconnect = true | false | <time>` of `[source.video]`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Reconnect {
+    /// `true` = without end, `false` = never.
+    Flag(bool),
+    /// Give up when no connection came back within this time.
+    Within(TimeSpec),
 }
 
 /// `loop = true | false | N` of `[source.video]`.
@@ -225,6 +259,10 @@ pub struct Settings {
     pub every: u64,
     /// Network read stall timeout.
     pub timeout: std::time::Duration,
+    /// Network open (and reconnect attempt) timeout.
+    pub open_timeout: std::time::Duration,
+    /// How long a lost network stream is reconnected: `None` = without end, zero = never.
+    pub reconnect: Option<std::time::Duration>,
 }
 
 impl VideoConfig {
@@ -253,15 +291,24 @@ impl VideoConfig {
         if every == 0 {
             return Err("`every` must be at least 1 (1 = every frame)".into());
         }
-        let timeout = match &self.timeout {
+        let at_least_01 = |key: &str, t: &Option<TimeSpec>, default| match t {
             Some(t) => {
-                let s = t.seconds().map_err(|e| format!("`timeout`: {e}"))?;
+                let s = t.seconds().map_err(|e| format!("`{key}`: {e}"))?;
                 if s < 0.1 {
-                    return Err(format!("`timeout` ({s} s) must be at least 0.1 s"));
+                    return Err(format!("`{key}` ({s} s) must be at least 0.1 s"));
                 }
-                std::time::Duration::from_secs_f64(s)
+                Ok(std::time::Duration::from_secs_f64(s))
             }
-            None => READ_TIMEOUT,
+            None => Ok(default),
+        };
+        let timeout = at_least_01("timeout", &self.timeout, READ_TIMEOUT)?;
+        let open_timeout = at_least_01("open_timeout", &self.open_timeout, OPEN_TIMEOUT)?;
+        let reconnect = match &self.reconnect {
+            None | Some(Reconnect::Flag(true)) => None,
+            Some(Reconnect::Flag(false)) => Some(std::time::Duration::ZERO),
+            Some(Reconnect::Within(t)) => Some(std::time::Duration::from_secs_f64(
+                t.seconds().map_err(|e| format!("`reconnect`: {e}"))?,
+            )),
         };
         Ok(Settings {
             passes,
@@ -270,6 +317,8 @@ impl VideoConfig {
             realtime: self.realtime,
             every,
             timeout,
+            open_timeout,
+            reconnect,
         })
     }
 }
@@ -289,8 +338,10 @@ pub fn id_name(target: &str) -> String {
 }
 
 /// Opens the video file or stream of `config` (see the module docs). Errors: a bad
-/// `[source.video]`, an unsupported URL scheme, a missing or unreadable file, a stream with no video,
-/// an unreachable URL (after [`OPEN_TIMEOUT`]), or a build without the `video` feature.
+/// `[source.video]` (`loop`/`start`/`stop` on a network stream included), an unsupported URL
+/// scheme, a missing or unreadable file, a stream with no video, an unreachable URL (refused, or
+/// no answer within `open_timeout`, default [`OPEN_TIMEOUT`]), or a build without the `video`
+/// feature.
 pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
     let item = config.path.display().to_string();
     let settings = config
@@ -316,6 +367,13 @@ pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
         }
         None => false,
     };
+    if network && (settings.passes != Some(1) || settings.start > 0.0 || settings.stop.is_some()) {
+        return Err(SourceError::new(
+            &item,
+            "[source.video] `loop`, `start` and `stop` apply to video files; a network stream is \
+             read live from where it is (drop them; `--duration` or `--limit` bound a run)",
+        ));
+    }
     if !network {
         // A clear line for the common case, before FFmpeg's own words.
         if let Err(e) = std::fs::metadata(&config.path) {
@@ -369,7 +427,7 @@ mod imp {
     use ffmpeg_next as ffmpeg;
     use image::RgbImage;
 
-    use super::{OPEN_TIMEOUT, Settings};
+    use super::Settings;
     use crate::frame::Frame;
     use crate::source::{Source, SourceError};
 
@@ -435,19 +493,93 @@ mod imp {
         codec: String,
         /// Frames the container says the stream has (0 = unknown).
         frames: i64,
+        /// The input has a known duration: a file, or a finite resource behind a URL (a clip on
+        /// a web server), whose end is the end; a live stream has none.
+        finite: bool,
     }
 
-    /// Opens `target` and a decoder for its best video stream; the interrupt callback watches
-    /// `intr` (stop flag, deadline).
-    fn open_input(target: &str, intr: &Arc<Interrupt>) -> Result<(Opened, Io), String> {
+    /// Opens the container of `target` in two steps, the interrupt callback watching `intr`
+    /// (stop flag, deadline): connecting and reading its header (`avformat_open_input`) within
+    /// `open_timeout` when given (a network stream), then finding its streams
+    /// (`avformat_find_stream_info`) within [`PROBE_SLACK`] more: for a live stream that step
+    /// reads up to FFmpeg's `analyzeduration` of it in real time (5 s of an RTMP/FLV stream,
+    /// whose streams are only known from its packets), so one deadline for both would cut a
+    /// healthy probe short. (ffmpeg-next's `input_with_interrupt` runs both under one callback
+    /// with no way to re-arm in between.) Errors are one line.
+    fn open_format(
+        target: &str,
+        intr: &Arc<Interrupt>,
+        open_timeout: Option<Duration>,
+    ) -> Result<ffmpeg::format::context::Input, String> {
+        use ffmpeg::ffi;
+        let why = |e: ffmpeg::Error| match e {
+            _ if intr.stopped() => "stopped while opening".to_string(),
+            // Some demuxers (RTSP) turn the interrupt into an error of their own.
+            _ if intr.expired() => match open_timeout {
+                Some(t) => format!(
+                    "no answer within {} s (`[source.video] open_timeout`)",
+                    t.as_secs_f64()
+                ),
+                None => "no answer".to_string(),
+            },
+            e => format!("cannot open as video ({e})"),
+        };
+        let path = std::ffi::CString::new(target)
+            .map_err(|_| "a path with a NUL byte cannot be opened".to_string())?;
         let cb = intr.clone();
-        let input =
-            ffmpeg::format::input_with_interrupt(&target, move || cb.stopped() || cb.expired())
-                .map_err(|e| match e {
-                    ffmpeg::Error::Exit if intr.stopped() => "stopped while opening".to_string(),
-                    ffmpeg::Error::Exit => format!("no answer within {} s", OPEN_TIMEOUT.as_secs()),
-                    e => format!("cannot open as video ({e})"),
-                })?;
+        let interrupt =
+            ffmpeg::util::interrupt::new(Box::new(move || cb.stopped() || cb.expired()));
+        intr.arm(open_timeout);
+        // SAFETY: `ps` is a fresh context from `avformat_alloc_context` (checked non-null) whose
+        // interrupt callback points at the closure owned by `interrupt.guard`, which lives to
+        // the end of this function or, on success, moves into the returned `Input`, which drops
+        // it after closing the context (ffmpeg-next's `wrap_with_interrupt` contract). On
+        // failure `avformat_open_input` frees the context and nulls `ps`; after it succeeded,
+        // a failed `avformat_find_stream_info` is followed by `avformat_close_input`, so the
+        // context is freed exactly once and never used after. `path` outlives both calls.
+        unsafe {
+            let mut ps = ffi::avformat_alloc_context();
+            if ps.is_null() {
+                return Err("out of memory opening the input".into());
+            }
+            (*ps).interrupt_callback = interrupt.interrupt;
+            let r = ffi::avformat_open_input(
+                &mut ps,
+                path.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            );
+            if r < 0 {
+                return Err(why(ffmpeg::Error::from(r)));
+            }
+            intr.arm(open_timeout.map(|t| t + PROBE_SLACK));
+            let r = ffi::avformat_find_stream_info(ps, std::ptr::null_mut());
+            if r < 0 {
+                ffi::avformat_close_input(&mut ps);
+                return Err(why(ffmpeg::Error::from(r)));
+            }
+            Ok(ffmpeg::format::context::Input::wrap_with_interrupt(
+                ps,
+                interrupt.guard,
+            ))
+        }
+    }
+
+    /// How much longer than `open_timeout` finding a network stream's streams may take (see
+    /// [`open_format`]): FFmpeg's default `analyzeduration` (5 s) and a second of slack.
+    const PROBE_SLACK: Duration = Duration::from_secs(6);
+
+    /// Opens `target` and a decoder for its best video stream (see [`open_format`] for
+    /// `open_timeout`, given for network streams).
+    fn open_input(
+        target: &str,
+        intr: &Arc<Interrupt>,
+        open_timeout: Option<Duration>,
+    ) -> Result<(Opened, Io), String> {
+        let input = open_format(target, intr, open_timeout);
+        intr.arm(None);
+        let input = input?;
+        let finite = input.duration() > 0;
         let stream = input
             .streams()
             .best(ffmpeg::media::Type::Video)
@@ -483,6 +615,7 @@ mod imp {
             fps,
             codec,
             frames,
+            finite,
         };
         Ok((info, Io { input, decoder }))
     }
@@ -573,6 +706,9 @@ mod imp {
         outage_s: f64,
         /// The frame index the last damaged packet was reported at.
         last_packet_error: Option<u64>,
+        /// Network: the connection was lost (why); the decoder is drained of the frames it
+        /// holds, then the stream is reconnected.
+        lost: Option<String>,
     }
 
     impl VideoSource {
@@ -588,10 +724,8 @@ mod imp {
                 deadline_ms: AtomicU64::new(u64::MAX),
                 epoch: Instant::now(),
             });
-            intr.arm(network.then_some(OPEN_TIMEOUT));
-            let (opened, io) =
-                open_input(target, &intr).map_err(|e| SourceError::new(target, e))?;
-            intr.arm(None);
+            let (opened, io) = open_input(target, &intr, network.then_some(settings.open_timeout))
+                .map_err(|e| SourceError::new(target, e))?;
             let mut source = Self {
                 target: target.to_string(),
                 name: super::id_name(target),
@@ -626,6 +760,7 @@ mod imp {
                 outage_count: 0,
                 outage_s: 0.0,
                 last_packet_error: None,
+                lost: None,
             };
             if settings.start > 0.0 && !network {
                 source.rewind().map_err(|e| {
@@ -669,7 +804,7 @@ mod imp {
             self.seeks += 1;
             if !seek {
                 self.io = None;
-                let (opened, io) = open_input(&self.target, &self.intr)?;
+                let (opened, io) = open_input(&self.target, &self.intr, None)?;
                 (self.opened, self.io) = (opened, Some(io));
                 self.reopens += 1;
                 self.converter = None;
@@ -686,6 +821,14 @@ mod imp {
         /// frames fewer than its container lists is reported once as a decode error: the file is
         /// likely truncated or damaged.
         fn end_of_pass(&mut self) -> Step {
+            if let Some(why) = self.lost.take() {
+                // A lost network connection, its decoder drained: reconnect (or end).
+                return if self.reconnect(why) {
+                    Step::Again
+                } else {
+                    Step::End
+                };
+            }
             self.passes_done += 1;
             let listed = u64::try_from(self.opened.frames).unwrap_or(0);
             let whole = self.settings.start == 0.0 && self.settings.stop.is_none();
@@ -934,7 +1077,7 @@ mod imp {
                     self.done = true;
                     Step::End
                 }
-                Err(ffmpeg::Error::Eof) if !self.network || self.is_http() => {
+                Err(ffmpeg::Error::Eof) if !self.network || self.opened.finite => {
                     if let Some(io) = self.io.as_mut() {
                         let _ = io.decoder.send_eof();
                     }
@@ -964,43 +1107,58 @@ mod imp {
                         ffmpeg::Error::Eof => "stream ended".to_string(),
                         e => e.to_string(),
                     };
-                    if self.reconnect(why) {
-                        Step::Again
-                    } else {
-                        Step::End
+                    // Drain the frames the decoder still holds, then reconnect (`end_of_pass`).
+                    if let Some(io) = self.io.as_mut() {
+                        let _ = io.decoder.send_eof();
                     }
+                    self.draining = true;
+                    self.lost = Some(why);
+                    Step::Again
                 }
             }
         }
 
-        fn is_http(&self) -> bool {
-            matches!(
-                super::url_scheme(std::path::Path::new(&self.target)).as_deref(),
-                Some("http" | "https")
-            )
-        }
-
-        /// A lost connection: reconnects with back-off until it comes back (true) or the stop flag
-        /// rises (false). The outage is recorded either way.
+        /// A lost connection: reconnects with back-off until it comes back (true), or the stop
+        /// flag rises or `reconnect` runs out (false). The outage is recorded either way.
         fn reconnect(&mut self, error: String) -> bool {
             let lost = Instant::now();
+            let window = self.settings.reconnect;
+            let plan = match window {
+                None => "reconnecting".to_string(),
+                Some(w) if w.is_zero() => "not reconnecting (`reconnect = false`)".to_string(),
+                Some(w) => format!("reconnecting for up to {} s", w.as_secs_f64()),
+            };
             eprintln!(
-                "warning: {}: connection lost after frame {} ({error}); reconnecting",
+                "warning: {}: connection lost after frame {} ({error}); {plan}",
                 self.target,
                 self.index.saturating_sub(1)
             );
             // Close first: a UDP listener must free its port before it can bind it again.
             self.io = None;
+            let give_up = window.map(|w| lost + w);
+            let open_timeout = self.settings.open_timeout;
             let mut wait = Duration::from_millis(500);
             let mut attempts = 0u64;
             let recovered = loop {
-                if !self.sleep_until(Instant::now() + wait) {
+                let mut due = Instant::now() + wait;
+                if let Some(end) = give_up {
+                    if Instant::now() >= end {
+                        break false;
+                    }
+                    due = due.min(end);
+                }
+                if !self.sleep_until(due) {
                     break false;
                 }
                 attempts += 1;
-                self.intr.arm(Some(super::OPEN_TIMEOUT));
-                let result = open_input(&self.target, &self.intr);
-                self.intr.arm(None);
+                // An attempt ends by the end of the window (but gets at least 0.1 s).
+                let budget = give_up.map_or(open_timeout, |end| {
+                    open_timeout.min(
+                        end.saturating_duration_since(Instant::now())
+                            .max(Duration::from_millis(100)),
+                    )
+                });
+                let result = open_input(&self.target, &self.intr, Some(budget));
                 match result {
                     Ok((opened, io)) => {
                         (self.opened, self.io) = (opened, Some(io));
@@ -1033,6 +1191,14 @@ mod imp {
                 );
             } else {
                 self.done = true;
+                if let Some(w) = window.filter(|w| !w.is_zero() && !self.stopped()) {
+                    eprintln!(
+                        "warning: {}: no connection within {} s ({attempts} attempt(s)); the \
+                         stream is over",
+                        self.target,
+                        w.as_secs_f64()
+                    );
+                }
             }
             recovered
         }
@@ -1187,7 +1353,38 @@ mod tests {
                 realtime: true,
                 every: 2,
                 timeout: READ_TIMEOUT,
+                open_timeout: OPEN_TIMEOUT,
+                reconnect: None,
             }
+        );
+        let net = |t: &str| toml::from_str::<VideoConfig>(t).unwrap().settings();
+        let s = net("timeout = 2\nopen_timeout = \"1.5s\"\nreconnect = \"30s\"").unwrap();
+        assert_eq!(
+            (s.timeout, s.open_timeout, s.reconnect),
+            (
+                std::time::Duration::from_secs(2),
+                std::time::Duration::from_millis(1500),
+                Some(std::time::Duration::from_secs(30))
+            )
+        );
+        assert_eq!(
+            net("reconnect = false").unwrap().reconnect,
+            Some(Default::default())
+        );
+        assert_eq!(net("reconnect = true").unwrap().reconnect, None);
+        assert_eq!(
+            net("reconnect = 4").unwrap().reconnect,
+            Some(std::time::Duration::from_secs(4))
+        );
+        assert!(
+            net("open_timeout = 0.01")
+                .unwrap_err()
+                .contains("`open_timeout`")
+        );
+        assert!(
+            net("reconnect = \"soon\"")
+                .unwrap_err()
+                .contains("`reconnect`")
         );
         let c: VideoConfig = toml::from_str("loop = true\nstart = 1.5").unwrap();
         assert_eq!(c.settings().unwrap().passes, None);
@@ -1288,6 +1485,13 @@ mod tests {
         });
         let e = open(&c).err().unwrap();
         assert!(e.message.contains("[source.video]"), "{e}");
+        // loop / start / stop mean nothing to a live stream: refused before connecting.
+        for bad in ["loop = true", "start = 5", "stop = \"1m\"", "loop = 2"] {
+            let mut c = SourceConfig::new("udp://127.0.0.1:9");
+            c.video = Some(toml::from_str(bad).unwrap());
+            let e = open(&c).err().unwrap();
+            assert!(e.message.contains("apply to video files"), "{bad}: {e}");
+        }
     }
 }
 
