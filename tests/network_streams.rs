@@ -1,15 +1,16 @@
 //! Network streams read for real (issue 5): the `ffmpeg` CLI serves a test clip on a free loopback
-//! port as an HTTP, RTMP or SRT server, and `robustream run --source <url>` reads it on the real
-//! model as a user would. Per protocol, one server is killed mid-stream and a second one started on
+//! port as an HTTP, RTMP or SRT server (RTSP: see below), and `robustream run --source <url>`
+//! reads it on the real model as a user would. Per protocol, one server is killed mid-stream and a second one started on
 //! the same port: the outage is reported, frames resume, and when the second server's clip ends
 //! the run ends by itself (`[source.video] reconnect = "3s"`), with the second connection's frames
 //! about rate × duration. A clip served over HTTP with a known length ends at its end with no
 //! reconnect; a server that accepts the connection but never answers is given up after
 //! `open_timeout` with one line.
 //!
-//! RTSP is not here: FFmpeg is only an RTSP *client* (or, with `-rtsp_flags listen`, a server that
-//! receives a publish), so no local `ffmpeg` serves RTSP to a reader. A protocol the local `ffmpeg`
-//! lacks is skipped with a line saying so.
+//! FFmpeg is only an RTSP *client* (or, with `-rtsp_flags listen`, a server that receives a
+//! publish), so for RTSP the test answers the RTSP requests itself ([`RtspServer`]) and has
+//! `ffmpeg` send the media as RTP (MPEG-TS payload) to the port the reader asked for in SETUP. A
+//! protocol the local `ffmpeg` lacks is skipped with a line saying so.
 #![cfg(feature = "video")]
 
 mod common;
@@ -18,6 +19,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -152,8 +155,19 @@ impl Protocol {
         }
     }
 
+    fn rtsp(port: u16) -> Self {
+        Protocol {
+            name: "rtsp",
+            serve: Vec::new(),
+            url: format!("rtsp://127.0.0.1:{port}/live/cam"),
+        }
+    }
+
     /// A server sending `clip` in real time to the first reader that connects; killed on drop.
     fn serve(&self, clip: &Path) -> Server {
+        if self.name == "rtsp" {
+            return Server::Rtsp(RtspServer::start(&self.url, clip));
+        }
         let child = Command::new("ffmpeg")
             .args(["-v", "error", "-nostdin", "-re", "-i"])
             .arg(clip)
@@ -165,17 +179,186 @@ impl Protocol {
             .unwrap_or_else(|e| {
                 panic!("the `ffmpeg` CLI is needed to serve test streams ({e}): run `bash scripts/setup.sh`")
             });
-        Server(child)
+        Server::Ffmpeg(child)
     }
 }
 
-/// A serving `ffmpeg`; killed and reaped when dropped.
-struct Server(Child);
+/// A serving `ffmpeg`, or the test's RTSP server; killed when dropped.
+enum Server {
+    Ffmpeg(Child),
+    Rtsp(RtspServer),
+}
 
 impl Server {
     fn kill(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        match self {
+            Server::Ffmpeg(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Server::Rtsp(server) => server.kill(),
+        }
+    }
+}
+
+/// The smallest RTSP server a reader plays from (FFmpeg cannot serve RTSP): a thread answers
+/// OPTIONS, DESCRIBE (one MPEG-TS over RTP track, payload type 33), SETUP (UDP to the reader's
+/// `client_port`), PLAY and TEARDOWN on the URL's port, and on PLAY starts `ffmpeg -re … -f
+/// rtp_mpegts` sending the clip to the reader's port. Media is FFmpeg's own RTP; only the
+/// signalling is ours. Like `ffmpeg -listen 1`, it serves one reader and is gone when that
+/// reader's clip has been sent.
+struct RtspServer {
+    port: u16,
+    stop: Arc<AtomicBool>,
+    /// The reader's control connection, to cut it when the server "dies".
+    conn: Arc<Mutex<Option<TcpStream>>>,
+    sender: Arc<Mutex<Option<Child>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl RtspServer {
+    fn start(url: &str, clip: &Path) -> Self {
+        let port: u16 = url
+            .split(':')
+            .nth(2)
+            .and_then(|p| p.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap();
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let conn = Arc::new(Mutex::new(None));
+        let sender = Arc::new(Mutex::new(None));
+        let (stop2, conn2, sender2) = (stop.clone(), conn.clone(), sender.clone());
+        let (url, clip) = (url.to_string(), clip.to_path_buf());
+        let thread = std::thread::spawn(move || {
+            for c in listener.incoming() {
+                if stop2.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(c) = c else { continue };
+                *conn2.lock().unwrap() = c.try_clone().ok();
+                rtsp_session(c, &url, &clip, &sender2);
+                // Like `ffmpeg -listen 1`: one reader, then the server is gone (once it has sent).
+                let sent = sender2.lock().unwrap().take();
+                if let Some(mut child) = sent {
+                    let _ = child.wait();
+                    break;
+                }
+            }
+        });
+        RtspServer {
+            port,
+            stop,
+            conn,
+            sender,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops sending, cuts the reader's connection and closes the port.
+    fn kill(&mut self) {
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(mut child) = self.sender.lock().unwrap().take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(c) = self.conn.lock().unwrap().take() {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+        // Wake the accept loop so it sees the flag and drops the listener.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        let _ = thread.join();
+    }
+}
+
+/// Answers one reader's RTSP requests until it tears down or the connection closes.
+fn rtsp_session(c: TcpStream, url: &str, clip: &Path, sender: &Mutex<Option<Child>>) {
+    let mut reader = BufReader::new(c.try_clone().unwrap());
+    let mut c = c;
+    let mut client_port = 0u16;
+    loop {
+        // One request: lines up to a blank one (readers send no bodies here).
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let line = line.trim_end().to_string();
+            if line.is_empty() {
+                break;
+            }
+            lines.push(line);
+        }
+        let Some(method) = lines.first().and_then(|l| l.split(' ').next()) else {
+            return;
+        };
+        let header = |name: &str| {
+            lines.iter().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+            })
+        };
+        let cseq = header("CSeq").unwrap_or_default();
+        let (mut status, mut extra, mut body) = ("200 OK", String::new(), String::new());
+        match method {
+            "OPTIONS" => extra = "Public: OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN\r\n".into(),
+            "DESCRIBE" => {
+                body =
+                    "v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=test\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\n\
+                        m=video 0 RTP/AVP 33\r\na=rtpmap:33 MP2T/90000\r\na=control:track0\r\n"
+                        .into();
+                extra = format!(
+                    "Content-Base: {url}/\r\nContent-Type: application/sdp\r\nContent-Length: {}\r\n",
+                    body.len()
+                );
+            }
+            "SETUP" => {
+                let transport = header("Transport").unwrap_or_default();
+                let port = transport
+                    .split(';')
+                    .find_map(|p| p.strip_prefix("client_port="))
+                    .and_then(|p| p.split('-').next())
+                    .and_then(|p| p.parse().ok());
+                match port {
+                    Some(p) => {
+                        client_port = p;
+                        extra = format!(
+                            "Transport: RTP/AVP/UDP;unicast;client_port={p}-{};server_port={}-{}\r\n\
+                             Session: 12345678\r\n",
+                            p + 1,
+                            p + 2,
+                            p + 3
+                        );
+                    }
+                    // Only UDP: an interleaved (TCP) set-up is refused.
+                    None => status = "461 Unsupported Transport",
+                }
+            }
+            "PLAY" => {
+                extra = "Session: 12345678\r\n".into();
+                let child = Command::new("ffmpeg")
+                    .args(["-v", "error", "-nostdin", "-re", "-i"])
+                    .arg(clip)
+                    .args(["-c", "copy", "-f", "rtp_mpegts"])
+                    .arg(format!("rtp://127.0.0.1:{client_port}?pkt_size=1316"))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("the `ffmpeg` CLI runs");
+                *sender.lock().unwrap() = Some(child);
+            }
+            "TEARDOWN" => {}
+            _ => status = "501 Not Implemented",
+        }
+        let reply = format!("RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n{extra}\r\n{body}");
+        if c.write_all(reply.as_bytes()).is_err() || method == "TEARDOWN" {
+            return;
+        }
     }
 }
 
@@ -336,6 +519,13 @@ fn http_stream_drops_out_comes_back_and_ends() {
 fn rtmp_stream_drops_out_comes_back_and_ends() {
     if available("rtmp") {
         drop_out_and_come_back(Protocol::rtmp, free_tcp_port());
+    }
+}
+
+#[test]
+fn rtsp_stream_drops_out_comes_back_and_ends() {
+    if available("rtp") {
+        drop_out_and_come_back(Protocol::rtsp, free_tcp_port());
     }
 }
 
