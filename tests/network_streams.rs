@@ -675,3 +675,45 @@ fn a_server_that_never_answers_is_given_up_after_open_timeout() {
     assert!(probe.read(&mut none).is_err(), "the silent server answered");
     drop(listener);
 }
+
+#[test]
+fn with_reconnect_false_the_first_loss_ends_the_run() {
+    if !available("http") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = Protocol::http(free_tcp_port());
+    let clip = clip(dir.path(), "short.ts", 2);
+    let config = dir.path().join("once.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[source]\npath = \"{}\"\n[source.video]\nreconnect = false\n",
+            p.url
+        ),
+    )
+    .unwrap();
+    let _server = p.serve(&clip);
+    std::thread::sleep(Duration::from_millis(500));
+    let out = dir.path().join("run");
+    let mut child = start_run(&config, &out);
+    let (_, mut stderr) = prometheus_addr(&mut child);
+    let mut err = String::new();
+    stderr.read_to_string(&mut err).unwrap();
+    assert!(child.wait().unwrap().success(), "{err}");
+    assert!(
+        err.contains("not reconnecting (`reconnect = false`)"),
+        "{err}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["run"]["end"], "completed", "{s}");
+    let r = &s["run"]["source_report"];
+    assert_eq!(r["frames_decoded"], FPS * 2, "{r}");
+    assert_eq!(r["reconnects"], 0, "{r}");
+    let outage = &r["outages"][0];
+    assert_eq!(
+        (outage["recovered"].as_bool(), outage["attempts"].as_u64()),
+        (Some(false), Some(0)),
+        "{r}"
+    );
+}
