@@ -17,9 +17,17 @@
 //! `--measurement-time` override them. `ROBUSTREAM_BENCH_FRAMES=DIR` also writes the two frames as PNG
 //! into DIR (`coffee_224.png`, `coffee_1280x720.png`) so the peer script can check it times the same
 //! pixels. `cargo test --benches` runs every benchmark once (the smoke run of scripts/test.sh).
+//!
+//! With `ROBUSTREAM_BENCH_CPU=1` each variant's single-thread **CPU** time is printed first (as
+//! `benches/background.rs` does): on a shared machine wall-clock samples include time spent waiting
+//! for a core, CPU time does not. Any other value selects the variants whose `<frame>/<name>/<severity>`
+//! contains it, e.g. `ROBUSTREAM_BENCH_CPU=224/spatter/` (then add a criterion filter that matches
+//! nothing, such as `-- none`, to skip the wall-clock part).
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+mod common;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use image::RgbImage;
@@ -51,6 +59,32 @@ fn frames() -> Vec<(&'static str, RgbImage)> {
     vec![("224", view), ("1280x720", hd)]
 }
 
+/// With `ROBUSTREAM_BENCH_CPU` set: each selected variant's CPU time per call in a one-thread rayon
+/// pool (all the work on the measuring thread), the median of five batch means of at least 0.4 s.
+fn cpu_times(frames: &[(&str, RgbImage)], all: &[Corruption]) {
+    if !common::cpu_mode() {
+        return;
+    }
+    let filter = std::env::var("ROBUSTREAM_BENCH_CPU").unwrap_or_default();
+    let threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool");
+    threads.install(|| {
+        for (label, frame) in frames {
+            for cor in all {
+                let (name, sev) = split_key(cor);
+                let id = format!("{label}/{name}/{sev}");
+                if filter != "1" && !id.contains(&filter) {
+                    continue;
+                }
+                let ms = common::cpu_ms_per_call(|| drop(cor.corrupt(frame, RngKey(7))));
+                println!("cpu {id:32} {ms:8.4} ms (1 thread, median of 5 batch means)");
+            }
+        }
+    });
+}
+
 fn bench(c: &mut Criterion) {
     eprintln!(
         "corruptions bench: {} rayon thread(s)",
@@ -61,6 +95,7 @@ fn bench(c: &mut Criterion) {
         .iter()
         .flat_map(|(n, _)| SEVERITIES.map(move |s| Corruption::new(n, s).expect("listed")))
         .collect();
+    cpu_times(&frames, &all);
 
     for (label, frame) in &frames {
         let mut g = c.benchmark_group(format!("corruption_{label}"));

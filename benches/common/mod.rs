@@ -1,4 +1,4 @@
-//! Helpers shared by the scenario benches (`background.rs`, `objects.rs`): their opt-in CPU-time
+//! Helpers shared by the benches (`background.rs`, `objects.rs`, `corruptions.rs`): their opt-in CPU-time
 //! mode (`ROBUSTREAM_BENCH_CPU=1`).
 
 use std::time::{Duration, Instant};

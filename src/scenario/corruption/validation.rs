@@ -48,80 +48,48 @@ pub fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
         return Vec::new();
     }
     let per = rows_per_task(w);
-    // Sobel: dx, dy (row-major w × h) and |dx| + |dy| with a zero border of one pixel.
-    let pw = w + 2;
-    let mut dx = vec![0i32; w * h];
-    let mut dy = vec![0i32; w * h];
-    let mut mag = vec![0i32; pw * (h + 2)];
-    dx.par_chunks_mut(w * per)
-        .zip(dy.par_chunks_mut(w * per))
-        .zip(mag[pw..pw * (h + 1)].par_chunks_mut(pw * per))
-        .enumerate()
-        .for_each(|(t, ((dxs, dys), mags))| {
-            let mut rows = vec![0i32; 3 * pw];
-            for (i, ((gx, gy), m)) in dxs
-                .chunks_exact_mut(w)
-                .zip(dys.chunks_exact_mut(w))
-                .zip(mags.chunks_exact_mut(pw))
-                .enumerate()
-            {
-                let y = t * per + i;
-                for (k, row) in rows.chunks_exact_mut(pw).enumerate() {
-                    let sy = (y + k).saturating_sub(1).min(h - 1);
-                    let src = &img[sy * w..(sy + 1) * w];
-                    for (d, &v) in row[1..=w].iter_mut().zip(src) {
-                        *d = i32::from(v);
-                    }
-                    row[0] = i32::from(src[0]);
-                    row[w + 1] = i32::from(src[w - 1]);
-                }
-                let (r0, r1, r2) = (&rows[..pw], &rows[pw..2 * pw], &rows[2 * pw..]);
-                for x in 0..w {
-                    let sx = (r0[x + 2] + 2 * r1[x + 2] + r2[x + 2]) - (r0[x] + 2 * r1[x] + r2[x]);
-                    let sy =
-                        (r2[x] + 2 * r2[x + 1] + r2[x + 2]) - (r0[x] + 2 * r0[x + 1] + r0[x + 2]);
-                    gx[x] = sx;
-                    gy[x] = sy;
-                    m[x + 1] = sx.abs() + sy.abs();
-                }
-            }
-        });
-    // Non-maximum suppression: 0 = not an edge, 1 = candidate, 2 = edge.
-    const TG22: i64 = 13573; // tan(22.5°)·2^15, as OpenCV
+    // Sobel and non-maximum suppression fused per band of rows: a ring of three Sobel rows (the
+    // band's first row is preceded by its neighbour above, recomputed), so no whole-image gradient
+    // planes are stored. Map: 0 = not an edge, 1 = candidate, 2 = edge.
     let mut map = vec![0u8; w * h];
     map.par_chunks_mut(w * per)
         .enumerate()
         .for_each(|(t, rows)| {
-            for (i, out) in rows.chunks_exact_mut(w).enumerate() {
-                let y = t * per + i;
-                // Row y of the padded magnitude and its neighbours, indexed by x + 1.
-                let m_above = &mag[y * pw..(y + 1) * pw];
-                let m_row = &mag[(y + 1) * pw..(y + 2) * pw];
-                let m_below = &mag[(y + 2) * pw..(y + 3) * pw];
-                for (x, o) in out.iter_mut().enumerate() {
-                    let v = m_row[x + 1];
-                    if v <= low {
-                        continue;
-                    }
-                    let i = y * w + x;
-                    let (xs, ys) = (i64::from(dx[i].abs()), i64::from(dy[i].abs()) << 15);
-                    let tg22x = xs * TG22;
-                    let keep = if ys < tg22x {
-                        v > m_row[x] && v >= m_row[x + 2]
-                    } else {
-                        let tg67x = tg22x + (xs << 16);
-                        if ys > tg67x {
-                            v > m_above[x + 1] && v >= m_below[x + 1]
-                        } else if (dx[i] ^ dy[i]) < 0 {
-                            v > m_above[x + 2] && v > m_below[x]
-                        } else {
-                            v > m_above[x] && v > m_below[x + 2]
-                        }
-                    };
-                    if keep {
-                        *o = if v > high { 2 } else { 1 };
-                    }
+            let pw = w + 2;
+            // Ring slot of row y (−1 ≤ y ≤ h): (y + 1) mod 3. Magnitudes padded by a zero column
+            // on each side; rows outside the image stay all zero (OpenCV's zero border).
+            let mut mag = vec![0i32; 3 * pw];
+            let mut gx = vec![0i32; 3 * w];
+            let mut gy = vec![0i32; 3 * w];
+            let (mut vs, mut vd) = (vec![0i32; pw], vec![0i32; pw]);
+            let mut sobel = |y: isize, mag: &mut [i32], gx: &mut [i32], gy: &mut [i32]| {
+                let k = ((y + 1) % 3) as usize;
+                let m = &mut mag[k * pw..(k + 1) * pw];
+                if y < 0 || y >= h as isize {
+                    m.fill(0);
+                    return;
                 }
+                let y = y as usize;
+                let row = |sy: usize| &img[sy * w..(sy + 1) * w];
+                let (a, b, c) = (row(y.saturating_sub(1)), row(y), row((y + 1).min(h - 1)));
+                let (gx, gy) = (&mut gx[k * w..(k + 1) * w], &mut gy[k * w..(k + 1) * w]);
+                sobel_row(a, b, c, (&mut vs, &mut vd), gx, gy, &mut m[1..=w]);
+            };
+            let y0 = (t * per) as isize;
+            sobel(y0 - 1, &mut mag, &mut gx, &mut gy);
+            sobel(y0, &mut mag, &mut gx, &mut gy);
+            for (i, out) in rows.chunks_exact_mut(w).enumerate() {
+                let y = y0 + i as isize;
+                sobel(y + 1, &mut mag, &mut gx, &mut gy);
+                let slot = |y: isize| ((y + 1) % 3) as usize;
+                let ring = |y: isize| &mag[slot(y) * pw..(slot(y) + 1) * pw];
+                let k = slot(y);
+                nms_row(
+                    [ring(y - 1), ring(y), ring(y + 1)],
+                    (&gx[k * w..(k + 1) * w], &gy[k * w..(k + 1) * w]),
+                    out,
+                    (low, high),
+                );
             }
         });
     let mut stack: Vec<usize> = map
@@ -145,6 +113,111 @@ pub fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
     map.into_iter()
         .map(|v| if v == 2 { 255 } else { 0 })
         .collect()
+}
+
+/// One row of Canny's Sobel step from the source rows above (`a`), at (`b`) and below (`c`) (already
+/// replicated at the top and bottom): `gx = Σ_x±1 (a + 2b + c)` differences, `gy` the `[1, 2, 1]`
+/// weighted sum of `c − a`, and `m = |gx| + |gy|`, with replicated columns at the left and right
+/// edges. `vs`/`vd` are scratch rows of `w + 2`. Element-wise loops the compiler vectorises.
+fn sobel_row(
+    a: &[u8],
+    b: &[u8],
+    c: &[u8],
+    (vs, vd): (&mut [i32], &mut [i32]),
+    gx: &mut [i32],
+    gy: &mut [i32],
+    m: &mut [i32],
+) {
+    let w = b.len();
+    for ((((s, d), &a), &b), &c) in vs[1..=w]
+        .iter_mut()
+        .zip(&mut vd[1..=w])
+        .zip(a)
+        .zip(b)
+        .zip(c)
+    {
+        let (a, b, c) = (i32::from(a), i32::from(b), i32::from(c));
+        *s = a + 2 * b + c;
+        *d = c - a;
+    }
+    (vs[0], vs[w + 1], vd[0], vd[w + 1]) = (vs[1], vs[w], vd[1], vd[w]);
+    let (vs, vd) = (&vs[..w + 2], &vd[..w + 2]);
+    for (x, ((gx, gy), m)) in gx
+        .iter_mut()
+        .zip(gy.iter_mut())
+        .zip(m.iter_mut())
+        .enumerate()
+    {
+        let sx = vs[x + 2] - vs[x];
+        let sy = vd[x] + 2 * vd[x + 1] + vd[x + 2];
+        *gx = sx;
+        *gy = sy;
+        *m = sx.abs() + sy.abs();
+    }
+}
+
+/// One row of Canny's non-maximum suppression, branch-free so that it vectorises: `m` holds the
+/// magnitudes of the rows above, at and below (each padded by one zero column: pixel x at x + 1),
+/// `(gx, gy)` the row's gradients. A pixel above `low` is kept when it is a maximum along its
+/// gradient's direction sector (OpenCV's tan 22.5° / 67.5° sectors in 15-bit fixed point, `>` on
+/// one side and `>=` on the other along the axes, `>` on both along the diagonals); kept pixels
+/// are 2 above `high`, 1 otherwise; the rest 0.
+fn nms_row(m: [&[i32]; 3], g: (&[i32], &[i32]), out: &mut [u8], thresholds: (i32, i32)) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `nms_row_avx2` is compiled with `#[target_feature(enable = "avx2")]` and may run
+        // only on a CPU with AVX2, which was just checked; it has no unsafe code.
+        unsafe { nms_row_avx2(m, g, out, thresholds) };
+        return;
+    }
+    nms_row_body(m, g, out, thresholds);
+}
+
+/// [`nms_row`] compiled for AVX2 (the same operations, 8 lanes).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn nms_row_avx2(m: [&[i32]; 3], g: (&[i32], &[i32]), out: &mut [u8], thresholds: (i32, i32)) {
+    nms_row_body(m, g, out, thresholds);
+}
+
+/// The body of [`nms_row`]: every input cut to the row's length first, so the loop has no bounds
+/// checks and every choice is a select.
+#[inline(always)]
+fn nms_row_body(
+    m: [&[i32]; 3],
+    (gx, gy): (&[i32], &[i32]),
+    out: &mut [u8],
+    (low, high): (i32, i32),
+) {
+    const TG22: i32 = 13573; // tan(22.5°)·2^15, as OpenCV; |g| ≤ 1020 keeps every product in i32
+    let w = out.len();
+    fn cut(r: &[i32], o: usize, w: usize) -> &[i32] {
+        &r[o..o + w]
+    }
+    let [up, mid, down] = m;
+    let (ul, uc, ur) = (cut(up, 0, w), cut(up, 1, w), cut(up, 2, w));
+    let (ml, mc, mr) = (cut(mid, 0, w), cut(mid, 1, w), cut(mid, 2, w));
+    let (dl, dc, dr) = (cut(down, 0, w), cut(down, 1, w), cut(down, 2, w));
+    let (gx, gy) = (&gx[..w], &gy[..w]);
+    for x in 0..w {
+        let v = mc[x];
+        let (dx, dy) = (gx[x], gy[x]);
+        let xs = dx.abs();
+        let ys = dy.abs() << 15;
+        let tg22x = xs * TG22;
+        let tg67x = tg22x + (xs << 16);
+        let along_x = (v > ml[x]) & (v >= mr[x]);
+        let along_y = (v > uc[x]) & (v >= dc[x]);
+        let falling = (v > ur[x]) & (v > dl[x]);
+        let rising = (v > ul[x]) & (v > dr[x]);
+        let negative = (dx ^ dy) < 0;
+        let diagonal = (negative & falling) | (!negative & rising);
+        let flat = ys < tg22x;
+        let steep = !flat & (ys > tg67x);
+        let keep = (flat & along_x) | (steep & along_y) | (!flat & !steep & diagonal);
+        let keep = keep & (v > low);
+        out[x] = u8::from(keep) * (1 + u8::from(v > high));
+    }
 }
 
 /// `min(a, b)` for numbers that are never NaN (compiles to one vector instruction).
@@ -263,14 +336,15 @@ fn relax_body(s: &mut [f32], tmp: &mut [f32], forward: bool) -> bool {
 /// (vectorised), then the one from the pixel before in the same row ([`scan_row`]). `min` is exact,
 /// so this equals the pixel-by-pixel scan, bit for bit.
 pub fn distance_transform_l2_5(src: &[u8], w: usize, h: usize) -> Vec<f32> {
-    distance_capped(src, w, h, 1e9)
+    distance_capped(src, w, h, 1e9, 0)
 }
 
 /// [`distance_transform_l2_5`] with `far` (instead of 1e9) for the non-zero pixels and outside the
 /// image. Every result is the minimum over chains of additions starting from a zero pixel (equal for
 /// any `far`) or from a far one (≥ `far`), so `min(result, c)` is the same for every `far` ≥ c; a
-/// small `far` keeps the in-row propagation short.
-fn distance_capped(src: &[u8], w: usize, h: usize, far: f32) -> Vec<f32> {
+/// small `far` keeps the in-row propagation short. The distances are to the pixels equal to `zero`
+/// (0 for OpenCV's convention; 255 measures from Canny's edges without inverting them first).
+fn distance_capped(src: &[u8], w: usize, h: usize, far: f32, zero: u8) -> Vec<f32> {
     if w == 0 || h == 0 {
         return Vec::new();
     }
@@ -280,9 +354,7 @@ fn distance_capped(src: &[u8], w: usize, h: usize, far: f32) -> Vec<f32> {
     let mut d = vec![far; pw * (h + 4)];
     for (row, s) in d[2 * pw..].chunks_exact_mut(pw).zip(src.chunks_exact(w)) {
         for (v, &s) in row[2..w + 2].iter_mut().zip(s) {
-            if s == 0 {
-                *v = 0.0;
-            }
+            *v = if s == zero { 0.0 } else { far };
         }
     }
     for py in 2..h + 2 {
@@ -422,64 +494,118 @@ fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
         return None;
     }
     let edges = canny(l8, w, h, 50, 150);
-    let inv: Vec<u8> = edges.par_iter().map(|&e| 255 - e).collect();
-    let dist = distance_capped(&inv, w, h, 20.0);
-    // Truncate at 20, OpenCV blur 3×3 (f64 sums in the kernel's order, ÷ 9), to f32, to u8.
+    // Distance to the nearest edge (inverted edges: 0 on edges), capped at 20.
+    let dist = distance_capped(&edges, w, h, 20.0, 255);
+    // Truncate at 20, OpenCV blur 3×3 (f64 sums, ÷ 9), to f32, to u8. Every distance is 0 or an f32
+    // ≥ 1 (sums of the chamfer costs), i.e. a multiple of 2⁻²³ below 2⁵, so v·2²³ is an exact
+    // integer, nine of them sum exactly in i32 (< 2³¹), and that sum ·2⁻²³ is the f64 sum in any
+    // order: the same bits as the reference's sum.
     let mut d8 = vec![0u8; w * h];
-    rows3(&dist, w, h, &mut d8, |rows, out| {
-        let mut acc = vec![0.0f64; w];
-        for row in rows {
-            for ox in 0..3 {
-                for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
-                    *a += f64::from(v.min(20.0));
-                }
+    box3(
+        &dist,
+        (w, h),
+        &mut d8,
+        |v| {
+            let v = if v > 0.0 { v } else { 0.0 }; // (never negative or NaN)
+            let v = if v < 20.0 { v } else { 20.0 };
+            // SAFETY: v·2²³ is finite and in [0, 1.7e8] here: representable as i32, all that
+            // `to_int_unchecked` requires (the plain `as` cast's checks stop vectorisation).
+            unsafe { (v * 8_388_608.0).to_int_unchecked::<i32>() }
+        },
+        |sums, out| {
+            for (o, &a) in out.iter_mut().zip(sums) {
+                let v = (f64::from(a) / 8_388_608.0 / 9.0) as f32;
+                // SAFETY: 0 ≤ a ≤ 9·20·2²³, so v is finite and in [0, 20]: representable as i32.
+                *o = unsafe { v.to_int_unchecked::<i32>() } as u8;
             }
-        }
-        for (o, &a) in out.iter_mut().zip(&acc) {
-            *o = ((a / 9.0) as f32) as i32 as u8;
-        }
-    });
+        },
+    );
     let eq = equalize_hist(&d8);
     // filter2D with [[−2,−1,0],[−1,1,1],[0,1,2]] (reflect-101), saturated to 0..255 (exact integers).
-    const KER: [[i32; 3]; 3] = [[-2, -1, 0], [-1, 1, 1], [0, 1, 2]];
     let mut f = vec![0u8; w * h];
-    rows3(&eq, w, h, &mut f, |rows, out| {
-        let mut acc = vec![0i32; w];
-        for (row, k) in rows.iter().zip(&KER) {
-            for (ox, &k) in k.iter().enumerate() {
-                if k != 0 {
-                    for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
-                        *a += k * i32::from(v);
-                    }
-                }
-            }
-        }
-        for (o, &a) in out.iter_mut().zip(&acc) {
-            *o = a.clamp(0, 255) as u8;
+    rows3(&eq, w, h, &mut f, |[r0, r1, r2], out| {
+        let n = out.len();
+        let (a0, a1) = (&r0[..n], &r0[1..n + 1]);
+        let (b0, b1, b2) = (&r1[..n], &r1[1..n + 1], &r1[2..n + 2]);
+        let (c1, c2) = (&r2[1..n + 1], &r2[2..n + 2]);
+        for x in 0..n {
+            let v = |s: &[u8]| i32::from(s[x]);
+            let a = -2 * v(a0) - v(a1) - v(b0) + v(b1) + v(b2) + v(c1) + 2 * v(c2);
+            out[x] = a.clamp(0, 255) as u8;
         }
     });
     // blur 3×3 of the integers (an exact sum), ÷ 9, rounded half away from zero.
     let mut d = vec![0u8; w * h];
-    rows3(&f, w, h, &mut d, |rows, out| {
-        let mut acc = vec![0i32; w];
-        for row in rows {
-            for ox in 0..3 {
-                for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
-                    *a += i32::from(v);
-                }
-            }
-        }
+    box3(&f, (w, h), &mut d, i32::from, |sums, out| {
         // round(a/9) half away from zero; a/9 is never halfway, so this is (2a + 9) div 18.
-        for (o, &a) in out.iter_mut().zip(&acc) {
+        for (o, &a) in out.iter_mut().zip(sums) {
             *o = ((2 * a + 9) / 18) as u8;
         }
     });
+    // The largest L8·D (exact integers).
     let max = l8
-        .par_iter()
-        .zip(&d)
-        .map(|(&l, &d)| f64::from(l) * f64::from(d))
-        .reduce(|| 0.0, f64::max);
-    (max > 0.0).then_some((d, max))
+        .par_chunks(1 << 14)
+        .zip(d.par_chunks(1 << 14))
+        .map(|(l, d)| {
+            l.iter()
+                .zip(d)
+                .map(|(&l, &d)| u32::from(l) * u32::from(d))
+                .fold(0, u32::max)
+        })
+        .reduce(|| 0, u32::max);
+    (max > 0).then_some((d, f64::from(max)))
+}
+
+/// Sums of every 3×3 neighbourhood of a `w × h` plane (reflect-101 borders, as OpenCV's box
+/// filters), the values converted to i32 by `conv` (the sums must fit in i32), handed row by row to
+/// `fin(sums, out_row)`. Separable: each band of rows (in parallel) keeps a ring of three rows of
+/// horizontal sums, so every source row is summed once per band rather than three times.
+fn box3<T, U, C, F>(src: &[T], (w, h): (usize, usize), out: &mut [U], conv: C, fin: F)
+where
+    T: Copy + Sync,
+    U: Send,
+    C: Fn(T) -> i32 + Sync,
+    F: Fn(&[i32], &mut [U]) + Sync,
+{
+    let per = rows_per_task(w);
+    out.par_chunks_mut(w * per)
+        .enumerate()
+        .for_each(|(t, rows)| {
+            let mut ring = vec![0i32; 3 * w];
+            let mut have = [usize::MAX; 3];
+            let mut sums = vec![0i32; w];
+            for (i, out) in rows.chunks_exact_mut(w).enumerate() {
+                let y = t * per + i;
+                let near =
+                    [-1isize, 0, 1].map(|k| border_index(y as isize + k, h, Border::Reflect101));
+                for &r in &near {
+                    if have[r % 3] != r {
+                        hsum3(&src[r * w..(r + 1) * w], &mut ring[r % 3 * w..][..w], &conv);
+                        have[r % 3] = r;
+                    }
+                }
+                let [a, b, c] = near.map(|r| &ring[r % 3 * w..][..w]);
+                for (((s, &a), &b), &c) in sums.iter_mut().zip(a).zip(b).zip(c) {
+                    *s = a + b + c;
+                }
+                fin(&sums, out);
+            }
+        });
+}
+
+/// `dst[x] = conv(s[x − 1]) + conv(s[x]) + conv(s[x + 1])` with reflect-101 columns.
+fn hsum3<T: Copy>(s: &[T], dst: &mut [i32], conv: &impl Fn(T) -> i32) {
+    let w = s.len();
+    if w == 1 {
+        dst[0] = 3 * conv(s[0]);
+        return;
+    }
+    let dst = &mut dst[..w];
+    for x in 1..w - 1 {
+        dst[x] = conv(s[x - 1]) + conv(s[x]) + conv(s[x + 1]);
+    }
+    dst[0] = 2 * conv(s[1]) + conv(s[0]);
+    dst[w - 1] = 2 * conv(s[w - 2]) + conv(s[w - 1]);
 }
 
 /// ImageNet-C `spatter` at (μ, s, σ1, t, c4, mode) ([`SPATTER_PARAMS`]). Any size; an empty image is
@@ -489,7 +615,10 @@ fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
 ///
 /// Speed: the liquid layer's Gaussian stores the thresholded layer straight as `L8` (water) or as the
 /// mud mask; every stage after it works on u8/i32/f32 rows in parallel (only the distance transform's
-/// row scans and Canny's flood fill are sequential), with the reference's arithmetic. The whole
+/// row scans and Canny's flood fill are sequential), with the reference's arithmetic: Canny's Sobel
+/// and suppression fused per band on vector lanes, the two 3×3 box blurs separable on exact integers
+/// (the distances in 2⁻²³ fixed point, see `water_shape`), float-to-integer casts in forms that
+/// vectorise. The whole
 /// computation runs inside rayon's pool ([`lanes::in_pool`]), so a caller outside it hands the work
 /// over once rather than once per stage.
 pub fn spatter(image: &RgbImage, params: (f64, f64, f64, f64, f64, u8), rng: RngKey) -> RgbImage {
@@ -536,13 +665,7 @@ fn spatter_in_pool(
     let mut out = vec![0u8; src.len()];
     let per = rows_per_task(wu);
     if mode == 0 {
-        let l8 = liquid(|v, t| {
-            if v < t {
-                0
-            } else {
-                (v * 255.0).clamp(0.0, 255.0) as u8
-            }
-        });
+        let l8 = liquid(|v, t| if v < t { 0 } else { lanes::trunc_u8(v * 255.0) });
         let Some((d, max)) = water_shape(&l8, wu, hu) else {
             return image.clone();
         };
@@ -738,6 +861,75 @@ mod tests {
                 .collect()
         }
 
+        use rayon::prelude::*;
+
+        /// [`super::super::water_shape`] as first written (stage by stage, checked against OpenCV 4.8.1).
+        #[allow(clippy::type_complexity)]
+        pub fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
+            if w == 0 || h == 0 {
+                return None;
+            }
+            let edges = super::super::canny(l8, w, h, 50, 150);
+            let inv: Vec<u8> = edges.par_iter().map(|&e| 255 - e).collect();
+            let dist = super::super::distance_capped(&inv, w, h, 20.0, 0);
+            // Truncate at 20, OpenCV blur 3×3 (f64 sums in the kernel's order, ÷ 9), to f32, to u8.
+            let mut d8 = vec![0u8; w * h];
+            super::super::rows3(&dist, w, h, &mut d8, |rows, out| {
+                let mut acc = vec![0.0f64; w];
+                for row in rows {
+                    for ox in 0..3 {
+                        for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
+                            *a += f64::from(v.min(20.0));
+                        }
+                    }
+                }
+                for (o, &a) in out.iter_mut().zip(&acc) {
+                    *o = ((a / 9.0) as f32) as i32 as u8;
+                }
+            });
+            let eq = super::super::equalize_hist(&d8);
+            // filter2D with [[−2,−1,0],[−1,1,1],[0,1,2]] (reflect-101), saturated to 0..255 (exact integers).
+            const KER: [[i32; 3]; 3] = [[-2, -1, 0], [-1, 1, 1], [0, 1, 2]];
+            let mut f = vec![0u8; w * h];
+            super::super::rows3(&eq, w, h, &mut f, |rows, out| {
+                let mut acc = vec![0i32; w];
+                for (row, k) in rows.iter().zip(&KER) {
+                    for (ox, &k) in k.iter().enumerate() {
+                        if k != 0 {
+                            for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
+                                *a += k * i32::from(v);
+                            }
+                        }
+                    }
+                }
+                for (o, &a) in out.iter_mut().zip(&acc) {
+                    *o = a.clamp(0, 255) as u8;
+                }
+            });
+            // blur 3×3 of the integers (an exact sum), ÷ 9, rounded half away from zero.
+            let mut d = vec![0u8; w * h];
+            super::super::rows3(&f, w, h, &mut d, |rows, out| {
+                let mut acc = vec![0i32; w];
+                for row in rows {
+                    for ox in 0..3 {
+                        for (a, &v) in acc.iter_mut().zip(&row[ox..ox + w]) {
+                            *a += i32::from(v);
+                        }
+                    }
+                }
+                // round(a/9) half away from zero; a/9 is never halfway, so this is (2a + 9) div 18.
+                for (o, &a) in out.iter_mut().zip(&acc) {
+                    *o = ((2 * a + 9) / 18) as u8;
+                }
+            });
+            let max = l8
+                .par_iter()
+                .zip(&d)
+                .map(|(&l, &d)| f64::from(l) * f64::from(d))
+                .reduce(|| 0.0, f64::max);
+            (max > 0.0).then_some((d, max))
+        }
+
         pub fn distance(src: &[u8], w: usize, h: usize) -> Vec<f32> {
             let mut d: Vec<f32> = src
                 .iter()
@@ -825,7 +1017,7 @@ mod tests {
                 );
                 assert_eq!(fast.len(), slow.len());
                 // Capped at 20 for spatter: the same values below 20.
-                let capped = distance_capped(&inv, w, h, 20.0);
+                let capped = distance_capped(&inv, w, h, 20.0, 0);
                 assert!(
                     capped
                         .iter()
@@ -835,6 +1027,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn water_shape_equals_the_stage_by_stage_port() {
+        for (w, h) in [
+            (1, 1),
+            (2, 2),
+            (3, 7),
+            (37, 23),
+            (150, 120),
+            (224, 224),
+            (301, 97),
+        ] {
+            for (k, (sigma, t)) in [(4.0, 0.69), (3.0, 0.68), (2.0, 0.68), (1.0, 0.6)]
+                .into_iter()
+                .enumerate()
+            {
+                let l8 = liquid_l8(w, h, sigma, t, (w * 17 + h * 5 + k) as u64);
+                assert_eq!(
+                    water_shape(&l8, w, h),
+                    plain::water_shape(&l8, w, h),
+                    "{w}×{h} σ {sigma}"
+                );
+            }
+        }
+        // A layer with highlights, so the comparison is not between two `None`s.
+        let l8 = liquid_l8(150, 120, 2.0, 0.68, 1);
+        assert!(water_shape(&l8, 150, 120).is_some());
     }
 
     #[test]
