@@ -27,18 +27,17 @@ pub const PIXELATE_FACTOR: [f64; 5] = [0.6, 0.5, 0.4, 0.3, 0.25];
 
 /// ImageNet-C `brightness`: in scikit-image HSV (REFERENCE §1.4 H6), `V = clip(V + ΔV, 0, 1)`, back to RGB,
 /// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.13; identical in imagecorruptions). Per pixel, so
-/// size-independent; bit-exact f64 arithmetic (see [`hsv`]), parallel over rows.
+/// size-independent; bit-identical to the f64 chain (exact shortcut, f64 lanes where the chain's
+/// rounding decides: [`hsv::edit_hsv`]), parallel over rows.
 pub fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
-    hsv::map_hsv(image, |[h, s, v]| [h, s, (v + delta).clamp(0.0, 1.0)])
+    hsv::edit_hsv(image, hsv::Edit::Brightness { delta })
 }
 
 /// ImageNet-C `saturate`: in scikit-image HSV, `S = clip(S·scale + offset, 0, 1)`, back to RGB,
 /// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.15; identical in imagecorruptions). Per pixel, so
-/// size-independent; bit-exact f64 arithmetic, parallel over rows.
+/// size-independent; bit-identical to the f64 chain ([`hsv::edit_hsv`]), parallel over rows.
 pub fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
-    hsv::map_hsv(image, |[h, s, v]| {
-        [h, (s * scale + offset).clamp(0.0, 1.0), v]
-    })
+    hsv::edit_hsv(image, hsv::Edit::Saturate { scale, offset })
 }
 
 /// ImageNet-C `jpeg_compression`: the frame saved as a JPEG at `quality` and decoded back

@@ -9,11 +9,16 @@
 //! (three divisions and a handful of multiply-adds) in parallel over blocks of rows instead, eight pixels
 //! at a time with every branch of the scalar functions turned into a select, so that it runs on vector
 //! lanes (AVX2 where the CPU has it) with exactly the scalar functions' operations per pixel.
+//!
+//! [`edit_hsv`] is the entry point of `brightness` and `saturate`: for their ImageNet-C parameters it
+//! first settles most pixels exactly from the fraction the round trip computes (f32 lanes, no f64 chain),
+//! and sends only the pixels whose value is an integer — where the f64 chain's rounding decides the byte —
+//! through [`map_hsv`]'s f64 lanes; the exhaustive tests check all 2²⁴ colours for every severity.
 
 use image::RgbImage;
 use rayon::prelude::*;
 
-use super::lanes;
+use super::{floor8_unit, lanes};
 
 /// `rgb2hsv` of one pixel: `[r, g, b]` on [0, 1] → `[h, s, v]`, all on [0, 1] (`h < 1`).
 ///
@@ -123,6 +128,554 @@ where
     out.par_chunks_mut(row_len * rows_per_task)
         .for_each(|rows| map_block_dispatch(rows, &edit));
     RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
+}
+
+/// An HSV edit of ImageNet-C: the two that [`edit_hsv`] knows how to shortcut.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Edit {
+    /// `S = clip(S·scale + offset, 0, 1)` (`saturate`, REFERENCE §2.15).
+    Saturate {
+        /// Factor on S.
+        scale: f64,
+        /// Added to S after scaling.
+        offset: f64,
+    },
+    /// `V = clip(V + delta, 0, 1)` (`brightness`, REFERENCE §2.13).
+    Brightness {
+        /// Added to V (on [0, 1]).
+        delta: f64,
+    },
+}
+
+impl Edit {
+    /// The edit of one HSV triple, in scikit-image's float64 operations (what the reference computes).
+    #[inline(always)]
+    pub fn apply(self, [h, s, v]: [f64; 3]) -> [f64; 3] {
+        match self {
+            Edit::Saturate { scale, offset } => [h, (s * scale + offset).clamp(0.0, 1.0), v],
+            Edit::Brightness { delta } => [h, s, (v + delta).clamp(0.0, 1.0)],
+        }
+    }
+
+    /// The parameters in tenths, when the exact-rational shortcut applies: `scale = A/10`,
+    /// `offset = B/10` (0 ≤ A ≤ 1000, 0 ≤ B ≤ 10) or `delta = K/10` (0 ≤ K ≤ 10), each the f64 nearest
+    /// to that fraction (all ImageNet-C severities are).
+    fn tenths(self) -> Option<Shortcut> {
+        let tenths = |x: f64, max: f64| {
+            let t = (x * 10.0).round();
+            (x.is_finite() && (0.0..=max).contains(&t) && t / 10.0 == x).then_some(t)
+        };
+        match self {
+            Edit::Saturate { scale, offset } => Some(Shortcut {
+                saturate: true,
+                a: tenths(scale, 1000.0)? as f32,
+                b: tenths(offset, 10.0)? as f32,
+            }),
+            Edit::Brightness { delta } => Some(Shortcut {
+                saturate: false,
+                a: 0.0,
+                b: tenths(delta, 10.0)? as f32 * 255.0,
+            }),
+        }
+    }
+}
+
+/// The parameters of the exact-rational shortcut (see [`edit_hsv`]), all small integers held in f32.
+#[derive(Clone, Copy, Debug)]
+struct Shortcut {
+    /// `saturate` (else `brightness`).
+    saturate: bool,
+    /// saturate: `A = 10·scale`.
+    a: f32,
+    /// saturate: `B = 10·offset`; brightness: `255·K = 2550·delta`.
+    b: f32,
+}
+
+/// A channel's exact value is declared an integer (undecided) when the f32 estimate lies this close to
+/// one. The estimate is off by at most 3·10⁻⁵ (see [`edit_hsv`]); a value that is not an integer lies at
+/// least 1/2550 ≈ 3.9·10⁻⁴ from every integer.
+const NEAR_INTEGER: f32 = 1e-4;
+
+/// Pixels per structure-of-arrays chunk of the shortcut (three 1 KiB f32 planes, four 256-byte ones).
+const FAST_CHUNK: usize = 256;
+
+/// Undecided pixels collected before they go through the f64 chain together: each [`map_block`] call
+/// clears 16 KiB of planes, worth sharing among many pixels.
+const PENDING: usize = 2048;
+
+/// `floor8(clip(hsv2rgb(edit(rgb2hsv(x / 255))), 0, 1) · 255)` for every pixel (REFERENCE §2.13, §2.15):
+/// bit-identical to [`map_hsv`] with [`Edit::apply`], faster for the ImageNet-C parameters.
+///
+/// The shortcut: with exact arithmetic, the round trip gives each channel `c` of a pixel with maximum
+/// `M`, minimum `m` (bytes) the value `X·/255` with
+///
+/// * saturate (`s' = min(A(M − m) + B·M, 10M) / 10M`): `X = M − (M − c)·R`,
+///   `R = min(A(M − m) + B·M, 10M) / (10(M − m))`;
+/// * brightness (`V' = min(10M + 255K, 2550) / 10`): `X = c·R`, `R = V'/M`.
+///
+/// (the hue only decides which channel gets `t` or `q`; both equal this). `X` is a fraction with a
+/// denominator of at most 2550, and the float64 chain computes it to within ~10⁻¹², so whenever `X` is not
+/// an integer, `floor8` of the chain is `floor(X)` — the chain's rounding matters only for integer `X`.
+/// `X` is estimated in f32 (exact integer numerator and denominator, one division, one multiply-add:
+/// error below 3·10⁻⁵); a channel whose estimate is within [`NEAR_INTEGER`] of an integer is undecided and
+/// the whole pixel goes through the f64 chain ([`map_block`]) instead, on a compacted buffer so that
+/// chain still runs on full vectors. Settled directly: the maximum channel (a 256-entry table of the
+/// chain's `floor8(V')`), a minimum channel that the chain zeroes exactly (saturate with `s' = 1`;
+/// brightness of a zero channel), and greys when nothing moves them. The exhaustive tests check every
+/// colour for every severity's parameters. Other parameters run [`map_hsv`].
+pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
+    let Some(cut) = edit.tenths() else {
+        return map_hsv(image, move |hsv| edit.apply(hsv));
+    };
+    // The chain's floor8(V') for each maximum byte (h and s do not matter for the channel that is V).
+    let tmax: [f32; 256] = std::array::from_fn(|m| {
+        f32::from(floor8_unit(edit.apply([0.0, 0.0, m as f64 / 255.0])[2]))
+    });
+    lanes::in_pool(|| {
+        let (w, h) = image.dimensions();
+        let row_len = w as usize * 3;
+        if row_len == 0 || h == 0 {
+            return image.clone();
+        }
+        let mut out = image.as_raw().clone();
+        let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
+        out.par_chunks_mut(row_len * rows_per_task)
+            .for_each(|rows| fast_dispatch(rows, edit, cut, &tmax));
+        RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
+    })
+}
+
+/// [`fast_block`] for the CPU's best instruction set (as [`map_block_dispatch`]).
+fn fast_dispatch(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_vbmi_fma() {
+        // SAFETY: `fast_block_vbmi` only enables AVX-512F/BW/VBMI and FMA code generation and calls
+        // the VBMI byte shuffles; the CPU was just checked to support all four.
+        unsafe { fast_block_vbmi(px, edit, cut, tmax) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: `fast_block_avx512` only enables AVX-512F and FMA code generation for safe code;
+        // the CPU was just checked to support both.
+        unsafe { fast_block_avx512(px, edit, cut, tmax) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: `fast_block_avx2` only enables AVX2 and FMA code generation for safe code; the CPU
+        // was just checked to support both.
+        unsafe { fast_block_avx2(px, edit, cut, tmax) };
+        return;
+    }
+    fast_block::<false, false>(px, edit, cut, tmax);
+}
+
+/// Whether the CPU has AVX-512F, AVX-512BW, AVX-512 VBMI and FMA.
+#[cfg(target_arch = "x86_64")]
+fn has_vbmi_fma() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vbmi")
+        && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// [`fast_block`] with AVX-512F/BW/VBMI and FMA enabled: pixels split into planes and joined back by
+/// byte permutes ([`split_vbmi`], [`join_vbmi`]).
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW, AVX-512 VBMI and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,fma")]
+unsafe fn fast_block_vbmi(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
+    fast_block::<true, true>(px, edit, cut, tmax);
+}
+
+/// Interleaved RGB bytes (at most [`FAST_CHUNK`] pixels) to f32 planes, 16 pixels per step: a masked
+/// 48-byte load, one `vpermb` gathering the reds, greens and blues into the register's first three
+/// 16-byte lanes, each widened to 16 f32. Plane entries past the last pixel get 0.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and AVX-512 VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn split_vbmi(chunk: &[u8], ch: &mut [[f32; FAST_CHUNK]; 3]) {
+    use std::arch::x86_64::*;
+    let n = chunk.len().min(3 * FAST_CHUNK);
+    let order: [u8; 64] = std::array::from_fn(|j| {
+        if j < 48 {
+            (j % 16 * 3 + j / 16) as u8
+        } else {
+            0
+        }
+    });
+    // SAFETY: `order` is 64 readable bytes; the load is unaligned.
+    let order = unsafe { _mm512_loadu_si512(order.as_ptr().cast()) };
+    for k in 0..FAST_CHUNK / 16 {
+        let off = 48 * k;
+        let len = n.saturating_sub(off).min(48);
+        let m: __mmask64 = (1u64 << len) - 1;
+        // SAFETY: only the `len` bytes from `off` are read (`off + len ≤ n ≤ chunk.len()` when
+        // `len > 0`; with `len = 0` nothing is read); each plane store writes 16 f32 at `16k`,
+        // `16k + 16 ≤ FAST_CHUNK`.
+        unsafe {
+            let v = _mm512_permutexvar_epi8(
+                order,
+                _mm512_maskz_loadu_epi8(m, chunk.as_ptr().wrapping_add(off).cast()),
+            );
+            let r = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_castsi512_si128(v)));
+            let g = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<1>(v)));
+            let b = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<2>(v)));
+            _mm512_storeu_ps(ch[0].as_mut_ptr().add(16 * k), r);
+            _mm512_storeu_ps(ch[1].as_mut_ptr().add(16 * k), g);
+            _mm512_storeu_ps(ch[2].as_mut_ptr().add(16 * k), b);
+        }
+    }
+}
+
+/// The indices of the set `undecided` flags, in order, written to the front of `found_at` (entries
+/// after them are scratch); returns their count. Sixteen flags per step: a byte test gives the lane mask, `vpcompressd` (register form) packs
+/// those lanes' indices, one full store, and the count advances by the mask's population — no branch
+/// per flag, which matters when 10–20 % of the pixels, at random places, are undecided.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn undecided_vbmi(
+    undecided: &[u8; FAST_CHUNK],
+    found_at: &mut [u32; FAST_CHUNK + 16],
+) -> usize {
+    use std::arch::x86_64::*;
+    let mut found = 0;
+    let mut lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let sixteen = _mm512_set1_epi32(16);
+    for k in 0..FAST_CHUNK / 16 {
+        // SAFETY: reads 16 bytes at `16k` of a FAST_CHUNK array; writes 16 entries at `found`, and
+        // `found ≤ 16k ≤ FAST_CHUNK − 16`, within the FAST_CHUNK + 16 entries of `found_at`.
+        let mask = unsafe {
+            let flags = _mm_loadu_si128(undecided.as_ptr().add(16 * k).cast());
+            let mask = _mm_test_epi8_mask(flags, flags);
+            _mm512_storeu_si512(
+                found_at.as_mut_ptr().add(found).cast(),
+                _mm512_maskz_compress_epi32(mask, lanes),
+            );
+            mask
+        };
+        found += mask.count_ones() as usize;
+        lanes = _mm512_add_epi32(lanes, sixteen);
+    }
+    found
+}
+
+/// Byte planes back to interleaved RGB (the inverse permute of [`split_vbmi`]), masked 48-byte stores
+/// covering exactly `chunk`.
+///
+/// # Safety
+/// The CPU must support AVX-512F, AVX-512BW and AVX-512 VBMI.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn join_vbmi(bytes: &[[u8; FAST_CHUNK]; 3], chunk: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let n = chunk.len().min(3 * FAST_CHUNK);
+    let order: [u8; 64] = std::array::from_fn(|j| {
+        if j < 48 {
+            (j % 3 * 16 + j / 3) as u8
+        } else {
+            0
+        }
+    });
+    // SAFETY: `order` is 64 readable bytes; the load is unaligned.
+    let order = unsafe { _mm512_loadu_si512(order.as_ptr().cast()) };
+    let mut off = 0;
+    let mut k = 0;
+    while off < n {
+        let len = (n - off).min(48);
+        let m: __mmask64 = (1u64 << len) - 1;
+        // SAFETY: each plane load reads 16 bytes at `16k`, `16k + 16 ≤ FAST_CHUNK` (`off = 48k < n
+        // ≤ 3·FAST_CHUNK`); the store writes only the `len` bytes from `off`, `off + len ≤ n`.
+        unsafe {
+            let r = _mm_loadu_si128(bytes[0].as_ptr().add(16 * k).cast());
+            let g = _mm_loadu_si128(bytes[1].as_ptr().add(16 * k).cast());
+            let b = _mm_loadu_si128(bytes[2].as_ptr().add(16 * k).cast());
+            let v =
+                _mm512_inserti32x4::<2>(_mm512_inserti32x4::<1>(_mm512_castsi128_si512(r), g), b);
+            _mm512_mask_storeu_epi8(
+                chunk.as_mut_ptr().add(off).cast(),
+                m,
+                _mm512_permutexvar_epi8(order, v),
+            );
+        }
+        off += 48;
+        k += 1;
+    }
+}
+
+/// [`fast_block`] with AVX-512F and FMA enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+fn fast_block_avx512(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
+    fast_block::<true, false>(px, edit, cut, tmax);
+}
+
+/// [`fast_block`] with AVX2 and FMA enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fast_block_avx2(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
+    fast_block::<true, false>(px, edit, cut, tmax);
+}
+
+/// The shortcut of [`edit_hsv`] over interleaved RGB pixels in place: [`FAST_CHUNK`] pixels at a time
+/// as f32 planes; undecided pixels (their original bytes) are collected and sent through [`map_block`]
+/// in batches of at least [`PENDING`] (and the rest at the end). `VBMI` (only from [`fast_block_vbmi`]) splits and joins the planes
+/// with byte permutes.
+#[inline(always)]
+fn fast_block<const FMA: bool, const VBMI: bool>(
+    px: &mut [u8],
+    edit: Edit,
+    cut: Shortcut,
+    tmax: &[f32; 256],
+) {
+    let mut ch = [[0.0f32; FAST_CHUNK]; 3];
+    let mut top = [0u8; FAST_CHUNK];
+    let mut bytes = [[0u8; FAST_CHUNK]; 3];
+    let mut undecided = [0u8; FAST_CHUNK];
+    // Pending undecided pixels: at most PENDING − 1 carried over plus one chunk's FAST_CHUNK.
+    let mut pending = [0u8; 3 * (PENDING + FAST_CHUNK)];
+    let mut pending_at = [0usize; PENDING + FAST_CHUNK];
+    let mut n_pending = 0;
+    let mut found_at = [0u32; FAST_CHUNK + 16];
+    let tmax_formula = tmax.iter().enumerate().all(|(m, &t)| {
+        let lifted = (10.0 * m as f32 + cut.b).min(2550.0);
+        t == ((lifted + 0.5) * 0.1).floor()
+    });
+    let mut start = 0;
+    while start < px.len() {
+        let end = px.len().min(start + 3 * FAST_CHUNK);
+        let chunk = &mut px[start..end];
+        let n = chunk.len() / 3;
+        #[cfg(target_arch = "x86_64")]
+        if VBMI {
+            // SAFETY: `VBMI` is only set by `fast_block_vbmi`, whose callers checked the CPU.
+            unsafe { split_vbmi(chunk, &mut ch) };
+        }
+        if !VBMI || cfg!(not(target_arch = "x86_64")) {
+            for (i, p) in chunk.chunks_exact(3).enumerate() {
+                ch[0][i] = f32::from(p[0]);
+                ch[1][i] = f32::from(p[1]);
+                ch[2][i] = f32::from(p[2]);
+            }
+        }
+        if !cut.saturate && !tmax_formula {
+            for (i, p) in chunk.chunks_exact(3).enumerate() {
+                top[i] = p[0].max(p[1]).max(p[2]);
+            }
+        }
+        if cut.saturate {
+            shortcut_saturate::<FMA>(&ch, cut, &mut bytes, &mut undecided);
+        } else {
+            if tmax_formula {
+                shortcut_brightness::<false>(&ch, &top, cut, tmax, &mut bytes, &mut undecided);
+            } else {
+                shortcut_brightness::<true>(&ch, &top, cut, tmax, &mut bytes, &mut undecided);
+            }
+        }
+        // Compact the undecided pixels' original bytes. Flags past a short last chunk are stale:
+        // cleared first.
+        undecided[n..].fill(0);
+        #[cfg(target_arch = "x86_64")]
+        if VBMI {
+            // SAFETY: as for `split_vbmi` above.
+            let found = unsafe { undecided_vbmi(&undecided, &mut found_at) };
+            for &i in &found_at[..found] {
+                let i = i as usize;
+                pending[3 * n_pending..3 * n_pending + 3].copy_from_slice(&chunk[3 * i..3 * i + 3]);
+                pending_at[n_pending] = start + 3 * i;
+                n_pending += 1;
+            }
+        }
+        // Otherwise eight flags (0 or 1) at a time as a word, visiting its set bytes only.
+        for (k, flags) in undecided
+            .chunks_exact(8)
+            .enumerate()
+            .filter(|_| !VBMI || cfg!(not(target_arch = "x86_64")))
+        {
+            let mut word = u64::from_le_bytes(flags.try_into().expect("eight flags"));
+            while word != 0 {
+                let i = 8 * k + word.trailing_zeros() as usize / 8;
+                word &= word - 1;
+                pending[3 * n_pending..3 * n_pending + 3].copy_from_slice(&chunk[3 * i..3 * i + 3]);
+                pending_at[n_pending] = start + 3 * i;
+                n_pending += 1;
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if VBMI {
+            // SAFETY: as for `split_vbmi` above.
+            unsafe { join_vbmi(&bytes, chunk) };
+        }
+        if !VBMI || cfg!(not(target_arch = "x86_64")) {
+            for (i, p) in chunk.chunks_exact_mut(3).enumerate() {
+                p.copy_from_slice(&[bytes[0][i], bytes[1][i], bytes[2][i]]);
+            }
+        }
+        if n_pending >= PENDING {
+            flush::<FMA>(
+                px,
+                &mut pending[..3 * n_pending],
+                &pending_at[..n_pending],
+                edit,
+            );
+            n_pending = 0;
+        }
+        start = end;
+    }
+    if n_pending > 0 {
+        flush::<FMA>(
+            px,
+            &mut pending[..3 * n_pending],
+            &pending_at[..n_pending],
+            edit,
+        );
+    }
+}
+
+/// The f64 chain ([`map_block`]) on the compacted `pending` pixels, each written back to its offset `at`
+/// in `px`. A function rather than a closure so that it is inlined into the caller's instruction set.
+#[inline(always)]
+fn flush<const FMA: bool>(px: &mut [u8], pending: &mut [u8], at: &[usize], edit: Edit) {
+    map_block::<FMA, _>(pending, &|hsv| edit.apply(hsv));
+    for (p, &i) in pending.chunks_exact(3).zip(at) {
+        px[i..i + 3].copy_from_slice(p);
+    }
+}
+
+/// `x as u8` for `x` already in [0, 255] or NaN (→ 0), vectorisable.
+#[inline(always)]
+fn byte(x: f32) -> u8 {
+    let x = if x > 0.0 { x } else { 0.0 };
+    let x = if x < 255.0 { x } else { 255.0 };
+    // SAFETY: `x` is finite and in [0, 255] here, so it is representable as i32 after truncation.
+    unsafe { x.to_int_unchecked::<i32>() as u8 }
+}
+
+/// How far `x` is from the middle between its neighbouring integers: `|x − floor(x) − ½|`, in [0, ½];
+/// `x` is within [`NEAR_INTEGER`] of an integer iff this is at least `½ − NEAR_INTEGER`.
+#[inline(always)]
+fn off_middle(x: f32) -> f32 {
+    (x - x.floor() - 0.5).abs()
+}
+
+/// The threshold of [`off_middle`]: at or above it, a value counts as an integer.
+const NEAR_EDGE: f32 = 0.5 - NEAR_INTEGER;
+
+/// The saturate shortcut of [`edit_hsv`] on a chunk of f32 planes (all [`FAST_CHUNK`] pixels, whatever
+/// the caller uses, so the loop has no remainder): output bytes and undecided flags (0 or 1).
+///
+/// No selects for the special channels: the maximum gives `X = M − 0·R = M` exactly, which is the chain's
+/// byte (V is unchanged and the chain's `floor8(M/255)` is `M` for every byte, tested); a minimum that
+/// the chain zeroes (`s' = 1`) gives `X ≈ 0`, whose floor (0 or −1) [`byte`] clamps to 0. A grey divides
+/// by 1 instead of 0 (its channels are all the maximum); with an offset it is undecided (the chain gives
+/// it a red hue).
+#[inline(always)]
+fn shortcut_saturate<const FMA: bool>(
+    ch: &[[f32; FAST_CHUNK]; 3],
+    cut: Shortcut,
+    bytes: &mut [[u8; FAST_CHUNK]; 3],
+    undecided: &mut [u8; FAST_CHUNK],
+) {
+    let [r, g, b] = ch;
+    let [or, og, ob] = bytes;
+    let grey_moves = cut.b > 0.0;
+    for i in 0..FAST_CHUNK {
+        let (r, g, b) = (r[i], g[i], b[i]);
+        let hi = if r > g { r } else { g };
+        let max = if hi > b { hi } else { b };
+        let lo = if r < g { r } else { g };
+        let min = if lo < b { lo } else { b };
+        // Integers below 2^24: exact in f32.
+        let mid = r + g + b - max - min;
+        let range = max - min;
+        let w = cut.a * range + cut.b * max;
+        let cap = 10.0 * max;
+        let clipped = w >= cap;
+        let grey = range == 0.0;
+        let ratio = (if clipped { cap } else { w }) / (if grey { 1.0 } else { 10.0 * range });
+        let x = |c: f32| {
+            if FMA {
+                (c - max).mul_add(ratio, max)
+            } else {
+                (c - max) * ratio + max
+            }
+        };
+        or[i] = byte(x(r).floor());
+        og[i] = byte(x(g).floor());
+        ob[i] = byte(x(b).floor());
+        // Undecided: the minimum's or the middle channel's X is an integer, unless the chain settles
+        // that channel anyway (the maximum, so also every channel of a grey; a minimum at s' = 1).
+        let min_off = if clipped || grey {
+            0.0
+        } else {
+            off_middle(x(min))
+        };
+        let mid_settled = mid == max || (clipped && mid == min);
+        let mid_off = if mid_settled { 0.0 } else { off_middle(x(mid)) };
+        let off = if min_off > mid_off { min_off } else { mid_off };
+        undecided[i] = u8::from(off >= NEAR_EDGE || (grey && grey_moves));
+    }
+}
+
+/// The brightness shortcut of [`edit_hsv`] on a chunk of f32 planes (as [`shortcut_saturate`]). The
+/// maximum channel gets `tmax[M]`; with `TABLE == false` the caller has checked that the table is
+/// `floor(min(10M + 255K, 2550)/10)`, computed here instead of gathered. A zero channel gives `X = 0`
+/// (the chain's `p = v'·(1 − 1)` is exactly 0), no select needed; it is settled.
+#[inline(always)]
+fn shortcut_brightness<const TABLE: bool>(
+    ch: &[[f32; FAST_CHUNK]; 3],
+    top: &[u8; FAST_CHUNK],
+    cut: Shortcut,
+    tmax: &[f32; 256],
+    bytes: &mut [[u8; FAST_CHUNK]; 3],
+    undecided: &mut [u8; FAST_CHUNK],
+) {
+    let [r, g, b] = ch;
+    let [or, og, ob] = bytes;
+    for i in 0..FAST_CHUNK {
+        let (r, g, b) = (r[i], g[i], b[i]);
+        let hi = if r > g { r } else { g };
+        let max = if hi > b { hi } else { b };
+        let lifted = 10.0 * max + cut.b;
+        let lifted = if lifted < 2550.0 { lifted } else { 2550.0 };
+        let ratio = lifted / (10.0 * max);
+        let vmax = if TABLE {
+            tmax[usize::from(top[i])]
+        } else {
+            // `lifted` is an integer: + 0.5 keeps the quotient 0.05 away from integers.
+            ((lifted + 0.5) * 0.1).floor()
+        };
+        let one = |c: f32| byte(if c == max { vmax } else { (c * ratio).floor() });
+        or[i] = one(r);
+        og[i] = one(g);
+        ob[i] = one(b);
+        // Undecided: the minimum's or the middle channel's X is an integer, unless it is 0 (then
+        // exactly 0 in the chain) or the maximum.
+        let lo = if r < g { r } else { g };
+        let min = if lo < b { lo } else { b };
+        let mid = r + g + b - max - min;
+        let min_off = if min == 0.0 || min == max {
+            0.0
+        } else {
+            off_middle(min * ratio)
+        };
+        let mid_off = if mid == 0.0 || mid == max {
+            0.0
+        } else {
+            off_middle(mid * ratio)
+        };
+        let off = if min_off > mid_off { min_off } else { mid_off };
+        undecided[i] = u8::from(off >= NEAR_EDGE);
+    }
 }
 
 /// [`map_block`] compiled for AVX-512F (eight f64 lanes) or AVX2 (four), with FMA, when the CPU has
@@ -316,7 +869,6 @@ fn hsv_to_rgb_planes(h: &[f64], s: &[f64], v: &[f64], [r, g, b]: [&mut [f64]; 3]
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::corruption::floor8_unit;
 
     fn u(v: u8) -> f64 {
         f64::from(v) / 255.0
@@ -485,5 +1037,134 @@ mod tests {
         }
         assert_eq!(map_hsv(&RgbImage::new(0, 5), edit).dimensions(), (0, 5));
         assert_eq!(map_hsv(&RgbImage::new(1, 1), edit).dimensions(), (1, 1));
+    }
+
+    /// The ImageNet-C parameters of both edits, every severity.
+    fn imagenet_c_edits() -> Vec<Edit> {
+        let sat = [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)];
+        let bri = [0.1, 0.2, 0.3, 0.4, 0.5];
+        sat.iter()
+            .map(|&(scale, offset)| Edit::Saturate { scale, offset })
+            .chain(bri.iter().map(|&delta| Edit::Brightness { delta }))
+            .collect()
+    }
+
+    /// Every colour once (4096 × 4096).
+    fn every_colour() -> RgbImage {
+        RgbImage::from_fn(4096, 4096, |x, y| {
+            let i = y * 4096 + x;
+            image::Rgb([(i >> 16) as u8, (i >> 8) as u8, i as u8])
+        })
+    }
+
+    /// The shortcut run by each instruction set this CPU has (the portable body included).
+    fn shortcut_variants(img: &RgbImage, edit: Edit) -> Vec<(&'static str, Vec<u8>)> {
+        let cut = edit
+            .tenths()
+            .expect("ImageNet-C parameters take the shortcut");
+        let tmax: [f32; 256] = std::array::from_fn(|m| {
+            f32::from(floor8_unit(edit.apply([0.0, 0.0, m as f64 / 255.0])[2]))
+        });
+        type Body = fn(&mut [u8], Edit, Shortcut, &[f32; 256]);
+        let mut bodies: Vec<(&'static str, Body)> = vec![("portable", fast_block::<false, false>)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") {
+                // SAFETY: only called after the CPU was checked to support AVX2 and FMA.
+                bodies.push(("avx2", |p, e, c, t| unsafe { fast_block_avx2(p, e, c, t) }));
+            }
+            if has!("avx512f") && has!("fma") {
+                // SAFETY: only called after the CPU was checked to support AVX-512F and FMA.
+                bodies.push(("avx512", |p, e, c, t| unsafe {
+                    fast_block_avx512(p, e, c, t)
+                }));
+            }
+            if has_vbmi_fma() {
+                // SAFETY: only called after the CPU was checked to support AVX-512F/BW/VBMI and FMA.
+                bodies.push(("vbmi", |p, e, c, t| unsafe { fast_block_vbmi(p, e, c, t) }));
+            }
+        }
+        bodies
+            .into_iter()
+            .map(|(name, body)| {
+                let mut out = img.as_raw().clone();
+                // Blocks of an odd pixel count, so chunk tails and pending flushes are exercised.
+                out.par_chunks_mut(3 * 12_345)
+                    .for_each(|block| body(block, edit, cut, &tmax));
+                (name, out)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shortcut_is_bit_identical_for_every_colour_and_severity() {
+        // For each ImageNet-C parameter set: the scalar chain on all 2²⁴ colours, against the shortcut
+        // on every instruction set (which also runs the f64 lane path on the undecided pixels).
+        let img = every_colour();
+        for edit in imagenet_c_edits() {
+            let want: Vec<u8> = img
+                .as_raw()
+                .par_chunks_exact(3)
+                .flat_map_iter(|p| {
+                    hsv_to_rgb(edit.apply(rgb_to_hsv([u(p[0]), u(p[1]), u(p[2])]))).map(floor8_unit)
+                })
+                .collect();
+            for (name, got) in shortcut_variants(&img, edit) {
+                let bad = got
+                    .chunks_exact(3)
+                    .zip(want.chunks_exact(3))
+                    .filter(|(a, b)| a != b)
+                    .count();
+                assert_eq!(bad, 0, "{edit:?} {name}");
+            }
+            assert!(
+                edit_hsv(&img, edit).as_raw() == &want,
+                "{edit:?} dispatched"
+            );
+        }
+    }
+
+    #[test]
+    fn shortcut_decides_fractions_and_defers_integers() {
+        // Scale 0.3: (200, 100, 50) has mid 200 − 0.3·100 = 170 exactly, an integer the chain may round
+        // either way → undecided; (200, 101, 51): mid 170.3, min 200 − 0.3·149 = 155.3 → 170, 155
+        // decided; a grey without offset stays itself.
+        let cut = Edit::Saturate {
+            scale: 0.3,
+            offset: 0.0,
+        }
+        .tenths()
+        .expect("tenths");
+        let mut ch = [[0.0f32; FAST_CHUNK]; 3];
+        for (i, p) in [[200u8, 100, 50], [200, 101, 51], [9, 9, 9]]
+            .iter()
+            .enumerate()
+        {
+            for k in 0..3 {
+                ch[k][i] = f32::from(p[k]);
+            }
+        }
+        let mut bytes = [[0u8; FAST_CHUNK]; 3];
+        let mut undecided = [0u8; FAST_CHUNK];
+        shortcut_saturate::<false>(&ch, cut, &mut bytes, &mut undecided);
+        assert_eq!(&undecided[..3], [1, 0, 0]);
+        // The maximum channel keeps its byte: the chain's floor8(M/255) is M for every byte.
+        for m in 0..=255u8 {
+            assert_eq!(floor8_unit(u(m)), m);
+        }
+        assert_eq!([bytes[0][1], bytes[1][1], bytes[2][1]], [200, 170, 155]);
+        assert_eq!([bytes[0][2], bytes[1][2], bytes[2][2]], [9, 9, 9]);
+        // Parameters off the tenths grid (or out of range) take the generic path.
+        assert!(
+            Edit::Saturate {
+                scale: 0.35,
+                offset: 0.0
+            }
+            .tenths()
+            .is_none()
+        );
+        assert!(Edit::Brightness { delta: -0.1 }.tenths().is_none());
+        assert!(Edit::Brightness { delta: f64::NAN }.tenths().is_none());
     }
 }
