@@ -71,7 +71,9 @@ pub struct RunArgs {
     pub model: Option<PathBuf>,
     /// Image folder, manifest .csv, single image, video file, stream URL (`rtsp://…`, `http://…`,
     /// `udp://…`), camera (`/dev/video0` or `camera:0`; `robustream devices` lists them), or
-    /// `synthetic:WxH@FPS/N` (the synthetic camera) (overrides `[source]`).
+    /// `synthetic:WxH@FPS/N` (the synthetic camera). Replaces the `[source]` path, kind, classes and
+    /// truth (`label`/`labels`); its `[source.plate]` / `[source.segment]` mask source stays, and so
+    /// does `[source.video]` / `[source.camera]` when the new source is of that kind.
     #[arg(long)]
     pub source: Option<PathBuf>,
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`

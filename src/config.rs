@@ -346,35 +346,48 @@ impl RunConfig {
                 ));
             }
         };
-        let mut source = match (&o.source, raw.source) {
-            (Some(p), _) => SourceConfig::new(p.clone()),
-            (None, Some(mut s)) => {
-                // A `synthetic:…` spec names no file (source::synthetic).
-                // Nor does a stream URL (source::video).
-                if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
-                    && !crate::source::video::is_url(&s.path)
-                    // Nor a `camera:N` device spec (source::camera).
-                    && !s.path.to_str().is_some_and(|p| p.starts_with("camera:") || p == "camera")
-                {
-                    s.path = rel(s.path);
-                }
-                if let Some(syn) = &mut s.synthetic {
-                    syn.sprite = syn.sprite.take().map(&rel);
-                    syn.sprite_mask = syn.sprite_mask.take().map(&rel);
-                }
-                if let Some(ClassOrder::List(list)) = s.classes {
-                    s.classes = Some(ClassOrder::List(rel(list)));
-                }
-                s.clean = s.clean.map(&rel);
-                if let Some(plate) = &mut s.plate {
-                    plate.relearn_file = plate.relearn_file.take().map(&rel);
-                }
-                if let Some(seg) = &mut s.segment {
-                    seg.model = rel(std::mem::take(&mut seg.model));
-                }
-                s.labels = s.labels.map(&rel);
-                s
+        // The config's `[source]` table with its paths resolved against the config's folder.
+        let configured = raw.source.map(|mut s| {
+            // A `synthetic:…` spec names no file (source::synthetic).
+            // Nor does a stream URL (source::video).
+            if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
+                && !crate::source::video::is_url(&s.path)
+                // Nor a `camera:N` device spec (source::camera).
+                && !s.path.to_str().is_some_and(|p| p.starts_with("camera:") || p == "camera")
+            {
+                s.path = rel(std::mem::take(&mut s.path));
             }
+            if let Some(syn) = &mut s.synthetic {
+                syn.sprite = syn.sprite.take().map(&rel);
+                syn.sprite_mask = syn.sprite_mask.take().map(&rel);
+            }
+            if let Some(ClassOrder::List(list)) = s.classes {
+                s.classes = Some(ClassOrder::List(rel(list)));
+            }
+            s.clean = s.clean.map(&rel);
+            if let Some(plate) = &mut s.plate {
+                plate.relearn_file = plate.relearn_file.take().map(&rel);
+            }
+            if let Some(seg) = &mut s.segment {
+                seg.model = rel(std::mem::take(&mut seg.model));
+            }
+            s.labels = s.labels.map(&rel);
+            s
+        });
+        let replaced = o.source.is_some();
+        let mut source = match (&o.source, configured) {
+            // --source replaces what the frames are (path, kind, classes, truth); the mask source
+            // and the kind's own table stay (the latter only if it still applies, checked below).
+            (Some(p), Some(c)) => SourceConfig {
+                plate: c.plate,
+                segment: c.segment,
+                synthetic: c.synthetic,
+                video: c.video,
+                camera: c.camera,
+                ..SourceConfig::new(p.clone())
+            },
+            (Some(p), None) => SourceConfig::new(p.clone()),
+            (None, Some(s)) => s,
             (None, None) => {
                 return Err(invalid(
                     "no source: add a `[source]` table with `path` or pass --source",
@@ -383,6 +396,9 @@ impl RunConfig {
         };
         if let Some(kind) = o.source_kind {
             source.kind = Some(kind);
+        }
+        if replaced {
+            crate::source::drop_foreign_tables(&mut source);
         }
         if let Some(clean) = &o.clean {
             source.clean = Some(clean.clone());
@@ -639,6 +655,43 @@ mod tests {
         assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
         assert_eq!(c.source.path, d.path().join("IC"));
         assert_eq!(c.source.clean, Some(d.path().join("val")));
+    }
+
+    #[test]
+    fn source_flag_keeps_the_mask_source_and_the_tables_that_still_apply() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "model = \"m.toml\"\n[source]\npath = \"/dev/video0\"\nlabel = \"tabby\"\n\
+             [source.camera]\nfps = 15.0\n[source.segment]\nmodel = \"seg.onnx\"\n",
+        );
+        let over = |source: &str| Overrides {
+            source: Some(source.into()),
+            ..Default::default()
+        };
+        // Another camera: the camera table and the mask source stay; the truth does not.
+        let c = RunConfig::load(Some(&p), &over("camera:1")).unwrap();
+        assert_eq!(c.source.path, PathBuf::from("camera:1"));
+        assert!(c.source.camera.is_some());
+        assert_eq!(
+            c.source.segment.as_ref().map(|s| s.model.clone()),
+            Some(d.path().join("seg.onnx"))
+        );
+        assert_eq!(c.source.label, None);
+        // A clip: the camera table no longer applies and is dropped; the mask source stays.
+        let c = RunConfig::load(Some(&p), &over("clip.mp4")).unwrap();
+        assert!(c.source.camera.is_none());
+        assert!(c.source.segment.is_some());
+        // A video table stays for another clip, not for a folder.
+        let p = write(
+            d.path(),
+            "model = \"m.toml\"\n[source]\npath = \"a.mp4\"\n[source.video]\nrealtime = true\n\
+             [source.plate]\nframes = 10\n",
+        );
+        let c = RunConfig::load(Some(&p), &over("b.mkv")).unwrap();
+        assert!(c.source.video.is_some() && c.source.plate.is_some());
+        let c = RunConfig::load(Some(&p), &over("photos")).unwrap();
+        assert!(c.source.video.is_none() && c.source.plate.is_some());
     }
 
     #[test]

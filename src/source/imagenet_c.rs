@@ -59,7 +59,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Lists `config.path` (the ImageNet-C root) and `config.clean`. Errors: `classes` is set, the root
+    /// Lists `config.path` (the ImageNet-C root) and `config.clean`. Errors: `classes`, a mask source
+    /// (`[source.plate]`, `[source.segment]`), stream truth (`label`, `labels`) or another kind's table
+    /// is set, the root
     /// is not a folder, the root or clean folder cannot be listed, a sub-folder of the root is not one of the 19 corruption names, a sub-folder
     /// of a corruption is not a severity 1..5, or no `<corruption>/<severity>` folder exists. Files
     /// directly in the root or a corruption folder are ignored.
@@ -70,6 +72,25 @@ impl Layout {
                 root,
                 "`classes` does not apply to an imagenet-c source (truth comes from the wnid \
                  folders); remove `classes`",
+            ));
+        }
+        // Tables that would be silently ignored here (stored variants are read as they are).
+        let ignored = [
+            (config.plate.is_some(), "[source.plate]"),
+            (config.segment.is_some(), "[source.segment]"),
+            (config.label.is_some(), "`label`"),
+            (config.labels.is_some(), "`labels`"),
+            (config.video.is_some(), "[source.video]"),
+            (config.camera.is_some(), "[source.camera]"),
+            (config.synthetic.is_some(), "[source.synthetic]"),
+        ];
+        if let Some((_, name)) = ignored.iter().find(|(set, _)| *set) {
+            return Err(SourceError::at(
+                root,
+                format!(
+                    "{name} does not apply to an imagenet-c source (stored variants are scored as \
+                     they are, truth from the wnid folders); remove it"
+                ),
             ));
         }
         if !root.is_dir() {
@@ -562,6 +583,18 @@ mod tests {
         // Runs scan the layout directly (to plan from it): the same refusal there.
         let e = Layout::scan(&c).unwrap_err();
         assert!(e.message.contains("`classes` does not apply"), "{e}");
+        // A mask source or stream truth would be ignored: refused, naming it.
+        let mut masked = config(d.path(), None);
+        masked.plate = Some(crate::source::plate::PlateConfig::default());
+        let e = Layout::scan(&masked).unwrap_err();
+        assert!(
+            e.message.starts_with("[source.plate] does not apply"),
+            "{e}"
+        );
+        masked.plate = None;
+        masked.label = Some("tench".into());
+        let e = Layout::scan(&masked).unwrap_err();
+        assert!(e.message.starts_with("`label` does not apply"), "{e}");
         let e = Layout::scan(&config(&d.path().join("fog/3/n01440764/a.png"), None)).unwrap_err();
         assert!(e.message.starts_with("is not a folder"), "{e}");
         // The kind's TOML name.

@@ -348,6 +348,24 @@ pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source
     })
 }
 
+/// After `--source` replaced the configured path: drops the kind-specific tables
+/// (`[source.synthetic]`, `[source.camera]`, `[source.video]`) that do not apply to the new source's
+/// kind, so that a camera config run on a clip (`--source clip.mp4`) keeps its `[source.plate]` /
+/// `[source.segment]` mask source and is not refused for its `[source.camera]` table.
+pub fn drop_foreign_tables(config: &mut SourceConfig) {
+    // A `synthetic:…` spec describes its camera itself; the table applies with `--source-kind
+    // synthetic` only (as in a config, see `synthetic_config`).
+    if config.kind != Some(SourceKind::Synthetic) {
+        config.synthetic = None;
+    }
+    if camera::device_path(config).is_none() {
+        config.camera = None;
+    }
+    if !video::is_video_source(config) {
+        config.video = None;
+    }
+}
+
 /// The `[source] label` / `labels` settings, checked and resolved ([`labels`]).
 fn stream_labels(
     config: &SourceConfig,
