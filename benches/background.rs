@@ -49,6 +49,7 @@ fn pool(width: u32, height: u32) -> Arc<PoolView> {
             variant: None,
             captured: Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         });
     }

@@ -91,6 +91,7 @@ fn pool_of(image: &RgbImage) -> Arc<robustream::scenario::PoolView> {
             variant: None,
             captured: Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         });
     }

@@ -66,6 +66,7 @@ fn frames(assets: &std::path::Path) -> Vec<Frame> {
                 variant: None,
                 captured: Instant::now(),
                 decode_ms: 0.0,
+                mask_ms: None,
                 timestamp: None,
             });
         }

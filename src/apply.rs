@@ -286,6 +286,7 @@ fn background_frames(specs: &[String], labels: &LabelSpace) -> anyhow::Result<Ve
             variant: None,
             captured: Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         });
     }

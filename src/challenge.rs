@@ -298,6 +298,7 @@ impl Harvest {
                 variant: None,
                 captured: frame.captured,
                 decode_ms: frame.decode_ms,
+                mask_ms: frame.mask_ms,
                 timestamp: frame.timestamp,
             };
             pool.offer(&small);

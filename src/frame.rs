@@ -93,6 +93,9 @@ pub struct Frame {
     pub captured: Instant,
     /// Time spent reading and decoding the frame, in milliseconds.
     pub decode_ms: f64,
+    /// Time the mask source (`[source.plate]`, `[source.segment]`) spent on this frame, in
+    /// milliseconds; `None` when none ran for it (no mask source, or a reused segmentation mask).
+    pub mask_ms: Option<f64>,
     /// Seconds since the start of the stream: a video frame's presentation time, a camera or
     /// synthetic frame's capture time; `None` for image files. Sidecar labels may be keyed by it.
     pub timestamp: Option<f64>,

@@ -47,6 +47,17 @@ fn background_scenarios_run_on_plate_masks_after_learning() {
         fg.len() >= 12,
         "frames after learning get plate masks: {fg:?}"
     );
+    // Foreground extraction is the `mask` latency stage of the frames after learning.
+    let masked: Vec<u64> = recs
+        .iter()
+        .filter(|r| r["scenario"] == "clean" && r["ms"]["mask"].as_f64().is_some())
+        .map(|r| {
+            r["frame"].as_str().unwrap()["synthetic/".len()..]
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(masked, (10..24).collect::<Vec<u64>>());
     let s = summary(&out);
     assert!(
         s["run"]["source"]

@@ -148,7 +148,24 @@ fn segmentation_masks_drive_the_background_scenarios() {
             .any(|((n, got), (_, want))| n % 2 == 1 && box_iou(*got, *want) < 0.99),
         "the reused masks lag"
     );
+    // The model's cost is the `mask` latency stage of the frames it ran on, and only of those.
+    for r in recs.iter().filter(|r| r["scenario"] == "clean") {
+        let frame = r["frame"].as_str().unwrap();
+        let n: u64 = frame.rsplit('/').next().unwrap().parse().unwrap();
+        let mask_ms = r["ms"]["mask"].as_f64();
+        match n % 2 {
+            0 => assert!(mask_ms.is_some_and(|v| v > 0.0), "{r}"),
+            _ => assert_eq!(mask_ms, None, "a reused mask costs nothing: {r}"),
+        }
+    }
     let s = summary(&out);
+    assert!(
+        s["latency_ms"]["mask"]["p50"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0),
+        "{}",
+        s["latency_ms"]
+    );
     let source = s["run"]["source"].as_str().unwrap();
     assert!(
         source.contains("masks from segmentation model") && source.contains("every 2 frames"),

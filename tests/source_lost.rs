@@ -36,6 +36,7 @@ impl Source for Lossy {
                 variant: None,
                 captured: Instant::now(),
                 decode_ms: 0.0,
+                mask_ms: None,
                 timestamp: None,
             })
         })

@@ -30,6 +30,7 @@ pub const CLEAN: &str = "clean";
 /// The per-stage timing keys of [`Record::ms`], in pipeline order.
 pub const STAGES: &[&str] = &[
     "decode",
+    "mask",
     "scenario",
     "preprocess",
     "queue",

@@ -137,6 +137,7 @@ struct FrameMeta {
     truth: Option<Truth>,
     captured: Instant,
     decode_ms: f64,
+    mask_ms: Option<f64>,
 }
 
 struct Variant {
@@ -390,6 +391,7 @@ pub fn run(
                         truth: frame.truth,
                         captured: frame.captured,
                         decode_ms: frame.decode_ms,
+                        mask_ms: frame.mask_ms,
                     });
                     if let Some(key) = frame.variant.as_deref() {
                         // A stored variant: one variant under its own key, no scenario applied.
@@ -512,6 +514,9 @@ pub fn run(
                     let (pred, hit5) = class_map_ref.score(&p.top, truth);
                     let mut timings = BTreeMap::new();
                     timings.insert("decode".to_string(), v.meta.decode_ms);
+                    if let Some(ms) = v.meta.mask_ms {
+                        timings.insert("mask".to_string(), ms);
+                    }
                     timings.insert("scenario".to_string(), v.scenario_ms);
                     timings.insert("preprocess".to_string(), v.preprocess_ms);
                     timings.insert(

@@ -781,6 +781,7 @@ mod tests {
             variant: None,
             captured: Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         }
     }

@@ -630,6 +630,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             variant: None,
             captured: c.captured,
             decode_ms: c.decode_ms,
+            mask_ms: None,
             timestamp: Some(timestamp),
         }
     }

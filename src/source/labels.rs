@@ -355,6 +355,7 @@ mod tests {
                 variant: None,
                 captured: std::time::Instant::now(),
                 decode_ms: 0.0,
+                mask_ms: None,
                 timestamp: timestamps.then_some(i as f64 * 0.5),
             })
             .collect();

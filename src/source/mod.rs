@@ -649,6 +649,7 @@ pub(crate) fn load_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
         variant: None,
         captured,
         decode_ms,
+        mask_ms: None,
         timestamp: None,
     })
 }

@@ -244,11 +244,13 @@ impl Source for PlateSource {
                 frame.regions = None;
             }
             Some(plate) => {
+                let t0 = std::time::Instant::now();
                 let mask = foreground(plate, &frame.image);
                 frame.regions = mask.iter().any(|&v| v != 0).then(|| Regions {
                     mask: Some(mask),
                     boxes: Vec::new(),
                 });
+                frame.mask_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
             }
         }
         Some(Ok(frame))

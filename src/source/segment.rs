@@ -743,10 +743,13 @@ impl Source for SegmentSource {
             self.stats.reused += 1;
             self.last.as_ref().and_then(|(m, _)| m.clone())
         } else {
+            let t0 = std::time::Instant::now();
             match self.call(&frame.image) {
                 Ok(m) => {
                     self.last = Some((m.clone(), size));
                     self.since = 1;
+                    // The call's cost is this frame's `mask` latency stage (reused masks: none).
+                    frame.mask_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
                     m
                 }
                 Err(e) => {
@@ -1134,6 +1137,7 @@ mod tests {
             variant: None,
             captured: std::time::Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         }
     }

@@ -416,6 +416,7 @@ impl Source for SyntheticSource {
             variant: None,
             captured: t0,
             decode_ms,
+            mask_ms: None,
             timestamp: Some(n as f64 / self.config.fps),
         }))
     }

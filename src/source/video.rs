@@ -1027,6 +1027,7 @@ mod imp {
                 variant: None,
                 captured,
                 decode_ms: self.work_start.elapsed().as_secs_f64() * 1e3,
+                mask_ms: None,
                 timestamp: Some(t),
             })
         }

@@ -496,6 +496,7 @@ mod tests {
             variant: None,
             captured: Instant::now(),
             decode_ms: 0.0,
+            mask_ms: None,
             timestamp: None,
         }
     }
