@@ -16,7 +16,6 @@
 //! through [`map_hsv`]'s f64 lanes; the exhaustive tests check all 2²⁴ colours for every severity.
 
 use image::RgbImage;
-use rayon::prelude::*;
 
 use super::{floor8_unit, lanes};
 
@@ -110,11 +109,11 @@ pub fn map_hsv<F>(image: &RgbImage, edit: F) -> RgbImage
 where
     F: Fn([f64; 3]) -> [f64; 3] + Sync,
 {
-    lanes::in_pool(|| map_hsv_body(image, &edit))
+    lanes::in_pool_or_here(|parallel| map_hsv_body(image, &edit, parallel))
 }
 
 /// The body of [`map_hsv`].
-fn map_hsv_body<F>(image: &RgbImage, edit: F) -> RgbImage
+fn map_hsv_body<F>(image: &RgbImage, edit: F, parallel: bool) -> RgbImage
 where
     F: Fn([f64; 3]) -> [f64; 3] + Sync,
 {
@@ -125,8 +124,9 @@ where
     }
     let mut out = image.as_raw().clone();
     let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
-    out.par_chunks_mut(row_len * rows_per_task)
-        .for_each(|rows| map_block_dispatch(rows, &edit));
+    lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |_, rows| {
+        map_block_dispatch(rows, &edit)
+    });
     RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
 }
 
@@ -231,7 +231,7 @@ pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
     let tmax: [f32; 256] = std::array::from_fn(|m| {
         f32::from(floor8_unit(edit.apply([0.0, 0.0, m as f64 / 255.0])[2]))
     });
-    lanes::in_pool(|| {
+    lanes::in_pool_or_here(|parallel| {
         let (w, h) = image.dimensions();
         let row_len = w as usize * 3;
         if row_len == 0 || h == 0 {
@@ -239,8 +239,9 @@ pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
         }
         let mut out = image.as_raw().clone();
         let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
-        out.par_chunks_mut(row_len * rows_per_task)
-            .for_each(|rows| fast_dispatch(rows, edit, cut, &tmax));
+        lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |_, rows| {
+            fast_dispatch(rows, edit, cut, &tmax)
+        });
         RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
     })
 }
@@ -868,6 +869,8 @@ fn hsv_to_rgb_planes(h: &[f64], s: &[f64], v: &[f64], [r, g, b]: [&mut [f64]; 3]
 
 #[cfg(test)]
 mod tests {
+    use rayon::prelude::*;
+
     use super::*;
 
     fn u(v: u8) -> f64 {

@@ -91,14 +91,14 @@ impl Plan {
 /// zoom_blur of an interleaved u8 image (`width × height × channels`): `x = (v / 255) as f32` (numpy's
 /// `(np.array(x) / 255.).astype(np.float32)`), then [`zoom_blur_f32`].
 pub fn zoom_blur_u8(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
-    lanes::in_pool(|| zoom_blur_u8_body(raw, dims, factors))
-}
-
-/// The body of [`zoom_blur_u8`].
-fn zoom_blur_u8_body(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
-    let lut: [f32; 256] = std::array::from_fn(|v| (v as f64 / 255.0) as f32);
-    let x: Vec<f32> = raw.par_iter().map(|&v| lut[usize::from(v)]).collect();
-    zoom_blur_f32(&x, dims, factors)
+    lanes::in_pool_or_here(|parallel| {
+        let lut: [f32; 256] = std::array::from_fn(|v| (v as f64 / 255.0) as f32);
+        let x: Vec<f32> = match parallel {
+            true => raw.par_iter().map(|&v| lut[usize::from(v)]).collect(),
+            false => raw.iter().map(|&v| lut[usize::from(v)]).collect(),
+        };
+        zoom_blur_f32_with(&x, dims, factors, parallel)
+    })
 }
 
 /// `Σ_z clipped_zoom(x, z)` (imagecorruptions' per-axis crop, untrimmed, top-left `width × height` kept)
@@ -106,6 +106,16 @@ fn zoom_blur_u8_body(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -
 /// conversion of the u8 image to f32 `x` (interleaved, `width × height × channels`). Returns the u8
 /// buffer. Bit-identical to adding the layers one by one, whatever the thread count.
 pub fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
+    zoom_blur_f32_with(x, dims, factors, true)
+}
+
+/// [`zoom_blur_f32`] with its bands on rayon's pool (`parallel`) or in order on this thread.
+fn zoom_blur_f32_with(
+    x: &[f32],
+    dims: (usize, usize, usize),
+    factors: &[f64],
+    parallel: bool,
+) -> Vec<u8> {
     let (width, height, channels) = dims;
     let row_len = width * channels;
     assert_eq!(x.len(), row_len * height, "image buffer size");
@@ -116,12 +126,9 @@ pub fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) ->
     let plans: Vec<Plan> = factors.iter().map(|&z| Plan::new(z, dims)).collect();
     let n = (factors.len() + 1) as f32;
     let band_rows = (BAND_ELEMENTS / row_len).clamp(4, 64);
-    out.par_chunks_mut(row_len * band_rows)
-        .enumerate()
-        .for_each(|(b, band)| {
-            let y0 = b * band_rows;
-            dispatch_band(x, row_len, &plans, n, y0, band);
-        });
+    lanes::chunks_each(&mut out, row_len * band_rows, parallel, |b, band| {
+        dispatch_band(x, row_len, &plans, n, b * band_rows, band);
+    });
     out
 }
 
