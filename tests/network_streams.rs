@@ -28,22 +28,6 @@ use common::*;
 /// Frame rate of the test clips.
 const FPS: u32 = 15;
 
-/// Runs the `ffmpeg` CLI quietly with `args`; fails naming the set-up script when it is missing.
-fn ffmpeg(args: &[&str]) {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-nostdin", "-y"])
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("the `ffmpeg` CLI is needed to serve test streams ({e}): run `bash scripts/setup.sh`")
-        });
-    assert!(
-        out.status.success(),
-        "ffmpeg {args:?}: {}",
-        text(&out.stderr)
-    );
-}
-
 /// Whether the local `ffmpeg` has `protocol` for input and for output (the server side writes).
 fn has_protocol(protocol: &str) -> bool {
     let out = Command::new("ffmpeg")

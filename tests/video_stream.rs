@@ -22,24 +22,6 @@ use robustream::source::{Source, SourceConfig};
 const FPS: u32 = 15;
 const SECONDS: u32 = 4;
 
-/// Runs the `ffmpeg` CLI quietly with `args`; fails naming the set-up script when it is missing.
-fn ffmpeg(args: &[&str]) {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-nostdin", "-y"])
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "the `ffmpeg` CLI is needed to make test videos ({e}): run `bash scripts/setup.sh`"
-            )
-        });
-    assert!(
-        out.status.success(),
-        "ffmpeg {args:?}: {}",
-        text(&out.stderr)
-    );
-}
-
 /// A 320×240 test pattern clip of SECONDS s at FPS, written to `dir/name` (H.264 for `.mp4`
 /// unless `codec` says otherwise); `extra` are further output options.
 fn clip(dir: &Path, name: &str, codec: &str, extra: &[&str]) -> PathBuf {

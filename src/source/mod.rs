@@ -664,6 +664,17 @@ pub(crate) mod test_util {
 
     use crate::frame::LabelSpace;
 
+    /// Intersection over union of two masks' foregrounds (non-zero pixels); 0 when both are empty.
+    pub fn mask_iou(a: &GrayImage, b: &GrayImage) -> f64 {
+        let (mut i, mut u) = (0u64, 0u64);
+        for (x, y) in a.iter().zip(b.iter()) {
+            let (x, y) = (*x != 0, *y != 0);
+            i += u64::from(x && y);
+            u += u64::from(x || y);
+        }
+        i as f64 / u.max(1) as f64
+    }
+
     /// Three classes, one with an alias: tench (0), tabby / tabby cat (1), espresso (2).
     pub fn labels() -> LabelSpace {
         LabelSpace::new(vec![

@@ -271,7 +271,7 @@ impl Source for PlateSource {
 mod tests {
     use super::*;
     use crate::source::synthetic::{SyntheticConfig, open};
-    use crate::source::test_util::labels;
+    use crate::source::test_util::{labels, mask_iou};
 
     /// A fixed camera whose objects cross the scene in a few frames (3 fps: each frame moves them
     /// 2–8 % of the free room), so every pixel shows the empty scene in most learning frames.
@@ -286,16 +286,6 @@ mod tests {
             ..SyntheticConfig::default()
         };
         Box::new(open(&c, &labels()).unwrap())
-    }
-
-    fn iou(a: &GrayImage, b: &GrayImage) -> f64 {
-        let (mut i, mut u) = (0u64, 0u64);
-        for (x, y) in a.iter().zip(b.iter()) {
-            let (x, y) = (*x != 0, *y != 0);
-            i += u64::from(x && y);
-            u += u64::from(x || y);
-        }
-        i as f64 / u.max(1) as f64
     }
 
     #[test]
@@ -316,7 +306,7 @@ mod tests {
                 continue;
             }
             let mask = f.regions.expect("objects are in every frame").mask.unwrap();
-            ious.push(iou(&mask, &exact));
+            ious.push(mask_iou(&mask, &exact));
         }
         ious.sort_by(f64::total_cmp);
         // Median IoU against the exact masks; the worst frames are those where an object sits

@@ -32,7 +32,8 @@
 //! reused mask lags**: it shows where the objects were up to k − 1 frames ago. Every call
 //! (preprocess + inference + postprocess) is timed; calls, reused frames, frames without foreground,
 //! failures and the mean / p50 / p90 / max milliseconds per call are written to `summary.json` as
-//! `run.source_report.segment`. The model runs on the source thread, so on a live source a slow
+//! `run.source_report.segment`, and each call's time is its frame's `mask` latency stage
+//! (`Frame::mask_ms`; reused masks have none). The model runs on the source thread, so on a live source a slow
 //! model lowers the rate frames are read at (the camera's own buffering decides what is lost).
 //!
 //! **Runtime.** The session is a second ONNX Runtime session in the classifier's process, always on
@@ -811,6 +812,7 @@ mod tests {
     use crate::frame::BBox;
     use crate::scene::{Background, Object, Shape, render};
     use crate::source::memory::MemorySource;
+    use crate::source::test_util::mask_iou;
 
     /// The fixtures of `scripts/make_segment_fixture.py`.
     fn fixture(name: &str) -> PathBuf {
@@ -864,16 +866,6 @@ mod tests {
             ),
         ];
         render(w, h, &bg, &objects)
-    }
-
-    fn iou(a: &GrayImage, b: &GrayImage) -> f64 {
-        let (mut i, mut u) = (0u64, 0u64);
-        for (x, y) in a.iter().zip(b.iter()) {
-            let (x, y) = (*x != 0, *y != 0);
-            i += u64::from(x && y);
-            u += u64::from(x || y);
-        }
-        i as f64 / u.max(1) as f64
     }
 
     #[test]
@@ -1051,7 +1043,7 @@ mod tests {
         let b = prob.mask(&s.image).unwrap();
         for m in [&a, &b] {
             assert_eq!(m.dimensions(), (160, 120));
-            let v = iou(m, &s.mask);
+            let v = mask_iou(m, &s.mask);
             eprintln!("IoU with the exact mask: {v:.4}");
             // Edges are off by up to ~1 model pixel (2.5 frame pixels at 64 px for 160).
             assert!(v > 0.94, "IoU {v}");
@@ -1061,7 +1053,7 @@ mod tests {
         let shifted = image::imageops::crop_imm(&s.mask, 8, 0, 152, 120).to_image();
         let mut moved = GrayImage::new(160, 120);
         image::imageops::replace(&mut moved, &shifted, 0, 0);
-        assert!(iou(&moved, &s.mask) < 0.9);
+        assert!(mask_iou(&moved, &s.mask) < 0.9);
         // Feeding channels-last data to the NCHW model scrambles the mask.
         let mut tensor = Vec::new();
         let small = Resampler::new().resize_rgb(&s.image, 64, 64, Filter::Bilinear);
@@ -1075,7 +1067,11 @@ mod tests {
             let margin = margin_map(data, 2, 64 * 64, Layout::Nchw, &readout);
             upsample_mask(&margin, 64, 64, 160, 120)
         };
-        assert!(iou(&wrong, &s.mask) < 0.5, "{}", iou(&wrong, &s.mask));
+        assert!(
+            mask_iou(&wrong, &s.mask) < 0.5,
+            "{}",
+            mask_iou(&wrong, &s.mask)
+        );
         // A scene without red has no foreground.
         let empty = render(
             160,
@@ -1237,6 +1233,6 @@ mod tests {
             "boxes follow from the model's mask downstream"
         );
         let m = r.mask.unwrap();
-        assert!(iou(&m, &sc.mask) > 0.85, "{}", iou(&m, &sc.mask));
+        assert!(mask_iou(&m, &sc.mask) > 0.85, "{}", mask_iou(&m, &sc.mask));
     }
 }

@@ -127,3 +127,20 @@ pub fn scrape(addr: &str) -> String {
     s.read_to_string(&mut out).unwrap();
     out
 }
+
+/// Runs the `ffmpeg` CLI quietly with `args` (test clips, local stream servers); fails naming the
+/// set-up script when it is missing, and with ffmpeg's own message when it fails.
+pub fn ffmpeg(args: &[&str]) {
+    let out = Command::new("ffmpeg")
+        .args(["-v", "error", "-nostdin", "-y"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("the `ffmpeg` CLI is needed by this test ({e}): run `bash scripts/setup.sh`")
+        });
+    assert!(
+        out.status.success(),
+        "ffmpeg {args:?}: {}",
+        text(&out.stderr)
+    );
+}
