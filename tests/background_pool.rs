@@ -47,16 +47,6 @@ fn run_pool(source: &Path, out: &Path, workers: &str, batch: &str) -> std::proce
         .arg(out))
 }
 
-fn without_timings(dir: &Path) -> Vec<serde_json::Value> {
-    records(dir)
-        .into_iter()
-        .map(|mut r| {
-            r.as_object_mut().unwrap().remove("ms");
-            r
-        })
-        .collect()
-}
-
 #[test]
 fn mixed_backgrounds_come_from_earlier_frames_and_repeat_exactly() {
     let d = tempfile::tempdir().unwrap();
@@ -66,7 +56,7 @@ fn mixed_backgrounds_come_from_earlier_frames_and_repeat_exactly() {
     assert!(oa.status.success(), "{}", text(&oa.stderr));
     let ob = run_pool(&source, &b, "3", "8");
     assert!(ob.status.success(), "{}", text(&ob.stderr));
-    let (ra, rb) = (without_timings(&a), without_timings(&b));
+    let (ra, rb) = (records_without_timings(&a), records_without_timings(&b));
     assert_eq!(ra, rb, "the pool must not depend on scheduling");
 
     let keys = |frame: &str| -> Vec<String> {

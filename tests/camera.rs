@@ -109,13 +109,7 @@ fn config_error(dir: &Path, source: &str) -> String {
         format!("scenarios = [\"clean\"]\n[source]\n{source}"),
     )
     .unwrap();
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .arg("--out")
-        .arg(dir.join("run")));
+    let o = run(quiet_run(&config).arg("--out").arg(dir.join("run")));
     assert!(!o.status.success(), "{source}");
     let err = text(&o.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -23,13 +23,7 @@ fn live_run(dir: &Path, name: &str, drop: &str, frames: u32) -> (serde_json::Val
     )
     .unwrap();
     let out = dir.join(name);
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .arg("--out")
-        .arg(&out));
+    let o = run(quiet_run(&config).arg("--out").arg(&out));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let recs = records(&out);
     let distinct: BTreeSet<&str> = recs.iter().map(|r| r["frame"].as_str().unwrap()).collect();

@@ -24,11 +24,7 @@ fn summary_is_rewritten_during_the_run() {
     .unwrap();
     let out = dir.path().join("run");
     // 40 frames at 10 fps in real time: about 4 s.
-    let mut child = robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
+    let mut child = quiet_run(&config)
         .arg("--out")
         .arg(&out)
         .stderr(Stdio::piped())
@@ -63,12 +59,7 @@ fn bad_summary_period_is_a_config_error() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("bad.toml");
     std::fs::write(&config, "[report]\nsummary_every = \"often\"\n").unwrap();
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .args(["--source", "synthetic:32x32/2"]));
+    let o = run(quiet_run(&config).args(["--source", "synthetic:32x32/2"]));
     assert!(!o.status.success());
     let err = text(&o.stderr);
     assert!(
@@ -170,11 +161,7 @@ fn a_slow_stream_still_gets_interim_summaries_between_frames() {
     )
     .unwrap();
     let out = dir.path().join("run");
-    let mut child = robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
+    let mut child = quiet_run(&config)
         .arg("--out")
         .arg(&out)
         .spawn()

@@ -378,14 +378,6 @@ fn start_run(config: &Path, out: &Path) -> Child {
         .unwrap()
 }
 
-/// `robustream_frames_read_total` in a Prometheus scrape (0 before the first frame).
-fn frames_read(body: &str) -> f64 {
-    body.lines()
-        .find_map(|l| l.strip_prefix("robustream_frames_read_total "))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0.0)
-}
-
 /// The frame index `N` of the first `connection lost after frame N` line of `stderr`.
 fn lost_after(stderr: &str) -> u64 {
     let line = stderr
@@ -428,7 +420,7 @@ fn drop_out_and_come_back(protocol: fn(u16) -> Protocol, port: u16) {
     // so a slow start on a busy machine cannot make the test miss the first connection).
     let (addr, mut stderr) = prometheus_addr(&mut child);
     loop {
-        let read = frames_read(&scrape(&addr));
+        let read = sample(&scrape(&addr), "robustream_frames_read_total").unwrap_or(0.0);
         if read >= 10.0 {
             break;
         }
@@ -624,11 +616,7 @@ fn a_server_that_never_answers_is_given_up_after_open_timeout() {
         )
         .unwrap();
         let started = Instant::now();
-        let o = robustream()
-            .args(["run", "--quiet", "--config"])
-            .arg(&config)
-            .arg("--model")
-            .arg(model())
+        let o = quiet_run(&config)
             .arg("--out")
             .arg(dir.path().join("run"))
             .output()

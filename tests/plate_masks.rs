@@ -18,13 +18,7 @@ fn background_scenarios_run_on_plate_masks_after_learning() {
     )
     .unwrap();
     let out = dir.path().join("run");
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .arg("--out")
-        .arg(&out));
+    let o = run(quiet_run(&config).arg("--out").arg(&out));
     assert!(o.status.success(), "{}", text(&o.stderr));
     let recs = records(&out);
     let frames_of = |key: &str| -> Vec<u64> {
@@ -72,11 +66,7 @@ fn background_scenarios_run_on_plate_masks_after_learning() {
         "[source]\npath = \"synthetic\"\nkind = \"synthetic\"\n[source.plate]\nframes = 0\n",
     )
     .unwrap();
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model()));
+    let o = run(&mut quiet_run(&config));
     assert!(!o.status.success());
     assert!(
         text(&o.stderr).contains("[source.plate] frames = 0"),

@@ -6,7 +6,7 @@ mod common;
 
 use std::io::Read;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 
@@ -36,16 +36,10 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
     let (addr, mut stderr) = prometheus_addr(&mut child);
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     // Scrape until frames have been evaluated (the run lasts ≥ 2.5 s: 100 frames at 40 fps).
-    let start = Instant::now();
-    let mut body = String::new();
-    while start.elapsed() < Duration::from_secs(60) {
-        body = scrape(&addr);
-        // Flips need two frames.
-        if body.contains("robustream_flip_ratio{scenario=\"clean\"") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    // Flips need two frames.
+    let body = scrape_until(&addr, Duration::from_secs(60), |body| {
+        body.contains("robustream_flip_ratio{scenario=\"clean\"")
+    });
     assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
     for name in [
         "robustream_frames_read_total ",

@@ -153,17 +153,6 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
     assert!(text(&o.stdout).lines().count() == DEMO_SCENARIOS + 1);
 }
 
-/// Predictions without the timings: what must repeat exactly.
-fn predictions(dir: &std::path::Path) -> Vec<serde_json::Value> {
-    records(dir)
-        .into_iter()
-        .map(|mut r| {
-            r.as_object_mut().unwrap().remove("ms");
-            r
-        })
-        .collect()
-}
-
 #[test]
 fn a_run_repeats_exactly_whatever_the_worker_count_and_batch() {
     let a = tempfile::tempdir().unwrap();
@@ -195,7 +184,10 @@ fn a_run_repeats_exactly_whatever_the_worker_count_and_batch() {
     };
     assert!(common(a.path(), "1", "1").status.success());
     assert!(common(b.path(), "3", "8").status.success());
-    let (ra, rb) = (predictions(a.path()), predictions(b.path()));
+    let (ra, rb) = (
+        records_without_timings(a.path()),
+        records_without_timings(b.path()),
+    );
     assert_eq!(ra.len(), 12);
     assert_eq!(ra, rb);
     // A different seed changes the noisy variants' probabilities.
@@ -221,7 +213,7 @@ fn a_run_repeats_exactly_whatever_the_worker_count_and_batch() {
         .status
         .success()
     );
-    let rc = predictions(c.path());
+    let rc = records_without_timings(c.path());
     assert_eq!(rc[0], ra[0], "clean does not depend on the seed");
     assert_ne!(rc[1]["prob"], ra[1]["prob"], "noise does");
 }
@@ -287,8 +279,8 @@ fn apply_writes_the_pixels_the_pipeline_evaluates() {
         .status
         .success()
     );
-    let ra = predictions(&a);
-    let rb = predictions(&b);
+    let ra = records_without_timings(&a);
+    let rb = records_without_timings(&b);
     assert_eq!(ra[1]["scenario"], "corruption/gaussian_noise/2");
     assert_eq!(ra[1]["top5"], rb[0]["top5"]);
     let pa: Vec<f64> = ra[1]["prob"]

@@ -20,11 +20,7 @@ fn scheduled_run(dir: &Path, name: &str, pipeline: &str, frames: u32) -> Vec<Val
     )
     .unwrap();
     let out = dir.join(name);
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
+    let o = run(quiet_run(&config)
         .args(["--source", &format!("synthetic:96x64@30/{frames}")])
         .arg("--out")
         .arg(&out));
@@ -100,12 +96,7 @@ fn random_schedule_repeats_exactly_and_bad_settings_fail_first() {
     );
     let config = dir.path().join("bad.toml");
     std::fs::write(&config, "[pipeline]\nschedule = \"random\"\n").unwrap();
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .args(["--source", "synthetic:32x32/2"]));
+    let o = run(quiet_run(&config).args(["--source", "synthetic:32x32/2"]));
     assert!(!o.status.success());
     let err = text(&o.stderr);
     assert!(
@@ -129,13 +120,7 @@ fn compute_budget_sets_scenarios_per_frame_from_the_source_rate() {
     // A folder of photos has no frame rate: the budget needs `fps`, said in one line.
     let config = dir.path().join("nofps.toml");
     std::fs::write(&config, "[pipeline]\nbudget = 50\n").unwrap();
-    let o = run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .arg("--source")
-        .arg(photo("coffee.png")));
+    let o = run(quiet_run(&config).arg("--source").arg(photo("coffee.png")));
     assert!(!o.status.success());
     let err = text(&o.stderr);
     assert!(

@@ -62,14 +62,7 @@ fn fixture_next_to(dir: &Path, name: &str) {
 }
 
 fn run_config(config: &Path, out: &Path, args: &[&str]) -> std::process::Output {
-    run(robustream()
-        .args(["run", "--quiet", "--config"])
-        .arg(config)
-        .arg("--model")
-        .arg(model())
-        .arg("--out")
-        .arg(out)
-        .args(args))
+    run(quiet_run(config).arg("--out").arg(out).args(args))
 }
 
 /// The clean records' first box per frame number (normalised xyxy).

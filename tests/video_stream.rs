@@ -303,17 +303,6 @@ fn missing_files_bad_schemes_and_misplaced_settings_are_one_line_errors() {
     );
 }
 
-/// records.jsonl without the timings.
-fn records_without_timings(dir: &Path) -> Vec<serde_json::Value> {
-    records(dir)
-        .into_iter()
-        .map(|mut r| {
-            r.as_object_mut().unwrap().remove("ms");
-            r
-        })
-        .collect()
-}
-
 #[test]
 fn an_offline_video_run_is_deterministic() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,13 +334,6 @@ fn an_offline_video_run_is_deterministic() {
     assert_eq!(s["run"]["source_report"]["codec"], "mpeg4", "{s}");
 }
 
-/// The value of an unlabelled Prometheus sample `name` in a scrape.
-fn sample(body: &str, name: &str) -> Option<f64> {
-    body.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 #[test]
 fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
     let dir = tempfile::tempdir().unwrap();
@@ -367,7 +349,6 @@ fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
     .unwrap();
     let out = dir.path().join("run");
     let secs = 4.0;
-    let started = Instant::now();
     let mut child = robustream()
         .args([
             "run",
@@ -388,16 +369,11 @@ fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
         .unwrap();
     let (addr, mut stderr) = prometheus_addr(&mut child);
     // Scrape while the run goes on until frames have been read and dropped.
-    let mut body = String::new();
-    while started.elapsed() < Duration::from_secs(60) {
-        body = scrape(&addr);
-        let read = sample(&body, "robustream_frames_read_total").unwrap_or(0.0);
-        let dropped = sample(&body, "robustream_frames_dropped_total").unwrap_or(0.0);
-        if read >= 10.0 && dropped > 0.0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let body = scrape_until(&addr, Duration::from_secs(60), |body| {
+        let read = sample(body, "robustream_frames_read_total").unwrap_or(0.0);
+        let dropped = sample(body, "robustream_frames_dropped_total").unwrap_or(0.0);
+        read >= 10.0 && dropped > 0.0
+    });
     assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
     for name in [
         "robustream_frames_read_total ",

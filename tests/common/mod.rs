@@ -4,6 +4,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Output};
+use std::time::{Duration, Instant};
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -126,6 +127,47 @@ pub fn scrape(addr: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out
+}
+
+/// Scrapes the endpoint at `addr` every 100 ms until `done(body)` or `timeout` (then the last body).
+pub fn scrape_until(addr: &str, timeout: Duration, done: impl Fn(&str) -> bool) -> String {
+    let start = Instant::now();
+    loop {
+        let body = scrape(addr);
+        if done(&body) || start.elapsed() >= timeout {
+            return body;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The value of an unlabelled Prometheus sample `name` in a scrape.
+pub fn sample(body: &str, name: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// `robustream run --quiet --config CONFIG --model <the real model>`; add the source, `--out` and
+/// flags.
+pub fn quiet_run(config: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = robustream();
+    cmd.args(["run", "--quiet", "--config"])
+        .arg(config)
+        .arg("--model")
+        .arg(model());
+    cmd
+}
+
+/// records.jsonl without the timings (`ms`): what must repeat exactly from run to run.
+pub fn records_without_timings(dir: &Path) -> Vec<serde_json::Value> {
+    records(dir)
+        .into_iter()
+        .map(|mut r| {
+            r.as_object_mut().unwrap().remove("ms");
+            r
+        })
+        .collect()
 }
 
 /// Runs the `ffmpeg` CLI quietly with `args` (test clips, local stream servers); fails naming the
