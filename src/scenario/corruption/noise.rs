@@ -11,9 +11,8 @@ use std::sync::OnceLock;
 use image::RgbImage;
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson, StandardNormal};
-use rayon::prelude::*;
 
-use super::{floor8_unit, lanes};
+use super::{floor8_unit, lanes, rowrng};
 use crate::scenario::{RngKey, ScenarioRng};
 
 /// Noise standard deviation σ per severity 1..5 on the [0, 1] scale (REFERENCE §2.1).
@@ -32,17 +31,19 @@ pub const SPECKLE_SIGMA: [f64; 5] = [0.15, 0.20, 0.35, 0.45, 0.60];
 const ELEMENTS_PER_TASK: usize = 16_384;
 
 /// Applies `f(value, rng)` to every element, row `y` drawing from `rng.stream(y)` in element order.
-/// Rows are grouped into tasks of about [`ELEMENTS_PER_TASK`] elements; the grouping never changes the
-/// result. Any size, including empty.
+/// Rows are grouped into tasks of about [`ELEMENTS_PER_TASK`] elements, and within a task four rows
+/// advance their streams in lockstep ([`rowrng::for_each_row_element`]); neither changes the result.
+/// With a one-thread rayon pool the tasks run in order on the calling thread ([`lanes::in_pool_or_here`]).
+/// Any size, including empty.
 fn per_element<F>(image: &RgbImage, rng: RngKey, f: F) -> RgbImage
 where
     F: Fn(u8, &mut ScenarioRng) -> u8 + Sync,
 {
-    lanes::in_pool(|| per_element_body(image, rng, &f))
+    lanes::in_pool_or_here(|parallel| per_element_body(image, rng, &f, parallel))
 }
 
 /// The body of [`per_element`].
-fn per_element_body<F>(image: &RgbImage, rng: RngKey, f: F) -> RgbImage
+fn per_element_body<F>(image: &RgbImage, rng: RngKey, f: F, parallel: bool) -> RgbImage
 where
     F: Fn(u8, &mut ScenarioRng) -> u8 + Sync,
 {
@@ -53,16 +54,10 @@ where
     }
     let mut out = image.as_raw().clone();
     let rows_per_task = (ELEMENTS_PER_TASK / row_len).max(1);
-    out.par_chunks_mut(row_len * rows_per_task)
-        .enumerate()
-        .for_each(|(task, rows)| {
-            for (i, row) in rows.chunks_exact_mut(row_len).enumerate() {
-                let mut r = rng.stream((task * rows_per_task + i) as u64);
-                for v in row.iter_mut() {
-                    *v = f(*v, &mut r);
-                }
-            }
-        });
+    lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |task, rows| {
+        let first = (task * rows_per_task) as u64;
+        rowrng::for_each_row_element(rows, row_len, rng, first, |r, v| *v = f(*v, r));
+    });
     RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
 }
 
