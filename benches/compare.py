@@ -138,6 +138,15 @@ def render(mine: dict, peers: dict, threads: str, placeholder: bool) -> str:
                 pc = [None if placeholder else peer_cell(peers.get(p), f, n, s) for s in SEVERITIES]
                 row.append(" · ".join(fmt_ratio(x, y) for x, y in zip(pc, m)))
             a("| " + " | ".join(row) + " |")
+        albu = {} if placeholder else peers.get("albumentations", {})
+        for n, d in albu.get("also", {}).get(f, {}).items():
+            spec = albu.get("also_mapping", {}).get(n, {})
+            m = [mine["cells"][f][n][s] for s in SEVERITIES]
+            pc = [d.get(s, {}).get("median_s") for s in SEVERITIES]
+            a("")
+            a(f"Also timed on this frame, not the nearest equivalent: {n} against albumentations' "
+              f"`{spec.get('transform', '?')}` ({spec.get('note', '')}): "
+              + " · ".join(fmt_ratio(x, y) for x, y in zip(pc, m)) + ".")
     return "\n".join(lines)
 
 
