@@ -23,6 +23,7 @@ pub mod snow;
 pub mod validation;
 pub mod weather;
 pub mod zoom;
+pub mod ziggurat;
 
 use image::RgbImage;
 
