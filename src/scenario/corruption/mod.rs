@@ -22,8 +22,8 @@ pub mod rowrng;
 pub mod snow;
 pub mod validation;
 pub mod weather;
-pub mod zoom;
 pub mod ziggurat;
+pub mod zoom;
 
 use image::RgbImage;
 
