@@ -131,6 +131,9 @@ pub struct DatasetConfig {
 struct RawMetricsConfig {
     /// JSON file of XIMAGENET-12 accuracies of scenario-trained models (REFERENCE §9.1).
     ximagenet_inner: Option<PathBuf>,
+    /// TOML table of the baseline model's ImageNet-C errors that CE and mCE are normalised by, in the
+    /// format of `configs/imagenet_c_alexnet.toml` (REFERENCE §5).
+    ce_baseline: Option<PathBuf>,
 }
 
 /// `[metrics]`, checked: the inputs read at load time, so a bad file fails before the run.
@@ -139,6 +142,10 @@ pub struct MetricsConfig {
     /// `ximagenet_inner = "file.json"`: C'(i) of scenario-trained models for σ²_inner and S_robust
     /// (REFERENCE §9.1; see [`crate::metrics::volatility::InnerResults`]).
     pub ximagenet_inner: Option<crate::metrics::volatility::InnerResults>,
+    /// `ce_baseline = "table.toml"` (relative to the config file): the baseline model's ImageNet-C
+    /// errors that CE / mCE / relative mCE are normalised by (REFERENCE §5 uses AlexNet's; see
+    /// [`crate::metrics::imagenet_c::BaselineTable`]); `None` = the built-in AlexNet table.
+    pub ce_baseline: Option<crate::metrics::imagenet_c::BaselineTable>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -489,6 +496,19 @@ impl RunConfig {
                 ),
                 None => None,
             },
+            ce_baseline: match raw.metrics.ce_baseline.map(&rel) {
+                Some(path) => Some(
+                    crate::metrics::imagenet_c::BaselineTable::read(&path).map_err(|e| {
+                        let hint = if e.message.starts_with("cannot be read") {
+                            "; the path is relative to the config file"
+                        } else {
+                            "; the format is that of configs/imagenet_c_alexnet.toml"
+                        };
+                        invalid(&format!("[metrics] ce_baseline: {e}{hint}"))
+                    })?,
+                ),
+                None => None,
+            },
         };
         let mut dataset = raw.dataset;
         dataset.class_map = dataset.class_map.map(&rel);
@@ -596,6 +616,67 @@ mod tests {
             (c.seed, c.strict, c.scenarios.as_slice()),
             (9, true, &["clean".to_string()][..])
         );
+    }
+
+    #[test]
+    fn ce_baseline_is_read_relative_to_the_config_and_checked_at_load() {
+        let d = tempfile::tempdir().unwrap();
+        let text = crate::metrics::imagenet_c::BUILTIN_TABLE_TOML
+            .replace("model = \"AlexNet\"", "model = \"ResNet-50\"");
+        std::fs::create_dir_all(d.path().join("tables")).unwrap();
+        std::fs::write(d.path().join("tables/r50.toml"), &text).unwrap();
+        let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n[metrics]\n";
+        let p = write(
+            d.path(),
+            &format!("{head}ce_baseline = \"tables/r50.toml\"\n"),
+        );
+        let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+        let t = c.metrics.ce_baseline.expect("the table is loaded");
+        assert_eq!(t.model(), "ResNet-50");
+        assert_eq!(
+            t.origin(),
+            d.path().join("tables/r50.toml").display().to_string()
+        );
+        // Absent: the built-in table (None here).
+        let p = write(d.path(), head);
+        let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+        assert!(c.metrics.ce_baseline.is_none());
+        // A missing file, a bad table, a typo of the key: one line each, naming file and key.
+        let p = write(d.path(), &format!("{head}ce_baseline = \"nope.toml\"\n"));
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[metrics] ce_baseline: ImageNet-C baseline table ")
+                && e.contains("nope.toml: cannot be read (")
+                && e.ends_with("; the path is relative to the config file"),
+            "{e}"
+        );
+        std::fs::write(
+            d.path().join("tables/r50.toml"),
+            text.replace("clean = 0.4348", "clean = 43.48"),
+        )
+        .unwrap();
+        let p = write(
+            d.path(),
+            &format!("{head}ce_baseline = \"tables/r50.toml\"\n"),
+        );
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("r50.toml: `clean` = 43.48 is not an error rate in [0, 1)"),
+            "{e}"
+        );
+        let p = write(
+            d.path(),
+            &format!("{head}ce_basline = \"tables/r50.toml\"\n"),
+        );
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ce_basline") && e.contains("run.toml"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]

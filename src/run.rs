@@ -313,7 +313,10 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
                 );
                 o.insert("end".into(), json!("running"));
             }
-            let interim = Summary::from_metrics(&metrics, info, live);
+            let mut interim = Summary::from_metrics(&metrics, info, live);
+            if let Some(table) = &config.metrics.ce_baseline {
+                interim.set_ce_baseline(table);
+            }
             // A failed interim write is a warning; the final summary is what must not be lost.
             if let Err(e) = crate::report::write_run_summary(&config.out, &interim) {
                 progress.warn(&format!("interim summary not written: {e}"));
@@ -391,6 +394,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut summary = Summary::from_metrics(&metrics, run_info, frames);
     if let Some(inner) = &config.metrics.ximagenet_inner {
         summary.set_ximagenet_inner(inner);
+    }
+    if let Some(table) = &config.metrics.ce_baseline {
+        summary.set_ce_baseline(table);
     }
     post.apply(&mut summary);
     crate::report::write_run_summary(&config.out, &summary)?;

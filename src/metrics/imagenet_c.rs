@@ -1,20 +1,25 @@
-//! ImageNet-C metrics (REFERENCE §5): Corruption Error (CE) and mean CE (mCE), normalised by AlexNet's
-//! errors, and their relative versions that subtract the clean error.
+//! ImageNet-C metrics (REFERENCE §5): Corruption Error (CE) and mean CE (mCE), normalised by a
+//! baseline model's errors (AlexNet's by default), and their relative versions that subtract the
+//! clean error.
 //!
 //! With E_{s,c} the top-1 error (fraction) on corruption c at severity s and E_clean the clean error:
-//! CE_c = Σ_s E_{s,c} / Σ_s E^AlexNet_{s,c} (REFERENCE §5.1); relative CE_c = Σ_s (E_{s,c} − E_clean) /
-//! Σ_s (E^AlexNet_{s,c} − E^AlexNet_clean) (§5.2); mCE and relative mCE are their means over the 15
-//! benchmark corruptions. Values are fractions (1.0 = AlexNet; papers print them ×100 as %, e.g.
-//! ResNet-50's published mCE 76.7 % is 0.767 here).
+//! CE_c = Σ_s E_{s,c} / Σ_s E^base_{s,c} (REFERENCE §5.1); relative CE_c = Σ_s (E_{s,c} − E_clean) /
+//! Σ_s (E^base_{s,c} − E^base_clean) (§5.2); mCE and relative mCE are their means over the table's
+//! benchmark corruptions (the 15 of ImageNet-C). Values are fractions (1.0 = the baseline; papers print
+//! them ×100 as %, e.g. ResNet-50's published AlexNet-normalised mCE 76.7 % is 0.767 here).
 //!
 //! A corruption gets a CE only when all five severities were evaluated on labelled frames; the others
-//! that appear in the plan are listed as incomplete with their missing severities. mCE needs all 15
-//! benchmark corruptions complete. The mean over all 19 (the four validation corruptions included, as
+//! that appear in the plan are listed as incomplete with their missing severities. mCE needs every
+//! benchmark corruption complete. The mean over all 19 (the four validation corruptions included, as
 //! hendrycks `test.py` prints it, REFERENCE §5.4) is reported separately as `mce_all19`.
 //!
-//! The AlexNet table lives in `configs/imagenet_c_alexnet.toml` (with its provenance) and is built into
-//! the binary; [`AlexnetTable::parse`] reads that format.
+//! The baseline is a [`BaselineTable`]: the built-in one is AlexNet's, `configs/imagenet_c_alexnet.toml`
+//! (with its provenance, embedded in the binary); a run config's `[metrics] ce_baseline` names another
+//! file of the same format (e.g. the user's own ResNet-50, or the model version shipped today), which
+//! is deliberately beyond REFERENCE §5: the formulas are the same, only the denominator model changes.
+//! [`BaselineTable::parse`] reads that format.
 
+use std::path::Path;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
@@ -27,9 +32,12 @@ pub const BUILTIN_TABLE_TOML: &str = include_str!("../../configs/imagenet_c_alex
 /// Where the built-in table comes from (shown in `summary.json` as `normalisation`).
 pub const BUILTIN_TABLE_NAME: &str = "configs/imagenet_c_alexnet.toml";
 
-/// A malformed AlexNet table: which table and what is wrong.
+/// The baseline name of summaries written before tables named their model (always AlexNet then).
+const DEFAULT_BASELINE: &str = "AlexNet";
+
+/// A malformed baseline table: which table and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("AlexNet table {origin}: {message}")]
+#[error("ImageNet-C baseline table {origin}: {message}")]
 pub struct TableError {
     /// The table's name or path.
     pub origin: String,
@@ -37,49 +45,116 @@ pub struct TableError {
     pub message: String,
 }
 
-/// The file format of `configs/imagenet_c_alexnet.toml`.
+/// The file format of `configs/imagenet_c_alexnet.toml` (and of `[metrics] ce_baseline` files).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTable {
-    clean: f64,
+    model: Option<String>,
+    clean: Option<f64>,
     benchmark: Vec<String>,
-    errors: std::collections::BTreeMap<String, [f64; 5]>,
+    errors: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
-/// AlexNet's ImageNet-C top-1 errors (fractions): per corruption and severity 1..5, all 19
-/// corruptions in ImageNet-C index order (REFERENCE §1.3, §5.3), the clean error, and which
-/// corruptions the benchmark mCE averages.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AlexnetTable {
-    name: String,
-    clean: f64,
+/// A baseline model's ImageNet-C top-1 errors (fractions), the normaliser of CE and mCE: per
+/// corruption and severity 1..5, all 19 corruptions in ImageNet-C index order (REFERENCE §1.3), the
+/// clean error when known, and which corruptions the benchmark mCE averages. The built-in table is
+/// AlexNet's (REFERENCE §5.3, clean 0.4348 from §5.2).
+///
+/// `summary.json` keeps a table other than the built-in one in `metrics.imagenet_c.baseline_table`
+/// (this type's JSON form: `file`, `model`, `clean`, `benchmark`, `errors`), so `robustream report`
+/// rebuilds CE against the same baseline; reading it back validates it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "StoredTable")]
+pub struct BaselineTable {
+    /// Where the table came from (a path, or [`BUILTIN_TABLE_NAME`]).
+    #[serde(rename = "file")]
+    origin: String,
+    /// The baseline model's name (`model` in the file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
+    /// The baseline's clean top-1 error; without it relative CE is unavailable.
+    clean: Option<f64>,
+    /// The corruptions mCE averages, in ImageNet-C index order.
     benchmark: Vec<String>,
+    /// Every corruption's five errors, in ImageNet-C index order.
+    #[serde(with = "crate::report::summary::ordered")]
     errors: Vec<(String, [f64; 5])>,
 }
 
-impl AlexnetTable {
-    /// Parses and validates a table in the format of `configs/imagenet_c_alexnet.toml`: `clean`
-    /// (fraction), `benchmark` (names averaged by mCE) and `[errors]` (name = five fractions, one per
-    /// severity) for exactly the 19 ImageNet-C corruptions. `name` says where the text came from.
-    pub fn parse(text: &str, name: &str) -> Result<Self, TableError> {
-        let err = |message: String| TableError {
-            origin: name.to_string(),
-            message,
+/// The JSON form of a [`BaselineTable`] as read back from `summary.json`, before validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredTable {
+    file: String,
+    model: Option<String>,
+    clean: Option<f64>,
+    benchmark: Vec<String>,
+    errors: std::collections::BTreeMap<String, Vec<f64>>,
+}
+
+impl TryFrom<StoredTable> for BaselineTable {
+    type Error = TableError;
+
+    fn try_from(s: StoredTable) -> Result<Self, TableError> {
+        let raw = RawTable {
+            model: s.model,
+            clean: s.clean,
+            benchmark: s.benchmark,
+            errors: s.errors,
         };
-        let raw: RawTable = toml::from_str(text).map_err(|e| {
-            err(e
+        Self::validate(raw, &s.file)
+    }
+}
+
+impl BaselineTable {
+    /// Reads and validates a table file (see [`BaselineTable::parse`]); the path names it in errors.
+    pub fn read(path: &Path) -> Result<Self, TableError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| TableError {
+            origin: origin.clone(),
+            message: format!("cannot be read ({e})"),
+        })?;
+        Self::parse(&text, &origin)
+    }
+
+    /// Parses and validates a table in the format of `configs/imagenet_c_alexnet.toml`: optional
+    /// `model` (the baseline's name), optional `clean` (its clean error, fraction; without it
+    /// relative CE is reported as unavailable, as for a run without clean frames), `benchmark` (names
+    /// averaged by mCE) and `[errors]` (name = five fractions, one per severity) for exactly the 19
+    /// ImageNet-C corruptions. `name` says where the text came from.
+    pub fn parse(text: &str, name: &str) -> Result<Self, TableError> {
+        let raw: RawTable = toml::from_str(text).map_err(|e| TableError {
+            origin: name.to_string(),
+            message: e
                 .to_string()
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
                 .collect::<Vec<_>>()
-                .join(" "))
+                .join(" "),
         })?;
+        Self::validate(raw, name)
+    }
+
+    /// Checks a table as read: names, value ranges, five severities, and denominators above zero.
+    fn validate(raw: RawTable, name: &str) -> Result<Self, TableError> {
+        let err = |message: String| TableError {
+            origin: name.to_string(),
+            message,
+        };
         let fraction = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
-        if !fraction(raw.clean) || raw.clean >= 1.0 {
+        if let Some(m) = &raw.model
+            && m.trim().is_empty()
+        {
+            return Err(err(
+                "`model` is empty; name the baseline model or leave the key out".into(),
+            ));
+        }
+        if let Some(clean) = raw.clean
+            && (!fraction(clean) || clean >= 1.0)
+        {
             return Err(err(format!(
-                "`clean` = {} is not an error rate in [0, 1)",
-                raw.clean
+                "`clean` = {clean} is not an error rate in [0, 1)"
             )));
         }
         if let Some(unknown) = raw
@@ -98,16 +173,31 @@ impl AlexnetTable {
                     "`errors.{name}` is missing; the table needs all 19 corruptions"
                 ))
             })?;
+            let Ok(e) = <[f64; 5]>::try_from(e.as_slice()) else {
+                return Err(err(format!(
+                    "`errors.{name}` has {} values; it needs five, one per severity 1..5",
+                    e.len()
+                )));
+            };
             if !e.iter().all(|&v| fraction(v)) {
-                return Err(err(format!("`errors.{name}` holds a value outside [0, 1]")));
+                return Err(err(format!(
+                    "`errors.{name}` holds a value outside [0, 1] (errors are fractions, not %)"
+                )));
             }
-            if severity_sum(e) - 5.0 * raw.clean <= 0.0 {
+            if severity_sum(&e) <= 0.0 {
+                return Err(err(format!(
+                    "`errors.{name}` are all 0, so its CE would divide by zero"
+                )));
+            }
+            if let Some(clean) = raw.clean
+                && severity_sum(&e) - 5.0 * clean <= 0.0
+            {
                 return Err(err(format!(
                     "`errors.{name}` are not above the clean error on average, so its relative CE \
                      would divide by zero or a negative number"
                 )));
             }
-            errors.push((name.to_string(), *e));
+            errors.push((name.to_string(), e));
         }
         if raw.benchmark.is_empty() {
             return Err(err("`benchmark` is empty".into()));
@@ -130,7 +220,8 @@ impl AlexnetTable {
             .cloned()
             .collect();
         Ok(Self {
-            name: name.to_string(),
+            origin: name.to_string(),
+            model: raw.model,
             clean: raw.clean,
             benchmark,
             errors,
@@ -139,21 +230,31 @@ impl AlexnetTable {
 
     /// The built-in table (`configs/imagenet_c_alexnet.toml`, embedded), parsed once. A unit test
     /// keeps it valid, so the error cannot happen in a released binary; callers still report it.
-    pub fn builtin() -> Result<&'static AlexnetTable, TableError> {
-        static TABLE: OnceLock<Result<AlexnetTable, TableError>> = OnceLock::new();
+    pub fn builtin() -> Result<&'static BaselineTable, TableError> {
+        static TABLE: OnceLock<Result<BaselineTable, TableError>> = OnceLock::new();
         TABLE
-            .get_or_init(|| AlexnetTable::parse(BUILTIN_TABLE_TOML, BUILTIN_TABLE_NAME))
+            .get_or_init(|| BaselineTable::parse(BUILTIN_TABLE_TOML, BUILTIN_TABLE_NAME))
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// Where the table came from.
-    pub fn name(&self) -> &str {
-        &self.name
+    /// Whether this is the built-in AlexNet table (same origin and values).
+    pub fn is_builtin(&self) -> bool {
+        Self::builtin().is_ok_and(|b| b == self)
     }
 
-    /// AlexNet's clean top-1 error (fraction).
-    pub fn clean(&self) -> f64 {
+    /// Where the table came from (a path as given, or [`BUILTIN_TABLE_NAME`]).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The baseline model's name: the table's `model`, else where the table came from.
+    pub fn model(&self) -> &str {
+        self.model.as_deref().unwrap_or(&self.origin)
+    }
+
+    /// The baseline's clean top-1 error (fraction), if the table gives it.
+    pub fn clean(&self) -> Option<f64> {
         self.clean
     }
 
@@ -185,6 +286,10 @@ fn severity_sum(e: &[f64; 5]) -> f64 {
 /// index order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImagenetC {
+    /// The baseline model the ratios are relative to ([`BaselineTable::model`], e.g. `AlexNet`);
+    /// summaries written before this field existed were AlexNet's.
+    #[serde(default = "default_baseline")]
+    pub baseline: String,
     /// Clean top-1 error, when `clean` was evaluated on labelled frames.
     pub clean_error: Option<f64>,
     /// Per corruption in the plan: top-1 error at severities 1..5 (`null` for a severity that is not
@@ -194,17 +299,21 @@ pub struct ImagenetC {
     /// CE per complete corruption (all five severities), REFERENCE §5.1.
     #[serde(with = "crate::report::summary::ordered")]
     pub ce: Vec<(String, f64)>,
-    /// Relative CE per complete corruption (REFERENCE §5.2); `null` without a clean error.
+    /// Relative CE per complete corruption (REFERENCE §5.2); `null` without a clean error (the
+    /// run's or the baseline's).
     #[serde(with = "crate::report::summary::ordered")]
     pub relative_ce: Vec<(String, Option<f64>)>,
-    /// mCE: mean CE over the 15 benchmark corruptions; `null` unless all 15 are complete.
+    /// mCE: mean CE over the table's benchmark corruptions (ImageNet-C's 15); `null` unless all of
+    /// them are complete.
     pub mce: Option<f64>,
-    /// Relative mCE over the 15; `null` unless all 15 are complete and the clean error is known.
+    /// Relative mCE over the benchmark corruptions; `null` unless all are complete and both clean
+    /// errors are known.
     pub relative_mce: Option<f64>,
     /// Mean CE over all 19 corruptions (benchmark + validation; not the published mCE); `null` unless
     /// all 19 are complete.
     pub mce_all19: Option<f64>,
-    /// Mean relative CE over all 19; `null` unless all 19 are complete and the clean error is known.
+    /// Mean relative CE over all 19; `null` unless all 19 are complete and both clean errors are
+    /// known.
     pub relative_mce_all19: Option<f64>,
     /// Corruptions in the plan without all five severities evaluated on labelled frames → the
     /// missing severities.
@@ -212,11 +321,27 @@ pub struct ImagenetC {
     pub incomplete: Vec<(String, Vec<u8>)>,
     /// What the ratios are normalised by.
     pub normalisation: String,
+    /// The baseline table itself when it is not the built-in AlexNet one (absent then), so a
+    /// summary rebuilt from the records (`robustream report`) keeps the run's baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_table: Option<BaselineTable>,
+}
+
+fn default_baseline() -> String {
+    DEFAULT_BASELINE.to_string()
 }
 
 impl ImagenetC {
-    /// The number of benchmark corruptions (of the table's) that have a CE.
-    pub fn benchmark_complete(&self, table: &AlexnetTable) -> usize {
+    /// The table these metrics were computed with: the stored one, else the built-in AlexNet table.
+    pub fn table(&self) -> Result<&BaselineTable, TableError> {
+        match &self.baseline_table {
+            Some(t) => Ok(t),
+            None => BaselineTable::builtin(),
+        }
+    }
+
+    /// The number of the table's benchmark corruptions that have a CE.
+    pub fn benchmark_complete(&self, table: &BaselineTable) -> usize {
         table
             .benchmark()
             .iter()
@@ -230,7 +355,7 @@ impl ImagenetC {
 /// `corruption/<name>/<severity>` are ignored. Returns `None` when no corruption of the table is in
 /// the plan.
 pub fn compute<'a>(
-    table: &AlexnetTable,
+    table: &BaselineTable,
     scenarios: impl IntoIterator<Item = (&'a str, Option<f64>)>,
 ) -> Option<ImagenetC> {
     let mut clean_error = None;
@@ -268,7 +393,7 @@ pub fn compute<'a>(
     let mut ce = Vec::new();
     let mut relative_ce = Vec::new();
     let mut incomplete = Vec::new();
-    for (((name, alexnet), errs), _) in table
+    for (((name, base), errs), _) in table
         .errors
         .iter()
         .zip(&found)
@@ -287,12 +412,12 @@ pub fn compute<'a>(
             continue;
         };
         let e: [f64; 5] = [e[0], e[1], e[2], e[3], e[4]];
-        ce.push((name.clone(), severity_sum(&e) / severity_sum(alexnet)));
+        ce.push((name.clone(), severity_sum(&e) / severity_sum(base)));
         relative_ce.push((
             name.clone(),
-            clean_error.map(|c| {
-                (severity_sum(&e) - 5.0 * c) / (severity_sum(alexnet) - 5.0 * table.clean)
-            }),
+            clean_error
+                .zip(table.clean)
+                .map(|(c, bc)| (severity_sum(&e) - 5.0 * c) / (severity_sum(base) - 5.0 * bc)),
         ));
     }
     let mean_over = |names: &mut dyn Iterator<Item = &String>| -> (Option<f64>, Option<f64>) {
@@ -316,7 +441,9 @@ pub fn compute<'a>(
     };
     let (mce, relative_mce) = mean_over(&mut table.benchmark.iter());
     let (mce_all19, relative_mce_all19) = mean_over(&mut table.errors.iter().map(|(n, _)| n));
+    let builtin = table.is_builtin();
     Some(ImagenetC {
+        baseline: table.model().to_string(),
         clean_error,
         errors,
         ce,
@@ -327,12 +454,22 @@ pub fn compute<'a>(
         relative_mce_all19,
         incomplete,
         normalisation: format!(
-            "AlexNet top-1 errors per corruption and severity, clean error {} ({}; hendrycks \
-             README table, REFERENCE §5.3); mCE over the {} benchmark corruptions",
-            table.clean,
-            table.name,
+            "{} top-1 errors per corruption and severity, {} ({}{}); mCE over the {} benchmark \
+             corruptions",
+            table.model(),
+            table.clean.map_or_else(
+                || "no clean error (so no relative CE)".to_string(),
+                |c| format!("clean error {c}")
+            ),
+            table.origin,
+            if builtin {
+                "; hendrycks README table, REFERENCE §5.3"
+            } else {
+                ""
+            },
             table.benchmark.len()
         ),
+        baseline_table: (!builtin).then(|| table.clone()),
     })
 }
 
@@ -340,8 +477,8 @@ pub fn compute<'a>(
 mod tests {
     use super::*;
 
-    fn table() -> &'static AlexnetTable {
-        AlexnetTable::builtin().expect("the built-in table parses")
+    fn table() -> &'static BaselineTable {
+        BaselineTable::builtin().expect("the built-in table parses")
     }
 
     /// Every plan key of the 19 corruptions × 5 and clean, with errors from `f(name, severity)`.
@@ -379,19 +516,21 @@ mod tests {
         // Spot values of the per-severity table (REFERENCE §5.3) and the clean error (§5.2).
         assert_eq!(t.errors_of("snow").unwrap()[1], 0.88392);
         assert_eq!(t.errors_of("saturate").unwrap()[2], 0.51174);
-        assert_eq!(t.clean(), 0.4348);
+        assert_eq!(t.clean(), Some(0.4348));
         // Same order as the corruption catalogue; the benchmark is its first 15.
         let names: Vec<&str> = t.errors().iter().map(|(n, _)| n.as_str()).collect();
         let ours: Vec<&str> = CORRUPTIONS.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ours);
         assert_eq!(t.benchmark(), &names[..15]);
-        assert_eq!(t.name(), "configs/imagenet_c_alexnet.toml");
+        assert_eq!(t.origin(), "configs/imagenet_c_alexnet.toml");
+        assert_eq!(t.model(), "AlexNet");
+        assert!(t.is_builtin());
     }
 
     #[test]
     fn alexnet_scores_exactly_one() {
         let t = table();
-        let v = all_keys(Some(t.clean()), |n, s| {
+        let v = all_keys(t.clean(), |n, s| {
             Some(t.errors_of(n).unwrap()[usize::from(s - 1)])
         });
         let m = run(&v).unwrap();
@@ -409,7 +548,7 @@ mod tests {
     fn half_of_alexnets_errors_is_half() {
         // Halving is exact in binary floating point, so every ratio is exactly 0.5.
         let t = table();
-        let v = all_keys(Some(t.clean() / 2.0), |n, s| {
+        let v = all_keys(t.clean().map(|c| c / 2.0), |n, s| {
             Some(t.errors_of(n).unwrap()[usize::from(s - 1)] / 2.0)
         });
         let m = run(&v).unwrap();
@@ -506,7 +645,7 @@ mod tests {
     #[test]
     fn json_form() {
         let t = table();
-        let v = all_keys(Some(t.clean()), |n, s| {
+        let v = all_keys(t.clean(), |n, s| {
             (n != "fog" || s != 4).then(|| t.errors_of(n).unwrap()[usize::from(s - 1)])
         });
         let m = run(&v).unwrap();
@@ -515,6 +654,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "baseline",
                 "clean_error",
                 "errors",
                 "ce",
@@ -541,20 +681,268 @@ mod tests {
             ["gaussian_noise", "shot_noise", "impulse_noise"]
         );
         assert!(j["mce"].is_null() && j["mce_all19"].is_null());
-        assert!(j["normalisation"].as_str().unwrap().contains("0.4348"));
+        assert_eq!(j["baseline"], "AlexNet");
+        // The built-in table's description, unchanged by configurable baselines.
+        assert_eq!(
+            j["normalisation"],
+            "AlexNet top-1 errors per corruption and severity, clean error 0.4348 \
+             (configs/imagenet_c_alexnet.toml; hendrycks README table, REFERENCE §5.3); mCE over \
+             the 15 benchmark corruptions"
+        );
+        let back: ImagenetC = serde_json::from_value(j.clone()).unwrap();
+        assert_eq!(back, m);
+        // A summary written before `baseline` existed reads back as AlexNet's.
+        let mut old = j;
+        old.as_object_mut().unwrap().remove("baseline");
+        let back: ImagenetC = serde_json::from_value(old).unwrap();
+        assert_eq!(back.baseline, "AlexNet");
+        assert_eq!(back.table().unwrap(), table());
+    }
+
+    /// The errors of a made-up model: irregular, all in (0, 1), above `CLEAN` on every row.
+    fn own_error(corruption_index: usize, severity: u8) -> f64 {
+        0.3 + 0.02 * corruption_index as f64 + 0.05 * f64::from(severity)
+            - 0.013 * ((corruption_index * 7 + usize::from(severity)) % 5) as f64
+    }
+    const CLEAN: f64 = 0.21;
+
+    /// A table in the built-in format with `error(index, severity)` for every corruption and
+    /// `head` (e.g. `model`, `clean`) before the benchmark list.
+    fn custom_toml(head: &str, error: impl Fn(usize, u8) -> f64) -> String {
+        let mut t = format!("{head}\nbenchmark = [");
+        for (name, _) in &CORRUPTIONS[..15] {
+            t += &format!("\"{name}\", ");
+        }
+        t += "]\n[errors]\n";
+        for (i, (name, _)) in CORRUPTIONS.iter().enumerate() {
+            let e: Vec<String> = SEVERITIES.map(|s| error(i, s).to_string()).collect();
+            t += &format!("{name} = [{}]\n", e.join(", "));
+        }
+        t
+    }
+
+    fn own_keys(clean: Option<f64>, skip: &str) -> Vec<(String, Option<f64>)> {
+        let mut v = vec![("clean".to_string(), clean)];
+        for (i, (name, _)) in CORRUPTIONS.iter().enumerate() {
+            for s in SEVERITIES {
+                let e = (*name != skip).then(|| own_error(i, s));
+                v.push((format!("corruption/{name}/{s}"), e));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_baseline_of_the_models_own_errors_scores_exactly_one() {
+        let text = custom_toml(
+            &format!("model = \"ResNet-50 v1\"\nclean = {CLEAN}"),
+            own_error,
+        );
+        let t = BaselineTable::parse(&text, "tables/r50.toml").unwrap();
+        assert!(!t.is_builtin());
+        assert_eq!((t.model(), t.origin()), ("ResNet-50 v1", "tables/r50.toml"));
+        assert_eq!(t.errors_of("fog").unwrap()[2], own_error(9, 3));
+        let m = compute(
+            &t,
+            own_keys(Some(CLEAN), "")
+                .iter()
+                .map(|(k, e)| (k.as_str(), *e)),
+        )
+        .unwrap();
+        assert_eq!(m.ce.len(), 19);
+        assert!(m.ce.iter().all(|(_, c)| *c == 1.0), "{:?}", m.ce);
+        assert!(m.relative_ce.iter().all(|(_, c)| *c == Some(1.0)));
+        assert_eq!((m.mce, m.relative_mce), (Some(1.0), Some(1.0)));
+        assert_eq!((m.mce_all19, m.relative_mce_all19), (Some(1.0), Some(1.0)));
+        assert_eq!(m.baseline, "ResNet-50 v1");
+        assert_eq!(m.benchmark_complete(&t), 15);
+        assert_eq!(
+            m.normalisation,
+            "ResNet-50 v1 top-1 errors per corruption and severity, clean error 0.21 \
+             (tables/r50.toml); mCE over the 15 benchmark corruptions"
+        );
+        // The table travels with the metrics, so a rebuilt summary can use it again.
+        assert_eq!(m.baseline_table.as_ref(), Some(&t));
+        assert_eq!(m.table().unwrap(), &t);
+        let j = serde_json::to_value(&m).unwrap();
+        assert_eq!(j["baseline_table"]["file"], "tables/r50.toml");
+        assert_eq!(j["baseline_table"]["errors"]["fog"][2], own_error(9, 3));
         let back: ImagenetC = serde_json::from_value(j).unwrap();
         assert_eq!(back, m);
+        // Against AlexNet the same errors are not 1.
+        let a = run(&own_keys(Some(CLEAN), "")).unwrap();
+        assert!(a.ce.iter().all(|(_, c)| *c != 1.0), "{:?}", a.ce);
+
+        // A validation corruption incomplete: every complete one is still 1, the mCE too.
+        let m = compute(
+            &t,
+            own_keys(Some(CLEAN), "spatter")
+                .iter()
+                .map(|(k, e)| (k.as_str(), *e)),
+        )
+        .unwrap();
+        assert_eq!(m.ce.len(), 18);
+        assert!(m.ce.iter().all(|(_, c)| *c == 1.0), "{:?}", m.ce);
+        assert_eq!((m.mce, m.relative_mce), (Some(1.0), Some(1.0)));
+        assert_eq!((m.mce_all19, m.relative_mce_all19), (None, None));
+        assert_eq!(
+            m.incomplete,
+            vec![("spatter".to_string(), vec![1, 2, 3, 4, 5])]
+        );
+        // A benchmark corruption incomplete: no mCE, and 14 of the 15 counted.
+        let m = compute(
+            &t,
+            own_keys(Some(CLEAN), "fog")
+                .iter()
+                .map(|(k, e)| (k.as_str(), *e)),
+        )
+        .unwrap();
+        assert_eq!((m.mce, m.relative_mce), (None, None));
+        assert_eq!(m.benchmark_complete(&t), 14);
+    }
+
+    #[test]
+    fn a_baseline_without_clean_error_has_ce_but_no_relative_ce() {
+        // As for a run without clean frames: relative CE is reported as unavailable, not an error.
+        let text = custom_toml("model = \"mine\"", |_, _| 0.5);
+        let t = BaselineTable::parse(&text, "b.toml").unwrap();
+        assert_eq!(t.clean(), None);
+        let v = all_keys(Some(0.1), |_, s| Some(0.1 * f64::from(s)));
+        let m = compute(&t, v.iter().map(|(k, e)| (k.as_str(), *e))).unwrap();
+        // Σ_s 0.1·s = 1.5 against Σ_s 0.5 = 2.5.
+        assert!(
+            m.ce.iter().all(|(_, c)| (*c - 0.6).abs() < 1e-15),
+            "{:?}",
+            m.ce
+        );
+        assert!(m.relative_ce.iter().all(|(_, r)| r.is_none()));
+        assert!((m.mce.unwrap() - 0.6).abs() < 1e-15);
+        assert_eq!((m.relative_mce, m.relative_mce_all19), (None, None));
+        assert!(
+            m.normalisation.starts_with(
+                "mine top-1 errors per corruption and severity, no clean error (so no relative CE) \
+                 (b.toml)"
+            ),
+            "{}",
+            m.normalisation
+        );
+        // Without `model`, the baseline is named by its file.
+        let t = BaselineTable::parse(&custom_toml("", |_, _| 0.5), "dir/b.toml").unwrap();
+        assert_eq!(t.model(), "dir/b.toml");
+    }
+
+    #[test]
+    fn bad_custom_tables_give_one_line_naming_file_key_and_fix() {
+        let good = custom_toml("model = \"m\"\nclean = 0.2", |_, _| 0.5);
+        assert!(BaselineTable::parse(&good, "b.toml").is_ok());
+        let bad = |text: &str| {
+            let e = BaselineTable::parse(text, "b.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains('\n'), "one line: {e}");
+            assert!(e.starts_with("ImageNet-C baseline table b.toml: "), "{e}");
+            e
+        };
+        // TOML syntax: the parser's position, on one line.
+        let e = bad(&good.replace("clean = 0.2", "clean = 0.2 0.3"));
+        assert!(e.contains("line 2"), "{e}");
+        // A corruption missing.
+        let e = bad(&good.replace("\nfog = ", "\n# fog = "));
+        assert!(
+            e.contains("`errors.fog` is missing; the table needs all 19"),
+            "{e}"
+        );
+        // A severity missing (four values) and one too many.
+        let e = bad(&good.replace(
+            "fog = [0.5, 0.5, 0.5, 0.5, 0.5]",
+            "fog = [0.5, 0.5, 0.5, 0.5]",
+        ));
+        assert!(
+            e.contains("`errors.fog` has 4 values; it needs five"),
+            "{e}"
+        );
+        let e = bad(&good.replace("fog = [0.5,", "fog = [0.5, 0.5,"));
+        assert!(e.contains("`errors.fog` has 6 values"), "{e}");
+        // Values outside [0, 1]: percentages, negatives, a clean error of 1.
+        let e = bad(&good.replace("snow = [0.5,", "snow = [55.0,"));
+        assert!(
+            e.contains("`errors.snow` holds a value outside [0, 1]"),
+            "{e}"
+        );
+        let e = bad(&good.replace("snow = [0.5,", "snow = [-0.1,"));
+        assert!(
+            e.contains("`errors.snow` holds a value outside [0, 1]"),
+            "{e}"
+        );
+        let e = bad(&good.replace("clean = 0.2", "clean = 1.0"));
+        assert!(
+            e.contains("`clean` = 1 is not an error rate in [0, 1)"),
+            "{e}"
+        );
+        // Not a number at all: the parser names the key.
+        let e = bad(&good.replace("snow = [0.5,", "snow = [\"x\","));
+        assert!(e.contains("errors.snow") || e.contains("snow"), "{e}");
+        // Denominators: a row of zeros, a row not above the clean error.
+        let e = bad(&custom_toml("", |i, _| if i == 3 { 0.0 } else { 0.5 }));
+        assert!(e.contains("`errors.defocus_blur` are all 0"), "{e}");
+        let e = bad(&good.replace("clean = 0.2", "clean = 0.6"));
+        assert!(e.contains("are not above the clean error"), "{e}");
+        // An unknown key (a typo of `model`) and an empty name.
+        let e = bad(&good.replace("model = ", "modle = "));
+        assert!(e.contains("modle"), "{e}");
+        let e = bad(&good.replace("model = \"m\"", "model = \" \""));
+        assert!(e.contains("`model` is empty"), "{e}");
+    }
+
+    #[test]
+    fn reading_a_missing_table_names_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("nope.toml");
+        let e = BaselineTable::read(&p).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "ImageNet-C baseline table {}: cannot be read (",
+                p.display()
+            )),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+        std::fs::write(&p, custom_toml("clean = 0.1", |_, _| 0.4)).unwrap();
+        let t = BaselineTable::read(&p).unwrap();
+        assert_eq!(t.origin(), p.display().to_string());
+    }
+
+    #[test]
+    fn a_stored_table_is_validated_when_read_back() {
+        let t = BaselineTable::parse(&custom_toml("clean = 0.1", |_, _| 0.4), "b.toml").unwrap();
+        let mut j = serde_json::to_value(&t).unwrap();
+        assert_eq!(j.get("model"), None);
+        assert_eq!(
+            serde_json::from_value::<BaselineTable>(j.clone()).unwrap(),
+            t
+        );
+        j["errors"]["fog"][0] = serde_json::json!(3.0);
+        let e = serde_json::from_value::<BaselineTable>(j)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("b.toml: `errors.fog` holds a value outside [0, 1]"),
+            "{e}"
+        );
     }
 
     #[test]
     fn malformed_tables_are_errors_naming_the_problem() {
         let bad = |edit: &dyn Fn(&str) -> String| {
-            AlexnetTable::parse(&edit(BUILTIN_TABLE_TOML), "t.toml")
+            BaselineTable::parse(&edit(BUILTIN_TABLE_TOML), "t.toml")
                 .unwrap_err()
                 .to_string()
         };
         let e = bad(&|t| t.replace("clean = 0.4348", "clean = 1.5"));
-        assert!(e.starts_with("AlexNet table t.toml: `clean`"), "{e}");
+        assert!(
+            e.starts_with("ImageNet-C baseline table t.toml: `clean`"),
+            "{e}"
+        );
         let e = bad(&|t| t.replace("snow              =", "snoww ="));
         assert!(
             e.contains("`errors.snoww` is not an ImageNet-C corruption"),

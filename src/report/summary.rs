@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use crate::metrics::hard_imagenet::HardImagenet;
-use crate::metrics::imagenet_c::{AlexnetTable, ImagenetC};
+use crate::metrics::imagenet_c::{BaselineTable, ImagenetC};
 use crate::metrics::in9::{ChallengeTally, In9};
 use crate::metrics::latency::Quantiles;
 use crate::metrics::placement::Placement;
@@ -114,7 +114,10 @@ impl Summary {
             .map(|(k, t)| (k.to_string(), t.into()))
             .collect();
         let mut metrics = serde_json::Map::new();
-        if let Some(ic) = imagenet_c_metrics(&scenarios) {
+        if let Some(ic) = imagenet_c_metrics(
+            &scenarios,
+            BaselineTable::builtin().map_err(|e| e.to_string()),
+        ) {
             metrics.insert("imagenet_c".into(), ic);
         }
         if let Some(in9) = crate::metrics::in9::compute(top1_of(&scenarios), None) {
@@ -195,6 +198,13 @@ impl Summary {
         if let Some(inner) = previous.and_then(|p| p.volatility()).and_then(|v| v.inner) {
             summary.set_ximagenet_inner(&inner);
         }
+        if let Some(stored) = previous.and_then(Summary::stored_ce_baseline) {
+            match stored {
+                Ok(table) => summary.set_ce_baseline(&table),
+                // Never a silent fall-back to AlexNet: the entry says why there is no CE.
+                Err(e) => summary.set_imagenet_c(Err(e)),
+            }
+        }
         if let Some(p) = previous {
             summary.keep_post_pass_families(p);
         }
@@ -219,6 +229,34 @@ impl Summary {
         }
         ordered.append(&mut self.metrics);
         self.metrics = ordered;
+    }
+
+    /// Recomputes `metrics.imagenet_c` against `table` instead of the built-in AlexNet one (config
+    /// `[metrics] ce_baseline`; REFERENCE §5 with another denominator model). No effect when the
+    /// plan has no labelled ImageNet-C corruption. A table other than the built-in one is kept in
+    /// `summary.json` (`baseline_table`), so [`Summary::recompute`] with this summary as `previous`
+    /// uses it again.
+    pub fn set_ce_baseline(&mut self, table: &BaselineTable) {
+        self.set_imagenet_c(Ok(table));
+    }
+
+    /// Replaces `metrics.imagenet_c` with the metrics against `table`, or an `{"error": …}` entry.
+    fn set_imagenet_c(&mut self, table: Result<&BaselineTable, String>) {
+        if let Some(v) = imagenet_c_metrics(&self.scenarios, table) {
+            self.metrics.insert("imagenet_c".into(), v);
+        }
+    }
+
+    /// The baseline table stored in `metrics.imagenet_c.baseline_table` (a run with `[metrics]
+    /// ce_baseline`), validated again; `None` when the run used the built-in table.
+    fn stored_ce_baseline(&self) -> Option<Result<BaselineTable, String>> {
+        let stored = self.metrics.get("imagenet_c")?.get("baseline_table")?;
+        Some(serde_json::from_value(stored.clone()).map_err(|e| {
+            format!(
+                "summary.json metrics.imagenet_c.baseline_table: {e}; fix it there or rerun \
+                     with the table"
+            )
+        }))
     }
 
     /// Adds the user's XIMAGENET-12 inner results (accuracies of scenario-trained models, config
@@ -453,6 +491,8 @@ impl Summary {
         out.push_str(&md_table(&rows));
         if let Some(ic) = self.imagenet_c() {
             out.push_str(&imagenet_c_markdown(&ic));
+        } else if let Some(e) = self.imagenet_c_error() {
+            let _ = writeln!(out, "\n## ImageNet-C\n\n- {}", md_cell(e));
         }
         if let Some(in9) = self.in9() {
             out.push_str(&in9_markdown(&in9));
@@ -529,6 +569,8 @@ impl Summary {
         if let Some(ic) = self.imagenet_c() {
             out.push('\n');
             out.push_str(&imagenet_c_lines(&ic));
+        } else if let Some(e) = self.imagenet_c_error() {
+            let _ = writeln!(out, "\n{e}");
         }
         if let Some(in9) = self.in9() {
             out.push('\n');
@@ -575,6 +617,11 @@ impl Summary {
             .get("imagenet_c")
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
+
+    /// Why `metrics.imagenet_c` holds no metrics (`{"error": "..."}`: an unusable baseline table).
+    fn imagenet_c_error(&self) -> Option<&str> {
+        self.metrics.get("imagenet_c")?.get("error")?.as_str()
+    }
 }
 
 /// The metric families [`Summary::recompute`] rebuilds from records (with the challenge's counts and
@@ -604,9 +651,12 @@ fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
 /// The `metrics.imagenet_c` value for these scenario lines (REFERENCE §5; see
 /// [`crate::metrics::imagenet_c::compute`]), or `None` when the plan holds no ImageNet-C corruption
 /// with a labelled record.
-/// Should the built-in AlexNet table not parse (a unit test prevents it), the value is
-/// `{"error": "..."}` rather than a panic.
-fn imagenet_c_metrics(scenarios: &[(String, ScenarioSummary)]) -> Option<serde_json::Value> {
+/// normalised by `table`. Should the table be unusable (the built-in one cannot be: a unit test keeps
+/// it valid; a stored one may have been edited), the value is `{"error": "..."}` rather than a panic.
+fn imagenet_c_metrics(
+    scenarios: &[(String, ScenarioSummary)],
+    table: Result<&BaselineTable, String>,
+) -> Option<serde_json::Value> {
     // Errors need labels: an unlabelled stream has agreement and flips, not CE.
     if !scenarios
         .iter()
@@ -614,9 +664,9 @@ fn imagenet_c_metrics(scenarios: &[(String, ScenarioSummary)]) -> Option<serde_j
     {
         return None;
     }
-    let table = match AlexnetTable::builtin() {
+    let table = match table {
         Ok(t) => t,
-        Err(e) => return Some(serde_json::json!({ "error": e.to_string() })),
+        Err(e) => return Some(serde_json::json!({ "error": e })),
     };
     let errors = scenarios
         .iter()
@@ -626,24 +676,30 @@ fn imagenet_c_metrics(scenarios: &[(String, ScenarioSummary)]) -> Option<serde_j
 }
 
 /// The ImageNet-C lines of the terminal table and summary.md, each ending in a newline: mCE and
-/// relative mCE over the 15 benchmark corruptions (or how many have a CE), the all-19 means when
-/// present, and the incomplete corruptions with their missing severities.
+/// relative mCE over the baseline table's benchmark corruptions (or how many have a CE), the
+/// all-19 means when present, and the incomplete corruptions with their missing severities. The
+/// baseline is named as 100 %.
 fn imagenet_c_lines(ic: &ImagenetC) -> String {
-    let bench = AlexnetTable::builtin().map_or(0, |t| ic.benchmark_complete(t));
+    let table = match ic.table() {
+        Ok(t) => t,
+        Err(e) => return format!("ImageNet-C: {e}\n"),
+    };
+    let (bench, of) = (ic.benchmark_complete(table), table.benchmark().len());
+    let base = &ic.baseline;
     let mut out = match ic.mce {
         Some(mce) => format!(
-            "ImageNet-C (AlexNet = 100%): mCE {}, relative mCE {} (15 benchmark corruptions){}\n",
+            "ImageNet-C ({base} = 100%): mCE {}, relative mCE {} ({of} benchmark corruptions){}\n",
             pct(Some(mce)),
             pct(ic.relative_mce),
-            if ic.clean_error.is_none() {
-                "; relative needs the clean error"
-            } else {
-                ""
+            match (ic.clean_error, table.clean()) {
+                (None, _) => "; relative needs the clean error",
+                (Some(_), None) => "; relative needs the baseline's clean error",
+                _ => "",
             }
         ),
         None => format!(
-            "ImageNet-C (AlexNet = 100%): CE for {} corruption{} ({bench} of the 15 benchmark ones); \
-             mCE needs all 15 × 5\n",
+            "ImageNet-C ({base} = 100%): CE for {} corruption{} ({bench} of the {of} benchmark \
+             ones); mCE needs all {of} × 5\n",
             ic.ce.len(),
             if ic.ce.len() == 1 { "" } else { "s" },
         ),
@@ -680,7 +736,10 @@ fn imagenet_c_lines(ic: &ImagenetC) -> String {
 /// of per-severity errors, mean error, CE and relative CE per corruption in the plan, and what the
 /// ratios are normalised by.
 fn imagenet_c_markdown(ic: &ImagenetC) -> String {
-    let mut out = String::from("\n## ImageNet-C (normalised by AlexNet, REFERENCE §5)\n\n");
+    let mut out = format!(
+        "\n## ImageNet-C (normalised by {}, REFERENCE §5)\n\n",
+        md_cell(&ic.baseline)
+    );
     for line in imagenet_c_lines(ic).lines() {
         let _ = writeln!(out, "- {}", md_cell(line));
     }
@@ -1394,10 +1453,105 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_configured_ce_baseline_is_used_named_stored_and_kept_by_recompute() {
+        // gaussian_noise complete (errors 0.5 at every severity: frame `b` wrong), fog at 1 only;
+        // a baseline of 0.25 everywhere (no benchmark of 15: two corruptions) gives CE 2.
+        let mut order = vec!["clean".to_string()];
+        order.extend((1..=5).map(|s| format!("corruption/gaussian_noise/{s}")));
+        order.push("corruption/fog/1".into());
+        let frame = |id: &str, right: bool| -> Vec<Record> {
+            order
+                .iter()
+                .map(|k| rec(id, k, Some(1), &[if right || k == "clean" { 1 } else { 2 }]))
+                .collect()
+        };
+        let fs = vec![frame("a", true), frame("b", false)];
+        let refs: Vec<&str> = order.iter().map(String::as_str).collect();
+        let mut s = streamed(&refs, &fs);
+        let alexnet = s.clone();
+        let mut text = String::from(
+            "model = \"Quarter | net\"\nclean = 0.125\nbenchmark = [\"gaussian_noise\", \"fog\"]\n\
+             [errors]\n",
+        );
+        for (name, _) in crate::scenario::corruption::CORRUPTIONS {
+            text += &format!("{name} = [0.25, 0.25, 0.25, 0.25, 0.25]\n");
+        }
+        let table = BaselineTable::parse(&text, "q.toml").unwrap();
+        s.set_ce_baseline(&table);
+        let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        let ic = &v["metrics"]["imagenet_c"];
+        assert_eq!(ic["baseline"], "Quarter | net");
+        assert_eq!(ic["ce"], json!({"gaussian_noise": 2.0}));
+        // (2.5 − 5 × 0) / (1.25 − 5 × 0.125) = 4.
+        assert_eq!(ic["relative_ce"], json!({"gaussian_noise": 4.0}));
+        assert_eq!(ic["baseline_table"]["file"], "q.toml");
+        assert_eq!(
+            ic["baseline_table"]["benchmark"],
+            json!(["gaussian_noise", "fog"])
+        );
+        assert_eq!(
+            s.table().lines().find(|l| l.starts_with("ImageNet-C (")),
+            Some(
+                "ImageNet-C (Quarter | net = 100%): CE for 1 corruption (1 of the 2 benchmark \
+                 ones); mCE needs all 2 × 5"
+            )
+        );
+        let md = s.to_markdown();
+        assert!(
+            md.contains("## ImageNet-C (normalised by Quarter \\| net, REFERENCE §5)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("Normalisation: Quarter \\| net top-1 errors"),
+            "{md}"
+        );
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| gaussian_noise "))
+            .unwrap();
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        assert_eq!(cells[7..10], ["50.0%", "200.0%", "400.0%"], "{row}");
+        // The built-in table, set explicitly, changes nothing.
+        let mut same = alexnet.clone();
+        same.set_ce_baseline(BaselineTable::builtin().unwrap());
+        assert_eq!(same.to_json(), alexnet.to_json());
+        assert_eq!(alexnet.metrics["imagenet_c"]["baseline"], "AlexNet");
+        assert!(
+            alexnet.metrics["imagenet_c"]
+                .get("baseline_table")
+                .is_none()
+        );
+        // `report` rebuilds the metrics against the stored table, not AlexNet's.
+        let r = Summary::recompute(&fs.concat(), Some(&s));
+        assert_eq!(r.to_json(), s.to_json());
+        // Without a summary there is nothing to take the baseline from: AlexNet's, and it says so.
+        let r = Summary::recompute(&fs.concat(), None);
+        assert_eq!(r.metrics["imagenet_c"]["baseline"], "AlexNet");
+        // A stored table edited by hand is an error entry, shown in the table and summary.md.
+        let mut bad = s.clone();
+        bad.metrics["imagenet_c"]["baseline_table"]["errors"]["fog"][0] = json!(4.0);
+        let r = Summary::recompute(&fs.concat(), Some(&bad));
+        let e = r.metrics["imagenet_c"]["error"].as_str().unwrap();
+        assert!(
+            e.starts_with(
+                "summary.json metrics.imagenet_c.baseline_table: ImageNet-C baseline table q.toml: \
+                 `errors.fog` holds a value outside [0, 1]"
+            ),
+            "{e}"
+        );
+        assert!(r.imagenet_c().is_none());
+        assert!(r.table().contains(&format!("\n{e}\n")), "{}", r.table());
+        assert!(
+            r.to_markdown()
+                .contains("## ImageNet-C\n\n- summary.json metrics.imagenet_c.baseline_table: ")
+        );
+    }
+
+    #[test]
     fn imagenet_c_metrics_in_json_markdown_table_and_recompute() {
         // Every key of all 19 corruptions × 5: frame `a` right everywhere, frame `b` right on clean
         // only, so the clean error is 0 and every severity's error 0.5.
-        let table = AlexnetTable::builtin().unwrap();
+        let table = BaselineTable::builtin().unwrap();
         let mut order = vec!["clean".to_string()];
         for (name, _) in table.errors() {
             order.extend((1..=5).map(|s| format!("corruption/{name}/{s}")));
