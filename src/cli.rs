@@ -396,4 +396,9 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
+    /// Normalise CE / mCE / relative mCE by this baseline table (the format of
+    /// configs/imagenet_c_alexnet.toml) instead of the run's own (its `[metrics] ce_baseline`, else
+    /// AlexNet's): re-reads any recorded run against another model's errors.
+    #[arg(long, value_name = "TABLE")]
+    pub ce_baseline: Option<PathBuf>,
 }

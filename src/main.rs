@@ -183,7 +183,18 @@ fn preview(args: PreviewArgs) -> anyhow::Result<()> {
 }
 
 fn report(args: ReportArgs) -> anyhow::Result<()> {
-    let summary = robustream::report::recompute_run(&args.run_dir)?;
+    // The table first: a bad one fails before the records are read.
+    let baseline = match &args.ce_baseline {
+        Some(path) => Some(
+            robustream::metrics::imagenet_c::BaselineTable::read(path)
+                .map_err(|e| anyhow::anyhow!("--ce-baseline: {e}"))?,
+        ),
+        None => None,
+    };
+    let mut summary = robustream::report::recompute_run(&args.run_dir)?;
+    if let Some(table) = &baseline {
+        summary.set_ce_baseline(table);
+    }
     match args.format {
         Format::Md => out(&summary.to_markdown()),
         Format::Json => out(&(summary.to_json() + "\n")),

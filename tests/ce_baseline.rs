@@ -146,6 +146,46 @@ fn ce_is_normalised_by_the_configured_table_and_report_keeps_it() {
     assert_eq!(again["metrics"], s["metrics"]);
     let o = run(robustream().args(["report", "--format", "md"]).arg(&out));
     assert!(text(&o.stdout).contains("ImageNet-C (Half-net = 100%)"));
+
+    // `report --ce-baseline` re-reads the same records against another table: every error 0.25 and
+    // clean 0.125 double every CE and relative CE.
+    std::fs::write(
+        d.path().join("tables/quarter.toml"),
+        table("Quarter-net", 0.125, 0.25, |t| t),
+    )
+    .unwrap();
+    let o = run(robustream()
+        .args(["report", "--format", "json", "--ce-baseline"])
+        .arg(d.path().join("tables/quarter.toml"))
+        .arg(&out));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let quarter: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let q = &quarter["metrics"]["imagenet_c"];
+    assert_eq!(q["baseline"], "Quarter-net", "{q}");
+    for c in ["gaussian_noise", "contrast"] {
+        for key in ["ce", "relative_ce"] {
+            let (half, quarter) = (f(&ic[key][c]), f(&q[key][c]));
+            assert!(
+                (quarter - 2.0 * half).abs() < 1e-12,
+                "{key} {c}: {quarter} vs {half}"
+            );
+        }
+    }
+    // The scenarios themselves are untouched; a bad table is one line and no report.
+    assert_eq!(quarter["scenarios"], s["scenarios"]);
+    let o = run(robustream()
+        .args(["report", "--ce-baseline"])
+        .arg(d.path().join("tables/missing.toml"))
+        .arg(&out));
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--ce-baseline: ImageNet-C baseline table ")
+            && err.contains("missing.toml: cannot be read ("),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
