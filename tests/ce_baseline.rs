@@ -7,40 +7,19 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
+// The 19 ImageNet-C corruptions in index order (the first 15 are the benchmark).
+use robustream::scenario::corruption::CORRUPTIONS;
 use serde_json::Value;
-
-/// The 19 ImageNet-C corruptions, in index order (the first 15 are the benchmark).
-const CORRUPTIONS: [&str; 19] = [
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-    "speckle_noise",
-    "gaussian_blur",
-    "spatter",
-    "saturate",
-];
 
 /// A baseline table in the format of configs/imagenet_c_alexnet.toml: every error `error`, clean
 /// error `clean`, named `model`; `edit` changes the text (to break it).
 fn table(model: &str, clean: f64, error: f64, edit: impl Fn(String) -> String) -> String {
     let mut t = format!("model = {model:?}\nclean = {clean}\nbenchmark = [");
-    for c in &CORRUPTIONS[..15] {
+    for (c, _) in &CORRUPTIONS[..15] {
         t += &format!("{c:?}, ");
     }
     t += "]\n[errors]\n";
-    for c in CORRUPTIONS {
+    for (c, _) in CORRUPTIONS {
         t += &format!("{c} = [{error}, {error}, {error}, {error}, {error}]\n");
     }
     edit(t)

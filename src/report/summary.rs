@@ -1178,6 +1178,18 @@ pub(crate) mod tests {
         fs
     }
 
+    /// Two frames over the scenario keys `order` (truth 1): `a` right everywhere, `b` right on
+    /// `clean` only.
+    fn right_and_wrong(order: &[String]) -> Vec<Vec<Record>> {
+        let frame = |id: &str, right: bool| -> Vec<Record> {
+            order
+                .iter()
+                .map(|k| rec(id, k, Some(1), &[if right || k == "clean" { 1 } else { 2 }]))
+                .collect()
+        };
+        vec![frame("a", true), frame("b", false)]
+    }
+
     fn streamed(order: &[&str], fs: &[Vec<Record>]) -> Summary {
         let mut m = Metrics::new(keys(order));
         for f in fs {
@@ -1459,13 +1471,7 @@ pub(crate) mod tests {
         let mut order = vec!["clean".to_string()];
         order.extend((1..=5).map(|s| format!("corruption/gaussian_noise/{s}")));
         order.push("corruption/fog/1".into());
-        let frame = |id: &str, right: bool| -> Vec<Record> {
-            order
-                .iter()
-                .map(|k| rec(id, k, Some(1), &[if right || k == "clean" { 1 } else { 2 }]))
-                .collect()
-        };
-        let fs = vec![frame("a", true), frame("b", false)];
+        let fs = right_and_wrong(&order);
         let refs: Vec<&str> = order.iter().map(String::as_str).collect();
         let mut s = streamed(&refs, &fs);
         let alexnet = s.clone();
@@ -1556,13 +1562,7 @@ pub(crate) mod tests {
         for (name, _) in table.errors() {
             order.extend((1..=5).map(|s| format!("corruption/{name}/{s}")));
         }
-        let frame = |id: &str, right: bool| -> Vec<Record> {
-            order
-                .iter()
-                .map(|k| rec(id, k, Some(1), &[if right || k == "clean" { 1 } else { 2 }]))
-                .collect()
-        };
-        let fs = vec![frame("a", true), frame("b", false)];
+        let fs = right_and_wrong(&order);
         let refs: Vec<&str> = order.iter().map(String::as_str).collect();
         let s = streamed(&refs, &fs);
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
