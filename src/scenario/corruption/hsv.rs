@@ -109,25 +109,9 @@ pub fn map_hsv<F>(image: &RgbImage, edit: F) -> RgbImage
 where
     F: Fn([f64; 3]) -> [f64; 3] + Sync,
 {
-    lanes::in_pool_or_here(|parallel| map_hsv_body(image, &edit, parallel))
-}
-
-/// The body of [`map_hsv`].
-fn map_hsv_body<F>(image: &RgbImage, edit: F, parallel: bool) -> RgbImage
-where
-    F: Fn([f64; 3]) -> [f64; 3] + Sync,
-{
-    let (w, h) = image.dimensions();
-    let row_len = w as usize * 3;
-    if row_len == 0 || h == 0 {
-        return image.clone();
-    }
-    let mut out = image.as_raw().clone();
-    let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
-    lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |_, rows| {
+    lanes::map_row_tasks(image, 3 * PIXELS_PER_TASK, |_, _, rows| {
         map_block_dispatch(rows, &edit)
-    });
-    RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
+    })
 }
 
 /// An HSV edit of ImageNet-C: the two that [`edit_hsv`] knows how to shortcut.
@@ -231,18 +215,8 @@ pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
     let tmax: [f32; 256] = std::array::from_fn(|m| {
         f32::from(floor8_unit(edit.apply([0.0, 0.0, m as f64 / 255.0])[2]))
     });
-    lanes::in_pool_or_here(|parallel| {
-        let (w, h) = image.dimensions();
-        let row_len = w as usize * 3;
-        if row_len == 0 || h == 0 {
-            return image.clone();
-        }
-        let mut out = image.as_raw().clone();
-        let rows_per_task = (PIXELS_PER_TASK / w as usize).max(1);
-        lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |_, rows| {
-            fast_dispatch(rows, edit, cut, &tmax)
-        });
-        RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
+    lanes::map_row_tasks(image, 3 * PIXELS_PER_TASK, |_, _, rows| {
+        fast_dispatch(rows, edit, cut, &tmax)
     })
 }
 

@@ -34,6 +34,34 @@ pub fn in_pool_or_here<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
     }
 }
 
+/// A copy of `image`'s bytes with `each(first_row, row_len, rows)` applied to tasks of whole rows of
+/// about `elements_per_task` bytes (at least one row; `first_row` is the index of the task's first row,
+/// `row_len` the bytes per row): on rayon's pool, or in order on this thread when the pool has one
+/// thread ([`in_pool_or_here`]). `each` must not depend on how rows are grouped. Any size, including
+/// empty (returned as is).
+pub fn map_row_tasks<F>(
+    image: &image::RgbImage,
+    elements_per_task: usize,
+    each: F,
+) -> image::RgbImage
+where
+    F: Fn(u64, usize, &mut [u8]) + Sync,
+{
+    in_pool_or_here(|parallel| {
+        let (w, h) = image.dimensions();
+        let row_len = w as usize * 3;
+        if row_len == 0 || h == 0 {
+            return image.clone();
+        }
+        let mut out = image.as_raw().clone();
+        let rows_per_task = (elements_per_task / row_len).max(1);
+        chunks_each(&mut out, row_len * rows_per_task, parallel, |task, rows| {
+            each((task * rows_per_task) as u64, row_len, rows)
+        });
+        image::RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
+    })
+}
+
 /// `f(index, piece)` for every `len`-element piece of `data` (the last may be shorter): on rayon's
 /// pool when `parallel`, in order on this thread otherwise.
 pub fn chunks_each<T: Send>(

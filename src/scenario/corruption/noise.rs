@@ -31,50 +31,28 @@ pub const SPECKLE_SIGMA: [f64; 5] = [0.15, 0.20, 0.35, 0.45, 0.60];
 /// Elements (pixel × channel) per rayon task: below about this much work a task costs more than it saves.
 const ELEMENTS_PER_TASK: usize = 16_384;
 
-/// A copy of the image's bytes with `each(first_row, row_len, rows)` applied to tasks of whole rows
-/// (about [`ELEMENTS_PER_TASK`] elements each; `first_row` is the index of the task's first row). With
-/// a one-thread rayon pool the tasks run in order on the calling thread ([`lanes::in_pool_or_here`]).
-/// Any size, including empty.
-fn map_row_tasks<F>(image: &RgbImage, each: F) -> RgbImage
-where
-    F: Fn(u64, usize, &mut [u8]) + Sync,
-{
-    lanes::in_pool_or_here(|parallel| {
-        let (w, h) = image.dimensions();
-        let row_len = w as usize * 3;
-        if row_len == 0 || h == 0 {
-            return image.clone();
-        }
-        let mut out = image.as_raw().clone();
-        let rows_per_task = (ELEMENTS_PER_TASK / row_len).max(1);
-        lanes::chunks_each(&mut out, row_len * rows_per_task, parallel, |task, rows| {
-            each((task * rows_per_task) as u64, row_len, rows)
-        });
-        RgbImage::from_raw(w, h, out).expect("same size as the input buffer")
-    })
-}
-
 /// Applies `f(value, rng)` to every element, row `y` drawing from `rng.stream(y)` in element order.
 /// Within a task four rows advance their streams in lockstep ([`rowrng::for_each_row_element`]); neither
-/// that nor the grouping into tasks ([`map_row_tasks`]) changes the result.
+/// that nor the grouping into tasks of about [`ELEMENTS_PER_TASK`] elements ([`lanes::map_row_tasks`]) changes
+/// the result.
 fn per_element<F>(image: &RgbImage, rng: RngKey, f: F) -> RgbImage
 where
     F: Fn(u8, &mut ScenarioRng) -> u8 + Sync,
 {
-    map_row_tasks(image, |first, row_len, rows| {
+    lanes::map_row_tasks(image, ELEMENTS_PER_TASK, |first, row_len, rows| {
         rowrng::for_each_row_element(rows, row_len, rng, first, |r, v| *v = f(*v, r));
     })
 }
 
 /// `f(value, z)` for every element with `z` a standard normal deviate, row `y` drawing from
 /// `rng.stream(y)`: two deviates per 64-bit draw ([`Ziggurat::pair`], elements in order; rows grouped
-/// into tasks by [`map_row_tasks`]).
+/// into tasks by [`lanes::map_row_tasks`]).
 fn per_element_normal<F>(image: &RgbImage, rng: RngKey, f: F) -> RgbImage
 where
     F: Fn(u8, f64) -> u8 + Sync,
 {
     let zig = Ziggurat::get();
-    map_row_tasks(image, |first, row_len, rows| {
+    lanes::map_row_tasks(image, ELEMENTS_PER_TASK, |first, row_len, rows| {
         for (i, row) in rows.chunks_exact_mut(row_len).enumerate() {
             let mut r = rng.stream(first + i as u64);
             let mut pairs = row.chunks_exact_mut(2);
