@@ -19,7 +19,7 @@
 //! for a core, CPU time does not.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
@@ -38,19 +38,12 @@ fn pool(width: u32, height: u32) -> Arc<PoolView> {
     for i in 0..6u64 {
         let s = random_scene(width, height, 100 + i);
         pool.offer(&Frame {
-            id: format!("pool{i}"),
-            seq: i,
-            image: s.image,
             truth: Some(Truth((i % 3) as usize)),
             regions: Some(Regions {
                 mask: Some(s.mask),
                 boxes: s.boxes,
             }),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(format!("pool{i}"), i, s.image)
         });
     }
     pool.view()

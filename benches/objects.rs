@@ -19,7 +19,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 mod common;
 
@@ -80,19 +80,12 @@ fn pool_of(image: &RgbImage) -> Arc<robustream::scenario::PoolView> {
     let (w, h) = image.dimensions();
     for i in 0..3 {
         pool.offer(&Frame {
-            id: format!("earlier{i}"),
-            seq: i,
-            image: image.clone(),
             truth: Some(Truth(1)),
             regions: Some(Regions {
                 mask: None,
                 boxes: vec![robustream::frame::BBox::new(0, 0, w / 4, h / 4)],
             }),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(format!("earlier{i}"), i, image.clone())
         });
     }
     let view = pool.view();

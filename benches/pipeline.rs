@@ -11,7 +11,6 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use robustream::config::{PipelineConfig, ScenarioStage};
@@ -57,18 +56,7 @@ fn frames(assets: &std::path::Path) -> Vec<Frame> {
             let image = image::open(assets.join("photos").join(name))
                 .expect("demo photo")
                 .to_rgb8();
-            out.push(Frame {
-                id: format!("{copy}/{name}"),
-                seq: 0,
-                image,
-                truth: None,
-                regions: None,
-                variant: None,
-                captured: Instant::now(),
-                decode_ms: 0.0,
-                mask_ms: None,
-                timestamp: None,
-            });
+            out.push(Frame::new(format!("{copy}/{name}"), 0, image));
         }
     }
     out

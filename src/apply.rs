@@ -23,7 +23,6 @@
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use image::{GrayImage, RgbImage};
@@ -276,18 +275,14 @@ fn background_frames(specs: &[String], labels: &LabelSpace) -> anyhow::Result<Ve
         };
         let label = format!("--background {spec}");
         frames.push(Frame {
-            id: path
-                .file_name()
-                .map_or_else(|| spec.clone(), |n| n.to_string_lossy().into_owned()),
-            seq: frames.len() as u64,
-            image,
             truth: resolve_class(class, labels, &label)?,
             regions: Some(regions),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(
+                path.file_name()
+                    .map_or_else(|| spec.clone(), |n| n.to_string_lossy().into_owned()),
+                frames.len() as u64,
+                image,
+            )
         });
     }
     Ok(frames)

@@ -101,6 +101,26 @@ pub struct Frame {
     pub timestamp: Option<f64>,
 }
 
+impl Frame {
+    /// A frame as most sources and tests build it: no truth, regions, variant, decode or mask time or
+    /// timestamp, captured now. Set the rest with struct update syntax:
+    /// `Frame { truth: Some(t), ..Frame::new(id, seq, image) }`.
+    pub fn new(id: impl Into<String>, seq: u64, image: RgbImage) -> Self {
+        Frame {
+            id: id.into(),
+            seq,
+            image,
+            truth: None,
+            regions: None,
+            variant: None,
+            captured: Instant::now(),
+            decode_ms: 0.0,
+            mask_ms: None,
+            timestamp: None,
+        }
+    }
+}
+
 /// The dataset's label space: class names in index order.
 ///
 /// Each entry may hold comma-separated aliases (`"tabby, tabby cat"`); [`LabelSpace::resolve`] accepts

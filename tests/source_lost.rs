@@ -6,7 +6,6 @@
 mod common;
 
 use std::sync::atomic::AtomicBool;
-use std::time::Instant;
 
 use robustream::config::{PipelineConfig, ScenarioStage};
 use robustream::engine::onnx::OnnxEngine;
@@ -27,18 +26,11 @@ impl Source for Lossy {
     fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
         (self.given < 4).then(|| {
             self.given += 1;
-            Ok(Frame {
-                id: format!("cam/{}", self.given),
-                seq: 0,
-                image: image::RgbImage::from_pixel(64, 48, image::Rgb([90, 120, 40])),
-                truth: None,
-                regions: None,
-                variant: None,
-                captured: Instant::now(),
-                decode_ms: 0.0,
-                mask_ms: None,
-                timestamp: None,
-            })
+            Ok(Frame::new(
+                format!("cam/{}", self.given),
+                0,
+                image::RgbImage::from_pixel(64, 48, image::Rgb([90, 120, 40])),
+            ))
         })
     }
 

@@ -561,7 +561,6 @@ mod tests {
     use crate::scenario::pool::{BackgroundMaker, BackgroundPool};
     use crate::scenario::test_util::ExpectFailure;
     use image::{GrayImage, Luma, Rgb};
-    use std::time::Instant;
 
     #[test]
     fn centre_offsets_follow_the_reference() {
@@ -770,19 +769,12 @@ mod tests {
 
     fn frame(id: &str, class: usize, colour: [u8; 3], size: u32) -> Frame {
         Frame {
-            id: id.into(),
-            seq: 0,
-            image: RgbImage::from_pixel(size, size, Rgb(colour)),
             truth: Some(Truth(class)),
             regions: Some(Regions {
                 mask: None,
                 boxes: vec![BBox::new(0, 0, 2, 2)],
             }),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(id, 0, RgbImage::from_pixel(size, size, Rgb(colour)))
         }
     }
 

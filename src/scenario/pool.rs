@@ -185,24 +185,16 @@ impl BackgroundPool {
 mod tests {
     use super::*;
     use crate::frame::Truth;
-    use std::time::Instant;
 
     fn frame(id: &str, class: Option<usize>, with_regions: bool) -> Frame {
         let mask = image::GrayImage::from_pixel(4, 4, image::Luma([255]));
         Frame {
-            id: id.into(),
-            seq: 0,
-            image: RgbImage::from_pixel(4, 4, image::Rgb([1, 2, 3])),
             truth: class.map(Truth),
             regions: with_regions.then(|| Regions {
                 mask: Some(mask),
                 boxes: vec![],
             }),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(id, 0, RgbImage::from_pixel(4, 4, image::Rgb([1, 2, 3])))
         }
     }
 

@@ -622,16 +622,10 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
         let n = self.frames;
         self.frames += 1;
         Frame {
-            id: format!("camera/{n:08}"),
-            seq: n,
-            image: c.image,
-            truth: None,
-            regions: None,
-            variant: None,
             captured: c.captured,
             decode_ms: c.decode_ms,
-            mask_ms: None,
             timestamp: Some(timestamp),
+            ..Frame::new(format!("camera/{n:08}"), n, c.image)
         }
     }
 

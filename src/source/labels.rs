@@ -347,16 +347,9 @@ mod tests {
     fn frames(n: usize, timestamps: bool) -> Box<dyn Source> {
         let frames = (0..n)
             .map(|i| Frame {
-                id: format!("f{i}"),
-                seq: i as u64,
-                image: image::RgbImage::new(2, 2),
                 truth: Some(Truth(2)),
-                regions: None,
-                variant: None,
-                captured: std::time::Instant::now(),
-                decode_ms: 0.0,
-                mask_ms: None,
                 timestamp: timestamps.then_some(i as f64 * 0.5),
+                ..Frame::new(format!("f{i}"), i as u64, image::RgbImage::new(2, 2))
             })
             .collect();
         Box::new(MemorySource::new(frames))

@@ -641,16 +641,11 @@ pub(crate) fn load_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
     let regions = (mask.is_some() || item.boxes.is_some()).then_some(Regions { mask, boxes });
     let decode_ms = captured.elapsed().as_secs_f64() * 1000.0;
     Ok(Frame {
-        id: item.id,
-        seq,
-        image,
         truth: item.truth,
         regions,
-        variant: None,
         captured,
         decode_ms,
-        mask_ms: None,
-        timestamp: None,
+        ..Frame::new(item.id, seq, image)
     })
 }
 

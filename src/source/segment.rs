@@ -1125,16 +1125,8 @@ mod tests {
 
     fn frame(n: u64, image: RgbImage, regions: Option<Regions>) -> Frame {
         Frame {
-            id: format!("f{n}"),
-            seq: n,
-            image,
-            truth: None,
             regions,
-            variant: None,
-            captured: std::time::Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(format!("f{n}"), n, image)
         }
     }
 

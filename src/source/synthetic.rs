@@ -405,19 +405,15 @@ impl Source for SyntheticSource {
         let decode_ms = t0.elapsed().as_secs_f64() * 1e3;
         self.next_seq += 1;
         Some(Ok(Frame {
-            id: format!("synthetic/{n:08}"),
-            seq: n,
-            image,
             truth: self.truth,
             regions: Some(Regions {
                 mask: Some(mask),
                 boxes,
             }),
-            variant: None,
             captured: t0,
             decode_ms,
-            mask_ms: None,
             timestamp: Some(n as f64 / self.config.fps),
+            ..Frame::new(format!("synthetic/{n:08}"), n, image)
         }))
     }
 

@@ -1019,16 +1019,10 @@ mod imp {
             };
             self.frames_out += 1;
             Step::Frame(Frame {
-                id: format!("{}#{index}", self.name),
-                seq: self.frames_out - 1,
-                image,
-                truth: None,
-                regions: None,
-                variant: None,
                 captured,
                 decode_ms: self.work_start.elapsed().as_secs_f64() * 1e3,
-                mask_ms: None,
                 timestamp: Some(t),
+                ..Frame::new(format!("{}#{index}", self.name), self.frames_out - 1, image)
             })
         }
 

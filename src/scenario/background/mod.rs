@@ -484,20 +484,16 @@ mod tests {
     use super::*;
     use crate::frame::{BBox, Frame, Regions, Truth};
     use crate::scenario::pool::{BackgroundMaker, BackgroundPool};
-    use std::time::Instant;
 
     fn frame(id: &str, class: Option<usize>, colour: u8, boxes: Vec<BBox>) -> Frame {
         Frame {
-            id: id.into(),
-            seq: 0,
-            image: RgbImage::from_pixel(8, 6, image::Rgb([colour, colour, colour])),
             truth: class.map(Truth),
             regions: Some(Regions { mask: None, boxes }),
-            variant: None,
-            captured: Instant::now(),
-            decode_ms: 0.0,
-            mask_ms: None,
-            timestamp: None,
+            ..Frame::new(
+                id,
+                0,
+                RgbImage::from_pixel(8, 6, image::Rgb([colour, colour, colour])),
+            )
         }
     }
 
