@@ -13,12 +13,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use robustream::config::{PipelineConfig, ScenarioStage};
 use robustream::engine::onnx::OnnxEngine;
 use robustream::engine::{Engine, EngineConfig, EngineError, ModelDesc};
 use robustream::frame::Frame;
 use robustream::metrics::classmap::ClassMap;
 use robustream::pipeline::{self, PipelineInputs};
+use robustream::pipeline::{PipelineConfig, ScenarioStage};
 use robustream::preprocess::{ModelView, Normalizer};
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;

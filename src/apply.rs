@@ -27,9 +27,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use image::{GrayImage, RgbImage};
 
-use crate::config::ScenarioStage;
 use crate::engine::ModelDesc;
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
+use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;

@@ -245,7 +245,7 @@ impl Harvest {
                 BackgroundPool::new(
                     config.pipeline.pool,
                     config.seed,
-                    crate::pipeline::pool_maker(model, crate::config::ScenarioStage::Native),
+                    crate::pipeline::pool_maker(model, crate::pipeline::ScenarioStage::Native),
                 )
             });
             (
@@ -989,8 +989,8 @@ mod tests {
 
     #[test]
     fn pool_backgrounds_from_the_view_equal_the_pipelines_at_the_model_input_stage() {
-        use crate::config::ScenarioStage;
         use crate::frame::{BBox, Regions};
+        use crate::pipeline::ScenarioStage;
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("labels.txt"), "a\nb\nc\n").unwrap();
         let p = d.path().join("m.toml");

@@ -300,7 +300,7 @@ pub enum StageArg {
     Native,
 }
 
-impl From<StageArg> for crate::config::ScenarioStage {
+impl From<StageArg> for crate::pipeline::ScenarioStage {
     fn from(s: StageArg) -> Self {
         match s {
             StageArg::ModelInput => Self::ModelInput,

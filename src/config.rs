@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::engine::EngineConfig;
+use crate::pipeline::config::{PipelineConfig, ScenarioStage};
 use crate::source::{ClassOrder, SourceConfig};
 
 /// A configuration problem: which file, which key, what to do.
@@ -36,85 +37,6 @@ pub enum ConfigError {
         /// What is wrong and what to do.
         message: String,
     },
-}
-
-/// Where scenarios are applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScenarioStage {
-    /// On the model's view of the frame (after the resize and crop of the model description), then
-    /// normalised. At 224×224 this is exactly how ImageNet-C was made (REFERENCE §1.1): Resize(256) →
-    /// CenterCrop(224) → corrupt.
-    #[default]
-    ModelInput,
-    /// On the frame at its native size, then resized and cropped for the model: the corruption happens
-    /// "in the camera". Severity tables are tuned for 224 px, so the effect differs with frame size.
-    Native,
-}
-
-/// `[pipeline]`: threads, batching and queues.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct PipelineConfig {
-    /// Scenario/preprocess worker threads; 0 = one per core.
-    pub workers: usize,
-    /// Largest batch handed to the engine.
-    pub max_batch: usize,
-    /// Longest wait for a batch to fill, in milliseconds, once its first variant is queued.
-    pub max_wait_ms: u64,
-    /// Capacity of each bounded queue between stages (frames or variants).
-    pub queue: usize,
-    /// Backgrounds kept per class by the stream's background pool (`scenario::pool`; used by the
-    /// IN-9 mixed, random-background and other-background placement scenarios).
-    pub pool: usize,
-    /// Which scenarios each frame is evaluated under: `"all"` (default), `"round-robin"` or
-    /// `"random"` (seeded) — `clean` always, plus `per_frame` others (`scenario::schedule`), so a
-    /// live stream keeps up with a plan too big to run on every frame.
-    pub schedule: crate::scenario::schedule::ScheduleMode,
-    /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
-    pub per_frame: Option<usize>,
-    /// A compute budget instead of `per_frame`: at most this many inferences per second, shared
-    /// over the stream's frame rate (`scenario::schedule::Budget`; turns an `all` schedule into
-    /// `round-robin`).
-    pub budget: Option<f64>,
-    /// The frame rate the budget is shared over, frames per second; default: the source's nominal
-    /// rate (synthetic camera, video, camera).
-    pub fps: Option<f64>,
-    /// What a live source (a camera, a paced file) does when the pipeline is behind and the frame
-    /// queue is full: `"oldest"` (default: drop the oldest queued frame, so the newest is
-    /// evaluated), `"newest"` (drop the incoming frame) or `"never"` (wait, as offline sources
-    /// always do). Every drop is counted in `frames.dropped`.
-    pub drop: DropPolicy,
-}
-
-/// `[pipeline] drop`: which frame a live source loses when the pipeline is behind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum DropPolicy {
-    /// Drop the oldest queued frame (keep the newest).
-    #[default]
-    Oldest,
-    /// Drop the incoming frame.
-    Newest,
-    /// Never drop: the source waits.
-    Never,
-}
-
-impl Default for PipelineConfig {
-    fn default() -> Self {
-        Self {
-            workers: 0,
-            max_batch: 8,
-            max_wait_ms: 5,
-            queue: 32,
-            pool: 32,
-            schedule: crate::scenario::schedule::ScheduleMode::All,
-            per_frame: None,
-            budget: None,
-            fps: None,
-            drop: DropPolicy::Oldest,
-        }
-    }
 }
 
 /// `[dataset]`: the label space truths are written in.
@@ -438,6 +360,9 @@ impl RunConfig {
         if pipeline.max_batch == 0 {
             return Err(invalid("`pipeline.max_batch` must be at least 1"));
         }
+        // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
+        let shapes = engine.shapes(pipeline.max_batch).map_err(|m| invalid(&m))?;
+        engine.batch_sizes = Some(shapes.sizes().to_vec());
         if pipeline.queue == 0 {
             return Err(invalid("`pipeline.queue` must be at least 1"));
         }

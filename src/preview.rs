@@ -27,9 +27,9 @@ use anyhow::Context;
 use image::{GrayImage, RgbImage};
 use rayon::prelude::*;
 
-use crate::config::ScenarioStage;
 use crate::engine::ModelDesc;
 use crate::frame::BBox;
+use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::resample::{Filter, Resampler};
 use crate::scenario::{Catalog, Plan, RngKey, Scenario, ScenarioError, ScenarioInput};

@@ -169,7 +169,12 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut pipeline_config = config.pipeline.clone();
     pipeline_config.schedule = mode;
     pipeline_config.per_frame = per_frame;
-    let engine = OnnxEngine::new(&model, &config.engine)?;
+    let mut engine = OnnxEngine::new(&model, &config.engine)?;
+    // Every batch size once before the first frame, so no batch pays a provider's per-shape
+    // tuning (engine::shapes); the time is reported.
+    let warmup = engine
+        .warm_up()
+        .context("the engine failed on its warm-up batches")?;
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
     // its engine afterwards.
     let (source, mut engine, harvest) =
@@ -235,6 +240,10 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "workers": config.pipeline.workers,
         "max_batch": config.pipeline.max_batch,
         "max_wait_ms": config.pipeline.max_wait_ms,
+        "engine_warmup_ms": warmup
+            .iter()
+            .map(|(size, ms)| (size.to_string(), json!(round3(*ms))))
+            .collect::<serde_json::Map<_, _>>(),
         "strict": config.strict,
         "limit": config.limit,
         "duration_s": config.duration.map(|d| d.as_secs_f64()),
@@ -327,15 +336,18 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             .store(live.read + live.skipped, Ordering::Relaxed);
         Ok(())
     };
-    let (mut outcome, rss) = std::thread::scope(|s| {
+    let (outcome, rss) = std::thread::scope(|s| {
         let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
         if live_view {
             s.spawn(|| crate::report::tui::watch_keys(stop, &flags.finished));
         }
+        let cpu = crate::watch::CpuMeter::start();
         let outcome = pipeline::run(inputs, &flags.stop, &mut sink);
+        let cpu = cpu.read();
         flags.finished.store(true, Ordering::Relaxed);
-        (outcome, watcher.join().unwrap_or_default())
+        ((outcome, cpu), watcher.join().unwrap_or_default())
     });
+    let (mut outcome, cpu) = outcome;
     if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
         outcome.end = EndReason::Duration;
     }
@@ -364,6 +376,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     if let Some(o) = run_info.as_object_mut() {
         for (k, v) in [
             ("rss_mib", json!(rss)),
+            // The main pass's process CPU time over its wall time and the cores.
+            ("cpu", json!(cpu)),
             ("variants_failed", json!(outcome.variants_failed)),
             ("ended_unix", json!(ended_unix)),
             ("wall_s", json!(round3(started.elapsed().as_secs_f64()))),

@@ -38,6 +38,72 @@ pub struct RssSummary {
     pub last_mib: f64,
 }
 
+/// CPU time the whole process has used so far (user + system, all threads), seconds, from
+/// `getrusage(RUSAGE_SELF)`; `None` where that fails.
+pub fn process_cpu_s() -> Option<f64> {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `getrusage` writes a `rusage` into the pointer it is given, which points to one
+    // (zero-initialised) `rusage` we own; it reads nothing from it. We read the value only when
+    // the call reports success, after which it is fully written.
+    let usage = unsafe {
+        if libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) != 0 {
+            return None;
+        }
+        usage.assume_init()
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    Some(secs(usage.ru_utime) + secs(usage.ru_stime))
+}
+
+/// How busy the machine's cores were with this process between two points: process CPU time
+/// over wall time and cores (1.0 = every core busy the whole time).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CpuUse {
+    /// Process CPU time in the interval, seconds.
+    pub cpu_s: f64,
+    /// Wall time of the interval, seconds.
+    pub wall_s: f64,
+    /// Cores available to the process.
+    pub cores: usize,
+    /// `cpu_s / wall_s / cores`.
+    pub utilisation: f64,
+}
+
+/// Measures [`CpuUse`] from its start to [`CpuMeter::read`].
+#[derive(Debug, Clone, Copy)]
+pub struct CpuMeter {
+    cpu_s: Option<f64>,
+    wall: Instant,
+}
+
+impl CpuMeter {
+    /// Starts measuring now.
+    pub fn start() -> Self {
+        Self {
+            cpu_s: process_cpu_s(),
+            wall: Instant::now(),
+        }
+    }
+
+    /// The use since [`CpuMeter::start`]; `None` where CPU time cannot be read.
+    pub fn read(&self) -> Option<CpuUse> {
+        let cpu_s = process_cpu_s()? - self.cpu_s?;
+        let wall_s = self.wall.elapsed().as_secs_f64();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let round = |v: f64| (v * 1000.0).round() / 1000.0;
+        Some(CpuUse {
+            cpu_s: round(cpu_s),
+            wall_s: round(wall_s),
+            cores,
+            utilisation: round(if wall_s > 0.0 {
+                cpu_s / wall_s / cores as f64
+            } else {
+                0.0
+            }),
+        })
+    }
+}
+
 /// The process's resident set size in MiB, if the OS says (`VmRSS` of `/proc/self/status`).
 pub fn rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -127,6 +193,26 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_use_counts_this_process_busy_threads() {
+        let meter = CpuMeter::start();
+        // Two threads each doing a fixed amount of work (tens of ms of CPU on any machine).
+        let spin = || {
+            let mut x = 0u64;
+            for _ in 0..50_000_000u64 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(spin);
+            s.spawn(spin);
+        });
+        let u = meter.read().expect("getrusage works on Linux");
+        assert!(u.cpu_s > 0.01 && u.utilisation > 0.0, "{u:?}");
+        // No more CPU than the cores could give in that wall time (rusage ticks: 10 ms slack).
+        assert!(u.cpu_s <= u.wall_s * u.cores as f64 + 0.02, "{u:?}");
+    }
 
     #[test]
     fn durations_parse_with_units() {

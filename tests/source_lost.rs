@@ -7,12 +7,12 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
-use robustream::config::{PipelineConfig, ScenarioStage};
 use robustream::engine::onnx::OnnxEngine;
 use robustream::engine::{EngineConfig, ModelDesc};
 use robustream::frame::Frame;
 use robustream::metrics::classmap::ClassMap;
 use robustream::pipeline::{self, Event, PipelineInputs};
+use robustream::pipeline::{PipelineConfig, ScenarioStage};
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::{Source, SourceError};
 

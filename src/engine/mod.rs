@@ -5,6 +5,7 @@
 pub mod model;
 pub mod onnx;
 pub mod output;
+pub mod shapes;
 
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ use serde::Deserialize;
 
 pub use model::ModelDesc;
 pub use output::{Prediction, decode_row};
+pub use shapes::{BatchShapes, Partial, ShapeRun};
 
 /// Which ONNX Runtime execution provider runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -46,6 +48,73 @@ pub struct EngineConfig {
     /// TensorRT: folder of engine and timing caches; absent = `engines/` under the working directory
     /// (the repository's `engines/` when run from its root).
     pub engine_cache: Option<PathBuf>,
+    /// The batch sizes the engine runs at ([`shapes`]); absent = the powers of two up to the
+    /// largest batch and that batch (`[pipeline] max_batch` in a run). Each is run once when the
+    /// session starts.
+    pub batch_sizes: Option<Vec<usize>>,
+    /// How a batch of another size is run: `"pad"` (the next size up) or `"split"` (the sizes that
+    /// fit); absent = `split` on the CPU, `pad` on GPU providers ([`shapes`]).
+    pub partial: Option<Partial>,
+    /// CUDA (and TensorRT's CUDA fallback): how cuDNN picks convolution algorithms the first time
+    /// it sees a shape. `heuristic` (default) takes cuDNN's guess in 0.1–0.5 s; `exhaustive`
+    /// (ONNX Runtime's own default) times every algorithm, 0.7–1.4 s per shape on an H100;
+    /// `default` takes the first algorithm without a search.
+    pub cudnn_search: CudnnSearch,
+}
+
+/// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
+/// option `cudnn_conv_algo_search`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CudnnSearch {
+    /// cuDNN's heuristics (`cudnnGetConvolutionForwardAlgorithm_v7`): fast, near-best.
+    #[default]
+    Heuristic,
+    /// Time every algorithm (`cudnnFindConvolutionForwardAlgorithmEx`): slow start, best kernels.
+    Exhaustive,
+    /// The default algorithm, no search.
+    Default,
+}
+
+/// The batch size [`EngineConfig::resolved_shapes`] assumes when `batch_sizes` is absent (the
+/// default `[pipeline] max_batch`).
+pub const DEFAULT_MAX_BATCH: usize = 8;
+
+impl EngineConfig {
+    /// The batch sizes of a session: [`EngineConfig::shapes`] for the largest configured size, or
+    /// for [`DEFAULT_MAX_BATCH`] when none is configured. (A run's config always sets
+    /// `batch_sizes`, from `[pipeline] max_batch` when the file does not.)
+    pub fn resolved_shapes(&self) -> Result<BatchShapes, String> {
+        let max = self
+            .batch_sizes
+            .as_ref()
+            .and_then(|s| s.iter().max().copied())
+            .unwrap_or(DEFAULT_MAX_BATCH);
+        self.shapes(max)
+    }
+
+    /// The batch sizes for batches of at most `max_batch` images: `batch_sizes` as configured (an
+    /// error when its largest size is not `max_batch`), else [`BatchShapes::powers_of_two`].
+    pub fn shapes(&self, max_batch: usize) -> Result<BatchShapes, String> {
+        let partial = self.partial.unwrap_or(match self.provider {
+            Provider::Cpu => Partial::Split,
+            Provider::Cuda | Provider::Tensorrt => Partial::Pad,
+        });
+        match &self.batch_sizes {
+            None => Ok(BatchShapes::powers_of_two(max_batch, partial)),
+            Some(sizes) => {
+                let shapes = BatchShapes::new(sizes, partial)?;
+                if shapes.max() != max_batch {
+                    return Err(format!(
+                        "the largest of `[engine] batch_sizes` = {sizes:?} is {} but batches hold \
+                         up to {max_batch} (`[pipeline] max_batch`, --batch); make them equal",
+                        shapes.max()
+                    ));
+                }
+                Ok(shapes)
+            }
+        }
+    }
 }
 
 impl Default for EngineConfig {
@@ -58,6 +127,9 @@ impl Default for EngineConfig {
             device_id: 0,
             fp16: false,
             engine_cache: None,
+            batch_sizes: None,
+            partial: None,
+            cudnn_search: CudnnSearch::Heuristic,
         }
     }
 }
@@ -84,6 +156,76 @@ pub enum EngineError {
     Run(String),
 }
 
+/// The memory behind a [`BatchBuffer`]: plain host memory, or memory an engine allocated (pinned
+/// pages a GPU copies from by DMA).
+pub trait BatchMemory: Send {
+    /// The values.
+    fn as_slice(&self) -> &[f32];
+    /// The values, writable.
+    fn as_mut_slice(&mut self) -> &mut [f32];
+    /// For the engine that made it, to recognise its own kind of memory.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl BatchMemory for Vec<f32> {
+    fn as_slice(&self) -> &[f32] {
+        self
+    }
+    fn as_mut_slice(&mut self) -> &mut [f32] {
+        self
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Host memory a batch is assembled in and run from: `rows` images of `per` values each, back to
+/// back, kept and reused batch after batch ([`Engine::batch_buffer`]).
+pub struct BatchBuffer {
+    mem: Box<dyn BatchMemory>,
+    rows: usize,
+    per: usize,
+}
+
+impl BatchBuffer {
+    /// A buffer in ordinary host memory, zeroed.
+    pub fn host(rows: usize, per: usize) -> Self {
+        Self::new(Box::new(vec![0f32; rows * per]), rows, per)
+    }
+
+    /// A buffer in `mem`, which holds at least `rows × per` values.
+    pub fn new(mem: Box<dyn BatchMemory>, rows: usize, per: usize) -> Self {
+        debug_assert!(mem.as_slice().len() >= rows * per);
+        Self { mem, rows, per }
+    }
+
+    /// Images it holds at most.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Values per image.
+    pub fn per(&self) -> usize {
+        self.per
+    }
+
+    /// All `rows × per` values.
+    pub fn as_slice(&self) -> &[f32] {
+        &self.mem.as_slice()[..self.rows * self.per]
+    }
+
+    /// All `rows × per` values, writable.
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        let n = self.rows * self.per;
+        &mut self.mem.as_mut_slice()[..n]
+    }
+
+    /// The memory, for the engine that made it.
+    pub fn memory(&self) -> &dyn BatchMemory {
+        self.mem.as_ref()
+    }
+}
+
 /// A model that classifies batches of preprocessed images.
 pub trait Engine: Send {
     /// One line naming the runtime, provider and threads, for reports.
@@ -91,4 +233,29 @@ pub trait Engine: Send {
     /// Runs `batch` images laid out back to back in `input` (each `ModelDesc::input_len` values, in
     /// the description's layout) and returns `batch × classes` scores, row-major.
     fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError>;
+    /// The batch sizes the engine runs at ([`shapes`]); `None` = any size as given.
+    fn shapes(&self) -> Option<BatchShapes> {
+        None
+    }
+    /// Runs every batch size of [`Engine::shapes`] once (zeros in, results dropped), so the first
+    /// real batch of each size does not pay the provider's one-off tuning; returns `(size, ms)` per
+    /// size.
+    fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
+        Ok(Vec::new())
+    }
+    /// A buffer of `rows` images of `per` values to assemble batches in. Engines whose provider
+    /// copies faster from their own memory (pinned host memory for a GPU) return that.
+    fn batch_buffer(&mut self, rows: usize, per: usize) -> BatchBuffer {
+        BatchBuffer::host(rows, per)
+    }
+    /// [`Engine::infer`] on the first `batch` images of `buffer`, without copying them out; rows
+    /// after `batch` may be overwritten (padding, [`shapes::Partial::Pad`]).
+    fn infer_buffer(
+        &mut self,
+        buffer: &mut BatchBuffer,
+        batch: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        let n = batch * buffer.per();
+        self.infer(&buffer.as_slice()[..n], batch)
+    }
 }

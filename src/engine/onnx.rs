@@ -5,16 +5,30 @@
 //! without them (or with the CPU-only ONNX Runtime build) session creation fails with a clear message
 //! instead of silently falling back to the CPU. TensorRT engine and timing caches go to
 //! `[engine] engine_cache` (default `engines/`).
+//!
+//! Shapes: the session only ever runs the batch sizes of its [`BatchShapes`] (`[engine]
+//! batch_sizes` / `partial`, see [`super::shapes`]), each once at [`Engine::warm_up`]. With
+//! TensorRT one optimisation profile spans them (min = the smallest, opt = max = the largest), so
+//! one engine per model and precision is built and cached. On CUDA, cuDNN's algorithm search is
+//! `[engine] cudnn_search` (default `heuristic`, where ONNX Runtime's own default is exhaustive).
+//!
+//! Copies: on the CPU a batch runs straight from the caller's memory (a tensor view, no copy). On
+//! CUDA and TensorRT, batches are assembled in pinned host memory from ONNX Runtime's
+//! `CudaPinned` allocator ([`Engine::batch_buffer`]) and run through an IO binding whose output
+//! tensors, one per batch size, are allocated once ([`BoundIo`]): the input goes to the GPU by DMA
+//! from pinned pages and the scores come back into the same output buffers every batch.
 
 use std::path::{Path, PathBuf};
 
 use ort::ep;
-use ort::session::Session;
+use ort::memory::{AllocationDevice, Allocator, AllocatorType, MemoryInfo, MemoryType};
 use ort::session::builder::GraphOptimizationLevel;
-use ort::value::{TensorElementType, TensorRef, ValueType};
+use ort::session::{IoBinding, Session};
+use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
 
 use super::model::{Layout, ModelDesc};
-use super::{Engine, EngineConfig, EngineError, Provider};
+use super::shapes::{BatchShapes, Partial};
+use super::{BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, Provider};
 
 /// An ONNX Runtime session for one model.
 pub struct OnnxEngine {
@@ -24,7 +38,49 @@ pub struct OnnxEngine {
     dims: [usize; 3],
     classes: usize,
     fixed_batch: Option<usize>,
+    shapes: BatchShapes,
+    /// Padding of a batch that is not one of the sizes, when the caller's memory cannot be padded.
+    scratch: Vec<f32>,
+    /// The IO binding of GPU providers (`None` on the CPU).
+    io: Option<BoundIo>,
     describe: String,
+}
+
+/// Run through an [`IoBinding`]: input tensors viewed over pinned host memory (ONNX Runtime
+/// queues the copy to the GPU when they are bound), outputs written into tensors allocated once
+/// per batch size. Used for the GPU providers; the same code runs on the CPU in the tests.
+struct BoundIo {
+    binding: IoBinding,
+    /// Where batch buffers are allocated (pinned host memory for a GPU).
+    input_memory: MemoryInfo<'static>,
+    input_allocator: Allocator,
+    output_allocator: Allocator,
+    /// One output tensor per batch size, `[size, classes]`, allocated on first use.
+    outputs: Vec<(usize, Tensor<f32>)>,
+}
+
+/// A batch buffer in memory from the session's allocator (pinned host memory on CUDA).
+struct AllocatedMemory {
+    tensor: Tensor<f32>,
+}
+
+impl BatchMemory for AllocatedMemory {
+    fn as_slice(&self) -> &[f32] {
+        // Checked when it was made ([`OnnxEngine::batch_buffer`]): host-accessible f32 memory.
+        self.tensor
+            .try_extract_tensor::<f32>()
+            .map(|(_, d)| d)
+            .expect("allocated batch memory is host-accessible f32")
+    }
+    fn as_mut_slice(&mut self) -> &mut [f32] {
+        self.tensor
+            .try_extract_tensor_mut::<f32>()
+            .map(|(_, d)| d)
+            .expect("allocated batch memory is host-accessible f32")
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// Where the set-up script puts the library, relative to the repository root.
@@ -123,13 +179,24 @@ impl OnnxEngine {
         if config.threads > 0 {
             builder = builder.with_intra_threads(config.threads).map_err(setup)?;
         }
+        let search = match config.cudnn_search {
+            CudnnSearch::Heuristic => ep::cuda::ConvAlgorithmSearch::Heuristic,
+            CudnnSearch::Exhaustive => ep::cuda::ConvAlgorithmSearch::Exhaustive,
+            CudnnSearch::Default => ep::cuda::ConvAlgorithmSearch::Default,
+        };
+        let cuda = || {
+            ep::CUDA::default()
+                .with_device_id(config.device_id)
+                .with_conv_algorithm_search(search)
+        };
+        let mut shapes = config.resolved_shapes().map_err(|m| EngineError::Model {
+            path: model.path.clone(),
+            message: m,
+        })?;
         builder = match config.provider {
             Provider::Cpu => builder,
             Provider::Cuda => builder
-                .with_execution_providers([ep::CUDA::default()
-                    .with_device_id(config.device_id)
-                    .build()
-                    .error_on_failure()])
+                .with_execution_providers([cuda().build().error_on_failure()])
                 .map_err(|e| provider_error("cuda", &e))?,
             Provider::Tensorrt => {
                 let cache = absolute(
@@ -145,6 +212,7 @@ impl OnnxEngine {
                     ))
                 })?;
                 let cache = cache.to_string_lossy().into_owned();
+                let (min, max) = trt_profile(model, &shapes);
                 builder
                     .with_execution_providers([
                         ep::TensorRT::default()
@@ -154,9 +222,12 @@ impl OnnxEngine {
                             .with_engine_cache_path(&cache)
                             .with_timing_cache(true)
                             .with_timing_cache_path(&cache)
+                            .with_profile_min_shapes(&min)
+                            .with_profile_opt_shapes(&max)
+                            .with_profile_max_shapes(&max)
                             .build()
                             .error_on_failure(),
-                        ep::CUDA::default().with_device_id(config.device_id).build(),
+                        cuda().build(),
                     ])
                     .map_err(|e| provider_error("tensorrt", &e))?
             }
@@ -166,15 +237,32 @@ impl OnnxEngine {
             .map_err(|e| model_err(format!("ONNX Runtime cannot load it: {e}")))?;
         let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
         check_output(&session, model).map_err(model_err)?;
+        // A model with a fixed batch dimension runs at that size only, smaller batches padded.
+        if let Some(fixed) = fixed_batch {
+            shapes = BatchShapes::new(&[fixed], Partial::Pad).map_err(model_err)?;
+        }
         let threads = if config.threads == 0 {
             "default".to_string()
         } else {
             config.threads.to_string()
         };
+        let io = match config.provider {
+            Provider::Cpu => None,
+            Provider::Cuda | Provider::Tensorrt => Some(
+                BoundIo::new(&session, pinned(config.device_id)?, config.device_id)
+                    .map_err(|e| EngineError::Provider(format!("cannot bind the session: {e}")))?,
+            ),
+        };
         let describe = format!(
-            "onnxruntime ({}), provider {:?}, intra-op threads {threads}",
+            "onnxruntime ({}), provider {:?}, intra-op threads {threads}, batch sizes {}{}",
             lib.display(),
-            config.provider
+            config.provider,
+            shapes.describe(),
+            if io.is_some() {
+                ", pinned io binding"
+            } else {
+                ""
+            }
         )
         .to_lowercase();
         Ok(Self {
@@ -184,14 +272,162 @@ impl OnnxEngine {
             dims,
             classes: model.output.classes,
             fixed_batch,
+            shapes,
+            scratch: Vec::new(),
+            io,
             describe,
         })
+    }
+
+    /// Values per image.
+    fn per(&self) -> usize {
+        self.dims.iter().product()
+    }
+
+    /// Runs exactly `shape` images from `input` (`shape × per` values) and returns `rows × classes`
+    /// scores (the first `rows` images; the rest is padding).
+    fn run_plain(
+        &mut self,
+        input: &[f32],
+        shape: usize,
+        rows: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        let dims = [shape, self.dims[0], self.dims[1], self.dims[2]];
+        let tensor = TensorRef::from_array_view((dims, input))
+            .map_err(|e| EngineError::Run(e.to_string()))?;
+        let outputs = self
+            .session
+            .run(ort::inputs![self.input_name.as_str() => tensor])
+            .map_err(|e| EngineError::Run(e.to_string()))?;
+        let value = outputs
+            .get(&self.output_name)
+            .ok_or_else(|| EngineError::Run(format!("no output `{}`", self.output_name)))?;
+        let (out_shape, data) = value
+            .try_extract_tensor::<f32>()
+            .map_err(|e| EngineError::Run(format!("output `{}`: {e}", self.output_name)))?;
+        if data.len() != shape * self.classes {
+            return Err(EngineError::Run(format!(
+                "output `{}` has shape {out_shape:?}, expected [{shape}, {}]; fix `[output] classes`",
+                self.output_name, self.classes
+            )));
+        }
+        Ok(data[..rows * self.classes].to_vec())
+    }
+
+    /// Runs `shape` images starting at `ptr` through the IO binding; returns the first `rows`
+    /// rows of scores.
+    ///
+    /// # Safety
+    /// `ptr` points to `shape × per` initialised f32 values in memory of the binding's input kind
+    /// ([`BoundIo::input_memory`]) that nothing writes to until this returns.
+    unsafe fn run_bound(
+        &mut self,
+        ptr: *mut f32,
+        shape: usize,
+        rows: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        let run = |e: ort::Error| EngineError::Run(e.to_string());
+        let io = self
+            .io
+            .as_mut()
+            .expect("run_bound is only called with an IO binding");
+        let dims = Shape::new([shape, self.dims[0], self.dims[1], self.dims[2]].map(|d| d as i64));
+        // SAFETY: by this function's contract `ptr` holds `shape × per` f32 values of the kind
+        // `input_memory` describes, unchanged until we return; the view is dropped, and unbound
+        // below, before we return, so it never outlives them.
+        let input =
+            unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
+                .map_err(run)?;
+        io.binding
+            .bind_input(self.input_name.as_str(), &input)
+            .map_err(run)?;
+        let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
+            Some(i) => i,
+            None => {
+                let t =
+                    Tensor::<f32>::new(&io.output_allocator, [shape, self.classes]).map_err(run)?;
+                io.outputs.push((shape, t));
+                io.outputs.len() - 1
+            }
+        };
+        io.binding
+            .bind_output(self.output_name.as_str(), &mut io.outputs[slot].1)
+            .map_err(run)?;
+        let result = self
+            .session
+            .run_binding(&io.binding)
+            .and_then(|out| {
+                io.binding.synchronize_outputs()?;
+                let value = out
+                    .get(&self.output_name)
+                    .ok_or_else(|| ort::Error::new(format!("no output `{}`", self.output_name)))?;
+                let (_, data) = value.try_extract_tensor::<f32>()?;
+                Ok(data[..rows * self.classes].to_vec())
+            })
+            .map_err(run);
+        // The binding must not keep a view of memory the caller reuses.
+        io.binding.clear_inputs();
+        result
+    }
+
+    /// Whether `buffer` is this engine's bound input memory.
+    fn is_bound(&self, buffer: &BatchBuffer) -> bool {
+        self.io.is_some()
+            && buffer
+                .memory()
+                .as_any()
+                .downcast_ref::<AllocatedMemory>()
+                .is_some()
     }
 
     /// The batch size the model requires, if its batch dimension is fixed.
     pub fn fixed_batch(&self) -> Option<usize> {
         self.fixed_batch
     }
+}
+
+impl BoundIo {
+    fn new(session: &Session, input_memory: MemoryInfo<'static>, device: i32) -> ort::Result<Self> {
+        let input_allocator = Allocator::new(session, input_memory.to_owned())?;
+        let output_memory = MemoryInfo::new(
+            input_memory.allocation_device(),
+            device,
+            AllocatorType::Device,
+            MemoryType::CPUOutput,
+        )?;
+        // The CPU provider has no allocator of its own for MemoryType::CPUOutput: use the input's.
+        let output_allocator = Allocator::new(session, output_memory)
+            .or_else(|_| Allocator::new(session, input_memory.to_owned()))?;
+        Ok(Self {
+            binding: session.create_binding()?,
+            input_memory,
+            input_allocator,
+            output_allocator,
+            outputs: Vec::new(),
+        })
+    }
+}
+
+/// Pinned host memory of GPU `device` (ONNX Runtime's `CudaPinned`), which the GPU reads by DMA.
+fn pinned(device: i32) -> Result<MemoryInfo<'static>, EngineError> {
+    MemoryInfo::new(
+        AllocationDevice::CUDA_PINNED,
+        device,
+        AllocatorType::Device,
+        MemoryType::CPUInput,
+    )
+    .map_err(|e| EngineError::Provider(format!("no pinned host memory: {e}")))
+}
+
+/// TensorRT's optimisation profile for the input over the batch sizes: `(min, max)` shape strings
+/// (`name:NxCxHxW`), min at the smallest size and opt = max at the largest.
+fn trt_profile(model: &ModelDesc, shapes: &BatchShapes) -> (String, String) {
+    let (h, w) = (model.input.height, model.input.width);
+    let dims = |n: usize| match model.input.layout {
+        Layout::Nchw => format!("{}:{n}x3x{h}x{w}", model.input.name),
+        Layout::Nhwc => format!("{}:{n}x{h}x{w}x3", model.input.name),
+    };
+    (dims(shapes.sizes()[0]), dims(shapes.max()))
 }
 
 fn provider_error<T>(name: &str, e: &ort::Error<T>) -> EngineError {
@@ -296,39 +532,111 @@ impl Engine for OnnxEngine {
     }
 
     fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
-        let per = self.dims.iter().product::<usize>();
+        let per = self.per();
         if input.len() != per * batch {
             return Err(EngineError::Run(format!(
                 "input holds {} values, expected {batch} × {per}",
                 input.len()
             )));
         }
-        if let Some(fixed) = self.fixed_batch
-            && fixed != batch
+        let mut out = Vec::with_capacity(batch * self.classes);
+        for run in self.shapes.runs(batch) {
+            let rows = &input[run.start * per..(run.start + run.rows) * per];
+            let scores = if run.rows == run.shape && self.io.is_none() {
+                self.run_plain(rows, run.shape, run.rows)?
+            } else {
+                // Padding, or a binding that reads from its own memory: through the scratch.
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                scratch.extend_from_slice(rows);
+                scratch.resize(run.shape * per, 0.0);
+                let r = match self.io.is_some() {
+                    false => self.run_plain(&scratch, run.shape, run.rows),
+                    // SAFETY: `scratch` holds `shape × per` values, is not touched until the call
+                    // returns, and is host memory, which a binding's input kind (host or pinned)
+                    // can read: ONNX Runtime copies it to the device (pageable, so without DMA).
+                    true => unsafe { self.run_bound(scratch.as_mut_ptr(), run.shape, run.rows) },
+                };
+                self.scratch = scratch;
+                r?
+            };
+            out.extend_from_slice(&scores);
+        }
+        Ok(out)
+    }
+
+    fn shapes(&self) -> Option<BatchShapes> {
+        Some(self.shapes.clone())
+    }
+
+    fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
+        let per = self.per();
+        let sizes = self.shapes.sizes().to_vec();
+        let mut buffer = self.batch_buffer(self.shapes.max(), per);
+        buffer.as_mut_slice().fill(0.0);
+        let mut times = Vec::with_capacity(sizes.len());
+        for size in sizes {
+            let t = std::time::Instant::now();
+            self.infer_buffer(&mut buffer, size)?;
+            times.push((size, t.elapsed().as_secs_f64() * 1e3));
+        }
+        Ok(times)
+    }
+
+    fn batch_buffer(&mut self, rows: usize, per: usize) -> BatchBuffer {
+        if let Some(io) = &self.io
+            && let Ok(mut tensor) =
+                Tensor::<f32>::new(&io.input_allocator, [rows.max(1), per.max(1)])
+            && tensor.try_extract_tensor_mut::<f32>().is_ok()
         {
+            if let Ok((_, d)) = tensor.try_extract_tensor_mut::<f32>() {
+                d.fill(0.0); // allocated uninitialised
+            }
+            return BatchBuffer::new(Box::new(AllocatedMemory { tensor }), rows, per);
+        }
+        BatchBuffer::host(rows, per)
+    }
+
+    fn infer_buffer(
+        &mut self,
+        buffer: &mut BatchBuffer,
+        batch: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        let per = self.per();
+        if buffer.per() != per || batch > buffer.rows() {
             return Err(EngineError::Run(format!(
-                "the model's batch dimension is fixed at {fixed}; set `[pipeline] max_batch = {fixed}`"
+                "batch buffer of {} × {} values cannot hold {batch} × {per}",
+                buffer.rows(),
+                buffer.per()
             )));
         }
-        let shape = [batch, self.dims[0], self.dims[1], self.dims[2]];
-        let tensor = TensorRef::from_array_view((shape, input))
-            .map_err(|e| EngineError::Run(e.to_string()))?;
-        let outputs = self
-            .session
-            .run(ort::inputs![self.input_name.as_str() => tensor])
-            .map_err(|e| EngineError::Run(e.to_string()))?;
-        let value = outputs
-            .get(&self.output_name)
-            .ok_or_else(|| EngineError::Run(format!("no output `{}`", self.output_name)))?;
-        let (out_shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| EngineError::Run(format!("output `{}`: {e}", self.output_name)))?;
-        if data.len() != batch * self.classes {
-            return Err(EngineError::Run(format!(
-                "output `{}` has shape {out_shape:?}, expected [{batch}, {}]; fix `[output] classes`",
-                self.output_name, self.classes
-            )));
+        let bound = self.is_bound(buffer);
+        if !bound && self.io.is_some() {
+            // Host memory on a binding engine: through the scratch (`infer`).
+            return self.infer(&buffer.as_slice()[..batch * per], batch);
         }
-        Ok(data.to_vec())
+        let capacity = buffer.rows();
+        let mut out = Vec::with_capacity(batch * self.classes);
+        for run in self.shapes.runs(batch) {
+            if run.start + run.shape > capacity {
+                // The padding does not fit behind the rows: copy them out (`infer` pads).
+                let rows = &buffer.as_slice()[run.start * per..(run.start + run.rows) * per];
+                let rows = rows.to_vec();
+                out.extend(self.infer(&rows, run.rows)?);
+                continue;
+            }
+            let data = buffer.as_mut_slice();
+            // Padding rows after the batch (only the last run pads): zeros.
+            data[(run.start + run.rows) * per..(run.start + run.shape) * per].fill(0.0);
+            let span = &mut data[run.start * per..(run.start + run.shape) * per];
+            let scores = match bound {
+                false => self.run_plain(span, run.shape, run.rows)?,
+                // SAFETY: `span` is `shape × per` initialised values of the binding's own
+                // allocator (checked by `is_bound`), borrowed mutably for the whole call.
+                true => unsafe { self.run_bound(span.as_mut_ptr(), run.shape, run.rows)? },
+            };
+            out.extend_from_slice(&scores);
+        }
+        Ok(out)
     }
 }

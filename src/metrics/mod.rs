@@ -27,15 +27,20 @@ use self::latency::LatencyHistogram;
 /// The key of the reference scenario: the unmodified frame.
 pub const CLEAN: &str = "clean";
 
-/// The per-stage timing keys of [`Record::ms`], in pipeline order.
+/// The per-stage timing keys of [`Record::ms`], in pipeline order: the source's `decode` and
+/// `mask`; `wait` (capture → a worker starts on the frame: admission); the variant's `scenario`
+/// and `preprocess`; `queue` (ready → its batch starts); `infer` (its batch); `total` (capture →
+/// inference done); `age` (capture → the record is written).
 pub const STAGES: &[&str] = &[
     "decode",
     "mask",
+    "wait",
     "scenario",
     "preprocess",
     "queue",
     "infer",
     "total",
+    "age",
 ];
 
 /// One evaluated variant: exactly one line of `records.jsonl` (fields serialised in this order).

@@ -32,7 +32,7 @@ pub use rng::{RngKey, ScenarioRng};
 #[derive(Debug, Clone, Copy)]
 pub struct ScenarioInput<'a> {
     /// The frame's pixels (at the stage the plan applies scenarios: the model's input view or the
-    /// native frame, see `config::ScenarioStage`).
+    /// native frame, see `pipeline::ScenarioStage`).
     pub image: &'a RgbImage,
     /// Foreground mask of the same size (0 = background, 255 = foreground), when the source has one.
     pub mask: Option<&'a GrayImage>,

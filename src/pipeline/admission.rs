@@ -1,0 +1,143 @@
+//! The source thread and admission: frames are read, numbered, offered to the background pool and
+//! handed to the workers.
+//!
+//! An offline source waits for room (back-pressure: nothing is dropped, up to `[pipeline] queue`
+//! frames read ahead). A live source never waits: its hand-over holds one frame, and a new frame
+//! that finds it occupied is dealt with by [`DropPolicy`] — `oldest` (default) drops the waiting
+//! frame so the newest waits, `newest` drops the new one, `never` waits as an offline source does.
+//! Because workers take a new frame only when every task of the earlier frames has been started
+//! (`work.rs`), a frame waits at most about one frame's plan time, whatever the plan: a slow plan
+//! drops frames here, at the source, instead of queueing minutes of stale work.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+
+use super::{DropPolicy, Message, Shared};
+use crate::frame::Frame;
+use crate::scenario::{BackgroundPool, PoolView};
+use crate::source::Source;
+
+/// A frame handed to the workers, with the background pool as it was before the frame joined it.
+pub(super) struct Admitted {
+    pub frame: Frame,
+    pub pool: Option<Arc<PoolView>>,
+}
+
+/// The hand-over from the source thread to the workers.
+pub(super) struct Admission {
+    pub tx: Sender<Admitted>,
+    /// The workers' end, to take the waiting frame back when a newer one replaces it.
+    pub rx: Receiver<Admitted>,
+    /// `Never` for offline sources.
+    pub policy: DropPolicy,
+    pub msg: Sender<Message>,
+}
+
+/// What the source thread reports at its end.
+#[derive(Default)]
+pub(super) struct SourceEnd {
+    pub read: u64,
+    pub hit_limit: bool,
+    pub lost: u64,
+    pub report: Option<serde_json::Value>,
+}
+
+impl Admission {
+    /// Hands `item` over by the policy; `false` when the workers are gone.
+    fn hand_over(&self, mut item: Admitted, shared: &Shared) -> bool {
+        shared.unprepared.fetch_add(1, Ordering::SeqCst);
+        let dropped = |seq| self.msg.send(Message::Dropped { seq }).is_ok();
+        match self.policy {
+            DropPolicy::Never => {
+                if self.tx.send(item).is_err() {
+                    shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+                    return false;
+                }
+                true
+            }
+            DropPolicy::Newest => match self.tx.try_send(item) {
+                Ok(()) => true,
+                Err(TrySendError::Full(back)) => {
+                    shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+                    dropped(back.frame.seq)
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            },
+            DropPolicy::Oldest => loop {
+                match self.tx.try_send(item) {
+                    Ok(()) => return true,
+                    Err(TrySendError::Disconnected(_)) => return false,
+                    Err(TrySendError::Full(back)) => {
+                        // Take the waiting frame back (a worker may have taken it meanwhile:
+                        // then there is room now) and try again.
+                        if let Ok(old) = self.rx.try_recv() {
+                            shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+                            if !dropped(old.frame.seq) {
+                                return false;
+                            }
+                        }
+                        item = back;
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// Reads `source` to its end, the limit, the stop flag or a fatal error, handing every frame over.
+pub(super) fn read(
+    source: &mut dyn Source,
+    mut pool: Option<BackgroundPool>,
+    limit: Option<u64>,
+    admission: &Admission,
+    shared: &Shared,
+) -> SourceEnd {
+    let mut end = SourceEnd::default();
+    let mut seq = 0u64;
+    while !shared.halted() {
+        if limit.is_some_and(|l| seq >= l) {
+            end.hit_limit = true;
+            break;
+        }
+        let Some(item) = source.next_frame() else {
+            break;
+        };
+        let lost_now = source.lost();
+        if lost_now > end.lost {
+            let msg = Message::Lost(lost_now - end.lost);
+            end.lost = lost_now;
+            if admission.msg.send(msg).is_err() {
+                break;
+            }
+        }
+        let handed = match item {
+            Ok(mut frame) => {
+                frame.seq = seq;
+                end.read += 1;
+                // This frame sees the pool of the frames before it, then joins it.
+                let view = pool.as_mut().map(|p| {
+                    let view = p.view();
+                    p.offer(&frame);
+                    view
+                });
+                admission.hand_over(Admitted { frame, pool: view }, shared)
+            }
+            Err(e) => admission
+                .msg
+                .send(Message::Skipped {
+                    seq,
+                    reason: e.to_string(),
+                })
+                .is_ok(),
+        };
+        if !handed {
+            break;
+        }
+        seq += 1;
+    }
+    shared.source_done.store(true, Ordering::Relaxed);
+    end.report = source.report();
+    end
+}

@@ -1,0 +1,86 @@
+//! `[pipeline]` settings and where scenarios are applied: the pipeline's own config types, which
+//! `config.rs` composes into a run's configuration.
+
+use serde::Deserialize;
+
+/// Where scenarios are applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioStage {
+    /// On the model's view of the frame (after the resize and crop of the model description), then
+    /// normalised. At 224×224 this is exactly how ImageNet-C was made (REFERENCE §1.1): Resize(256) →
+    /// CenterCrop(224) → corrupt.
+    #[default]
+    ModelInput,
+    /// On the frame at its native size, then resized and cropped for the model: the corruption happens
+    /// "in the camera". Severity tables are tuned for 224 px, so the effect differs with frame size.
+    Native,
+}
+
+/// `[pipeline]`: threads, batching and queues.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    /// Scenario/preprocess worker threads; 0 = one per core.
+    pub workers: usize,
+    /// Largest batch handed to the engine.
+    pub max_batch: usize,
+    /// Longest wait for a batch to fill, in milliseconds, once its first variant is queued.
+    pub max_wait_ms: u64,
+    /// Frames an offline source reads ahead of the workers (decoded, not yet started). A live source
+    /// keeps at most one frame waiting instead, the newest (see `drop`), so nothing it hands over
+    /// is older than one frame's plan time when work on it starts.
+    pub queue: usize,
+    /// Backgrounds kept per class by the stream's background pool (`scenario::pool`; used by the
+    /// IN-9 mixed, random-background and other-background placement scenarios).
+    pub pool: usize,
+    /// Which scenarios each frame is evaluated under: `"all"` (default), `"round-robin"` or
+    /// `"random"` (seeded) — `clean` always, plus `per_frame` others (`scenario::schedule`), so a
+    /// live stream keeps up with a plan too big to run on every frame.
+    pub schedule: crate::scenario::schedule::ScheduleMode,
+    /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
+    pub per_frame: Option<usize>,
+    /// A compute budget instead of `per_frame`: at most this many inferences per second, shared
+    /// over the stream's frame rate (`scenario::schedule::Budget`; turns an `all` schedule into
+    /// `round-robin`).
+    pub budget: Option<f64>,
+    /// The frame rate the budget is shared over, frames per second; default: the source's nominal
+    /// rate (synthetic camera, video, camera).
+    pub fps: Option<f64>,
+    /// What a live source (a camera, a paced file) does with a new frame while a frame is already
+    /// waiting for the workers (admission, `pipeline::admission`): `"oldest"` (default: the waiting
+    /// frame is dropped and the new one waits, so the freshest frame is evaluated), `"newest"`
+    /// (the new frame is dropped) or `"never"` (the source waits, as offline sources always do).
+    /// Every drop is counted in `frames.dropped`.
+    pub drop: DropPolicy,
+}
+
+/// `[pipeline] drop`: which frame a live source loses when the workers are busy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum DropPolicy {
+    /// Drop the oldest queued frame (keep the newest).
+    #[default]
+    Oldest,
+    /// Drop the incoming frame.
+    Newest,
+    /// Never drop: the source waits.
+    Never,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        Self {
+            workers: 0,
+            max_batch: 8,
+            max_wait_ms: 5,
+            queue: 4,
+            pool: 32,
+            schedule: crate::scenario::schedule::ScheduleMode::All,
+            per_frame: None,
+            budget: None,
+            fps: None,
+            drop: DropPolicy::Oldest,
+        }
+    }
+}

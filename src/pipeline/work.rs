@@ -1,0 +1,349 @@
+//! The workers: each frame is prepared once (its model view, mask and boxes at the scenario stage)
+//! and its scheduled scenarios become tasks that every worker takes, oldest frame first. A worker
+//! takes a new frame from admission only when no task is waiting, so the variants of one frame
+//! spread over all workers (the scenario kernels' own row parallelism is a bonus, not what keeps
+//! the cores busy) and frames are started no faster than they can be worked on.
+//!
+//! A task applies its scenario (keyed randomness: `RngKey(seed, frame id, scenario)`), takes the
+//! model view of a native-stage variant, and normalises the result straight into a row of a batch
+//! buffer ([`super::assembly`]).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender, select};
+use image::{GrayImage, RgbImage};
+
+use super::admission::Admitted;
+use super::assembly::Assembler;
+use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
+use crate::engine::model::ModelDesc;
+use crate::frame::{BBox, Frame, Regions};
+use crate::preprocess::{ModelView, Normalizer};
+use crate::scenario::background::pool_background;
+use crate::scenario::pool::BackgroundMaker;
+use crate::scenario::schedule::Schedule;
+use crate::scenario::{Plan, PoolView, RngKey, ScenarioInput};
+use crate::source::regions::stage_boxes;
+
+/// What a batch row carries to the engine thread besides its values.
+pub(super) struct RowMeta {
+    pub meta: Arc<FrameMeta>,
+    /// Plan index.
+    pub scenario: usize,
+    pub scenario_ms: f64,
+    pub preprocess_ms: f64,
+    /// When the row was ready to be written (the `queue` stage runs from here to inference).
+    pub queued: Instant,
+    /// The frame's boxes at the scenario stage, normalised xyxy, on the `clean` variant only
+    /// (`Record::boxes`, for the centre and size scores).
+    pub boxes: Option<Vec<[f32; 4]>>,
+}
+
+/// A frame ready for its scenarios: its pixels, mask and boxes at the scenario stage.
+pub(super) struct Prepared {
+    meta: Arc<FrameMeta>,
+    base: RgbImage,
+    mask: Option<GrayImage>,
+    boxes: Vec<BBox>,
+    pool: Option<Arc<PoolView>>,
+    /// Time of the model view of the frame (and its regions), added to the clean variant's
+    /// `preprocess`.
+    geometry_ms: f64,
+}
+
+/// One scenario of one prepared frame.
+pub(super) type Task = (Arc<Prepared>, usize);
+
+/// What every worker shares.
+pub(super) struct Setup<'a> {
+    pub plan: &'a Plan,
+    pub schedule: &'a Schedule,
+    pub model: &'a ModelDesc,
+    pub stage: ScenarioStage,
+    pub seed: u64,
+    /// A live source's frames still waiting at a stop are dropped rather than started.
+    pub drop_on_stop: bool,
+    pub assembler: &'a Assembler<RowMeta>,
+    pub shared: &'a Shared<'a>,
+}
+
+/// One worker's ends of the queues.
+pub(super) struct Queues {
+    pub frames: Receiver<Admitted>,
+    pub tasks: (Sender<Task>, Receiver<Task>),
+    pub msg: Sender<Message>,
+}
+
+/// How long a worker with nothing to do waits for another worker's frame to become tasks once
+/// the source has ended.
+const TAIL_POLL: Duration = Duration::from_millis(1);
+
+struct Worker<'a> {
+    setup: &'a Setup<'a>,
+    q: Queues,
+    view: ModelView,
+    norm: Normalizer,
+}
+
+/// A worker's loop, until the source has ended and no work is left (or the run halts on an
+/// error). The last worker out closes the batch assembly so the engine flushes the last batch.
+pub(super) fn run(setup: &Setup, q: Queues) {
+    let mut w = Worker {
+        setup,
+        q,
+        view: ModelView::new(setup.model),
+        norm: Normalizer::new(setup.model),
+    };
+    w.work();
+    if setup.shared.workers_left.fetch_sub(1, Ordering::SeqCst) == 1 {
+        setup.assembler.close();
+    }
+}
+
+impl Worker<'_> {
+    fn work(&mut self) {
+        let shared = self.setup.shared;
+        loop {
+            if shared.fatal.load(Ordering::Relaxed) {
+                return;
+            }
+            // Tasks of frames already started come first.
+            if let Ok(task) = self.q.tasks.1.try_recv() {
+                if !self.variant(task) {
+                    return;
+                }
+                continue;
+            }
+            let tasks = self.q.tasks.1.clone();
+            let frames = self.q.frames.clone();
+            let go_on = select! {
+                recv(tasks) -> task => task.map_or(true, |t| self.variant(t)),
+                recv(frames) -> frame => match frame {
+                    Ok(admitted) => self.frame(admitted),
+                    Err(_) => {
+                        // The source has ended and its frames are all taken: done once no
+                        // other worker is still turning one into tasks and none is left.
+                        if shared.unprepared.load(Ordering::SeqCst) == 0 && tasks.is_empty() {
+                            return;
+                        }
+                        match tasks.recv_timeout(TAIL_POLL) {
+                            Ok(t) => self.variant(t),
+                            Err(_) => true,
+                        }
+                    }
+                },
+            };
+            if !go_on {
+                return;
+            }
+        }
+    }
+
+    /// Starts on an admitted frame: prepares it and queues its tasks, running the first itself.
+    /// `false` when the run is ending.
+    fn frame(&mut self, admitted: Admitted) -> bool {
+        let Admitted { frame, pool } = admitted;
+        let setup = self.setup;
+        let shared = setup.shared;
+        let wait_ms = ms(frame.captured);
+        let done_preparing = || shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+        if setup.drop_on_stop && shared.stop.load(Ordering::Relaxed) {
+            done_preparing();
+            return self.q.msg.send(Message::Dropped { seq: frame.seq }).is_ok();
+        }
+        let chosen = match frame.variant {
+            Some(_) => Vec::new(),
+            None => setup.schedule.indices(frame.seq, &frame.id),
+        };
+        let meta = Arc::new(FrameMeta {
+            seq: frame.seq,
+            variants: if frame.variant.is_some() {
+                1
+            } else {
+                chosen.len()
+            },
+            id: frame.id.clone(),
+            truth: frame.truth,
+            captured: frame.captured,
+            decode_ms: frame.decode_ms,
+            mask_ms: frame.mask_ms,
+            wait_ms,
+        });
+        if let Some(key) = frame.variant.as_deref() {
+            done_preparing();
+            return self.stored(meta, key.to_string(), frame.image);
+        }
+        let t = Instant::now();
+        let (base, mask, boxes) = at_stage(&mut self.view, setup.stage, &frame);
+        let prepared = Arc::new(Prepared {
+            meta,
+            base,
+            mask,
+            boxes,
+            pool,
+            geometry_ms: ms(t),
+        });
+        let mut chosen = chosen.into_iter();
+        let first = chosen.next();
+        for i in chosen {
+            if self.q.tasks.0.send((prepared.clone(), i)).is_err() {
+                done_preparing();
+                return false;
+            }
+        }
+        // After the tasks are queued (see `work`'s end condition).
+        done_preparing();
+        first.is_none_or(|i| self.variant((prepared, i)))
+    }
+
+    /// A stored variant (see [`Frame::variant`]): one row under its own key, no scenario applied.
+    fn stored(&mut self, meta: Arc<FrameMeta>, key: String, image: RgbImage) -> bool {
+        let setup = self.setup;
+        let Some(i) = setup.plan.scenarios().iter().position(|s| s.key() == key) else {
+            let reason = format!(
+                "frame {}: stored variant `{key}` is not in the plan",
+                meta.id
+            );
+            let _ = self.q.msg.send(Message::Fatal(reason));
+            return false;
+        };
+        let t = Instant::now();
+        let input = (setup.model.input.width, setup.model.input.height);
+        let view_img = stored_view(image, &key, input, &mut self.view);
+        self.write(meta, i, &view_img, 0.0, ms(t), None)
+    }
+
+    /// Applies scenario `i` to a prepared frame and writes the variant into a batch row.
+    fn variant(&mut self, (p, i): Task) -> bool {
+        let setup = self.setup;
+        if setup.shared.fatal.load(Ordering::Relaxed) {
+            return false;
+        }
+        let scenario = &setup.plan.scenarios()[i];
+        let input = ScenarioInput::new(&p.base)
+            .with_mask(p.mask.as_ref())
+            .with_boxes(&p.boxes)
+            .with_truth(p.meta.truth)
+            .with_pool(p.pool.as_deref());
+        let t = Instant::now();
+        let made = scenario.apply(
+            &input,
+            RngKey::new(setup.seed, &p.meta.id, scenario.rng_key()),
+        );
+        let variant = match made {
+            Ok(v) => v,
+            Err(e) => {
+                let failed = Message::Failed {
+                    seq: p.meta.seq,
+                    scenario: i,
+                    variants: p.meta.variants,
+                    reason: format!("frame {}: {e}", p.meta.id),
+                };
+                return self.q.msg.send(failed).is_ok();
+            }
+        };
+        let scenario_ms = ms(t);
+        let t = Instant::now();
+        let view_img = match setup.stage {
+            ScenarioStage::ModelInput => variant,
+            ScenarioStage::Native => self.view.image(&variant),
+        };
+        let is_clean = scenario.key() == crate::metrics::CLEAN;
+        let boxes = (is_clean && !p.boxes.is_empty())
+            .then(|| crate::metrics::placement::normalised_boxes(&p.boxes, p.base.dimensions()));
+        let geometry = if i == 0 { p.geometry_ms } else { 0.0 };
+        self.write(
+            p.meta.clone(),
+            i,
+            &view_img,
+            scenario_ms,
+            ms(t) + geometry,
+            boxes,
+        )
+    }
+
+    /// Normalises `image` into the next batch row. `false` when the assembly is closed.
+    fn write(
+        &mut self,
+        meta: Arc<FrameMeta>,
+        scenario: usize,
+        image: &RgbImage,
+        scenario_ms: f64,
+        preprocess_ms: f64,
+        boxes: Option<Vec<[f32; 4]>>,
+    ) -> bool {
+        let queued = Instant::now();
+        // Waits while every batch buffer is full or running: the engine's back-pressure.
+        let Ok(mut slot) = self.setup.assembler.claim() else {
+            return false;
+        };
+        let t = Instant::now();
+        self.norm.write(image, slot.values());
+        slot.fill(RowMeta {
+            meta,
+            scenario,
+            scenario_ms,
+            preprocess_ms: preprocess_ms + ms(t),
+            queued,
+            boxes,
+        });
+        true
+    }
+}
+
+/// The model's view of a stored variant (see [`Frame::variant`]), following the ImageNet-C
+/// leaderboard's `test.py` (REFERENCE §3): a stored corrupted image already at the model's input size
+/// (`input` = width, height) is used as it is, since `test.py` only centre-crops 224 from the 224²
+/// JPEGs (the identity); stored `clean` frames and images of any other size get the model's view
+/// (resize + crop), as `test.py` loads clean images. (augmix instead re-applies Resize(256) +
+/// CenterCrop(224) to the corrupted JPEGs; we follow the leaderboard.)
+fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelView) -> RgbImage {
+    if key != crate::metrics::CLEAN && image.dimensions() == input {
+        image
+    } else {
+        view.image(&image)
+    }
+}
+
+/// A frame's pixels, mask and boxes at the scenario stage: the model view (image, mask and boxes
+/// through the same geometry) or the native frame. Boxes are the frame's own, else the mask's tight
+/// box (`source::regions::stage_boxes`).
+fn at_stage(
+    view: &mut ModelView,
+    stage: ScenarioStage,
+    frame: &Frame,
+) -> (RgbImage, Option<GrayImage>, Vec<BBox>) {
+    at_stage_parts(view, stage, &frame.image, frame.regions.as_ref())
+}
+
+fn at_stage_parts(
+    view: &mut ModelView,
+    stage: ScenarioStage,
+    image: &RgbImage,
+    regions: Option<&Regions>,
+) -> (RgbImage, Option<GrayImage>, Vec<BBox>) {
+    let mask = regions.and_then(|r| r.mask.as_ref());
+    let (base, base_mask) = match stage {
+        ScenarioStage::ModelInput => (view.image(image), mask.map(|m| view.mask(m))),
+        ScenarioStage::Native => (image.clone(), mask.cloned()),
+    };
+    let boxes = regions.map_or(&[][..], |r| &r.boxes);
+    let base_boxes = stage_boxes(boxes, base_mask.as_ref(), |b| match stage {
+        ScenarioStage::ModelInput => view.boxes(b, image.dimensions()),
+        ScenarioStage::Native => b.to_vec(),
+    });
+    (base, base_mask, base_boxes)
+}
+
+/// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
+/// (`scenario::background::pool_background`).
+pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
+    let model = model.clone();
+    Arc::new(move |image: &RgbImage, regions: &Regions| {
+        let mut view = ModelView::new(&model);
+        let (base, mask, boxes) = at_stage_parts(&mut view, stage, image, Some(regions));
+        pool_background(&base, mask.as_ref(), &boxes)
+    })
+}
