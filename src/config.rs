@@ -605,6 +605,54 @@ mod tests {
     }
 
     #[test]
+    fn engine_batch_sizes_follow_the_largest_batch() {
+        let d = tempfile::tempdir().unwrap();
+        let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n";
+        let load = |text: &str, o: &Overrides| {
+            RunConfig::load(Some(&write(d.path(), &format!("{head}{text}"))), o)
+        };
+        // Absent: the powers of two up to max_batch (8 by default, or --batch).
+        let c = load("", &Overrides::default()).unwrap();
+        assert_eq!(c.engine.batch_sizes, Some(vec![1, 2, 4, 8]));
+        let o = Overrides {
+            max_batch: Some(12),
+            ..Default::default()
+        };
+        assert_eq!(
+            load("", &o).unwrap().engine.batch_sizes,
+            Some(vec![1, 2, 4, 8, 12])
+        );
+        // Given: kept (sorted), and checked against max_batch.
+        let c = load(
+            "[engine]\nbatch_sizes = [32, 1]\npartial = \"pad\"\ncudnn_search = \"exhaustive\"\n\
+             [pipeline]\nmax_batch = 32\n",
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!(c.engine.batch_sizes, Some(vec![1, 32]));
+        assert_eq!(c.engine.partial, Some(crate::engine::Partial::Pad));
+        assert_eq!(
+            c.engine.cudnn_search,
+            crate::engine::CudnnSearch::Exhaustive
+        );
+        let e = load("[engine]\nbatch_sizes = [1, 16]\n", &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("batch_sizes") && e.contains("max_batch") && !e.contains('\n'),
+            "{e}"
+        );
+        let e = load("[engine]\nbatch_sizes = []\n", &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("empty"), "{e}");
+        let e = load("[engine]\ncudnn_search = \"fast\"\n", &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cudnn_search") || e.contains("fast"), "{e}");
+    }
+
+    #[test]
     fn normalize_is_lexical() {
         assert_eq!(
             normalize(Path::new("configs/../assets/x")),

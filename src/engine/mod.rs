@@ -60,6 +60,11 @@ pub struct EngineConfig {
     /// (ONNX Runtime's own default) times every algorithm, 0.7–1.4 s per shape on an H100;
     /// `default` takes the first algorithm without a search.
     pub cudnn_search: CudnnSearch,
+    /// Run batches through ONNX Runtime's IO binding from memory of the session's allocator
+    /// (pinned host memory on GPU providers) into output tensors allocated once per batch size;
+    /// absent = on for `cuda` / `tensorrt`, off on the CPU (where it only adds a copy: the CPU
+    /// path runs the caller's memory in place).
+    pub io_binding: Option<bool>,
 }
 
 /// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
@@ -130,6 +135,7 @@ impl Default for EngineConfig {
             batch_sizes: None,
             partial: None,
             cudnn_search: CudnnSearch::Heuristic,
+            io_binding: None,
         }
     }
 }

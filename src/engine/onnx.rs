@@ -43,6 +43,8 @@ pub struct OnnxEngine {
     scratch: Vec<f32>,
     /// The IO binding of GPU providers (`None` on the CPU).
     io: Option<BoundIo>,
+    /// A buffer of the binding's memory for [`Engine::infer`]'s input (made on first use).
+    bound_scratch: Option<BatchBuffer>,
     describe: String,
 }
 
@@ -51,6 +53,8 @@ pub struct OnnxEngine {
 /// per batch size. Used for the GPU providers; the same code runs on the CPU in the tests.
 struct BoundIo {
     binding: IoBinding,
+    /// The model input's name, NUL-terminated, for the C API.
+    input_cname: std::ffi::CString,
     /// Where batch buffers are allocated (pinned host memory for a GPU).
     input_memory: MemoryInfo<'static>,
     input_allocator: Allocator,
@@ -246,22 +250,30 @@ impl OnnxEngine {
         } else {
             config.threads.to_string()
         };
-        let io = match config.provider {
-            Provider::Cpu => None,
-            Provider::Cuda | Provider::Tensorrt => Some(
-                BoundIo::new(&session, pinned(config.device_id)?, config.device_id)
-                    .map_err(|e| EngineError::Provider(format!("cannot bind the session: {e}")))?,
-            ),
+        let gpu = config.provider != Provider::Cpu;
+        let io = match config.io_binding.unwrap_or(gpu) {
+            false => None,
+            true => {
+                let memory = match gpu {
+                    true => pinned(config.device_id)?,
+                    false => host_memory()?,
+                };
+                let device = if gpu { config.device_id } else { 0 };
+                let bound = BoundIo::new(&session, &model.input.name, memory, device);
+                Some(bound.map_err(|e| {
+                    EngineError::Provider(format!("cannot set up the IO binding: {e}"))
+                })?)
+            }
         };
         let describe = format!(
             "onnxruntime ({}), provider {:?}, intra-op threads {threads}, batch sizes {}{}",
             lib.display(),
             config.provider,
             shapes.describe(),
-            if io.is_some() {
-                ", pinned io binding"
-            } else {
-                ""
+            match (&io, gpu) {
+                (Some(_), true) => ", io binding from pinned memory",
+                (Some(_), false) => ", io binding",
+                (None, _) => "",
             }
         )
         .to_lowercase();
@@ -275,6 +287,7 @@ impl OnnxEngine {
             shapes,
             scratch: Vec::new(),
             io,
+            bound_scratch: None,
             describe,
         })
     }
@@ -338,9 +351,7 @@ impl OnnxEngine {
         let input =
             unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
                 .map_err(run)?;
-        io.binding
-            .bind_input(self.input_name.as_str(), &input)
-            .map_err(run)?;
+        bind_in_place(&mut io.binding, &io.input_cname, &input)?;
         let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
             Some(i) => i,
             None => {
@@ -370,6 +381,21 @@ impl OnnxEngine {
         result
     }
 
+    /// One batch of zeros at each size, timed.
+    fn run_each_size(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
+        let per = self.per();
+        let sizes = self.shapes.sizes().to_vec();
+        let mut buffer = self.batch_buffer(self.shapes.max(), per);
+        buffer.as_mut_slice().fill(0.0);
+        let mut times = Vec::with_capacity(sizes.len());
+        for size in sizes {
+            let t = std::time::Instant::now();
+            self.infer_buffer(&mut buffer, size)?;
+            times.push((size, t.elapsed().as_secs_f64() * 1e3));
+        }
+        Ok(times)
+    }
+
     /// Whether `buffer` is this engine's bound input memory.
     fn is_bound(&self, buffer: &BatchBuffer) -> bool {
         self.io.is_some()
@@ -387,7 +413,12 @@ impl OnnxEngine {
 }
 
 impl BoundIo {
-    fn new(session: &Session, input_memory: MemoryInfo<'static>, device: i32) -> ort::Result<Self> {
+    fn new(
+        session: &Session,
+        input: &str,
+        input_memory: MemoryInfo<'static>,
+        device: i32,
+    ) -> ort::Result<Self> {
         let input_allocator = Allocator::new(session, input_memory.to_owned())?;
         let output_memory = MemoryInfo::new(
             input_memory.allocation_device(),
@@ -400,12 +431,50 @@ impl BoundIo {
             .or_else(|_| Allocator::new(session, input_memory.to_owned()))?;
         Ok(Self {
             binding: session.create_binding()?,
+            input_cname: std::ffi::CString::new(input)
+                .map_err(|_| ort::Error::new("the input name holds a NUL byte"))?,
             input_memory,
             input_allocator,
             output_allocator,
             outputs: Vec::new(),
         })
     }
+}
+
+/// Binds `value` to the session input `name` through ONNX Runtime's C API as it is: ONNX Runtime
+/// keeps using the memory in place when the session reads its input from that kind of memory (the
+/// CPU) and queues a copy when it does not (pinned host memory to a GPU: by DMA). The `ort` crate's
+/// own `bind_input` first clones a tensor that views borrowed memory of the session's own device,
+/// which is the copy this path exists to avoid (and, in `ort` 2.0.0-rc.15, deadlocks on the CPU).
+/// The caller keeps the memory alive and unchanged until the run is over and then clears the
+/// binding's inputs.
+fn bind_in_place(
+    binding: &mut IoBinding,
+    name: &std::ffi::CStr,
+    value: &TensorRefMut<'_, f32>,
+) -> Result<(), EngineError> {
+    use ort::AsPointer;
+    let api = ort::api();
+    // SAFETY: `binding` and `value` are live `ort` wrappers, so their pointers are valid, non-null
+    // ONNX Runtime objects; `name` is NUL-terminated and outlives the call. BindInput only reads
+    // its arguments (it keeps its own reference to the value's tensor, which the caller's contract
+    // above covers) and returns either null or a status we own.
+    let status = unsafe { (api.BindInput)(binding.ptr_mut(), name.as_ptr(), value.ptr()) };
+    if status.0.is_null() {
+        return Ok(());
+    }
+    // SAFETY: a non-null status from the API is a valid OrtStatus we own: read its message, then
+    // release it exactly once.
+    let message = unsafe {
+        let text = std::ffi::CStr::from_ptr((api.GetErrorMessage)(status.0))
+            .to_string_lossy()
+            .into_owned();
+        (api.ReleaseStatus)(status.0);
+        text
+    };
+    Err(EngineError::Run(format!(
+        "cannot bind the input: {message}"
+    )))
 }
 
 /// Pinned host memory of GPU `device` (ONNX Runtime's `CudaPinned`), which the GPU reads by DMA.
@@ -417,6 +486,17 @@ fn pinned(device: i32) -> Result<MemoryInfo<'static>, EngineError> {
         MemoryType::CPUInput,
     )
     .map_err(|e| EngineError::Provider(format!("no pinned host memory: {e}")))
+}
+
+/// The CPU provider's host memory (its arena allocator), for an IO binding on the CPU.
+fn host_memory() -> Result<MemoryInfo<'static>, EngineError> {
+    MemoryInfo::new(
+        AllocationDevice::CPU,
+        0,
+        AllocatorType::Arena,
+        MemoryType::Default,
+    )
+    .map_err(|e| EngineError::Provider(format!("no host memory info: {e}")))
 }
 
 /// TensorRT's optimisation profile for the input over the batch sizes: `(min, max)` shape strings
@@ -539,24 +619,33 @@ impl Engine for OnnxEngine {
                 input.len()
             )));
         }
+        if self.io.is_some() {
+            // A binding reads from its own memory: through a buffer of it.
+            let mut buffer = match self.bound_scratch.take() {
+                Some(b) => b,
+                None => self.batch_buffer(self.shapes.max(), per),
+            };
+            let mut out = Vec::with_capacity(batch * self.classes);
+            let result = input.chunks(buffer.rows() * per).try_for_each(|chunk| {
+                buffer.as_mut_slice()[..chunk.len()].copy_from_slice(chunk);
+                out.extend(self.infer_buffer(&mut buffer, chunk.len() / per)?);
+                Ok(())
+            });
+            self.bound_scratch = Some(buffer);
+            return result.map(|()| out);
+        }
         let mut out = Vec::with_capacity(batch * self.classes);
         for run in self.shapes.runs(batch) {
             let rows = &input[run.start * per..(run.start + run.rows) * per];
-            let scores = if run.rows == run.shape && self.io.is_none() {
+            let scores = if run.rows == run.shape {
                 self.run_plain(rows, run.shape, run.rows)?
             } else {
-                // Padding, or a binding that reads from its own memory: through the scratch.
+                // Padding: through the scratch.
                 let mut scratch = std::mem::take(&mut self.scratch);
                 scratch.clear();
                 scratch.extend_from_slice(rows);
                 scratch.resize(run.shape * per, 0.0);
-                let r = match self.io.is_some() {
-                    false => self.run_plain(&scratch, run.shape, run.rows),
-                    // SAFETY: `scratch` holds `shape × per` values, is not touched until the call
-                    // returns, and is host memory, which a binding's input kind (host or pinned)
-                    // can read: ONNX Runtime copies it to the device (pageable, so without DMA).
-                    true => unsafe { self.run_bound(scratch.as_mut_ptr(), run.shape, run.rows) },
-                };
+                let r = self.run_plain(&scratch, run.shape, run.rows);
                 self.scratch = scratch;
                 r?
             };
@@ -570,31 +659,43 @@ impl Engine for OnnxEngine {
     }
 
     fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
-        let per = self.per();
-        let sizes = self.shapes.sizes().to_vec();
-        let mut buffer = self.batch_buffer(self.shapes.max(), per);
-        buffer.as_mut_slice().fill(0.0);
-        let mut times = Vec::with_capacity(sizes.len());
-        for size in sizes {
-            let t = std::time::Instant::now();
-            self.infer_buffer(&mut buffer, size)?;
-            times.push((size, t.elapsed().as_secs_f64() * 1e3));
+        match self.run_each_size() {
+            // The binding is the one part a provider may refuse at run time: fall back to plain
+            // runs (said in `describe`) rather than fail the run.
+            Err(e) if self.io.is_some() => {
+                self.io = None;
+                self.bound_scratch = None;
+                self.describe = format!("{}; io binding off (warm-up: {e})", self.describe);
+                self.run_each_size()
+            }
+            r => r,
         }
-        Ok(times)
     }
 
     fn batch_buffer(&mut self, rows: usize, per: usize) -> BatchBuffer {
-        if let Some(io) = &self.io
-            && let Ok(mut tensor) =
-                Tensor::<f32>::new(&io.input_allocator, [rows.max(1), per.max(1)])
-            && tensor.try_extract_tensor_mut::<f32>().is_ok()
-        {
-            if let Ok((_, d)) = tensor.try_extract_tensor_mut::<f32>() {
-                d.fill(0.0); // allocated uninitialised
+        let Some(io) = &self.io else {
+            return BatchBuffer::host(rows, per);
+        };
+        let made = Tensor::<f32>::new(&io.input_allocator, [rows.max(1), per.max(1)]).and_then(
+            |mut tensor| {
+                // Allocated uninitialised; this also checks the memory is host-accessible f32.
+                tensor.try_extract_tensor_mut::<f32>()?.1.fill(0.0);
+                Ok(tensor)
+            },
+        );
+        match made {
+            Ok(tensor) => BatchBuffer::new(Box::new(AllocatedMemory { tensor }), rows, per),
+            Err(e) => {
+                // Without memory of its own kind the binding has nothing to read: plain runs.
+                self.io = None;
+                self.bound_scratch = None;
+                self.describe = format!(
+                    "{}; io binding off (its memory could not be allocated: {e})",
+                    self.describe
+                );
+                BatchBuffer::host(rows, per)
             }
-            return BatchBuffer::new(Box::new(AllocatedMemory { tensor }), rows, per);
         }
-        BatchBuffer::host(rows, per)
     }
 
     fn infer_buffer(
