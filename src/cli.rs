@@ -351,6 +351,10 @@ pub struct BenchArgs {
     /// TensorRT: build fp16 engines.
     #[arg(long)]
     pub fp16: bool,
+    /// CUDA: cuDNN's convolution algorithm search at the first run of a shape (`[engine]
+    /// cudnn_search`).
+    #[arg(long, value_enum, default_value = "heuristic")]
+    pub cudnn_search: crate::engine::CudnnSearch,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,

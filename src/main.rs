@@ -106,6 +106,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         library: args.library,
         spin: args.spin,
         fp16: args.fp16,
+        cudnn_search: args.cudnn_search,
         ..Default::default()
     };
     let report = robustream::bench::run(&BenchRequest {

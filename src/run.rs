@@ -175,6 +175,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let warmup = engine
         .warm_up()
         .context("the engine failed on its warm-up batches")?;
+    let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
     // its engine afterwards.
     let (source, mut engine, harvest) =
@@ -231,6 +232,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "model": model.path.display().to_string(),
         "onnx": model.onnx.display().to_string(),
         "engine": engine_desc,
+        "onnxruntime": runtime,
         "source": source_desc,
         "seed": config.seed,
         "stage": config.stage,

@@ -65,6 +65,45 @@ fn single_stream_reports_p90_latency_of_one_sample() {
         "{out}"
     );
     assert!(out.contains("H2D / compute / D2H: not exposed"), "{out}");
+    // The one-off first run of the batch size, host preprocessing on all cores, CPU use.
+    assert!(v["engine_warmup_ms"]["1"].as_f64().unwrap() > 0.0, "{v}");
+    let pre = &v["preprocess"];
+    assert!(pre["threads"].as_u64().unwrap() >= 1, "{v}");
+    assert!(pre["samples_per_s"].as_f64().unwrap() > 0.0, "{v}");
+    stats_are_ordered(&pre["per_sample_ms"], pre["samples"].as_u64().unwrap());
+    let u = v["cpu"]["utilisation"].as_f64().unwrap();
+    assert!(u > 0.0 && u <= 1.05, "{v}");
+    // 12 iterations: too short for MLPerf and for the tail percentiles, and said so.
+    let trust = &v["trust"];
+    assert_eq!(trust["meets_mlperf_minimums"], false);
+    assert_eq!(trust["mlperf_min_samples"], 1024);
+    let warnings: Vec<&str> = trust["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("MLPerf's minimum")),
+        "{v}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.contains("12 timed iterations")),
+        "{v}"
+    );
+    assert!(
+        out.contains("warning: shorter than MLPerf's minimum run"),
+        "{out}"
+    );
+    // Where and when it ran, with which versions.
+    assert!(v["machine"]["cores"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["onnxruntime"].as_str().unwrap().contains("1.31"), "{v}");
+    assert_eq!(v["robustream"], env!("CARGO_PKG_VERSION"));
+    let utc = v["started_utc"].as_str().unwrap();
+    assert!(
+        utc.len() == 20 && utc.ends_with('Z') && utc.starts_with("20"),
+        "{utc}"
+    );
 }
 
 #[test]
@@ -80,6 +119,15 @@ fn offline_counts_samples_per_batch_and_stops_on_duration() {
     );
     let per_s = v["samples_per_s"].as_f64().unwrap();
     assert!((per_s - 4.0 * v["throughput_qps"].as_f64().unwrap()).abs() < 1e-6 * per_s);
+    // Inputs prepared before timing: the timed figure is the engine's alone.
+    assert!(v["host_preprocess_ms"].is_null(), "{v}");
+    assert_eq!(v["latency_ms"], v["inference_ms"]);
+    assert!(v["engine_warmup_ms"]["4"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["trust"]["mlperf_min_samples"], 24576);
+    assert!(
+        v["engine"].as_str().unwrap().contains("batch sizes 4"),
+        "{v}"
+    );
     assert!(out.contains("MLPerf offline:"), "{out}");
     // A duration bound: at least one iteration, and the wall time reaches the bound.
     let (d, _) = bench(

@@ -69,7 +69,9 @@ pub struct EngineConfig {
 
 /// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
 /// option `cudnn_conv_algo_search`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CudnnSearch {
     /// cuDNN's heuristics (`cudnnGetConvolutionForwardAlgorithm_v7`): fast, near-best.

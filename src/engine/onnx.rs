@@ -43,6 +43,8 @@ pub struct OnnxEngine {
     scratch: Vec<f32>,
     /// The IO binding of GPU providers (`None` on the CPU).
     io: Option<BoundIo>,
+    /// [`runtime_info`] of the loaded library.
+    runtime: String,
     /// A buffer of the binding's memory for [`Engine::infer`]'s input (made on first use).
     bound_scratch: Option<BatchBuffer>,
     describe: String,
@@ -288,8 +290,14 @@ impl OnnxEngine {
             scratch: Vec::new(),
             io,
             bound_scratch: None,
+            runtime: runtime_info(&lib),
             describe,
         })
+    }
+
+    /// The ONNX Runtime library this session runs on: version and build.
+    pub fn runtime(&self) -> &str {
+        &self.runtime
     }
 
     /// Values per image.
@@ -439,6 +447,26 @@ impl BoundIo {
             outputs: Vec::new(),
         })
     }
+}
+
+/// The loaded ONNX Runtime for reports: its version (from the library's versioned file name, which
+/// the set-up script's symlink points to) and its build line (commit, build type).
+fn runtime_info(lib: &Path) -> String {
+    let version = std::fs::canonicalize(lib)
+        .ok()
+        .and_then(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            Some(name.split_once(".so.")?.1.to_string())
+        })
+        .unwrap_or_else(|| "(version unknown)".into());
+    let build = ort::info()
+        .trim_start_matches("ORT Build Info:")
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    format!("onnxruntime {version} ({build})")
 }
 
 /// Binds `value` to the session input `name` through ONNX Runtime's C API as it is: ONNX Runtime
