@@ -1,47 +1,38 @@
 //! Evaluator throughput vs the bare engine, on the real demo model and photos.
 //!
-//! * `bare_engine`: ONNX Runtime alone on tensors prepared in advance (the ceiling).
-//! * `evaluator_clean`: the whole pipeline (resize, crop, normalise, batch, infer, decode, metrics
-//!   sink) on the same frames, pre-decoded, with the plan `clean` only.
+//! * `demo_clean/bare_engine`: ONNX Runtime alone on tensors prepared in advance (the ceiling), in
+//!   batches of 8 at the engine's fixed batch sizes.
+//! * `demo_clean/evaluator_clean`: the whole pipeline (resize, crop, normalise into batch buffers,
+//!   infer, decode, records in source order) on the same frames, pre-decoded, plan `clean` only.
+//! * `imagenet_c_all/bare_engine` and `imagenet_c_all/evaluator`: the same on the heavy plan (the 95
+//!   ImageNet-C variants + clean of each photo, corrupted on the workers): throughput in images /
+//!   variants per second.
 //!
-//! Both use the same engine session, intra-op threads (`ROBUSTREAM_BENCH_THREADS`, default 2) and batch
-//! size (8). Throughput is in frames; the goal is evaluator ≥ 90 % of bare engine. Needs
-//! `bash scripts/assets.sh`.
+//! All use one engine session (`SharedEngine`, as a run does), intra-op threads
+//! `ROBUSTREAM_BENCH_THREADS` (default 2), batch 8 and the default workers (one per core;
+//! `ROBUSTREAM_BENCH_WORKERS` to change). The goals: evaluator ≥ 90 % of the bare engine, and on the
+//! heavy plan ≥ 90 % of the cores busy: each evaluator group prints the process CPU utilisation of
+//! one extra pass (`cpu: …`), which criterion cannot record. Needs `bash scripts/assets.sh`.
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use robustream::challenge::SharedEngine;
 use robustream::engine::onnx::OnnxEngine;
-use robustream::engine::{Engine, EngineConfig, EngineError, ModelDesc};
+use robustream::engine::{Engine, EngineConfig, ModelDesc};
 use robustream::frame::Frame;
 use robustream::metrics::classmap::ClassMap;
-use robustream::pipeline::{self, PipelineInputs};
-use robustream::pipeline::{PipelineConfig, ScenarioStage};
+use robustream::pipeline::{self, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::preprocess::{ModelView, Normalizer};
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
+use robustream::watch::CpuMeter;
 
 const BATCH: usize = 8;
 const COPIES: usize = 16; // 9 photos × 16 = 144 frames per iteration (18 batches: steady state, not start-up)
 
-/// One engine session shared by both benchmarks (a session takes long to create).
-struct Shared(Arc<Mutex<OnnxEngine>>);
-
-impl Engine for Shared {
-    fn describe(&self) -> String {
-        self.0.lock().map(|e| e.describe()).unwrap_or_default()
-    }
-    fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
-        self.0
-            .lock()
-            .map_err(|_| EngineError::Run("poisoned".into()))?
-            .infer(input, batch)
-    }
-}
-
-fn frames(assets: &std::path::Path) -> Vec<Frame> {
+fn frames(assets: &std::path::Path, copies: usize) -> Vec<Frame> {
     let csv = std::fs::read_to_string(assets.join("photos/demo.csv"))
         .expect("run bash scripts/assets.sh");
     let names: Vec<String> = csv
@@ -51,7 +42,7 @@ fn frames(assets: &std::path::Path) -> Vec<Frame> {
         .map(str::to_string)
         .collect();
     let mut out = Vec::new();
-    for copy in 0..COPIES {
+    for copy in 0..copies {
         for name in &names {
             let image = image::open(assets.join("photos").join(name))
                 .expect("demo photo")
@@ -62,24 +53,65 @@ fn frames(assets: &std::path::Path) -> Vec<Frame> {
     out
 }
 
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One pass of the pipeline over `frames`; returns the variants evaluated.
+fn evaluate(
+    frames: Vec<Frame>,
+    plan: &Plan,
+    model: &ModelDesc,
+    engine: &SharedEngine,
+    workers: usize,
+) -> usize {
+    let n = frames.len();
+    let inputs = PipelineInputs {
+        source: Box::new(MemorySource::new(frames)),
+        plan: plan.clone(),
+        model: model.clone(),
+        engine: Box::new(engine.clone()),
+        class_map: ClassMap::identity(&model.labels),
+        seed: 0,
+        stage: ScenarioStage::ModelInput,
+        config: PipelineConfig {
+            workers,
+            max_batch: BATCH,
+            ..PipelineConfig::default()
+        },
+        strict: false,
+        limit: None,
+    };
+    let mut variants = 0;
+    let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |e| {
+        if let pipeline::Event::Frame(r) = e {
+            variants += r.len();
+        }
+        Ok(())
+    });
+    assert_eq!(out.frames_read as usize, n);
+    variants
+}
+
 fn bench(c: &mut Criterion) {
     let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
     let model = ModelDesc::load(&assets.join("models/efficientnet_lite0.toml"))
         .expect("run bash scripts/assets.sh");
-    let threads = std::env::var("ROBUSTREAM_BENCH_THREADS")
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(2);
     let config = EngineConfig {
-        threads,
+        threads: env_usize("ROBUSTREAM_BENCH_THREADS", 2),
         library: Some(assets.join("lib/libonnxruntime.so")),
         spin: std::env::var("ROBUSTREAM_BENCH_SPIN").is_ok_and(|v| v == "1"),
+        batch_sizes: Some(vec![1, 2, 4, BATCH]),
         ..EngineConfig::default()
     };
-    let engine = Arc::new(Mutex::new(
-        OnnxEngine::new(&model, &config).expect("engine"),
-    ));
-    let frames = frames(&assets);
+    let workers = env_usize("ROBUSTREAM_BENCH_WORKERS", 0);
+    let mut onnx = OnnxEngine::new(&model, &config).expect("engine");
+    onnx.warm_up().expect("warm-up");
+    let engine = SharedEngine::new(Box::new(onnx));
+    let frames = frames(&assets, COPIES);
     let n = frames.len();
 
     let mut view = ModelView::new(&model);
@@ -89,46 +121,58 @@ fn bench(c: &mut Criterion) {
     for (f, slot) in frames.iter().zip(tensors.chunks_exact_mut(per)) {
         norm.write(&view.image(&f.image), slot);
     }
+    let bare = |images: usize| {
+        let mut e = engine.clone();
+        let mut left = images;
+        while left > 0 {
+            for chunk in tensors.chunks(BATCH * per) {
+                let k = (chunk.len() / per).min(left);
+                e.infer(&chunk[..k * per], k).expect("infer");
+                left -= k;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+    };
 
     let mut g = c.benchmark_group("demo_clean");
     g.sample_size(10).throughput(Throughput::Elements(n as u64));
-    g.bench_function("bare_engine", |b| {
-        let mut e = Shared(engine.clone());
-        b.iter(|| {
-            for chunk in tensors.chunks(BATCH * per) {
-                e.infer(chunk, chunk.len() / per).expect("infer");
-            }
-        })
-    });
-    let plan = Plan::from_items::<&str>(&[], &Catalog::builtin()).expect("clean plan");
+    g.bench_function("bare_engine", |b| b.iter(|| bare(n)));
+    let clean = Plan::from_items::<&str>(&[], &Catalog::builtin()).expect("clean plan");
+    // The frames are cloned outside the timed part (they stand for an already-decoded stream).
     g.bench_function("evaluator_clean", |b| {
-        // The frames are cloned outside the timed part (they stand for an already-decoded stream).
         b.iter_batched(
             || frames.clone(),
-            |frames| {
-                let inputs = PipelineInputs {
-                    source: Box::new(MemorySource::new(frames)),
-                    plan: plan.clone(),
-                    model: model.clone(),
-                    engine: Box::new(Shared(engine.clone())),
-                    class_map: ClassMap::identity(&model.labels),
-                    seed: 0,
-                    stage: ScenarioStage::ModelInput,
-                    config: PipelineConfig {
-                        workers: 1,
-                        max_batch: BATCH,
-                        ..PipelineConfig::default()
-                    },
-                    strict: false,
-                    limit: None,
-                };
-                let mut frames_done = 0;
-                let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |_| {
-                    frames_done += 1;
-                    Ok(())
-                });
-                assert_eq!(out.frames_read as usize, n);
-            },
+            |frames| evaluate(frames, &clean, &model, &engine, workers),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+
+    // The heavy plan: 96 variants of each of the 9 photos per iteration.
+    let photos = self::frames(&assets, 1);
+    let heavy = Plan::from_items(&["imagenet-c-all"], &Catalog::builtin()).expect("plan");
+    let variants = photos.len() * heavy.len();
+    let meter = CpuMeter::start();
+    let done = evaluate(photos.clone(), &heavy, &model, &engine, workers);
+    assert_eq!(done, variants);
+    if let Some(cpu) = meter.read() {
+        eprintln!(
+            "imagenet_c_all/evaluator: cpu: {:.1} % of {} cores busy ({:.0} variants/s in one pass)",
+            cpu.utilisation * 100.0,
+            cpu.cores,
+            variants as f64 / cpu.wall_s
+        );
+    }
+    let mut g = c.benchmark_group("imagenet_c_all");
+    g.sample_size(10)
+        .throughput(Throughput::Elements(variants as u64));
+    g.bench_function("bare_engine", |b| b.iter(|| bare(variants)));
+    g.bench_function("evaluator", |b| {
+        b.iter_batched(
+            || photos.clone(),
+            |frames| evaluate(frames, &heavy, &model, &engine, workers),
             BatchSize::LargeInput,
         )
     });

@@ -61,14 +61,13 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::config::RunConfig;
 use crate::engine::{Engine, EngineError, ModelDesc, decode_row};
 use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
 use crate::preprocess::{ModelView, Normalizer};
 use crate::scenario::{BackgroundPool, RngKey};
-use crate::source::{Source, SourceError, SourceKind, in9};
+use crate::source::{Source, SourceConfig, SourceError, SourceKind, in9};
 
 /// The file of per-foreground challenge lines in the run directory.
 pub const CHALLENGE_JSONL: &str = "challenge.jsonl";
@@ -197,6 +196,21 @@ pub struct Background {
     pub image: RgbImage,
 }
 
+/// What the post passes keep during the main pass, and where the frames come from.
+#[derive(Debug, Clone, Copy)]
+pub struct Keep<'a> {
+    /// `[challenge]`.
+    pub challenge: &'a ChallengeConfig,
+    /// Frames the saliency pass keeps; `None` without a saliency pass.
+    pub saliency_frames: Option<usize>,
+    /// The run's source (an IN-9 release brings its own masks and backgrounds).
+    pub source: &'a SourceConfig,
+    /// Run seed.
+    pub seed: u64,
+    /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
+    pub pool: usize,
+}
+
 /// What the post passes keep while the main pass runs (filled on the source thread, in source
 /// order, through [`KeepingSource`]).
 pub struct Harvest {
@@ -228,30 +242,29 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Harvest {
-    /// What `config` asks the post passes to keep, or `None` when neither the challenge nor the
+    /// What `keep` asks the post passes to keep, or `None` when neither the challenge nor the
     /// saliency pass is enabled.
-    pub fn for_run(config: &RunConfig, model: &ModelDesc) -> Option<Self> {
-        let saliency = config.saliency.enabled;
-        if !config.challenge.enabled && !saliency {
+    pub fn for_run(keep: &Keep, model: &ModelDesc) -> Option<Self> {
+        if !keep.challenge.enabled && keep.saliency_frames.is_none() {
             return None;
         }
-        let root = &config.source.path;
-        let is_in9 = config.source.kind == Some(SourceKind::In9)
-            || (config.source.kind.is_none() && root.is_dir() && in9::looks_like_release(root));
+        let root = &keep.source.path;
+        let is_in9 = keep.source.kind == Some(SourceKind::In9)
+            || (keep.source.kind.is_none() && root.is_dir() && in9::looks_like_release(root));
         let bg_dir = root.join("only_bg_t").join("val");
         let in9_backgrounds = (is_in9 && bg_dir.is_dir()).then_some(bg_dir);
-        let challenge = config.challenge.enabled.then(|| {
+        let challenge = keep.challenge.enabled.then(|| {
             let pool = in9_backgrounds.is_none().then(|| {
                 BackgroundPool::new(
-                    config.pipeline.pool,
-                    config.seed,
+                    keep.pool,
+                    keep.seed,
                     crate::pipeline::pool_maker(model, crate::pipeline::ScenarioStage::Native),
                 )
             });
             (
                 Reservoir::new(
-                    config.challenge.foregrounds,
-                    config.seed,
+                    keep.challenge.foregrounds,
+                    keep.seed,
                     "challenge/foreground",
                 ),
                 pool,
@@ -262,8 +275,9 @@ impl Harvest {
             in9_masks: is_in9.then(|| root.join(in9::MASK_FOLDER).join("val")),
             in9_backgrounds,
             challenge,
-            saliency: saliency
-                .then(|| Reservoir::new(config.saliency.frames, config.seed, "saliency/frame")),
+            saliency: keep
+                .saliency_frames
+                .map(|n| Reservoir::new(n, keep.seed, "saliency/frame")),
             unusable_masks: 0,
             unlabelled_masks: 0,
         })
@@ -455,6 +469,11 @@ impl Harvest {
         self.unusable_masks
     }
 
+    /// Candidate foregrounds the challenge's reservoir saw.
+    pub fn challenge_candidates(&self) -> u64 {
+        self.challenge.as_ref().map_or(0, |(r, _)| r.seen())
+    }
+
     /// Why no frame qualified, for the not-applicable message.
     pub fn no_foreground_reason(&self) -> String {
         let mut why = "no frame with a foreground mask and a truth".to_string();
@@ -551,23 +570,6 @@ impl Source for KeepingSource {
     crate::source::forward_to_inner!();
 }
 
-/// Wraps the main pass's source and engine for the post passes `config` asks for: the source hands
-/// frames to a [`Harvest`] (when any post pass is on), the engine becomes a [`SharedEngine`] to give
-/// the pipeline a handle of.
-pub fn attach(
-    config: &RunConfig,
-    model: &ModelDesc,
-    source: Box<dyn Source>,
-    engine: Box<dyn Engine>,
-) -> (Box<dyn Source>, SharedEngine, Option<SharedHarvest>) {
-    let harvest = Harvest::for_run(config, model).map(|h| Arc::new(Mutex::new(h)));
-    let source = match &harvest {
-        Some(h) => Box::new(KeepingSource::new(source, h.clone())) as Box<dyn Source>,
-        None => source,
-    };
-    (source, SharedEngine::new(engine), harvest)
-}
-
 /// An engine shared between the pipeline and the post passes (the pipeline owns its engine; the
 /// post passes run on the same loaded model afterwards).
 #[derive(Clone)]
@@ -587,6 +589,26 @@ impl Engine for SharedEngine {
 
     fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
         lock(&self.0).infer(input, batch)
+    }
+
+    fn shapes(&self) -> Option<crate::engine::BatchShapes> {
+        lock(&self.0).shapes()
+    }
+
+    fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
+        lock(&self.0).warm_up()
+    }
+
+    fn batch_buffer(&mut self, rows: usize, per: usize) -> crate::engine::BatchBuffer {
+        lock(&self.0).batch_buffer(rows, per)
+    }
+
+    fn infer_buffer(
+        &mut self,
+        buffer: &mut crate::engine::BatchBuffer,
+        batch: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        lock(&self.0).infer_buffer(buffer, batch)
     }
 }
 
@@ -776,137 +798,6 @@ pub fn evaluate(
         composite_ms,
         infer_ms,
     })
-}
-
-/// Runs the post passes a config asks for after the main pass, on the main pass's engine: the
-/// challenge (this module) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
-/// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
-pub struct PostPasses {
-    challenge: Option<(serde_json::Value, Option<ChallengeTally>)>,
-    saliency: Option<serde_json::Value>,
-}
-
-impl PostPasses {
-    /// Runs them. `main_ok` says whether the main pass ended normally (completed or limit); when it
-    /// did not, nothing is evaluated and the summary says so.
-    #[allow(clippy::too_many_arguments)]
-    pub fn run(
-        config: &RunConfig,
-        harvest: Option<&SharedHarvest>,
-        engine: &mut dyn Engine,
-        model: &ModelDesc,
-        class_map: &ClassMap,
-        stop: &AtomicBool,
-        quiet: bool,
-        main_ok: bool,
-    ) -> anyhow::Result<Self> {
-        let mut post = Self {
-            challenge: None,
-            saliency: None,
-        };
-        let Some(harvest) = harvest else {
-            return Ok(post);
-        };
-        let mut h = lock(harvest);
-        if config.challenge.enabled {
-            post.challenge = Some(if !main_ok {
-                (
-                    json!({"applicable": false, "reason": "the main pass did not complete"}),
-                    None,
-                )
-            } else {
-                let bound = config.challenge.backgrounds;
-                let candidates = h.challenge.as_ref().map_or(0, |(r, _)| r.seen());
-                let (fgs, bgs, from, available) = h
-                    .take_challenge(model, config.seed, bound)
-                    .unwrap_or_default();
-                if fgs.is_empty() || bgs.is_empty() {
-                    let reason = if fgs.is_empty() {
-                        format!(
-                            "{}; the challenge composites masked, labelled foregrounds (e.g. a \
-                             manifest with `label` and `mask` columns, or an IN-9 release with \
-                             fg_mask)",
-                            h.no_foreground_reason()
-                        )
-                    } else {
-                        "no background (the stream's pool holds no frame with a usable \
-                         background; an IN-9 release needs only_bg_t/val)"
-                            .to_string()
-                    };
-                    // A warning, printed under --quiet too (as the main pass's warnings are).
-                    eprintln!("warning: challenge: not applicable: {reason}");
-                    (
-                        json!({"applicable": false, "reason": reason,
-                               "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
-                        None,
-                    )
-                } else {
-                    let run = ChallengeRun {
-                        model,
-                        class_map,
-                        seed: config.seed,
-                        batch: config.pipeline.max_batch,
-                        jsonl: &config.out.join(CHALLENGE_JSONL),
-                        quiet,
-                    };
-                    let r = evaluate(&run, engine, &fgs, &bgs, stop)?;
-                    let per = |ms: f64| {
-                        (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64))
-                    };
-                    (
-                        json!({
-                            "applicable": true,
-                            "foregrounds": r.tally.foregrounds,
-                            "vulnerable": r.tally.vulnerable,
-                            "backgrounds": r.tally.backgrounds,
-                            "composites": r.tally.composites,
-                            "upper_bound": fgs.len() as u64 * bgs.len() as u64,
-                            "complete": r.tally.complete,
-                            "accuracy": r.tally.accuracy(),
-                            "background_source": from,
-                            // The bounds sampled the candidates (see `complete`: interruption only).
-                            "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
-                            "candidates": candidates,
-                            "unusable_masks": h.unusable_masks,
-                            "seconds": round3(r.seconds),
-                            "composite_ms": per(r.composite_ms),
-                            "infer_ms": per(r.infer_ms),
-                        }),
-                        Some(r.tally),
-                    )
-                }
-            });
-        }
-        if config.saliency.enabled {
-            post.saliency = Some(if !main_ok {
-                json!({"applicable": false, "reason": "the main pass did not complete"})
-            } else {
-                let frames = h.take_saliency();
-                let why = h.no_foreground_reason();
-                crate::saliency::run_pass(
-                    config, &frames, &why, engine, model, class_map, stop, quiet,
-                )?
-            });
-        }
-        Ok(post)
-    }
-
-    /// Puts the results into the summary: `run.challenge` (counts, costs, where the backgrounds came
-    /// from, or why it did not apply), `metrics.in9.challenge_accuracy` through
-    /// [`crate::report::summary::Summary::set_challenge`], and `metrics.saliency`.
-    pub fn apply(self, summary: &mut crate::report::summary::Summary) {
-        if let Some((info, tally)) = self.challenge {
-            if let Some(run) = summary.run.as_object_mut() {
-                run.insert("challenge".into(), info);
-            }
-            if let Some(t) = tally {
-                summary.set_challenge(t);
-            }
-        }
-        if let Some(s) = self.saliency {
-            summary.metrics.insert("saliency".into(), s);
-        }
-    }
 }
 
 /// `v` rounded to three decimals.

@@ -1,6 +1,6 @@
 //! robustream: a streaming robustness evaluator for image classifiers.
 //!
-//! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batcher ([`pipeline`]) →
+//! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batch assembly ([`pipeline`]) →
 //! [`engine`] → [`metrics`] → [`report`]. See `docs/ARCHITECTURE.md`.
 
 #![warn(missing_docs)]
@@ -14,6 +14,7 @@ pub mod engine;
 pub mod frame;
 pub mod metrics;
 pub mod pipeline;
+pub mod post;
 pub mod preprocess;
 pub mod preview;
 pub mod report;

@@ -178,8 +178,17 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
     // its engine afterwards.
+    let post_context = crate::post::PostContext {
+        challenge: &config.challenge,
+        saliency: &config.saliency,
+        source: &config.source,
+        seed: config.seed,
+        pool: config.pipeline.pool,
+        max_batch: config.pipeline.max_batch,
+        out: &config.out,
+    };
     let (source, mut engine, harvest) =
-        crate::challenge::attach(config, &model, source, Box::new(engine));
+        crate::post::attach(&post_context, &model, source, Box::new(engine));
     let post_class_map = class_map.clone();
     let engine_desc = engine.describe();
     let source_desc = source.describe();
@@ -360,8 +369,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         outcome.end,
         EndReason::Completed | EndReason::Limit | EndReason::Duration
     );
-    let post = crate::challenge::PostPasses::run(
-        config,
+    let post = crate::post::PostPasses::run(
+        &post_context,
         harvest.as_ref(),
         &mut engine,
         &model,

@@ -22,7 +22,7 @@
 //! with `maps = true` (`--saliency-maps`) the scaled maps to `saliency/<n>.png` (8-bit gray).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -31,7 +31,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::challenge::{Foreground, round3};
-use crate::config::RunConfig;
 use crate::engine::model::{Layout, OutputKind};
 use crate::engine::{Engine, ModelDesc};
 use crate::metrics::classmap::ClassMap;
@@ -204,7 +203,9 @@ fn fill_patch(
 /// `no_frames_reason` is what `metrics.saliency.reason` says when `frames` is empty.
 #[allow(clippy::too_many_arguments)]
 pub fn run_pass(
-    config: &RunConfig,
+    config: &SaliencyConfig,
+    batch: usize,
+    out: &Path,
     frames: &[Foreground],
     no_frames_reason: &str,
     engine: &mut dyn Engine,
@@ -215,7 +216,7 @@ pub fn run_pass(
 ) -> anyhow::Result<serde_json::Value> {
     let started = Instant::now();
     let (width, height) = (model.input.width, model.input.height);
-    let (patch, stride) = config.saliency.geometry(width, height);
+    let (patch, stride) = config.geometry(width, height);
     if frames.is_empty() {
         let reason = no_frames_reason;
         // A warning, printed under --quiet too (as the main pass's warnings are).
@@ -235,14 +236,14 @@ pub fn run_pass(
     let gray: [f32; 3] = std::array::from_fn(|c| (127.5 - p.mean[c]) / p.std[c]);
     let len = model.input_len();
     let classes = model.output.classes;
-    let batch = config.pipeline.max_batch.max(1);
+    let batch = batch.max(1);
     let mut input = vec![0f32; batch * len];
-    let jsonl_path = config.out.join(SALIENCY_JSONL);
+    let jsonl_path = out.join(SALIENCY_JSONL);
     let mut jsonl = std::io::LineWriter::new(
         std::fs::File::create(&jsonl_path)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", jsonl_path.display()))?,
     );
-    let maps_dir: Option<PathBuf> = config.saliency.maps.then(|| config.out.join("saliency"));
+    let maps_dir: Option<PathBuf> = config.maps.then(|| out.join("saliency"));
     if let Some(d) = &maps_dir {
         std::fs::create_dir_all(d)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;

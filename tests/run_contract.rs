@@ -7,13 +7,15 @@ use common::*;
 
 const DEMO_PHOTOS: usize = 9;
 /// The per-stage timing keys the contract promises (spelled out here, not taken from the library).
-const STAGES: [&str; 6] = [
+const STAGES: [&str; 8] = [
     "decode",
+    "wait",
     "scenario",
     "preprocess",
     "queue",
     "infer",
     "total",
+    "age",
 ];
 const DEMO_SCENARIOS: usize = 11; // clean + gaussian_noise 1..5 + contrast 1..5
 

@@ -1,0 +1,203 @@
+//! The passes after the main pass: the adversarial-background challenge ([`crate::challenge`]) and
+//! the occlusion saliency ([`crate::saliency`]). [`attach`] sets up what they keep while the main
+//! pass runs; [`PostPasses`] runs them on the main pass's engine and puts their results into the
+//! summary. Each takes its own config and the few run settings in [`PostContext`], not the whole
+//! run configuration.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::json;
+
+use crate::challenge::{
+    CHALLENGE_JSONL, ChallengeConfig, ChallengeRun, Harvest, Keep, KeepingSource, SharedEngine,
+    SharedHarvest, evaluate, round3,
+};
+use crate::engine::{Engine, ModelDesc};
+use crate::metrics::classmap::ClassMap;
+use crate::metrics::in9::ChallengeTally;
+use crate::saliency::SaliencyConfig;
+use crate::source::{Source, SourceConfig};
+
+/// What the post passes need of a run besides their own configs.
+#[derive(Debug, Clone, Copy)]
+pub struct PostContext<'a> {
+    /// `[challenge]`.
+    pub challenge: &'a ChallengeConfig,
+    /// `[saliency]`.
+    pub saliency: &'a SaliencyConfig,
+    /// The run's source (an IN-9 release brings its own masks and backgrounds).
+    pub source: &'a SourceConfig,
+    /// Run seed.
+    pub seed: u64,
+    /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
+    pub pool: usize,
+    /// Composites / occluded images per engine call (`[pipeline] max_batch`).
+    pub max_batch: usize,
+    /// The run directory (`challenge.jsonl`, `saliency.jsonl`, maps).
+    pub out: &'a Path,
+}
+
+/// Wraps the main pass's source and engine for the post passes `ctx` asks for: the source hands
+/// frames to a [`Harvest`] (when any post pass is on), the engine becomes a [`SharedEngine`] to give
+/// the pipeline a handle of.
+pub fn attach(
+    ctx: &PostContext,
+    model: &ModelDesc,
+    source: Box<dyn Source>,
+    engine: Box<dyn Engine>,
+) -> (Box<dyn Source>, SharedEngine, Option<SharedHarvest>) {
+    let keep = Keep {
+        challenge: ctx.challenge,
+        saliency_frames: ctx.saliency.enabled.then_some(ctx.saliency.frames),
+        source: ctx.source,
+        seed: ctx.seed,
+        pool: ctx.pool,
+    };
+    let harvest = Harvest::for_run(&keep, model).map(|h| Arc::new(Mutex::new(h)));
+    let source = match &harvest {
+        Some(h) => Box::new(KeepingSource::new(source, h.clone())) as Box<dyn Source>,
+        None => source,
+    };
+    (source, SharedEngine::new(engine), harvest)
+}
+
+/// Runs the post passes a config asks for after the main pass, on the main pass's engine: the
+/// challenge ([`crate::challenge`]) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
+/// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
+pub struct PostPasses {
+    challenge: Option<(serde_json::Value, Option<ChallengeTally>)>,
+    saliency: Option<serde_json::Value>,
+}
+
+impl PostPasses {
+    /// Runs them. `main_ok` says whether the main pass ended normally (completed or limit); when it
+    /// did not, nothing is evaluated and the summary says so.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        ctx: &PostContext,
+        harvest: Option<&SharedHarvest>,
+        engine: &mut dyn Engine,
+        model: &ModelDesc,
+        class_map: &ClassMap,
+        stop: &AtomicBool,
+        quiet: bool,
+        main_ok: bool,
+    ) -> anyhow::Result<Self> {
+        let mut post = Self {
+            challenge: None,
+            saliency: None,
+        };
+        let Some(harvest) = harvest else {
+            return Ok(post);
+        };
+        let mut h = harvest.lock().unwrap_or_else(PoisonError::into_inner);
+        if ctx.challenge.enabled {
+            post.challenge = Some(if !main_ok {
+                (
+                    json!({"applicable": false, "reason": "the main pass did not complete"}),
+                    None,
+                )
+            } else {
+                let bound = ctx.challenge.backgrounds;
+                let candidates = h.challenge_candidates();
+                let (fgs, bgs, from, available) =
+                    h.take_challenge(model, ctx.seed, bound).unwrap_or_default();
+                if fgs.is_empty() || bgs.is_empty() {
+                    let reason = if fgs.is_empty() {
+                        format!(
+                            "{}; the challenge composites masked, labelled foregrounds (e.g. a \
+                             manifest with `label` and `mask` columns, or an IN-9 release with \
+                             fg_mask)",
+                            h.no_foreground_reason()
+                        )
+                    } else {
+                        "no background (the stream's pool holds no frame with a usable \
+                         background; an IN-9 release needs only_bg_t/val)"
+                            .to_string()
+                    };
+                    // A warning, printed under --quiet too (as the main pass's warnings are).
+                    eprintln!("warning: challenge: not applicable: {reason}");
+                    (
+                        json!({"applicable": false, "reason": reason,
+                               "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
+                        None,
+                    )
+                } else {
+                    let run = ChallengeRun {
+                        model,
+                        class_map,
+                        seed: ctx.seed,
+                        batch: ctx.max_batch,
+                        jsonl: &ctx.out.join(CHALLENGE_JSONL),
+                        quiet,
+                    };
+                    let r = evaluate(&run, engine, &fgs, &bgs, stop)?;
+                    let per = |ms: f64| {
+                        (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64))
+                    };
+                    (
+                        json!({
+                            "applicable": true,
+                            "foregrounds": r.tally.foregrounds,
+                            "vulnerable": r.tally.vulnerable,
+                            "backgrounds": r.tally.backgrounds,
+                            "composites": r.tally.composites,
+                            "upper_bound": fgs.len() as u64 * bgs.len() as u64,
+                            "complete": r.tally.complete,
+                            "accuracy": r.tally.accuracy(),
+                            "background_source": from,
+                            // The bounds sampled the candidates (see `complete`: interruption only).
+                            "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
+                            "candidates": candidates,
+                            "unusable_masks": h.unusable_masks(),
+                            "seconds": round3(r.seconds),
+                            "composite_ms": per(r.composite_ms),
+                            "infer_ms": per(r.infer_ms),
+                        }),
+                        Some(r.tally),
+                    )
+                }
+            });
+        }
+        if ctx.saliency.enabled {
+            post.saliency = Some(if !main_ok {
+                json!({"applicable": false, "reason": "the main pass did not complete"})
+            } else {
+                let frames = h.take_saliency();
+                let why = h.no_foreground_reason();
+                crate::saliency::run_pass(
+                    ctx.saliency,
+                    ctx.max_batch,
+                    ctx.out,
+                    &frames,
+                    &why,
+                    engine,
+                    model,
+                    class_map,
+                    stop,
+                    quiet,
+                )?
+            });
+        }
+        Ok(post)
+    }
+
+    /// Puts the results into the summary: `run.challenge` (counts, costs, where the backgrounds came
+    /// from, or why it did not apply), `metrics.in9.challenge_accuracy` through
+    /// [`crate::report::summary::Summary::set_challenge`], and `metrics.saliency`.
+    pub fn apply(self, summary: &mut crate::report::summary::Summary) {
+        if let Some((info, tally)) = self.challenge {
+            if let Some(run) = summary.run.as_object_mut() {
+                run.insert("challenge".into(), info);
+            }
+            if let Some(t) = tally {
+                summary.set_challenge(t);
+            }
+        }
+        if let Some(s) = self.saliency {
+            summary.metrics.insert("saliency".into(), s);
+        }
+    }
+}
