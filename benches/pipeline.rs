@@ -8,6 +8,12 @@
 //!   ImageNet-C variants + clean of each photo, corrupted on the workers): throughput in images /
 //!   variants per second.
 //!
+//! * `host_ceiling/clean` and `host_ceiling/imagenet_c_all`: the same evaluator on a classifier that
+//!   costs next to nothing (`tests/fixtures/engine/null_classifier.onnx`,
+//!   `scripts/make_null_classifier.py`): the rate the pipeline's host side (decode-free frames,
+//!   model view, scenarios, normalisation into batch buffers, decoding, ordering) can feed an engine
+//!   at on these cores — what a GPU engine would see.
+//!
 //! All use one engine session (`SharedEngine`, as a run does), intra-op threads
 //! `ROBUSTREAM_BENCH_THREADS` (default 2), batch 8 and the default workers (one per core;
 //! `ROBUSTREAM_BENCH_WORKERS` to change). The goals: evaluator ≥ 90 % of the bare engine, and on the
@@ -173,6 +179,34 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             || photos.clone(),
             |frames| evaluate(frames, &heavy, &model, &engine, workers),
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+
+    // The host side alone: the same pipeline on a near-free engine.
+    let null_model = ModelDesc::load(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/engine/null_classifier.toml"),
+    )
+    .expect("null classifier fixture");
+    let mut null = OnnxEngine::new(&null_model, &config).expect("null engine");
+    null.warm_up().expect("warm-up");
+    let null = SharedEngine::new(Box::new(null));
+    let mut g = c.benchmark_group("host_ceiling");
+    g.sample_size(10).throughput(Throughput::Elements(n as u64));
+    g.bench_function("clean", |b| {
+        b.iter_batched(
+            || frames.clone(),
+            |frames| evaluate(frames, &clean, &null_model, &null, workers),
+            BatchSize::LargeInput,
+        )
+    });
+    g.throughput(Throughput::Elements(variants as u64));
+    g.bench_function("imagenet_c_all", |b| {
+        b.iter_batched(
+            || photos.clone(),
+            |frames| evaluate(frames, &heavy, &null_model, &null, workers),
             BatchSize::LargeInput,
         )
     });

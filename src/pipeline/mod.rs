@@ -226,6 +226,20 @@ impl Shared<'_> {
 /// How often the pipeline passes a raised stop flag on to the source ([`Source::set_stop`]).
 const STOP_POLL: Duration = Duration::from_millis(50);
 
+/// Spawns a named scoped thread (names show in `top -H`, `perf` and debuggers). A thread the OS
+/// refuses to start is a fatal condition of the process, as `std::thread::scope`'s own spawn
+/// treats it.
+fn spawn<'scope, 'env, T: Send + 'scope>(
+    s: &'scope std::thread::Scope<'scope, 'env>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn_scoped(s, f)
+        .expect("the OS refused to start a pipeline thread")
+}
+
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
 }
@@ -310,7 +324,7 @@ pub fn run(
     let (source_end, collected) = std::thread::scope(|s| {
         let shared = &shared;
         let setup = &setup;
-        s.spawn(move || {
+        spawn(s, "rs-stop", move || {
             while !shared.source_done.load(Ordering::Relaxed) {
                 if shared.halted() {
                     source_stop.store(true, Ordering::Relaxed);
@@ -325,21 +339,24 @@ pub fn run(
             policy: if live { config.drop } else { DropPolicy::Never },
             msg: msg_tx.clone(),
         };
-        let source_thread =
-            s.spawn(move || admission::read(source.as_mut(), pool, limit, &admission, shared));
-        for _ in 0..workers {
+        let source_thread = spawn(s, "rs-source", move || {
+            admission::read(source.as_mut(), pool, limit, &admission, shared)
+        });
+        for w in 0..workers {
             let queues = work::Queues {
                 frames: frame_rx.clone(),
                 tasks: (task_tx.clone(), task_rx.clone()),
                 msg: msg_tx.clone(),
             };
-            s.spawn(move || work::run(setup, queues));
+            spawn(s, &format!("rs-worker-{w}"), move || {
+                work::run(setup, queues)
+            });
         }
         drop((frame_rx, task_tx, task_rx));
         let engine_msg = msg_tx.clone();
         let (assembler, keys, class_map) = (&assembler, &keys, &class_map);
         let output = (model.output.kind, model.output.classes);
-        s.spawn(move || {
+        spawn(s, "rs-engine", move || {
             infer::run(
                 engine.as_mut(),
                 assembler,
