@@ -359,32 +359,34 @@ impl OnnxEngine {
         let input =
             unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
                 .map_err(run)?;
-        bind_in_place(&mut io.binding, &io.input_cname, &input)?;
-        let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
-            Some(i) => i,
-            None => {
-                let t =
-                    Tensor::<f32>::new(&io.output_allocator, [shape, self.classes]).map_err(run)?;
-                io.outputs.push((shape, t));
-                io.outputs.len() - 1
-            }
-        };
-        io.binding
-            .bind_output(self.output_name.as_str(), &mut io.outputs[slot].1)
-            .map_err(run)?;
-        let result = self
-            .session
-            .run_binding(&io.binding)
-            .and_then(|out| {
-                io.binding.synchronize_outputs()?;
-                let value = out
-                    .get(&self.output_name)
-                    .ok_or_else(|| ort::Error::new(format!("no output `{}`", self.output_name)))?;
-                let (_, data) = value.try_extract_tensor::<f32>()?;
-                Ok(data[..rows * self.classes].to_vec())
-            })
-            .map_err(run);
-        // The binding must not keep a view of memory the caller reuses.
+        let (session, output_name, classes) = (&mut self.session, &self.output_name, self.classes);
+        let result = (|| {
+            bind_in_place(&mut io.binding, &io.input_cname, &input)?;
+            let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
+                Some(i) => i,
+                None => {
+                    let t =
+                        Tensor::<f32>::new(&io.output_allocator, [shape, classes]).map_err(run)?;
+                    io.outputs.push((shape, t));
+                    io.outputs.len() - 1
+                }
+            };
+            io.binding
+                .bind_output(output_name.as_str(), &mut io.outputs[slot].1)
+                .map_err(run)?;
+            session
+                .run_binding(&io.binding)
+                .and_then(|out| {
+                    io.binding.synchronize_outputs()?;
+                    let value = out
+                        .get(output_name)
+                        .ok_or_else(|| ort::Error::new(format!("no output `{output_name}`")))?;
+                    let (_, data) = value.try_extract_tensor::<f32>()?;
+                    Ok(data[..rows * classes].to_vec())
+                })
+                .map_err(run)
+        })();
+        // On every path: the binding must not keep a view of memory the caller reuses.
         io.binding.clear_inputs();
         result
     }
