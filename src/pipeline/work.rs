@@ -90,6 +90,17 @@ struct Worker<'a> {
 /// A worker's loop, until the source has ended and no work is left (or the run halts on an
 /// error). The last worker out closes the batch assembly so the engine flushes the last batch.
 pub(super) fn run(setup: &Setup, q: Queues) {
+    // Counted out on every exit, a panic's unwinding included, so the engine thread never waits
+    // for a worker that is gone.
+    struct Leaving<'a>(&'a Setup<'a>);
+    impl Drop for Leaving<'_> {
+        fn drop(&mut self) {
+            if self.0.shared.workers_left.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.0.assembler.close();
+            }
+        }
+    }
+    let _leaving = Leaving(setup);
     let mut w = Worker {
         setup,
         q,
@@ -97,9 +108,6 @@ pub(super) fn run(setup: &Setup, q: Queues) {
         norm: Normalizer::new(setup.model),
     };
     w.work();
-    if setup.shared.workers_left.fetch_sub(1, Ordering::SeqCst) == 1 {
-        setup.assembler.close();
-    }
 }
 
 impl Worker<'_> {
@@ -148,9 +156,17 @@ impl Worker<'_> {
         let setup = self.setup;
         let shared = setup.shared;
         let wait_ms = ms(frame.captured);
-        let done_preparing = || shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+        // This frame counts as unprepared until its tasks are queued (see `work`'s end
+        // condition); the guard counts it out on every path, unwinding included.
+        struct Preparing<'a>(&'a Shared<'a>);
+        impl Drop for Preparing<'_> {
+            fn drop(&mut self) {
+                self.0.unprepared.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let preparing = Preparing(shared);
         if setup.drop_on_stop && shared.stop.load(Ordering::Relaxed) {
-            done_preparing();
+            drop(preparing);
             return self.q.msg.send(Message::Dropped { seq: frame.seq }).is_ok();
         }
         let chosen = match frame.variant {
@@ -172,7 +188,7 @@ impl Worker<'_> {
             wait_ms,
         });
         if let Some(key) = frame.variant.as_deref() {
-            done_preparing();
+            drop(preparing);
             return self.stored(meta, key.to_string(), frame.image);
         }
         let t = Instant::now();
@@ -189,12 +205,11 @@ impl Worker<'_> {
         let first = chosen.next();
         for i in chosen {
             if self.q.tasks.0.send((prepared.clone(), i)).is_err() {
-                done_preparing();
                 return false;
             }
         }
-        // After the tasks are queued (see `work`'s end condition).
-        done_preparing();
+        // Counted out only after the tasks are queued.
+        drop(preparing);
         first.is_none_or(|i| self.variant((prepared, i)))
     }
 
