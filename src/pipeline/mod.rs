@@ -339,9 +339,6 @@ pub fn run(
             policy: if live { config.drop } else { DropPolicy::Never },
             msg: msg_tx.clone(),
         };
-        let source_thread = spawn(s, "rs-source", move || {
-            admission::read(source.as_mut(), pool, limit, &admission, shared)
-        });
         for w in 0..workers {
             let queues = work::Queues {
                 frames: frame_rx.clone(),
@@ -365,6 +362,10 @@ pub fn run(
                 class_map,
                 output,
             )
+        });
+        // The source starts last, so the workers already wait for its first frames.
+        let source_thread = spawn(s, "rs-source", move || {
+            admission::read(source.as_mut(), pool, limit, &admission, shared)
         });
         drop(msg_tx);
         let collected = collect::run(&msg_rx, plan.len(), strict, &shared.fatal, sink);
