@@ -59,10 +59,10 @@ pub struct PipelineConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum DropPolicy {
-    /// Drop the oldest queued frame (keep the newest).
+    /// Drop the frame already waiting; the new one waits (the freshest frame is evaluated).
     #[default]
     Oldest,
-    /// Drop the incoming frame.
+    /// Drop the new frame; the waiting one stays.
     Newest,
     /// Never drop: the source waits.
     Never,
