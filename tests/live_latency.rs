@@ -9,7 +9,6 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -45,14 +44,11 @@ fn a_slow_plan_on_a_live_source_drops_at_admission_and_stays_fresh() {
     .unwrap();
     let out = dir.path().join("run");
     let duration = 4.0;
-    let mut child = quiet_run(&config)
-        .args(["--duration", "4s", "--prometheus", "127.0.0.1:0", "--out"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (addr, mut stderr) = prometheus_addr(&mut child);
+    let (mut child, addr, mut stderr) = spawn_with_prometheus(
+        quiet_run(&config)
+            .args(["--duration", "4s", "--prometheus", "127.0.0.1:0", "--out"])
+            .arg(&out),
+    );
     // Records are written while the run goes on (a frame's records as soon as it is complete).
     let start = Instant::now();
     let mut written_while_running = false;

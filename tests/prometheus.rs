@@ -5,7 +5,6 @@
 mod common;
 
 use std::io::Read;
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::*;
@@ -14,26 +13,23 @@ use common::*;
 fn metrics_are_served_on_loopback_while_the_run_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let mut child = robustream()
-        .args(["run", "--quiet", "--model"])
-        .arg(model())
-        .args([
-            "--source",
-            "synthetic:128x96@40/100",
-            "--source-kind",
-            "synthetic",
-            "--scenarios",
-            "imagenet-c/noise",
-            "--prometheus",
-            "127.0.0.1:0",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (addr, mut stderr) = prometheus_addr(&mut child);
+    let (mut child, addr, mut stderr) = spawn_with_prometheus(
+        robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(model())
+            .args([
+                "--source",
+                "synthetic:128x96@40/100",
+                "--source-kind",
+                "synthetic",
+                "--scenarios",
+                "imagenet-c/noise",
+                "--prometheus",
+                "127.0.0.1:0",
+                "--out",
+            ])
+            .arg(&out),
+    );
     assert!(addr.starts_with("127.0.0.1:"), "{addr}");
     // Scrape until frames have been evaluated (the run lasts ≥ 2.5 s: 100 frames at 40 fps).
     // Flips need two frames.

@@ -349,25 +349,22 @@ fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
     .unwrap();
     let out = dir.path().join("run");
     let secs = 4.0;
-    let mut child = robustream()
-        .args([
-            "run",
-            "--quiet",
-            "--realtime",
-            "--duration",
-            "4s",
-            "--config",
-        ])
-        .arg(&config)
-        .arg("--model")
-        .arg(model())
-        .args(["--prometheus", "127.0.0.1:0", "--out"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (addr, mut stderr) = prometheus_addr(&mut child);
+    let (mut child, addr, mut stderr) = spawn_with_prometheus(
+        robustream()
+            .args([
+                "run",
+                "--quiet",
+                "--realtime",
+                "--duration",
+                "4s",
+                "--config",
+            ])
+            .arg(&config)
+            .arg("--model")
+            .arg(model())
+            .args(["--prometheus", "127.0.0.1:0", "--out"])
+            .arg(&out),
+    );
     // Scrape while the run goes on until frames have been read and dropped.
     let body = scrape_until(&addr, Duration::from_secs(60), |body| {
         let read = sample(body, "robustream_frames_read_total").unwrap_or(0.0);

@@ -120,6 +120,18 @@ pub fn prometheus_addr(child: &mut Child) -> (String, BufReader<ChildStderr>) {
     (addr, stderr)
 }
 
+/// Starts a `run ... --prometheus 127.0.0.1:0` command with stdout discarded and stderr piped;
+/// returns the child, the address its endpoint serves on and the rest of its stderr.
+pub fn spawn_with_prometheus(cmd: &mut Command) -> (Child, String, BufReader<ChildStderr>) {
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (addr, stderr) = prometheus_addr(&mut child);
+    (child, addr, stderr)
+}
+
 /// One `GET /metrics` from the endpoint at `addr`: the whole HTTP response.
 pub fn scrape(addr: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
