@@ -143,13 +143,20 @@ impl Snapshot {
                 }
             })
             .collect();
-        let latency = metrics
+        let mut latency: Vec<(String, f64, f64, f64)> = metrics
             .latencies()
             .map(|(stage, h)| {
                 let q = h.quantiles();
                 (stage.to_string(), q.p50, q.p90, q.p99)
             })
             .collect();
+        // How fresh the records are comes first (a short terminal cuts the panel's last lines):
+        // `age` (capture → written) and `wait` (capture → work starts), then pipeline order.
+        latency.sort_by_key(|(stage, ..)| match stage.as_str() {
+            "age" => 0,
+            "wait" => 1,
+            _ => 2,
+        });
         Snapshot {
             source: source.to_string(),
             schedule: schedule.to_string(),
@@ -454,7 +461,9 @@ mod tests {
         ))
         .unwrap();
         r.truth = truth;
-        r.ms.insert("infer".into(), 4.0);
+        for (stage, ms) in [("decode", 1.0), ("wait", 2.0), ("infer", 4.0), ("age", 9.0)] {
+            r.ms.insert(stage.into(), ms);
+        }
         r
     }
 
@@ -529,7 +538,9 @@ mod tests {
         );
         assert_eq!(fog5.drop, Some(0.75));
         assert_eq!(s.rows[0].drop, None);
-        assert_eq!(s.latency[0].0, "infer");
+        // Freshness first (a short terminal cuts the panel's end), then pipeline order.
+        let stages: Vec<&str> = s.latency.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(stages, ["age", "wait", "decode", "infer"]);
         let s = snapshot(&metrics(false));
         assert!(!s.labelled);
         assert_eq!(s.rows[0].value, Some(1.0));
