@@ -118,13 +118,14 @@ fn exact_pixels_of_the_masking_scenarios() {
     // The disc's box is [20, 70) × [16, 60): a box corner outside the disc is black too.
     assert_eq!(bb.get_pixel(20, 16).0, [0, 0, 0]);
     assert_eq!(bb.get_pixel(19, 16), pixels.get_pixel(19, 16));
-    // only_bg_t: the right strip [70, 96) (26 · 80 > 20 · 96) tiles the box from x = 0: pixel (x, y)
-    // of the box = pixel (70 + x mod 26, y).
+    // only_bg_t, as the reference cuts it from the inclusive corner xmax = 69: the right strip
+    // [69, 96) (margin 96 − 69 = 27; 27 · 80 > (80 − 59) · 96) tiles the box from x = 0: pixel
+    // (x, y) of the box = pixel (69 + x mod 27, y).
     let bt = run("background/only_bg_t");
     for (x, y) in [(20, 16), (45, 38), (69, 59)] {
         assert_eq!(
             bt.get_pixel(x, y),
-            pixels.get_pixel(70 + x % 26, y),
+            pixels.get_pixel(69 + x % 27, y),
             "{x} {y}"
         );
     }

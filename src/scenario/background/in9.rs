@@ -3,11 +3,13 @@
 //!
 //! Boxes use the crate's convention, exclusive ends `[x0, x1) × [y0, y1)`. The reference's boxes are
 //! ImageNet's inclusive corners drawn with PIL (a VOC box `xmin..=xmax` is `[xmin, xmax + 1)` here, as
-//! the sources convert it). One deliberate difference follows: the reference measures the right and
-//! bottom margins as `W − xmax` and `H − ymax` and cuts the right/bottom strip from column `xmax` (row
-//! `ymax`), i.e. its strip includes the box's last column (row) of object pixels; here the strips are
-//! wholly outside the box, `[x1, W)` and `[y1, H)`, with margins `W − x1` and `H − y1` — one pixel
-//! narrower, and background only. A box touching the right edge then has no right strip at all.
+//! the sources convert it). `only_bg_t` follows the reference (`get_bg_tiled` in
+//! rabbit-abacus/roleofimagebackgrounds `main.py`) exactly: the right and bottom margins are
+//! `W − xmax` and `H − ymax` with `xmax = x1 − 1`, `ymax = y1 − 1`, and the right (bottom) strip is
+//! cut from column `xmax` (row `ymax`), so it includes the box's last column (row) — a box touching
+//! the right edge tiles with its own last column when that strip wins. The one case the reference
+//! cannot produce (its dataset filter drops boxes over 90 % of the view) is refused here: a box
+//! covering the whole image has no background to tile.
 
 use image::{GrayImage, RgbImage};
 
@@ -99,29 +101,32 @@ pub fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
 }
 
 /// The background strip REFERENCE §6.3's `only_bg_t` tiles with, for box `b` in a `width × height`
-/// image: with margins left = x0, right = W − x1, top = y0, bottom = H − y1, the larger vertical strip
-/// (full height, left of or right of the box) when `max(left, right) · H > max(top, bottom) · W`, else
-/// the larger horizontal strip (full width, above or below); ties between left and right go right,
-/// between top and bottom go to the bottom (as in the reference). `None` when the box leaves no margin.
+/// image, as the reference computes it from the inclusive corners `xmax = x1 − 1`, `ymax = y1 − 1`:
+/// margins left = x0, right = W − xmax, top = y0, bottom = H − ymax; the larger vertical strip (full
+/// height, `[0, x0)` or `[xmax, W)`) when `max(left, right) · H > max(top, bottom) · W`, else the
+/// larger horizontal strip (full width, `[0, y0)` or `[ymax, H)`); ties between left and right go
+/// right, between top and bottom to the bottom. `None` for a box covering the whole image (no
+/// background; the reference's dataset never holds one).
 pub fn tile_strip(width: u32, height: u32, b: BBox) -> Option<BBox> {
-    let (w, h) = (u64::from(width), u64::from(height));
-    let (left, right) = (u64::from(b.x0), w.saturating_sub(u64::from(b.x1)));
-    let (top, bottom) = (u64::from(b.y0), h.saturating_sub(u64::from(b.y1)));
-    let x_area = left.max(right) * h;
-    let y_area = top.max(bottom) * w;
-    if x_area == 0 && y_area == 0 {
+    if b.x0 == 0 && b.y0 == 0 && b.x1 >= width && b.y1 >= height || b.x1 == 0 || b.y1 == 0 {
         return None;
     }
+    let (xmax, ymax) = (b.x1.min(width) - 1, b.y1.min(height) - 1);
+    let (w, h) = (u64::from(width), u64::from(height));
+    let (left, right) = (u64::from(b.x0), w - u64::from(xmax));
+    let (top, bottom) = (u64::from(b.y0), h - u64::from(ymax));
+    let x_area = left.max(right) * h;
+    let y_area = top.max(bottom) * w;
     Some(if x_area > y_area {
         if left > right {
             bbox(0, 0, b.x0, height)
         } else {
-            bbox(b.x1, 0, width, height)
+            bbox(xmax, 0, width, height)
         }
     } else if top > bottom {
         bbox(0, 0, width, b.y0)
     } else {
-        bbox(0, b.y1, width, height)
+        bbox(0, ymax, width, height)
     })
 }
 
@@ -264,40 +269,118 @@ mod tests {
 
     #[test]
     fn strip_rule_follows_the_reference() {
-        // Box columns 1..3 of 6, rows 1..3 of 4: left 1, right 3 → 3·4 = 12; top 1, bottom 1 → 1·6 = 6.
+        // Box columns 1..=2 of 6, rows 1..=2 of 4: left 1, right 6 − 2 = 4 → 4·4 = 16; top 1,
+        // bottom 4 − 2 = 2 → 2·6 = 12: the right strip, from the box's last column.
         let b = bbox(1, 1, 3, 3);
-        assert_eq!(tile_strip(6, 4, b), Some(bbox(3, 0, 6, 4)));
-        // Left larger than right.
+        assert_eq!(tile_strip(6, 4, b), Some(bbox(2, 0, 6, 4)));
+        // Left 4 larger than right 6 − 4 = 2.
         let b = bbox(4, 1, 5, 3);
         assert_eq!(tile_strip(6, 4, b), Some(bbox(0, 0, 4, 4)));
-        // Equal areas go horizontal: left 2 · H 4 = top 2 · W 4.
+        // Equal areas go horizontal: left 2, right 4 − 3 = 1 (2·4) vs top 2, bottom 1 (2·4); the
+        // top strip is the larger.
         let b = bbox(2, 2, 4, 4);
         assert_eq!(tile_strip(4, 4, b), Some(bbox(0, 0, 4, 2)));
-        // All margins 1: horizontal, and top = bottom goes to the bottom.
+        // Left 1, right 4 − 2 = 2 (2·4 = 8); top 1, bottom 2 (8): horizontal, the bottom strip from
+        // the box's last row 2.
         let b = bbox(1, 1, 3, 3);
-        assert_eq!(tile_strip(4, 4, b), Some(bbox(0, 3, 4, 4)));
+        assert_eq!(tile_strip(4, 4, b), Some(bbox(0, 2, 4, 4)));
+        // A box covering the image has no background.
         assert_eq!(tile_strip(4, 4, bbox(0, 0, 4, 4)), None);
-        // A box touching the right edge has no right strip.
+        // A box touching the right edge: right margin 1 (its last column) loses to left 2.
         assert_eq!(tile_strip(6, 4, bbox(2, 0, 6, 4)), Some(bbox(0, 0, 2, 4)));
+        // ... and wins a tie with a one-column left margin (ties go right), as in the reference:
+        // left 1 = right 1 (1·8) beats top 0, bottom 1 (1·6).
+        assert_eq!(tile_strip(6, 8, bbox(1, 0, 6, 8)), Some(bbox(5, 0, 6, 8)));
+    }
+
+    /// A direct port of the reference's `get_bg_tiled` + `combine` (roleofimagebackgrounds
+    /// `main.py`) on inclusive corners, pixel by pixel: the oracle `only_bg_t` is checked against.
+    fn reference_only_bg_t(img: &RgbImage, xmin: u32, ymin: u32, xmax: u32, ymax: u32) -> RgbImage {
+        let (width, height) = img.dimensions();
+        let (xmin_margin, ymin_margin) = (xmin, ymin);
+        let (xmax_margin, ymax_margin) = (width - xmax, height - ymax);
+        let max_x_area = u64::from(xmin_margin.max(xmax_margin)) * u64::from(height);
+        let max_y_area = u64::from(ymin_margin.max(ymax_margin)) * u64::from(width);
+        let (tx0, ty0, tx1, ty1) = if max_x_area > max_y_area {
+            if xmin_margin > xmax_margin {
+                (0, 0, xmin, height)
+            } else {
+                (xmax, 0, width, height)
+            }
+        } else if ymin_margin > ymax_margin {
+            (0, 0, width, ymin)
+        } else {
+            (0, ymax, width, height)
+        };
+        let (tw, th) = (tx1 - tx0, ty1 - ty0);
+        // bg_tiled: the tile pasted at every (i, j) on a tw × th grid from the origin.
+        let tiled = RgbImage::from_fn(width, height, |x, y| {
+            *img.get_pixel(tx0 + x % tw, ty0 + y % th)
+        });
+        // combine: the PIL rectangle [xmin, ymin, xmax, ymax] (inclusive) takes the tiled image.
+        RgbImage::from_fn(width, height, |x, y| {
+            if (xmin..=xmax).contains(&x) && (ymin..=ymax).contains(&y) {
+                *tiled.get_pixel(x, y)
+            } else {
+                *img.get_pixel(x, y)
+            }
+        })
+    }
+
+    #[test]
+    fn only_bg_t_equals_the_reference_port_on_random_boxes() {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(9);
+        for case in 0..2000 {
+            let (w, h) = (rng.random_range(1..24u32), rng.random_range(1..24u32));
+            let img = RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([
+                    (x * 7 + y) as u8,
+                    (y * 11 + x * 3) as u8,
+                    (case % 251) as u8,
+                ])
+            });
+            let (xmin, xmax) = {
+                let (a, b) = (rng.random_range(0..w), rng.random_range(0..w));
+                (a.min(b), a.max(b))
+            };
+            let (ymin, ymax) = {
+                let (a, b) = (rng.random_range(0..h), rng.random_range(0..h));
+                (a.min(b), a.max(b))
+            };
+            let b = bbox(xmin, ymin, xmax + 1, ymax + 1);
+            let ours = only_bg_t(&img, b);
+            if xmin == 0 && ymin == 0 && xmax == w - 1 && ymax == h - 1 {
+                assert!(ours.is_none(), "case {case}: a whole-image box is refused");
+                continue;
+            }
+            let want = reference_only_bg_t(&img, xmin, ymin, xmax, ymax);
+            assert!(
+                ours.as_ref() == Some(&want),
+                "case {case}: {w}x{h} box ({xmin}, {ymin})..=({xmax}, {ymax})"
+            );
+        }
     }
 
     #[test]
     fn only_bg_t_tiles_the_strip_from_the_origin() {
         let img = grid();
-        // Strip = columns 3..6 (width 3); box columns 1..3 take strip columns 1 mod 3 = 1 → x 4, 2 → 5.
+        // Strip = columns 2..6 (width 4, from the box's last column 2); box columns 1, 2 take
+        // strip columns 1 mod 4 = 1 → x 3 and 2 → x 4.
         let out = only_bg_t(&img, bbox(1, 1, 3, 3)).unwrap();
         assert_eq!(
             red(&out),
             vec![
                 vec![0, 10, 20, 30, 40, 50],
-                vec![1, 41, 51, 31, 41, 51],
-                vec![2, 42, 52, 32, 42, 52],
+                vec![1, 31, 41, 31, 41, 51],
+                vec![2, 32, 42, 32, 42, 52],
                 vec![3, 13, 23, 33, 43, 53],
             ]
         );
-        // Horizontal strip (bottom row 3, height 1) tiles every box row with row 3.
+        // Horizontal strip from the box's last row 2 (rows 2..4, height 2): box rows 0, 1, 2 take
+        // strip rows 0, 1, 0 → image rows 2, 3, 2.
         let out = only_bg_t(&img, bbox(0, 0, 6, 3)).unwrap();
-        assert_eq!(red(&out)[0], vec![3, 13, 23, 33, 43, 53]);
+        assert_eq!(red(&out)[0], vec![2, 12, 22, 32, 42, 52]);
         assert_eq!(out.get_pixel(2, 1).0, [23, 103, 2]);
         assert!(only_bg_t(&img, bbox(0, 0, 6, 4)).is_none());
     }
