@@ -223,6 +223,17 @@ fn background_and_object_families_match_scenarios_and_records() {
         f(&cells["own-gray/top-right/56"]["accuracy"]),
         top1("placement/own-gray/top-right/56")
     ));
+    // The paper's difficulties: own at 112 is easy, own at 56 medium; no other-background cell.
+    let diff = &p["variants"]["square"]["difficulties"];
+    assert!(close(
+        f(&diff["easy"]["accuracy"]),
+        top1("placement/own-gray/centre/112")
+    ));
+    assert!(close(
+        f(&diff["medium"]["accuracy"]),
+        top1("placement/own-gray/top-right/56")
+    ));
+    assert!(diff.get("hard").is_none(), "{diff}");
     let mut scores: BTreeMap<String, (u64, f64, f64)> = BTreeMap::new();
     for r in recs.iter().filter(|r| r["scenario"] == "clean") {
         let boxes = r["boxes"]

@@ -8,9 +8,13 @@
 //! `random-corner` (the reference's `--random`); size 56, 84 or 112 on a 224² canvas; `ar/` the
 //! aspect-preserving variant (§8.3). The paper reports per-group and worst-group accuracy (§8.5);
 //! we report each (background, position, size) cell, pooled per group, size, background and
-//! position, and the worst cell. The paper's "easy / medium / hard" categories are **not**
-//! reproduced: their definition was not in the material we could read (neither the reference code
-//! nor the stored copies of arXiv 2505.03569), and we do not invent one.
+//! position, and the worst cell, and the paper's three difficulty categories ([`difficulty`]):
+//! **easy** = the own background at sizes 84 and 112, **hard** = another class's background at 56 and
+//! 84, **medium** = the rest (own at 56, other at 112), each over both positions (centre and corner).
+//! The split is the paper's (Fatima et al., "Corner Cases", arXiv 2505.03569); it is not in the
+//! reference code (Mishalfatima/Corner_Cases), which only numbers the four groups, and we took it from
+//! the paper's text as our issue 14 quotes it. Our `own-gray` and `own-tile` both count as "own";
+//! `random-corner` counts as "corner".
 //!
 //! Centre and size scores (§8.4, from a third-party summary of the paper): for class c, the mean over
 //! its images of the mean over the image's objects of `1 − ‖I − O‖∞` (centre score; I the image
@@ -30,6 +34,26 @@ pub const PREFIX: &str = "placement/";
 pub const BACKGROUNDS: [&str; 3] = ["own-gray", "own-tile", "other"];
 /// Positions in report order.
 pub const POSITIONS: [&str; 3] = ["centre", "top-right", "random-corner"];
+/// The paper's difficulty categories in report order ([`difficulty`]).
+pub const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+
+/// The Corner Cases difficulty of a cell with this background and object size (px on 224²):
+/// `easy` = own background at 84 or 112, `hard` = other background at 56 or 84, `medium` = own at
+/// 56 or other at 112 (the position does not enter). `None` for a background or size outside the
+/// paper's grid.
+pub fn difficulty(background: &str, size: &str) -> Option<&'static str> {
+    let own = match background {
+        "own-gray" | "own-tile" => true,
+        "other" => false,
+        _ => return None,
+    };
+    Some(match (own, size) {
+        (true, "84" | "112") => "easy",
+        (true, "56") | (false, "112") => "medium",
+        (false, "56" | "84") => "hard",
+        _ => return None,
+    })
+}
 
 /// Boxes in pixels of a `width`×`height` image as normalised `[x0, y0, x1, y1]` (exclusive ends).
 pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32; 4]> {
@@ -136,6 +160,10 @@ pub struct Variant {
     /// Position → counts pooled over backgrounds and sizes.
     #[serde(with = "crate::report::summary::ordered")]
     pub positions: Vec<(String, Cell)>,
+    /// The paper's `easy` / `medium` / `hard` ([`difficulty`]) → counts pooled over their cells
+    /// (absent in summaries written before it existed).
+    #[serde(default, with = "crate::report::summary::ordered")]
+    pub difficulties: Vec<(String, Cell)>,
     /// The cell with the lowest accuracy (first in report order on ties); `null` without labels.
     pub worst: Option<Worst>,
 }
@@ -242,11 +270,15 @@ pub fn compute<'a>(
         add_to(&mut v.sizes, size.to_string(), n, correct);
         add_to(&mut v.backgrounds, bg.to_string(), n, correct);
         add_to(&mut v.positions, pos.to_string(), n, correct);
+        if let Some(d) = difficulty(bg, size) {
+            add_to(&mut v.difficulties, d.to_string(), n, correct);
+        }
     }
     for (_, v) in &mut variants {
         v.sizes
             .sort_by_key(|(s, _)| s.parse::<u32>().unwrap_or(u32::MAX));
         v.positions.sort_by_key(|(p, _)| rank(&POSITIONS, p));
+        v.difficulties.sort_by_key(|(d, _)| rank(&DIFFICULTIES, d));
         let mut worst: Option<Worst> = None;
         for (cell, c) in &v.cells {
             if let Some(a) = c.accuracy
@@ -282,6 +314,33 @@ mod tests {
         assert_eq!(image_scores(&[]), None);
         // An inverted box counts with area 0.
         assert_eq!(image_scores(&[[1.0, 1.0, 0.0, 0.0]]).unwrap().1, 0.0);
+    }
+
+    #[test]
+    fn difficulty_follows_the_papers_split() {
+        for bg in ["own-gray", "own-tile"] {
+            assert_eq!(difficulty(bg, "112"), Some("easy"));
+            assert_eq!(difficulty(bg, "84"), Some("easy"));
+            assert_eq!(difficulty(bg, "56"), Some("medium"));
+        }
+        assert_eq!(difficulty("other", "112"), Some("medium"));
+        assert_eq!(difficulty("other", "84"), Some("hard"));
+        assert_eq!(difficulty("other", "56"), Some("hard"));
+        assert_eq!(difficulty("other", "100"), None);
+        assert_eq!(difficulty("sky", "56"), None);
+        // Four of the 12 (background kind, position kind, size) cells each.
+        let mut count = BTreeMap::new();
+        for bg in ["own-gray", "other"] {
+            for _pos in ["centre", "corner"] {
+                for size in ["56", "84", "112"] {
+                    *count.entry(difficulty(bg, size).unwrap()).or_insert(0) += 1;
+                }
+            }
+        }
+        assert_eq!(
+            count.into_iter().collect::<Vec<_>>(),
+            [("easy", 4), ("hard", 4), ("medium", 4)]
+        );
     }
 
     #[test]
@@ -326,6 +385,13 @@ mod tests {
             })
         );
         assert_eq!(p.variants[1].1.worst.as_ref().unwrap().accuracy, 0.0);
+        // Difficulty: own at 84/112 easy (4 of 4 and 3 of 4), own at 56 medium (2 of 4 + the
+        // unlabelled own-tile cell), other at 56 hard (1 of 4).
+        let diff: Vec<&str> = sq.difficulties.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(diff, ["easy", "medium", "hard"]);
+        assert_eq!(get(&sq.difficulties, "easy").accuracy, Some(7.0 / 8.0));
+        assert_eq!(get(&sq.difficulties, "medium").accuracy, Some(0.5));
+        assert_eq!(get(&sq.difficulties, "hard").accuracy, Some(0.25));
         assert!(p.classes.is_empty());
         let v = serde_json::to_value(&p).unwrap();
         assert_eq!(v["variants"]["square"]["groups"]["other/centre"]["n"], 4);

@@ -888,9 +888,13 @@ fn placement_lines(p: &Placement) -> String {
             || NONE.to_string(),
             |w| format!("{} {}", w.cell, pct(Some(w.accuracy))),
         );
+        let difficulty = match v.difficulties.is_empty() {
+            true => String::new(),
+            false => format!("; by difficulty {}", join(&v.difficulties)),
+        };
         let _ = writeln!(
             out,
-            "Placement {name}: by size {}; by group {}; worst {worst}",
+            "Placement {name}: by size {}; by group {}{difficulty}; worst {worst}",
             join(&v.sizes),
             join(&v.groups)
         );
