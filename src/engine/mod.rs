@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use model::ModelDesc;
-pub use output::{Prediction, decode_row};
+pub use output::{Prediction, RowError, check_row, decode_row, try_decode_row};
 pub use shapes::{BatchShapes, Partial, ShapeRun};
 
 /// Which ONNX Runtime execution provider runs the model.
