@@ -14,7 +14,7 @@ use crate::source::{ClassOrder, SourceConfig};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {}: {source}; check the --config path", path.display())]
     Read {
         /// The config file.
         path: PathBuf,
@@ -650,6 +650,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cudnn_search") || e.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_config_file_says_what_to_check() {
+        let d = tempfile::tempdir().unwrap();
+        let e =
+            RunConfig::load(Some(&d.path().join("nope.toml")), &Overrides::default()).unwrap_err();
+        let line = crate::error_line(&e);
+        assert!(
+            line.contains("nope.toml") && line.ends_with("check the --config path"),
+            "{line}"
+        );
+        assert_eq!(line.matches("os error").count(), 1, "{line}");
     }
 
     #[test]

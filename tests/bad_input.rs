@@ -361,6 +361,76 @@ fn nan_scores_in_the_saliency_pass_fail_it_and_keep_the_summary() {
 }
 
 #[test]
+fn unusable_model_files_name_the_file_and_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    let garbage = d.path().join("garbage.onnx");
+    std::fs::write(&garbage, b"this is not a protobuf \xff\xfe\x00\x01").unwrap();
+    let garbage_desc = model_variant(d.path(), "garbage.toml", |t| {
+        let onnx = assets().join("models/efficientnet_lite0.onnx");
+        t.replace(&format!("{onnx:?}"), &format!("{garbage:?}"))
+    });
+    let zero_resize = model_variant(d.path(), "zero.toml", |t| {
+        t.replace("resize_shorter = 256", "resize_shorter = 0")
+    });
+    let cases: [(std::path::PathBuf, &[&str]); 5] = [
+        (
+            d.path().join("nope.toml"),
+            &["nope.toml", "check --model", "scripts/setup.sh"],
+        ),
+        (
+            assets().join("models/efficientnet_lite0.onnx"),
+            &["efficientnet_lite0.onnx", "not the .onnx file itself"],
+        ),
+        (garbage_desc, &["garbage.onnx", "not an ONNX model"]),
+        (
+            bad_model("uint8_input.toml"),
+            &[
+                "uint8_input.onnx",
+                "re-export the model with a float32 input",
+            ],
+        ),
+        (
+            zero_resize,
+            &["zero.toml", "[preprocess] resize_shorter", "remove the key"],
+        ),
+    ];
+    for (m, want) in cases {
+        let o = run(robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(&m)
+            .arg("--source")
+            .arg(photo("coffee.png"))
+            .arg("--out")
+            .arg(d.path().join("run")));
+        let line = one_error_line(&o);
+        for w in want {
+            assert!(line.contains(w), "{w:?} not in: {line}");
+        }
+        assert!(line.matches("(os error").count() <= 1, "{line}");
+    }
+}
+
+#[test]
+fn report_on_a_missing_or_empty_run_directory_says_what_to_give() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (dir, why) in [
+        (d.path().join("missing"), "no such run directory"),
+        (empty, "no records.jsonl here"),
+    ] {
+        let o = run(robustream().arg("report").arg(&dir));
+        let line = one_error_line(&o);
+        assert!(
+            line.contains(&dir.display().to_string())
+                && line.contains(why)
+                && line.contains("the folder a run wrote"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
 fn bench_refuses_nan_scores() {
     let d = tempfile::tempdir().unwrap();
     flat(d.path(), "bright.png", 230);
