@@ -431,7 +431,26 @@ fn report_on_a_missing_or_empty_run_directory_says_what_to_give() {
 }
 
 #[test]
-fn bench_refuses_nan_scores() {
+fn absurd_engine_threads_are_refused_before_anything_starts() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("threads.toml");
+    std::fs::write(&cfg, "[engine]\nthreads = 100000\n").unwrap();
+    let o = run(quiet_run(&cfg)
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(d.path().join("run")));
+    let line = one_error_line(&o);
+    assert!(
+        line.contains("threads.toml")
+            && line.contains("`[engine] threads` (--threads) = 100000")
+            && line.contains("at most 1024"),
+        "{line}"
+    );
+}
+
+#[test]
+fn bench_refuses_nan_scores_and_absurd_threads() {
     let d = tempfile::tempdir().unwrap();
     flat(d.path(), "bright.png", 230);
     let bench = |extra: &[&str]| {
@@ -445,6 +464,11 @@ fn bench_refuses_nan_scores() {
     let line = one_error_line(&bench(&[]));
     assert!(
         line.contains("bright.png") && line.contains("the model's output holds NaN/inf (NaN)"),
+        "{line}"
+    );
+    let line = one_error_line(&bench(&["--threads", "100000"]));
+    assert!(
+        line.contains("--threads") && line.contains("at most 1024"),
         "{line}"
     );
 }
