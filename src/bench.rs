@@ -256,6 +256,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         Mode::SingleStream => 1,
         Mode::Offline => req.batch.max(1),
     };
+    req.engine.validate().map_err(anyhow::Error::msg)?;
     // The engine runs exactly the bench's batch size.
     let config = EngineConfig {
         batch_sizes: Some(vec![batch]),
@@ -292,7 +293,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
     }
 
     let mode = req.mode;
-    let mut iteration = |engine: &mut OnnxEngine| -> anyhow::Result<(Option<f64>, f64)> {
+    let mut iteration = |engine: &mut OnnxEngine| -> anyhow::Result<(Option<f64>, f64, Vec<f32>)> {
         let t0 = Instant::now();
         let host = (mode == Mode::SingleStream).then(|| {
             norm.write(&view.image(&req.frame), buffer.as_mut_slice());
@@ -301,14 +302,18 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         let t1 = Instant::now();
         let scores = engine.infer_buffer(&mut buffer, batch)?;
         let inference = ms(t1.elapsed());
-        std::hint::black_box(scores);
-        Ok((host, inference))
+        Ok((host, inference, std::hint::black_box(scores)))
     };
 
     let warm_start = Instant::now();
     let mut warmup_iterations = 0u64;
     while warmup_iterations == 0 || warm_start.elapsed() < req.warmup {
-        iteration(&mut engine)?;
+        let (_, _, scores) = iteration(&mut engine)?;
+        if warmup_iterations == 0 {
+            // The same frame every iteration: a model that scores it as NaN/inf (or whose
+            // "probabilities" are not) does so from the first.
+            check_scores(&scores, &req.model, &req.frame_name)?;
+        }
         warmup_iterations += 1;
     }
 
@@ -327,7 +332,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         if done {
             break;
         }
-        let (h, i) = iteration(&mut engine)?;
+        let (h, i, _) = iteration(&mut engine)?;
         host.extend(h);
         infer.push(i);
     }
@@ -410,6 +415,18 @@ fn preprocess_throughput(req: &BenchRequest) -> Preprocessing {
         samples_per_s: times.len() as f64 / wall,
         per_sample_ms: Stats::of(&times),
     }
+}
+
+/// Refuses a bench whose model cannot score the bench frame: its output rows hold NaN/inf, or are
+/// "probabilities" that are not ([`crate::engine::check_row`]); timing such a model means nothing.
+fn check_scores(scores: &[f32], model: &ModelDesc, frame: &str) -> anyhow::Result<()> {
+    let classes = model.output.classes.max(1);
+    for row in scores.chunks_exact(classes) {
+        if let Err(e) = crate::engine::check_row(row, model.output.kind) {
+            anyhow::bail!("bench frame {frame}: {}", e.in_model(&model.path));
+        }
+    }
+    Ok(())
 }
 
 /// The trust flags of a result.

@@ -61,7 +61,7 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::engine::{Engine, EngineError, ModelDesc, decode_row};
+use crate::engine::{Engine, EngineError, ModelDesc, try_decode_row};
 use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
@@ -618,6 +618,16 @@ pub enum ChallengeError {
     /// The engine failed.
     #[error("challenge: {0}")]
     Engine(#[from] EngineError),
+    /// A composite's output row cannot be scored ([`crate::engine::check_row`]).
+    #[error("challenge: frame {frame} on background {background}: {message}")]
+    Output {
+        /// The foreground frame.
+        frame: String,
+        /// The background it was composited on.
+        background: String,
+        /// What is wrong with the row and what to do.
+        message: String,
+    },
     /// `challenge.jsonl` could not be written.
     #[error("challenge: cannot write {path}: {source}")]
     Io {
@@ -760,7 +770,15 @@ pub fn evaluate(
             }
             evaluated += n as u64;
             for (row, &b) in out.chunks_exact(classes).zip(chunk) {
-                let top = decode_row(row, kind, 1).top.first().copied();
+                let top = try_decode_row(row, kind, 1)
+                    .map_err(|e| ChallengeError::Output {
+                        frame: fg.id.clone(),
+                        background: backgrounds[b].id.clone(),
+                        message: e.in_model(&run.model.path),
+                    })?
+                    .top
+                    .first()
+                    .copied();
                 let pred = top.map_or(-1, |c| run.class_map.pred(c));
                 if fooled.is_none() && usize::try_from(pred).ok() != Some(fg.truth) {
                     fooled = Some((b, top.unwrap_or(usize::MAX), pred));

@@ -14,7 +14,7 @@ use crate::source::{ClassOrder, SourceConfig};
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("cannot read config {path}: {source}")]
+    #[error("cannot read config {}: {source}; check the --config path", path.display())]
     Read {
         /// The config file.
         path: PathBuf,
@@ -360,6 +360,8 @@ impl RunConfig {
         if pipeline.max_batch == 0 {
             return Err(invalid("`pipeline.max_batch` must be at least 1"));
         }
+        engine.validate().map_err(|m| invalid(&m))?;
+        pipeline.validate().map_err(|m| invalid(&m))?;
         // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
         let shapes = engine.shapes(pipeline.max_batch).map_err(|m| invalid(&m))?;
         engine.batch_sizes = Some(shapes.sizes().to_vec());
@@ -650,6 +652,88 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cudnn_search") || e.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn absurd_thread_batch_wait_pool_and_schedule_values_name_key_file_and_why() {
+        let d = tempfile::tempdir().unwrap();
+        let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n";
+        let load = |text: &str, o: &Overrides| {
+            RunConfig::load(Some(&write(d.path(), &format!("{head}{text}"))), o)
+        };
+        for (text, key, why) in [
+            (
+                "[engine]\nthreads = 100000\n",
+                "[engine] threads",
+                "never finish starting",
+            ),
+            (
+                "[pipeline]\nworkers = 5000\n",
+                "[pipeline] workers",
+                "at most 1024",
+            ),
+            (
+                "[pipeline]\nmax_batch = 100000\n",
+                "[pipeline] max_batch",
+                "at most 4096",
+            ),
+            (
+                "[pipeline]\nmax_wait_ms = 3600000\n",
+                "[pipeline] max_wait_ms",
+                "at most 10000",
+            ),
+            ("[pipeline]\npool = 0\n", "[pipeline] pool", "at least 1"),
+            (
+                "[pipeline]\nper_frame = 2\n",
+                "[pipeline] per_frame",
+                "schedule = \"round-robin\"",
+            ),
+            (
+                "[pipeline]\nschedule = \"all\"\nper_frame = 2\n",
+                "[pipeline] per_frame",
+                "would be ignored",
+            ),
+        ] {
+            let e = load(text, &Overrides::default()).unwrap_err().to_string();
+            assert!(
+                e.contains(key) && e.contains(why) && e.contains("run.toml") && !e.contains('\n'),
+                "{text}: {e}"
+            );
+        }
+        // The same bounds hold for the command-line flags.
+        let o = Overrides {
+            threads: Some(100_000),
+            ..Default::default()
+        };
+        let e = load("", &o).unwrap_err().to_string();
+        assert!(e.contains("--threads") && e.contains("100000"), "{e}");
+        let o = Overrides {
+            workers: Some(100_000),
+            ..Default::default()
+        };
+        let e = load("", &o).unwrap_err().to_string();
+        assert!(e.contains("--workers"), "{e}");
+        // Sane values load: the limits themselves, a schedule with its per_frame.
+        let c = load(
+            "[engine]\nthreads = 1024\n[pipeline]\nworkers = 1024\nmax_wait_ms = 10000\npool = 1\n\
+             schedule = \"round-robin\"\nper_frame = 2\n",
+            &Overrides::default(),
+        )
+        .unwrap();
+        assert_eq!((c.engine.threads, c.pipeline.pool), (1024, 1));
+    }
+
+    #[test]
+    fn a_missing_config_file_says_what_to_check() {
+        let d = tempfile::tempdir().unwrap();
+        let e =
+            RunConfig::load(Some(&d.path().join("nope.toml")), &Overrides::default()).unwrap_err();
+        let line = crate::error_line(&e);
+        assert!(
+            line.contains("nope.toml") && line.ends_with("check the --config path"),
+            "{line}"
+        );
+        assert_eq!(line.matches("os error").count(), 1, "{line}");
     }
 
     #[test]

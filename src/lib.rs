@@ -25,3 +25,47 @@ pub mod scenario;
 pub mod scene;
 pub mod source;
 pub mod watch;
+
+/// An error and its causes on one line, `what: cause: cause`, each cause once: the library's errors
+/// quote their cause in their own message (`cannot read X: <the I/O error>`) and also return it as
+/// their `source()`, so printing the whole chain (anyhow's `{:#}`) said it twice. A cause whose text
+/// the line already holds is left out; line breaks become spaces.
+pub fn error_line(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = String::new();
+    let mut next = Some(error);
+    while let Some(e) = next {
+        let text = e.to_string();
+        let text = text.trim();
+        if !text.is_empty() && !line.contains(text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(text);
+        }
+        next = e.source();
+    }
+    line.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_line_says_each_cause_once() {
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = crate::engine::model::ModelDescError::Read {
+            path: "m.toml".into(),
+            source: io(),
+        };
+        let line = super::error_line(&e);
+        assert_eq!(line.matches("No such file").count(), 1, "{line}");
+        assert!(line.starts_with("cannot read model description m.toml: No such file"));
+        // A context that does not quote its cause keeps it.
+        let e = anyhow::Error::new(io()).context("cannot open the camera");
+        assert_eq!(
+            super::error_line(e.as_ref()),
+            "cannot open the camera: No such file"
+        );
+        let e = anyhow::anyhow!("two\nlines");
+        assert_eq!(super::error_line(e.as_ref()), "two lines");
+    }
+}

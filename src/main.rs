@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Command::Devices(args) => Ok(devices(&args)),
     };
     result.unwrap_or_else(|e| {
-        eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+        eprintln!("error: {}", robustream::error_line(e.as_ref()));
         ExitCode::FAILURE
     })
 }

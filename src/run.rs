@@ -369,7 +369,8 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         outcome.end,
         EndReason::Completed | EndReason::Limit | EndReason::Duration
     );
-    let post = crate::post::PostPasses::run(
+    // A failed post pass fails the run, but what the main pass measured is still summarised.
+    let post = match crate::post::PostPasses::run(
         &post_context,
         harvest.as_ref(),
         &mut engine,
@@ -378,7 +379,13 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         stop,
         quiet,
         main_ok,
-    )?;
+    ) {
+        Ok(post) => Some(post),
+        Err(e) => {
+            outcome.end = EndReason::Failed(crate::error_line(e.as_ref()));
+            None
+        }
+    };
 
     let ended_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -423,7 +430,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     if let Some(table) = &config.metrics.ce_baseline {
         summary.set_ce_baseline(table);
     }
-    post.apply(&mut summary);
+    if let Some(post) = post {
+        post.apply(&mut summary);
+    }
     crate::report::write_run_summary(&config.out, &summary)?;
     Ok(RunResult {
         summary,

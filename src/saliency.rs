@@ -282,10 +282,20 @@ pub fn run_pass(
                 out.len()
             );
             inferences += k as u64;
-            probs.extend(
-                out.chunks_exact(classes)
-                    .map(|row| true_class_probability(row, model.output.kind, &targets)),
-            );
+            for (i, row) in out.chunks_exact(classes).enumerate() {
+                if let Err(e) = crate::engine::check_row(row, model.output.kind) {
+                    let what = match (start + i).checked_sub(1).and_then(|j| spots.get(j)) {
+                        Some((x, y)) => format!("occluded at ({x}, {y})"),
+                        None => "unoccluded".to_string(),
+                    };
+                    anyhow::bail!(
+                        "saliency: frame {} ({what}): {}",
+                        f.id,
+                        e.in_model(&model.path)
+                    );
+                }
+                probs.push(true_class_probability(row, model.output.kind, &targets));
+            }
         }
         let p0 = probs[0];
         let drops: Vec<f64> = probs[1..].iter().map(|&q| p0 - q).collect();

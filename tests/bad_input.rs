@@ -199,3 +199,276 @@ fn missing_runtime_library_and_unavailable_gpu_provider_say_what_to_do() {
         );
     }
 }
+
+/// A broken-model fixture of `scripts/make_bad_models.py`.
+fn bad_model(name: &str) -> std::path::PathBuf {
+    root().join("tests/fixtures/engine").join(name)
+}
+
+/// A 64×48 image of one grey level.
+fn flat(dir: &Path, name: &str, level: u8) {
+    image::RgbImage::from_pixel(64, 48, image::Rgb([level; 3]))
+        .save(dir.join(name))
+        .unwrap();
+}
+
+/// The one `error:` line of a failed command; fails unless stderr holds exactly that line.
+fn one_error_line(o: &std::process::Output) -> String {
+    no_panic(o);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    lines[0].to_string()
+}
+
+#[test]
+fn nan_scores_fail_the_variant_not_the_run_and_are_fatal_under_strict() {
+    // The fixture model scores a dark frame and gives NaN for a bright one (make_bad_models.py).
+    let d = tempfile::tempdir().unwrap();
+    let frames = d.path().join("frames");
+    std::fs::create_dir(&frames).unwrap();
+    flat(&frames, "bright.png", 230);
+    flat(&frames, "dark.png", 20);
+    let run_nan = |out: &Path, extra: &[&str]| {
+        run(robustream()
+            .args(["run", "--quiet", "--scenarios", "corruption/contrast/1"])
+            .args(extra)
+            .arg("--model")
+            .arg(bad_model("nan_when_bright.toml"))
+            .arg("--source")
+            .arg(&frames)
+            .arg("--out")
+            .arg(out))
+    };
+    let out = d.path().join("run");
+    let o = run_nan(&out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    for scenario in ["clean", "corruption/contrast/1"] {
+        let line = format!(
+            "frame bright.png, scenario {scenario}: the model's output holds NaN/inf (NaN); the \
+             model or its input is broken"
+        );
+        assert!(err.contains(&line), "{err}");
+    }
+    // Only the dark frame's variants are records, every score finite; the others are counted.
+    let recs = records(&out);
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    for r in &recs {
+        assert_eq!(r["frame"], "dark.png");
+        assert!(
+            r["prob"].as_array().unwrap().iter().all(|p| p.is_f64()),
+            "{r}"
+        );
+    }
+    let s = summary(&out);
+    assert_eq!(s["run"]["variants_failed"], 2, "{}", s["run"]);
+    assert_eq!(s["frames"]["read"], 2);
+
+    let out = d.path().join("strict");
+    let o = run_nan(&out, &["--strict"]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("frame bright.png, scenario ") && err.contains("NaN/inf (NaN)"),
+        "{err}"
+    );
+    assert!(err.contains("(--strict)"), "{err}");
+    assert_eq!(summary(&out)["run"]["end"], "failed");
+}
+
+#[test]
+fn probabilities_that_do_not_sum_to_one_suggest_logits() {
+    // The real model's logits, described as probabilities.
+    let d = tempfile::tempdir().unwrap();
+    let m = model_variant(d.path(), "probs.toml", |t| {
+        t.replace("kind = \"logits\"", "kind = \"probabilities\"")
+    });
+    let out = d.path().join("run");
+    let o = run(robustream()
+        .args([
+            "run",
+            "--quiet",
+            "--scenarios",
+            "corruption/contrast/1",
+            "--model",
+        ])
+        .arg(&m)
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(&out));
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("frame coffee.png, scenario clean: the model's output is not probabilities")
+            && err.contains("set `kind = \"logits\"` in ")
+            && err.contains("probs.toml"),
+        "{err}"
+    );
+    assert!(records(&out).is_empty());
+    assert_eq!(summary(&out)["run"]["variants_failed"], 2);
+}
+
+#[test]
+fn nan_scores_in_the_saliency_pass_fail_it_and_keep_the_summary() {
+    // A mid-grey frame (127: the model's input is exactly 0) is scored; the occluding patch
+    // (127.5) makes the fixture's scores NaN.
+    let d = tempfile::tempdir().unwrap();
+    flat(d.path(), "grey.png", 127);
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([if (16..48).contains(&x) && (12..36).contains(&y) {
+            255
+        } else {
+            0
+        }])
+    })
+    .save(d.path().join("grey_mask.png"))
+    .unwrap();
+    let src = d.path().join("m.csv");
+    std::fs::write(&src, "path,label,mask\ngrey.png,class1,grey_mask.png\n").unwrap();
+    let out = d.path().join("run");
+    let o = run(robustream()
+        .args([
+            "run",
+            "--quiet",
+            "--saliency",
+            "--scenarios",
+            "clean",
+            "--model",
+        ])
+        .arg(bad_model("nan_when_bright.toml"))
+        .arg("--source")
+        .arg(&src)
+        .arg("--out")
+        .arg(&out));
+    let line = one_error_line(&o);
+    assert!(
+        line.contains("saliency: frame grey.png (occluded at (")
+            && line.contains("the model's output holds NaN/inf (NaN)"),
+        "{line}"
+    );
+    // What the main pass measured is kept.
+    let s = summary(&out);
+    assert_eq!(s["run"]["end"], "failed");
+    assert!(s["run"]["error"].as_str().unwrap().contains("saliency"));
+    assert_eq!(records(&out).len(), 1);
+}
+
+#[test]
+fn unusable_model_files_name_the_file_and_the_fix() {
+    let d = tempfile::tempdir().unwrap();
+    let garbage = d.path().join("garbage.onnx");
+    std::fs::write(&garbage, b"this is not a protobuf \xff\xfe\x00\x01").unwrap();
+    let garbage_desc = model_variant(d.path(), "garbage.toml", |t| {
+        let onnx = assets().join("models/efficientnet_lite0.onnx");
+        t.replace(&format!("{onnx:?}"), &format!("{garbage:?}"))
+    });
+    let zero_resize = model_variant(d.path(), "zero.toml", |t| {
+        t.replace("resize_shorter = 256", "resize_shorter = 0")
+    });
+    let cases: [(std::path::PathBuf, &[&str]); 5] = [
+        (
+            d.path().join("nope.toml"),
+            &["nope.toml", "check --model", "scripts/setup.sh"],
+        ),
+        (
+            assets().join("models/efficientnet_lite0.onnx"),
+            &["efficientnet_lite0.onnx", "not the .onnx file itself"],
+        ),
+        (garbage_desc, &["garbage.onnx", "not an ONNX model"]),
+        (
+            bad_model("uint8_input.toml"),
+            &[
+                "uint8_input.onnx",
+                "re-export the model with a float32 input",
+            ],
+        ),
+        (
+            zero_resize,
+            &["zero.toml", "[preprocess] resize_shorter", "remove the key"],
+        ),
+    ];
+    for (m, want) in cases {
+        let o = run(robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(&m)
+            .arg("--source")
+            .arg(photo("coffee.png"))
+            .arg("--out")
+            .arg(d.path().join("run")));
+        let line = one_error_line(&o);
+        for w in want {
+            assert!(line.contains(w), "{w:?} not in: {line}");
+        }
+        assert!(line.matches("(os error").count() <= 1, "{line}");
+    }
+}
+
+#[test]
+fn report_on_a_missing_or_empty_run_directory_says_what_to_give() {
+    let d = tempfile::tempdir().unwrap();
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    for (dir, why) in [
+        (d.path().join("missing"), "no such run directory"),
+        (empty, "no records.jsonl here"),
+    ] {
+        let o = run(robustream().arg("report").arg(&dir));
+        let line = one_error_line(&o);
+        assert!(
+            line.contains(&dir.display().to_string())
+                && line.contains(why)
+                && line.contains("the folder a run wrote"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn absurd_engine_threads_are_refused_before_anything_starts() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("threads.toml");
+    std::fs::write(&cfg, "[engine]\nthreads = 100000\n").unwrap();
+    let o = run(quiet_run(&cfg)
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(d.path().join("run")));
+    let line = one_error_line(&o);
+    assert!(
+        line.contains("threads.toml")
+            && line.contains("`[engine] threads` (--threads) = 100000")
+            && line.contains("at most 1024"),
+        "{line}"
+    );
+}
+
+#[test]
+fn bench_refuses_nan_scores_and_absurd_threads() {
+    let d = tempfile::tempdir().unwrap();
+    flat(d.path(), "bright.png", 230);
+    let bench = |extra: &[&str]| {
+        run(robustream()
+            .args(["bench", "--iterations", "1", "--warmup", "0", "--model"])
+            .arg(bad_model("nan_when_bright.toml"))
+            .arg("--image")
+            .arg(d.path().join("bright.png"))
+            .args(extra))
+    };
+    let line = one_error_line(&bench(&[]));
+    assert!(
+        line.contains("bright.png") && line.contains("the model's output holds NaN/inf (NaN)"),
+        "{line}"
+    );
+    let line = one_error_line(&bench(&["--threads", "100000"]));
+    assert!(
+        line.contains("--threads") && line.contains("at most 1024"),
+        "{line}"
+    );
+}

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use model::ModelDesc;
-pub use output::{Prediction, decode_row};
+pub use output::{Prediction, RowError, check_row, decode_row, try_decode_row};
 pub use shapes::{BatchShapes, Partial, ShapeRun};
 
 /// Which ONNX Runtime execution provider runs the model.
@@ -87,7 +87,32 @@ pub enum CudnnSearch {
 /// default `[pipeline] max_batch`).
 pub const DEFAULT_MAX_BATCH: usize = 8;
 
+/// The most threads a run may ask for (`[engine] threads`, `[pipeline] workers`): more than any
+/// machine has cores (the largest have a few hundred hardware threads). Each is an OS thread; a
+/// value far beyond this (a typo such as 100000) would never finish starting them.
+pub const MAX_THREADS: usize = 1024;
+
+/// The cores of this machine, for messages.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 impl EngineConfig {
+    /// Checks the values that do not depend on the model; the message names the key.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.threads > MAX_THREADS {
+            return Err(format!(
+                "`[engine] threads` (--threads) = {}: ONNX Runtime starts that many intra-op \
+                 threads per session and would never finish starting them, and threads beyond the \
+                 cores only slow it down (this machine has {}); use 0 (one per core) or at most \
+                 {MAX_THREADS}",
+                self.threads,
+                cores()
+            ));
+        }
+        Ok(())
+    }
+
     /// The batch sizes of a session: [`EngineConfig::shapes`] for the largest configured size, or
     /// for [`DEFAULT_MAX_BATCH`] when none is configured. (A run's config always sets
     /// `batch_sizes`, from `[pipeline] max_batch` when the file does not.)

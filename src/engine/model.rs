@@ -12,7 +12,7 @@ use crate::frame::LabelSpace;
 #[derive(Debug, thiserror::Error)]
 pub enum ModelDescError {
     /// The file could not be read.
-    #[error("cannot read model description {path}: {source}")]
+    #[error("cannot read model description {}: {source}; {}", path.display(), read_fix(path, source))]
     Read {
         /// The file.
         path: PathBuf,
@@ -35,6 +35,95 @@ pub enum ModelDescError {
         /// What is wrong and what to do.
         message: String,
     },
+}
+
+/// The largest input side and `resize_shorter` a description may give, in pixels: one 8192² image
+/// is 805 MB of f32 tensor, far beyond any classifier; a larger value is a typo.
+pub const MAX_SIDE: u32 = 8192;
+
+/// Rejects degenerate input sizes and preprocessing: each message names the key and the fix.
+fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), String> {
+    let (w, h) = (input.width, input.height);
+    if w == 0 || h == 0 {
+        return Err(format!(
+            "`[input] width` = {w} and `height` = {h}: both must be positive (the model's input \
+             size in pixels)"
+        ));
+    }
+    if w > MAX_SIDE || h > MAX_SIDE {
+        return Err(format!(
+            "`[input] width` = {w} and `height` = {h}: at most {MAX_SIDE} pixels each (one image \
+             tensor of that size is already 805 MB); give the model's input size"
+        ));
+    }
+    if let Some(s) = p.resize_shorter {
+        if s == 0 {
+            return Err(
+                "`[preprocess] resize_shorter` = 0 would shrink every frame to nothing (the model \
+                 would see one colour); remove the key for no resize, or give the shorter side \
+                 before the crop (e.g. 256 for a 224 input)"
+                    .into(),
+            );
+        }
+        if p.crop == Crop::Squash {
+            return Err(format!(
+                "`[preprocess] resize_shorter` = {s} has no effect with `crop = \"squash\"` (the \
+                 frame is squashed straight to the input size); remove it, or use \
+                 `crop = \"center\"`"
+            ));
+        }
+        if s < w.min(h) {
+            return Err(format!(
+                "`[preprocess] resize_shorter` = {s} is smaller than the {w}×{h} input, so the \
+                 centre crop would pad every frame with black; make it at least {} (ImageNet \
+                 models: 256 for a 224 input)",
+                w.min(h)
+            ));
+        }
+        if s > MAX_SIDE {
+            return Err(format!(
+                "`[preprocess] resize_shorter` = {s}: at most {MAX_SIDE} pixels (every frame is \
+                 resized to it before the crop); give the shorter side the model was trained with"
+            ));
+        }
+    }
+    if p.mean.iter().any(|m| !m.is_finite()) {
+        return Err(
+            "`[preprocess] mean` must be finite numbers (on the 0..255 pixel scale)".into(),
+        );
+    }
+    if p.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(format!(
+            "`[preprocess] std` = {:?}: each must be a positive number (on the 0..255 pixel \
+             scale; the pixels are divided by it)",
+            p.std
+        ));
+    }
+    if p.std.iter().all(|s| *s < 1.0) && p.mean.iter().all(|m| (0.0..=1.0).contains(m)) {
+        return Err(format!(
+            "`[preprocess] mean` = {:?} and `std` = {:?} look like the 0..1 scale, but they are on \
+             the 0..255 pixel scale: multiply them by 255 (ImageNet's are mean = [123.675, \
+             116.28, 103.53], std = [58.395, 57.12, 57.375])",
+            p.mean, p.std
+        ));
+    }
+    Ok(())
+}
+
+/// What to do about a model description that cannot be read.
+fn read_fix(path: &Path, e: &std::io::Error) -> &'static str {
+    if path
+        .extension()
+        .is_some_and(|x| x.eq_ignore_ascii_case("onnx"))
+    {
+        "--model and `model` take the model's description (a .toml naming the .onnx file, like \
+         models/efficientnet_lite0.toml), not the .onnx file itself"
+    } else if e.kind() == std::io::ErrorKind::NotFound {
+        "check --model or `model` in the run config (relative to the config file); the demo \
+         model's is assets/models/efficientnet_lite0.toml, installed by `bash scripts/setup.sh`"
+    } else {
+        "check --model or `model` in the run config: it names a readable model description (.toml)"
+    }
 }
 
 /// Tensor memory layout of the image input.
@@ -160,21 +249,12 @@ impl ModelDesc {
             path: path.to_path_buf(),
             message,
         };
-        if raw.input.height == 0 || raw.input.width == 0 {
-            return Err(invalid(
-                "input.height and input.width must be positive".into(),
-            ));
-        }
-        if raw
-            .preprocess
-            .std
-            .iter()
-            .any(|s| !(s.is_finite() && *s > 0.0))
-        {
-            return Err(invalid("preprocess.std must be positive numbers".into()));
-        }
+        check_values(&raw.input, &raw.preprocess).map_err(invalid)?;
         if raw.output.classes == 0 {
-            return Err(invalid("output.classes must be positive".into()));
+            return Err(invalid(
+                "`[output] classes` must be positive (the length of the model's output rows)"
+                    .into(),
+            ));
         }
         let labels_path = dir.join(&raw.labels);
         let labels = LabelSpace::from_file(&labels_path).map_err(|e| {
@@ -257,6 +337,108 @@ classes = 3
         let e = ModelDesc::parse(&DESC.replace("layout", "layuot"), &p).unwrap_err();
         assert!(e.to_string().contains("layuot"), "{e}");
         assert!(e.to_string().contains("m.toml"), "{e}");
+    }
+
+    #[test]
+    fn degenerate_values_are_refused_naming_the_key_and_the_fix() {
+        let d = dir_with_labels(3);
+        let p = d.path().join("m.toml");
+        for (from, to, key, fix) in [
+            (
+                "resize_shorter = 8",
+                "resize_shorter = 0",
+                "resize_shorter",
+                "remove the key",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize_shorter = 3",
+                "resize_shorter",
+                "at least 4",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize_shorter = 9000",
+                "resize_shorter",
+                "at most 8192",
+            ),
+            (
+                "crop = \"center\"",
+                "crop = \"squash\"",
+                "resize_shorter",
+                "remove it",
+            ),
+            ("height = 4", "height = 0", "[input] width", "positive"),
+            (
+                "width = 6",
+                "width = 100000",
+                "[input] width",
+                "at most 8192",
+            ),
+            (
+                "std = [128.0, 128.0, 128.0]",
+                "std = [128.0, 0.0, 128.0]",
+                "[preprocess] std",
+                "positive",
+            ),
+            (
+                "std = [128.0, 128.0, 128.0]",
+                "std = [128.0, -1.0, 128.0]",
+                "[preprocess] std",
+                "positive",
+            ),
+            (
+                "mean = [127.0, 127.0, 127.0]",
+                "mean = [127.0, nan, 127.0]",
+                "[preprocess] mean",
+                "finite",
+            ),
+            (
+                "mean = [127.0, 127.0, 127.0]\nstd = [128.0, 128.0, 128.0]",
+                "mean = [0.485, 0.456, 0.406]\nstd = [0.229, 0.224, 0.225]",
+                "[preprocess] mean",
+                "multiply them by 255",
+            ),
+            ("classes = 3", "classes = 0", "[output] classes", "positive"),
+        ] {
+            assert!(DESC.contains(from), "{from}");
+            let e = ModelDesc::parse(&DESC.replace(from, to), &p)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(key) && e.contains(fix) && e.contains("m.toml") && !e.contains('\n'),
+                "{to}: {e}"
+            );
+        }
+        // Raw pixels (mean 0, std 1), and no resize, are fine.
+        let raw = DESC
+            .replace("mean = [127.0, 127.0, 127.0]", "mean = [0.0, 0.0, 0.0]")
+            .replace("std = [128.0, 128.0, 128.0]", "std = [1.0, 1.0, 1.0]")
+            .replace("resize_shorter = 8\n", "");
+        ModelDesc::parse(&raw, &p).unwrap();
+        // A landscape input may be cut from a shorter side between its height and width.
+        ModelDesc::parse(
+            &DESC.replace("resize_shorter = 8", "resize_shorter = 5"),
+            &p,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_missing_or_binary_description_says_what_to_do() {
+        let d = tempfile::tempdir().unwrap();
+        let e = ModelDesc::load(&d.path().join("nope.toml")).unwrap_err();
+        let line = crate::error_line(&e);
+        assert!(
+            line.contains("nope.toml")
+                && line.contains("check --model")
+                && line.contains("setup.sh"),
+            "{line}"
+        );
+        let onnx = d.path().join("m.onnx");
+        std::fs::write(&onnx, b"\x08\x08\xff\xfe binary").unwrap();
+        let line = crate::error_line(&ModelDesc::load(&onnx).unwrap_err());
+        assert!(line.contains("not the .onnx file itself"), "{line}");
     }
 
     #[test]

@@ -240,7 +240,7 @@ impl OnnxEngine {
         };
         let session = builder
             .commit_from_file(&model.onnx)
-            .map_err(|e| model_err(format!("ONNX Runtime cannot load it: {e}")))?;
+            .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
         let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
         check_output(&session, model).map_err(model_err)?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
@@ -540,6 +540,27 @@ fn trt_profile(model: &ModelDesc, shapes: &BatchShapes) -> (String, String) {
     (dims(shapes.sizes()[0]), dims(shapes.max()))
 }
 
+/// ONNX Runtime's reason for refusing a model file, with what to do about it.
+fn load_failure(reason: &str, runtime: &str) -> String {
+    let reason = reason.trim().trim_end_matches('.');
+    let lower = reason.to_lowercase();
+    let fix = if lower.contains("protobuf parsing failed") || lower.contains("no graph") {
+        "the file is not an ONNX model (corrupt, truncated or another format): export the model \
+         to ONNX again, or run `bash scripts/setup.sh` for the demo model"
+            .to_string()
+    } else if lower.contains("ir version") || lower.contains("opset") {
+        format!(
+            "the model is newer than this ONNX Runtime ({runtime}) reads: export it with an older \
+             opset, or point `[engine] library` at a newer ONNX Runtime"
+        )
+    } else {
+        "check that `onnx` in the model description names the right file, and that the file \
+         passes `onnx.checker.check_model`"
+            .to_string()
+    };
+    format!("ONNX Runtime cannot load it ({reason}); {fix}")
+}
+
 fn provider_error<T>(name: &str, e: &ort::Error<T>) -> EngineError {
     EngineError::Provider(format!(
         "execution provider `{name}` is not available here ({e}); it needs a GPU, the GPU build of \
@@ -575,11 +596,17 @@ fn check_input(
             )
         })?;
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
-        return Err(format!("input `{}` is not a tensor", model.input.name));
+        return Err(format!(
+            "input `{}` is not a tensor; robustream feeds one float32 image tensor, re-export the \
+             model with one",
+            model.input.name
+        ));
     };
     if *ty != TensorElementType::Float32 {
         return Err(format!(
-            "input `{}` is {ty:?}, robustream feeds float32",
+            "input `{}` is {ty:?} but robustream feeds float32 (normalised by the description's \
+             `[preprocess]` mean/std); re-export the model with a float32 input and put its \
+             normalisation in `[preprocess]`",
             model.input.name
         ));
     }
@@ -622,7 +649,8 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), String> {
     };
     if *ty != TensorElementType::Float32 {
         return Err(format!(
-            "output `{}` is {ty:?}, robustream reads float32",
+            "output `{}` is {ty:?} but robustream reads float32 scores; re-export the model with \
+             a float32 output (a Cast at the end of the graph)",
             model.output.name
         ));
     }

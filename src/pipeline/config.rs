@@ -68,6 +68,53 @@ pub enum DropPolicy {
     Never,
 }
 
+/// The longest `[pipeline] max_wait_ms`: a partly filled batch waits this long before it runs.
+pub const MAX_WAIT_MS: u64 = 10_000;
+
+/// The largest `[pipeline] max_batch`: three batch buffers of this many images are allocated.
+pub const MAX_BATCH: usize = 4096;
+
+impl PipelineConfig {
+    /// Checks the values that do not depend on the source or the plan; each message names the key,
+    /// says why and what to set. (`per_frame` against `schedule` is checked by
+    /// [`crate::scenario::schedule::Schedule::new`].)
+    pub fn validate(&self) -> Result<(), String> {
+        let max_threads = crate::engine::MAX_THREADS;
+        if self.workers > max_threads {
+            return Err(format!(
+                "`[pipeline] workers` (--workers) = {}: each worker is a thread with its own frame \
+                 buffers, and more than the cores only wait for each other (this machine has {}); \
+                 use 0 (one per core) or at most {max_threads}",
+                self.workers,
+                crate::engine::cores()
+            ));
+        }
+        if self.max_batch > MAX_BATCH {
+            return Err(format!(
+                "`[pipeline] max_batch` (--batch) = {}: three batch buffers of that many images \
+                 are allocated up front (600 MB per 1000 images at 224²); use at most {MAX_BATCH}",
+                self.max_batch
+            ));
+        }
+        if self.max_wait_ms > MAX_WAIT_MS {
+            return Err(format!(
+                "`[pipeline] max_wait_ms` = {}: a partly filled batch waits that long before it \
+                 runs, holding up every record in it; use at most {MAX_WAIT_MS} (10 s; the default \
+                 is 5)",
+                self.max_wait_ms
+            ));
+        }
+        if self.pool == 0 {
+            return Err(
+                "`[pipeline] pool` = 0: the background pool would keep no background, so every \
+                 scenario drawing from it fails on every frame; use at least 1 (default 32)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}
+
 impl Default for PipelineConfig {
     fn default() -> Self {
         Self {

@@ -1,7 +1,9 @@
 //! The engine thread: takes assembled batches, runs them in place
 //! ([`crate::engine::Engine::infer_buffer`], at the engine's fixed batch sizes), hands the buffer
 //! back at once so the workers can refill it while the rows are decoded, and sends one record per
-//! row to the collector.
+//! row to the collector. A row the model's output cannot be scored from (NaN/inf, or "probabilities"
+//! that are not: [`crate::engine::check_row`]) becomes a failed variant instead, counted and
+//! skipped like a scenario that cannot apply (fatal under `--strict`).
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -11,8 +13,8 @@ use crossbeam_channel::Sender;
 use super::assembly::Assembler;
 use super::work::RowMeta;
 use super::{Message, ms};
-use crate::engine::model::OutputKind;
-use crate::engine::{Engine, decode_row};
+use crate::engine::model::ModelDesc;
+use crate::engine::{Engine, try_decode_row};
 use crate::metrics::Record;
 use crate::metrics::classmap::ClassMap;
 
@@ -24,8 +26,9 @@ pub(super) fn run(
     msg: &Sender<Message>,
     keys: &[String],
     class_map: &ClassMap,
-    (kind, classes): (OutputKind, usize),
+    model: &ModelDesc,
 ) {
+    let (kind, classes) = (model.output.kind, model.output.classes);
     while let Some(mut batch) = assembler.take() {
         let start = Instant::now();
         let result = engine.infer_buffer(&mut batch.buffer, batch.rows.len());
@@ -50,7 +53,26 @@ pub(super) fn run(
         for (row, v) in out.chunks_exact(classes).zip(batch.rows) {
             // A row its writer gave up on is padding.
             let Some(v) = v else { continue };
-            let p = decode_row(row, kind, 5);
+            let p = match try_decode_row(row, kind, 5) {
+                Ok(p) => p,
+                Err(e) => {
+                    let failed = Message::Failed {
+                        seq: v.meta.seq,
+                        scenario: v.scenario,
+                        variants: v.meta.variants,
+                        reason: format!(
+                            "frame {}, scenario {}: {}",
+                            v.meta.id,
+                            keys[v.scenario],
+                            e.in_model(&model.path)
+                        ),
+                    };
+                    if msg.send(failed).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            };
             let truth = v.meta.truth.map(|t| t.0);
             let (pred, hit5) = class_map.score(&p.top, truth);
             let mut timings = BTreeMap::new();

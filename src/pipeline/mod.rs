@@ -19,7 +19,8 @@
 //! - **Assembly** ([`assembly`]): each variant's tensor is written straight into its row of a
 //!   reusable batch buffer; a full buffer (or one whose `max_wait_ms` is up) goes to the engine.
 //! - **Engine** (`infer.rs`): runs the buffer in place at the engine's fixed batch sizes
-//!   ([`crate::engine::shapes`]), decodes the rows and sends the records on.
+//!   ([`crate::engine::shapes`]), decodes the rows and sends the records on (a row that cannot be
+//!   scored, NaN/inf or "probabilities" that are not, as a failed variant).
 //! - **Collector** (`collect.rs`, on the caller's thread): re-orders completions into source
 //!   order, stamps each record's `age` (capture → written) and hands each complete frame to the
 //!   sink at once.
@@ -351,8 +352,7 @@ pub fn run(
         }
         drop((frame_rx, task_tx, task_rx));
         let engine_msg = msg_tx.clone();
-        let (assembler, keys, class_map) = (&assembler, &keys, &class_map);
-        let output = (model.output.kind, model.output.classes);
+        let (assembler, keys, class_map, model) = (&assembler, &keys, &class_map, &model);
         spawn(s, "rs-engine", move || {
             infer::run(
                 engine.as_mut(),
@@ -360,7 +360,7 @@ pub fn run(
                 &engine_msg,
                 keys,
                 class_map,
-                output,
+                model,
             )
         });
         // The source starts last, so the workers already wait for its first frames.

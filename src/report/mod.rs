@@ -40,6 +40,18 @@ pub enum ReportError {
         /// The cause (with the column).
         source: serde_json::Error,
     },
+    /// A folder given as a run directory is not one.
+    #[error(
+        "{}: {why}; give `robustream report` the folder a run wrote its records to (the run's \
+         --out or `out`, `runs/<config name>` by default)",
+        dir.display()
+    )]
+    NotARun {
+        /// The folder.
+        dir: PathBuf,
+        /// What is missing.
+        why: &'static str,
+    },
     /// A summary file is not a valid `summary.json`.
     #[error("{}: not a valid summary.json: {source}", path.display())]
     MalformedSummary {
@@ -76,6 +88,21 @@ pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportErro
 /// leaves, is skipped with a warning on stderr.
 pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);
+    let not_a_run = |why| ReportError::NotARun {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    if !dir.exists() {
+        return Err(not_a_run("no such run directory"));
+    }
+    if !dir.is_dir() {
+        return Err(not_a_run("not a directory"));
+    }
+    if !records_path.exists() {
+        return Err(not_a_run(
+            "no records.jsonl here (not a run directory, or its run stopped before its first record)",
+        ));
+    }
     let read = jsonl::read_records(&records_path)?;
     if read.truncated > 0 {
         eprintln!(

@@ -135,7 +135,7 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The schedule of `mode` with `per_frame` non-clean scenarios per frame (ignored for
+    /// The schedule of `mode` with `per_frame` non-clean scenarios per frame (none for
     /// [`ScheduleMode::All`]; at least 1 and at most the plan's other scenarios otherwise), for a
     /// plan of `scenarios` scenarios whose first is `clean`. Errors name the setting to change.
     pub fn new(
@@ -146,7 +146,15 @@ impl Schedule {
     ) -> Result<Self, String> {
         let others = scenarios.saturating_sub(1);
         let per_frame = match (mode, per_frame) {
-            (ScheduleMode::All, _) => others,
+            (ScheduleMode::All, None) => others,
+            (ScheduleMode::All, Some(k)) => {
+                return Err(format!(
+                    "`[pipeline] per_frame` = {k} applies to the \"round-robin\" and \"random\" \
+                     schedules, but `schedule` is \"all\" (every scenario on every frame), so it \
+                     would be ignored; set `schedule = \"round-robin\"` (or \"random\"), or \
+                     remove `per_frame`"
+                ));
+            }
             (_, None) => {
                 return Err(
                     "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides \
@@ -339,6 +347,9 @@ mod tests {
     fn bad_settings_name_the_key() {
         let e = Schedule::new(ScheduleMode::RoundRobin, None, 5, 0).unwrap_err();
         assert!(e.contains("per_frame"), "{e}");
+        // `per_frame` would be ignored under `all`.
+        let e = Schedule::new(ScheduleMode::All, Some(2), 5, 0).unwrap_err();
+        assert!(e.contains("per_frame") && e.contains("round-robin"), "{e}");
         let e = Schedule::new(ScheduleMode::Random, Some(0), 5, 0).unwrap_err();
         assert!(e.contains("at least 1"), "{e}");
     }
