@@ -8,13 +8,20 @@ use image::{DynamicImage, ImageFormat, ImageReader, RgbImage};
 
 use super::SourceError;
 
-/// File extensions (lowercase) a folder source picks up as images: `jpg`, `jpeg`, `png`, `bmp`, and
-/// `webp` when this build can decode WebP. A `.bmp` file is listed even when this build cannot
-/// decode BMP, so that it is reported as skipped rather than silently ignored.
+/// File extensions (lowercase) a folder source picks up as images: every format this build
+/// decodes (`jpg`, `jpeg`, `png`, `webp`, `bmp`, `gif`, `tif`, `tiff`). Files are still decoded by
+/// content, so a misnamed image decodes all the same.
 pub fn image_extensions() -> Vec<&'static str> {
-    let mut exts = vec!["jpg", "jpeg", "png", "bmp"];
-    if ImageFormat::WebP.reading_enabled() {
-        exts.push("webp");
+    let mut exts = vec!["jpg", "jpeg", "png"];
+    for (format, names) in [
+        (ImageFormat::WebP, &["webp"][..]),
+        (ImageFormat::Bmp, &["bmp"][..]),
+        (ImageFormat::Gif, &["gif"][..]),
+        (ImageFormat::Tiff, &["tif", "tiff"][..]),
+    ] {
+        if format.reading_enabled() {
+            exts.extend_from_slice(names);
+        }
     }
     exts
 }
@@ -30,7 +37,8 @@ pub fn has_image_extension(path: &Path) -> bool {
 }
 
 /// Reads the file at `path` and decodes it to RGB 8-bit (gray → 3 channels, alpha dropped,
-/// 16-bit → 8-bit). Errors name the file and say what to do.
+/// 16-bit → 8-bit; an animated GIF or multi-page TIFF gives its first image). Errors name the
+/// file and say what to do.
 pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
     let bytes = std::fs::read(path).map_err(|e| {
         SourceError::at(
@@ -86,6 +94,15 @@ mod tests {
         assert!(has_image_extension(Path::new("b.Jpeg")));
         assert!(has_image_extension(Path::new("b.png")));
         assert!(has_image_extension(Path::new("b.bmp")));
+        for ext in ["webp", "GIF", "tif", "TIFF"] {
+            assert!(has_image_extension(Path::new(&format!("b.{ext}"))), "{ext}");
+        }
+        for ext in ["txt", "csv", "json", "xml", "npy"] {
+            assert!(
+                !has_image_extension(Path::new(&format!("b.{ext}"))),
+                "{ext}"
+            );
+        }
         assert!(!has_image_extension(Path::new("b.txt")));
         assert!(!has_image_extension(Path::new("png")));
         assert!(!has_image_extension(Path::new(".DS_Store")));
@@ -166,13 +183,41 @@ mod tests {
 
     #[test]
     fn unsupported_format_says_to_convert() {
-        if ImageFormat::Bmp.reading_enabled() {
-            return;
-        }
-        // Minimal BMP header: the format is recognised from the "BM" signature.
-        let mut bmp = b"BM".to_vec();
-        bmp.extend_from_slice(&[0u8; 60]);
-        let e = decode_bytes(&bmp).unwrap_err();
+        // QOI is recognised by its magic bytes but not built in.
+        assert!(!ImageFormat::Qoi.reading_enabled());
+        let mut qoi = b"qoif".to_vec();
+        qoi.extend_from_slice(&[0u8; 60]);
+        let e = decode_bytes(&qoi).unwrap_err();
         assert!(e.contains("convert the file to PNG or JPEG"), "{e}");
+    }
+
+    /// A 64×48 gradient (so the encoders have real data to write).
+    fn gradient() -> RgbImage {
+        RgbImage::from_fn(64, 48, |x, y| {
+            Rgb([(x * 4) as u8, (y * 5) as u8, ((x ^ y) * 3) as u8])
+        })
+    }
+
+    fn encode(format: ImageFormat) -> Vec<u8> {
+        let mut out = Cursor::new(Vec::new());
+        gradient().write_to(&mut out, format).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn webp_bmp_gif_and_tiff_decode() {
+        for format in [
+            ImageFormat::WebP,
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+            ImageFormat::Tiff,
+        ] {
+            let img = decode_bytes(&encode(format)).unwrap().into_rgb8();
+            assert_eq!(img.dimensions(), (64, 48), "{format:?}");
+            if format != ImageFormat::Gif {
+                // Lossless (GIF quantises to 256 colours).
+                assert_eq!(img, gradient(), "{format:?}");
+            }
+        }
     }
 }
