@@ -54,6 +54,11 @@ fn bad_items_are_skipped_counted_and_named() {
     assert!(o.status.success());
     let err = text(&o.stderr);
     assert!(err.contains("broken.jpg"), "names the corrupt file:\n{err}");
+    // Each on one line (zune-jpeg ends some of its errors with a newline).
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
     assert!(err.contains("unicorn"), "names the unknown label:\n{err}");
     assert!(
         err.contains("small_mask.png"),
@@ -471,4 +476,185 @@ fn bench_refuses_nan_scores_and_absurd_threads() {
         line.contains("--threads") && line.contains("at most 1024"),
         "{line}"
     );
+}
+
+/// The lines of `err` that mention `what`.
+fn lines_with<'a>(err: &'a str, what: &str) -> Vec<&'a str> {
+    err.lines().filter(|l| l.contains(what)).collect()
+}
+
+#[test]
+fn truncated_images_are_skipped_with_a_line_and_fatal_under_strict() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("photos");
+    std::fs::create_dir(&root).unwrap();
+    let jpg = std::fs::read(photo("china.jpg")).unwrap();
+    let png = std::fs::read(photo("coffee.png")).unwrap();
+    for (name, bytes) in [
+        ("intact.jpg", &jpg[..]),
+        ("intact.png", &png[..]),
+        ("jpg_half.jpg", &jpg[..jpg.len() / 2]),
+        ("jpg_short.jpg", &jpg[..jpg.len() - 2]),
+        ("png_half.png", &png[..png.len() / 2]),
+        ("png_short.png", &png[..png.len() - 2]),
+    ] {
+        std::fs::write(root.join(name), bytes).unwrap();
+    }
+    // The decoders themselves return the cut JPEG as a whole image (grey where data is missing).
+    assert!(image::load_from_memory(&jpg[..jpg.len() / 2]).is_ok());
+
+    let out = d.path().join("run");
+    let o = run_on(&root, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success());
+    let err = text(&o.stderr);
+    // One line per skipped file: nothing spills onto a line of its own.
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    for name in ["jpg_half.jpg", "jpg_short.jpg"] {
+        let want = format!(
+            "{name}: truncated: the JPEG ends before its end-of-image marker; re-copy the file"
+        );
+        assert_eq!(lines_with(&err, name).len(), 1, "{err}");
+        assert!(lines_with(&err, name)[0].ends_with(&want), "{err}");
+    }
+    assert!(
+        lines_with(&err, "png_half.png")[0]
+            .ends_with("png_half.png: truncated: the PNG ends inside its IDAT chunk, before its IEND chunk; re-copy the file"),
+        "{err}"
+    );
+    assert!(
+        lines_with(&err, "png_short.png")[0].ends_with(
+            "png_short.png: truncated: the PNG ends inside its IEND chunk; re-copy the file"
+        ),
+        "{err}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 2);
+    assert_eq!(s["frames"]["skipped"], 4);
+    let recs = records(&out);
+    assert_eq!(recs.len(), 4);
+    assert!(
+        recs.iter()
+            .all(|r| r["frame"] == "intact.jpg" || r["frame"] == "intact.png")
+    );
+
+    let out = d.path().join("strict");
+    let o = run_on(&root, &out, &["--strict"]);
+    no_panic(&o);
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("jpg_half.jpg: truncated: the JPEG ends before its end-of-image marker")
+            && err.contains("--strict"),
+        "{err}"
+    );
+    assert_eq!(summary(&out)["run"]["end"], "failed");
+}
+
+/// A PNG chunk with its CRC-32.
+fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &byte in kind.iter().chain(data) {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    let mut out = (data.len() as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    out.extend_from_slice(&(!crc).to_be_bytes());
+    out
+}
+
+#[test]
+fn devices_folders_huge_files_and_huge_headers_are_one_line_each() {
+    let d = tempfile::tempdir().unwrap();
+
+    // /dev/zero as the source: refused before anything is read.
+    let o = run_on(Path::new("/dev/zero"), &d.path().join("zero"), &[]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("/dev/zero: is a character device, not an image file, a manifest or a folder"),
+        "{err}"
+    );
+
+    // The same things as manifest rows: each skipped with its line.
+    std::fs::copy(photo("coffee.png"), d.path().join("coffee.png")).unwrap();
+    // A 71-byte PNG whose header declares 60000×60000 RGB pixels (10 GiB decoded).
+    let mut huge = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = 60_000u32.to_be_bytes().to_vec();
+    ihdr.extend_from_slice(&60_000u32.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+    huge.extend(png_chunk(b"IHDR", &ihdr));
+    huge.extend(png_chunk(
+        b"IDAT",
+        &[0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+    ));
+    huge.extend(png_chunk(b"IEND", &[]));
+    std::fs::write(d.path().join("huge.png"), &huge).unwrap();
+    // A 300 MiB file (sparse: no disk used).
+    std::fs::File::create(d.path().join("big.jpg"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    std::fs::create_dir(d.path().join("sub.png")).unwrap();
+    let mut rows = vec![
+        "coffee.png,espresso",
+        "/dev/zero,espresso",
+        "huge.png,",
+        "big.jpg,",
+        "sub.png,",
+    ];
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(d.path().join("pipe.png"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if fifo {
+        rows.push("pipe.png,");
+    }
+    let src = manifest(d.path(), &rows);
+    let out = d.path().join("run");
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success());
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    let mut wants = vec![
+        "/dev/zero: is a character device, not an image file; give the path of an image file",
+        "huge.png: the image is too large to decode: its header declares 60000×60000 pixels \
+         (10.1 GiB decoded; robustream decodes at most 65535 pixels a side and 512 MiB); shrink \
+         the image",
+        "big.jpg: the image file is larger than 256 MiB (the most robustream reads of one file); \
+         shrink or re-encode it",
+        "sub.png: is a directory, not an image file; give the path of an image file",
+    ];
+    if fifo {
+        wants.push(
+            "pipe.png: is a FIFO (named pipe), not an image file; give the path of an image file",
+        );
+    }
+    for want in &wants {
+        let (name, _) = want.split_once(": ").unwrap();
+        let lines = lines_with(&err, name);
+        assert_eq!(lines.len(), 1, "{name}:\n{err}");
+        assert!(lines[0].ends_with(want), "{want}\n{err}");
+    }
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], wants.len());
+    assert_eq!(records(&out).len(), 2);
 }

@@ -182,3 +182,86 @@ fn masks_ride_along_and_native_stage_corrupts_the_full_frame() {
     );
     assert_eq!(summary(&out)["run"]["stage"], "native");
 }
+
+#[test]
+fn every_image_format_in_a_folder_is_scored_once_despite_symlink_loops() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("data");
+    let class = root.join("espresso");
+    std::fs::create_dir_all(&class).unwrap();
+    // The same photo written by the `image` crate's own encoders (WebP lossless, GIF quantised).
+    let coffee = image::open(photo("coffee.png")).unwrap().to_rgb8();
+    for ext in ["png", "webp", "bmp", "gif", "tiff"] {
+        coffee.save(class.join(format!("coffee.{ext}"))).unwrap();
+    }
+    // Not images: ignored as before.
+    for other in ["notes.txt", "list.csv", "meta.json", "other.xml"] {
+        std::fs::write(class.join(other), "not an image").unwrap();
+    }
+    image::GrayImage::new(2, 2)
+        .save(class.join("other.mask.png"))
+        .unwrap();
+    // Two loops: the root into itself, the class folder up to the root.
+    std::os::unix::fs::symlink(".", root.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", class.join("up")).unwrap();
+
+    let out = d.path().join("run");
+    let o = run(robustream()
+        .args([
+            "run",
+            "--quiet",
+            "--scenarios",
+            "corruption/contrast/1",
+            "--model",
+        ])
+        .arg(model())
+        .arg("--source")
+        .arg(&root)
+        .arg("--out")
+        .arg(&out));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    for link in ["data/loop", "espresso/up"] {
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains(link)).collect();
+        assert_eq!(lines.len(), 1, "{err}");
+        assert!(lines[0].contains(": is a link to "), "{err}");
+        assert!(
+            lines[0].ends_with("not followed, so its images are read once; remove the link"),
+            "{err}"
+        );
+    }
+    let recs = records(&out);
+    let mut frames: Vec<&str> = recs.iter().map(|r| r["frame"].as_str().unwrap()).collect();
+    frames.dedup();
+    assert_eq!(
+        frames,
+        [
+            "espresso/coffee.bmp",
+            "espresso/coffee.gif",
+            "espresso/coffee.png",
+            "espresso/coffee.tiff",
+            "espresso/coffee.webp",
+        ],
+        "each image once, in name order"
+    );
+    assert_eq!(recs.len(), 10, "clean + contrast for each image");
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 5);
+    assert_eq!(s["frames"]["skipped"], 2, "the two links");
+    // The lossless formats give the PNG's pixels, so the same scores.
+    let clean = |frame: &str| {
+        recs.iter()
+            .find(|r| r["frame"] == frame && r["scenario"] == "clean")
+            .unwrap_or_else(|| panic!("{frame}"))
+    };
+    let png = clean("espresso/coffee.png");
+    for f in [
+        "espresso/coffee.webp",
+        "espresso/coffee.bmp",
+        "espresso/coffee.tiff",
+    ] {
+        assert_eq!(clean(f)["top5"], png["top5"], "{f}");
+        assert_eq!(clean(f)["prob"], png["prob"], "{f}");
+    }
+    assert_eq!(clean("espresso/coffee.gif")["truth"], 967);
+}

@@ -1,20 +1,50 @@
 //! Reading and decoding image files into RGB 8-bit pixels. The format is guessed from the file's
 //! content, never from its extension.
+//!
+//! Nothing here trusts the input: a path must name a regular file (not a directory, a device such as
+//! `/dev/zero`, a FIFO or a socket) of at most [`MAX_FILE_BYTES`], read through a bounded reader;
+//! a header must declare at most [`MAX_SIDE`] pixels a side and [`MAX_DECODED_BYTES`] of decoded
+//! pixels before anything is allocated for them; a JPEG or PNG must be complete
+//! ([`check_complete`]: the decoders fill a cut-off JPEG with grey and return it as whole); and a
+//! decoder's error text is folded to one bounded line ([`one_line`]).
 
-use std::io::Cursor;
+use std::fs::Metadata;
+use std::io::{Cursor, Read};
 use std::path::Path;
 
-use image::{DynamicImage, ImageFormat, ImageReader, RgbImage};
+use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits, RgbImage};
 
 use super::SourceError;
 
-/// File extensions (lowercase) a folder source picks up as images: `jpg`, `jpeg`, `png`, `bmp`, and
-/// `webp` when this build can decode WebP. A `.bmp` file is listed even when this build cannot
-/// decode BMP, so that it is reported as skipped rather than silently ignored.
+/// The largest file read as an image, mask or manifest (256 MiB): larger files are refused before
+/// they are read, and no read goes past it (a file that grows while read included).
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
+/// The most pixels an image may have on a side (JPEG's own limit; 65535).
+pub const MAX_SIDE: u32 = 65_535;
+
+/// The most bytes an image's decoded pixels may take (512 MiB, the `image` crate's default
+/// allocation limit): a 100-megapixel RGB photo takes 300 MB. Checked on the header's dimensions,
+/// before the pixels are allocated.
+pub const MAX_DECODED_BYTES: u64 = 512 << 20;
+
+/// The longest a decoder's own error text may be in a message (characters); longer ones are cut.
+pub const MAX_REASON_CHARS: usize = 160;
+
+/// File extensions (lowercase) a folder source picks up as images: every format this build
+/// decodes (`jpg`, `jpeg`, `png`, `webp`, `bmp`, `gif`, `tif`, `tiff`). Files are still decoded by
+/// content, so a misnamed image decodes all the same.
 pub fn image_extensions() -> Vec<&'static str> {
-    let mut exts = vec!["jpg", "jpeg", "png", "bmp"];
-    if ImageFormat::WebP.reading_enabled() {
-        exts.push("webp");
+    let mut exts = vec!["jpg", "jpeg", "png"];
+    for (format, names) in [
+        (ImageFormat::WebP, &["webp"][..]),
+        (ImageFormat::Bmp, &["bmp"][..]),
+        (ImageFormat::Gif, &["gif"][..]),
+        (ImageFormat::Tiff, &["tif", "tiff"][..]),
+    ] {
+        if format.reading_enabled() {
+            exts.extend_from_slice(names);
+        }
     }
     exts
 }
@@ -29,17 +59,124 @@ pub fn has_image_extension(path: &Path) -> bool {
         .any(|known| ext.eq_ignore_ascii_case(known))
 }
 
-/// Reads the file at `path` and decodes it to RGB 8-bit (gray → 3 channels, alpha dropped,
-/// 16-bit → 8-bit). Errors name the file and say what to do.
-pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        SourceError::at(
-            path,
-            format!("cannot read image ({e}); check that the file exists and is readable"),
+/// What a path that is not a regular file is, for messages: "a directory", "a character device",
+/// "a block device", "a FIFO (named pipe)", "a socket", or "not a regular file". `None` for a
+/// regular file.
+pub fn non_file_kind(meta: &Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+        if t.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("not a regular file")
+}
+
+/// `n` bytes in MiB or GiB, for messages ("256 MiB", "10.1 GiB").
+fn size_text(n: u64) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let mib = n as f64 / MIB;
+    if mib >= 1024.0 {
+        format!("{:.1} GiB", mib / 1024.0)
+    } else if mib >= 10.0 || mib.fract() == 0.0 {
+        format!("{mib:.0} MiB")
+    } else {
+        format!("{mib:.1} MiB")
+    }
+}
+
+/// Reads the regular file at `path`, at most [`MAX_FILE_BYTES`]: `what` names it in the message
+/// ("image", "mask", "manifest"). A directory, device, FIFO or socket is refused without being
+/// opened (reading `/dev/zero` would never end, opening a FIFO can block), a larger file before
+/// it is read. The error is a complete message: what is wrong and what to do.
+pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+    let cannot = |e: std::io::Error| {
+        format!(
+            "cannot read {what} ({}); check that the file exists and is readable",
+            one_line(&e.to_string())
         )
-    })?;
+    };
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    if let Some(kind) = non_file_kind(&meta) {
+        return Err(format!(
+            "is {kind}, not {what} file; give the path of {what} file",
+            what = article(what),
+        ));
+    }
+    let too_large = || {
+        format!(
+            "the {what} file is larger than {} (the most robustream reads of one file); shrink \
+             or re-encode it",
+            size_text(MAX_FILE_BYTES)
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// "an image", "a mask", "a manifest" (the article for `what`).
+fn article(what: &str) -> String {
+    match what.chars().next() {
+        Some('a' | 'e' | 'i' | 'o' | 'u') => format!("an {what}"),
+        _ => format!("a {what}"),
+    }
+}
+
+/// Reads the file at `path` and decodes it to RGB 8-bit (gray → 3 channels, alpha dropped,
+/// 16-bit → 8-bit; an animated GIF or multi-page TIFF gives its first image). Errors name the
+/// file and say what to do.
+pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
+    let bytes = read_file(path, "image").map_err(|why| SourceError::at(path, why))?;
     let image = decode_bytes(&bytes).map_err(|why| SourceError::at(path, why))?;
     Ok(image.into_rgb8())
+}
+
+/// `text` on one line: every run of whitespace and control characters (a decoder's newline, a
+/// trailing `\n`) becomes one space.
+pub fn fold(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` [`fold`]ed to one line and cut to at most [`MAX_REASON_CHARS`] characters (`…` marks a
+/// cut): how a decoder's or the system's own error text goes into a message.
+pub fn one_line(text: &str) -> String {
+    let folded = fold(text);
+    if folded.chars().count() <= MAX_REASON_CHARS {
+        return folded;
+    }
+    let mut cut: String = folded.chars().take(MAX_REASON_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 /// Decodes an image held in memory, guessing its format from the content. The error is a complete
@@ -49,9 +186,9 @@ pub fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, String> {
     if bytes.is_empty() {
         return Err(format!("cannot decode image (the file is empty); {FIX}"));
     }
-    let reader = ImageReader::new(Cursor::new(bytes))
+    let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
-        .map_err(|e| format!("cannot decode image ({e}); {FIX}"))?;
+        .map_err(|e| format!("cannot decode image ({}); {FIX}", one_line(&e.to_string())))?;
     let Some(format) = reader.format() else {
         return Err(format!(
             "cannot decode image (the content is not a known image format); {FIX}"
@@ -63,15 +200,170 @@ pub fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, String> {
              convert the file to PNG or JPEG"
         ));
     }
-    let image = reader
-        .decode()
-        .map_err(|e| format!("cannot decode image ({e}); {FIX}"))?;
+    check_complete(format, bytes)?;
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
+    reader.limits(limits);
+    let decoder = reader
+        .into_decoder()
+        .map_err(|e| decode_error(&e, format))?;
+    let (w, h) = decoder.dimensions();
+    let need = decoder.total_bytes();
+    if w > MAX_SIDE || h > MAX_SIDE || need > MAX_DECODED_BYTES {
+        return Err(format!(
+            "the image is too large to decode: its header declares {w}×{h} pixels ({} decoded; \
+             robustream decodes at most {MAX_SIDE} pixels a side and {}); shrink the image",
+            size_text(need),
+            size_text(MAX_DECODED_BYTES)
+        ));
+    }
+    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_error(&e, format))?;
     if image.width() == 0 || image.height() == 0 {
         return Err(format!(
             "cannot decode image (it has zero width or height); {FIX}"
         ));
     }
     Ok(image)
+}
+
+/// The message for a decoder's error: the end of the data reached early is a truncated file;
+/// anything else is the decoder's text on one line.
+fn decode_error(e: &ImageError, format: ImageFormat) -> String {
+    match e {
+        ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => format!(
+            "truncated: the {} file ends before its image data does; re-copy the file",
+            format_name(format)
+        ),
+        ImageError::Limits(_) => format!(
+            "the image is too large to decode ({}; robustream decodes at most {}); shrink the \
+             image",
+            one_line(&e.to_string()),
+            size_text(MAX_DECODED_BYTES)
+        ),
+        _ => format!(
+            "cannot decode image ({}); remove or replace the file",
+            one_line(&e.to_string())
+        ),
+    }
+}
+
+/// A format's usual name ("JPEG", "PNG", "WebP", …).
+fn format_name(format: ImageFormat) -> String {
+    match format {
+        ImageFormat::Jpeg => "JPEG".into(),
+        ImageFormat::Png => "PNG".into(),
+        ImageFormat::Gif => "GIF".into(),
+        ImageFormat::Bmp => "BMP".into(),
+        ImageFormat::Tiff => "TIFF".into(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Refuses a JPEG or PNG that was cut short, which the decoders would return with the missing
+/// part grey (JPEG) or, cut inside the last chunk, as whole (PNG). A JPEG must reach its
+/// end-of-image marker (FF D9) after its last scan, found by walking the marker segments (so a
+/// thumbnail's marker inside an APP segment does not count) and the scans' entropy-coded data;
+/// bytes after that marker are allowed (the image before them is complete). A PNG must reach the
+/// end of its IEND chunk, every chunk before it whole. Other formats are left to their decoders
+/// (whose end-of-data error becomes "truncated" in [`decode_bytes`]).
+pub fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), String> {
+    match format {
+        ImageFormat::Jpeg if !jpeg_reaches_eoi(bytes) => {
+            Err("truncated: the JPEG ends before its end-of-image marker; re-copy the file".into())
+        }
+        ImageFormat::Png => match png_cut_chunk(bytes) {
+            None => Ok(()),
+            Some(chunk) => {
+                let place = match chunk.as_deref() {
+                    Some("IEND") => "inside its IEND chunk".to_string(),
+                    Some(c) => format!("inside its {c} chunk, before its IEND chunk"),
+                    None => "before its IEND chunk".to_string(),
+                };
+                Err(format!("truncated: the PNG ends {place}; re-copy the file"))
+            }
+        },
+        _ => Ok(()),
+    }
+}
+
+/// Whether the JPEG in `b` (starting with SOI) reaches its EOI marker: marker segments are
+/// skipped by their lengths, a scan (SOS) by its entropy-coded data (where FF is followed by a
+/// stuffed 00 or a restart marker), bytes between segments that are not a marker are passed over
+/// as decoders do.
+fn jpeg_reaches_eoi(b: &[u8]) -> bool {
+    let n = b.len();
+    let mut i = 2; // after SOI
+    loop {
+        // The next marker: FF (fill FFs allowed) then a code; stray bytes before it are skipped.
+        while i < n && b[i] != 0xFF {
+            i += 1;
+        }
+        while i < n && b[i] == 0xFF {
+            i += 1;
+        }
+        let Some(&code) = b.get(i) else {
+            return false;
+        };
+        i += 1;
+        match code {
+            0xD9 => return true,
+            // Markers without a segment: TEM, RST0..7, SOI, and a stuffed 00 out of place.
+            0x00 | 0x01 | 0xD0..=0xD8 => continue,
+            _ => {}
+        }
+        let Some(len) = b
+            .get(i..i + 2)
+            .map(|l| usize::from(u16::from_be_bytes([l[0], l[1]])))
+        else {
+            return false;
+        };
+        i += len.max(2);
+        if i > n {
+            return false;
+        }
+        if code == 0xDA {
+            // Entropy-coded data up to the next marker that is neither a stuffed 00 nor RSTn.
+            loop {
+                match b[i..].iter().position(|&x| x == 0xFF) {
+                    None => return false,
+                    Some(k) => i += k,
+                }
+                let mut j = i + 1;
+                while j < n && b[j] == 0xFF {
+                    j += 1;
+                }
+                match b.get(j) {
+                    None => return false,
+                    Some(0x00 | 0xD0..=0xD7) => i = j + 1,
+                    Some(_) => break,
+                }
+            }
+        }
+    }
+}
+
+/// Where the PNG in `b` (starting with its 8-byte signature) is cut: `None` when it reaches the
+/// end of its IEND chunk, `Some(Some(type))` when it ends inside a chunk, `Some(None)` when it ends
+/// between chunks (or inside one whose type is not four letters).
+fn png_cut_chunk(b: &[u8]) -> Option<Option<String>> {
+    let mut i: usize = 8;
+    loop {
+        let Some(head) = b.get(i..i + 8) else {
+            return Some(None);
+        };
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let kind = &head[4..8];
+        let end = i.saturating_add(12).saturating_add(len);
+        if end > b.len() {
+            // A chunk type is four ASCII letters; anything else is not worth naming.
+            let name = kind.iter().all(u8::is_ascii_alphabetic);
+            return Some(name.then(|| String::from_utf8_lossy(kind).into_owned()));
+        }
+        if kind == b"IEND" {
+            return None;
+        }
+        i = end;
+    }
 }
 
 #[cfg(test)]
@@ -86,6 +378,15 @@ mod tests {
         assert!(has_image_extension(Path::new("b.Jpeg")));
         assert!(has_image_extension(Path::new("b.png")));
         assert!(has_image_extension(Path::new("b.bmp")));
+        for ext in ["webp", "GIF", "tif", "TIFF"] {
+            assert!(has_image_extension(Path::new(&format!("b.{ext}"))), "{ext}");
+        }
+        for ext in ["txt", "csv", "json", "xml", "npy"] {
+            assert!(
+                !has_image_extension(Path::new(&format!("b.{ext}"))),
+                "{ext}"
+            );
+        }
         assert!(!has_image_extension(Path::new("b.txt")));
         assert!(!has_image_extension(Path::new("png")));
         assert!(!has_image_extension(Path::new(".DS_Store")));
@@ -149,11 +450,19 @@ mod tests {
         assert!(e.message.starts_with("cannot decode image ("), "{e}");
         assert!(e.message.ends_with("; remove or replace the file"), "{e}");
 
-        // A PNG signature followed by junk: the format is known but decoding fails.
+        // A PNG signature followed by junk: the format is known, the file ends inside a chunk.
         let truncated = dir.path().join("trunc.png");
         std::fs::write(&truncated, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDRjunk").unwrap();
         let e = read_rgb(&truncated).unwrap_err();
-        assert!(e.message.starts_with("cannot decode image ("), "{e}");
+        assert_eq!(
+            e.message,
+            "truncated: the PNG ends inside its IHDR chunk, before its IEND chunk; re-copy the file"
+        );
+        // Whole chunks with junk in them: the decoder's error, on one line.
+        let mut junk = b"\x89PNG\r\n\x1a\n\0\0\0\x04IHDRjunkcrc!".to_vec();
+        junk.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");
+        let e = decode_bytes(&junk).unwrap_err();
+        assert!(e.starts_with("cannot decode image ("), "{e}");
 
         let empty = dir.path().join("empty.png");
         std::fs::write(&empty, b"").unwrap();
@@ -166,13 +475,267 @@ mod tests {
 
     #[test]
     fn unsupported_format_says_to_convert() {
-        if ImageFormat::Bmp.reading_enabled() {
-            return;
-        }
-        // Minimal BMP header: the format is recognised from the "BM" signature.
-        let mut bmp = b"BM".to_vec();
-        bmp.extend_from_slice(&[0u8; 60]);
-        let e = decode_bytes(&bmp).unwrap_err();
+        // QOI is recognised by its magic bytes but not built in.
+        assert!(!ImageFormat::Qoi.reading_enabled());
+        let mut qoi = b"qoif".to_vec();
+        qoi.extend_from_slice(&[0u8; 60]);
+        let e = decode_bytes(&qoi).unwrap_err();
         assert!(e.contains("convert the file to PNG or JPEG"), "{e}");
+    }
+
+    /// A 64×48 gradient (so the encoders have real data to write).
+    fn gradient() -> RgbImage {
+        RgbImage::from_fn(64, 48, |x, y| {
+            Rgb([(x * 4) as u8, (y * 5) as u8, ((x ^ y) * 3) as u8])
+        })
+    }
+
+    fn encode(format: ImageFormat) -> Vec<u8> {
+        let mut out = Cursor::new(Vec::new());
+        gradient().write_to(&mut out, format).unwrap();
+        out.into_inner()
+    }
+
+    #[test]
+    fn webp_bmp_gif_and_tiff_decode() {
+        for format in [
+            ImageFormat::WebP,
+            ImageFormat::Bmp,
+            ImageFormat::Gif,
+            ImageFormat::Tiff,
+        ] {
+            let img = decode_bytes(&encode(format)).unwrap().into_rgb8();
+            assert_eq!(img.dimensions(), (64, 48), "{format:?}");
+            if format != ImageFormat::Gif {
+                // Lossless (GIF quantises to 256 colours).
+                assert_eq!(img, gradient(), "{format:?}");
+            }
+        }
+    }
+
+    const JPEG_CUT: &str =
+        "truncated: the JPEG ends before its end-of-image marker; re-copy the file";
+
+    #[test]
+    fn truncated_jpeg_is_refused_though_the_decoder_accepts_it() {
+        let jpeg = encode(ImageFormat::Jpeg);
+        assert!(decode_bytes(&jpeg).is_ok());
+        for cut in [jpeg.len() / 2, jpeg.len() - 2, jpeg.len() - 1, 40, 3] {
+            let part = &jpeg[..cut];
+            // What the issue is about: the decoder returns the cut file as a whole image ...
+            if cut == jpeg.len() - 2 {
+                let lenient = ImageReader::with_format(Cursor::new(part), ImageFormat::Jpeg);
+                assert!(lenient.decode().is_ok());
+            }
+            // ... which is refused here.
+            assert_eq!(decode_bytes(part).unwrap_err(), JPEG_CUT, "cut at {cut}");
+        }
+        // Bytes after the end-of-image marker are allowed: the image before them is whole.
+        let mut trailing = jpeg.clone();
+        trailing.extend_from_slice(b"\0\0padding\xff\xd8");
+        assert!(decode_bytes(&trailing).is_ok());
+    }
+
+    #[test]
+    fn an_end_marker_inside_a_segment_does_not_count() {
+        // An APP1 segment holding a whole thumbnail (with its own FF D9) after SOI, then the real
+        // image cut short: the thumbnail's marker is skipped with its segment.
+        let jpeg = encode(ImageFormat::Jpeg);
+        let thumb = b"Exif\0\0\xff\xd8\xff\xdb\x00\x02\xff\xd9";
+        let mut with_thumb = vec![0xFF, 0xD8, 0xFF, 0xE1];
+        with_thumb.extend_from_slice(&((thumb.len() + 2) as u16).to_be_bytes());
+        with_thumb.extend_from_slice(thumb);
+        with_thumb.extend_from_slice(&jpeg[2..]);
+        assert!(decode_bytes(&with_thumb).is_ok());
+        let cut = &with_thumb[..with_thumb.len() * 2 / 3];
+        assert_eq!(decode_bytes(cut).unwrap_err(), JPEG_CUT);
+    }
+
+    #[test]
+    fn truncated_png_names_where_it_ends() {
+        let png = encode(ImageFormat::Png);
+        let n = png.len();
+        // Cut inside IEND (its CRC), the decoder returns the image: refused all the same.
+        assert!(
+            ImageReader::with_format(Cursor::new(&png[..n - 2]), ImageFormat::Png)
+                .decode()
+                .is_ok()
+        );
+        for (cut, want) in [
+            (n - 2, "truncated: the PNG ends inside its IEND chunk"),
+            (n - 12, "truncated: the PNG ends before its IEND chunk"),
+            (
+                n / 2,
+                "truncated: the PNG ends inside its IDAT chunk, before its IEND chunk",
+            ),
+        ] {
+            let e = decode_bytes(&png[..cut]).unwrap_err();
+            assert_eq!(e, format!("{want}; re-copy the file"), "cut at {cut}");
+        }
+        let mut trailing = png.clone();
+        trailing.extend_from_slice(b"junk");
+        assert!(decode_bytes(&trailing).is_ok());
+    }
+
+    #[test]
+    fn other_formats_cut_short_say_truncated() {
+        for format in [ImageFormat::Bmp, ImageFormat::Tiff] {
+            let bytes = encode(format);
+            let e = decode_bytes(&bytes[..bytes.len() - 100]).unwrap_err();
+            assert!(e.starts_with("truncated: the "), "{format:?}: {e}");
+            assert!(
+                e.ends_with("ends before its image data does; re-copy the file"),
+                "{e}"
+            );
+        }
+    }
+
+    /// PNG chunk with its CRC (CRC-32 of type + data, as the format says).
+    fn chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
+        let mut crc = 0xFFFF_FFFFu32;
+        for &byte in kind.iter().chain(data) {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        let mut out = (data.len() as u32).to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&(!crc).to_be_bytes());
+        out
+    }
+
+    /// A structurally complete PNG of a few dozen bytes whose header declares `w`×`h` RGB pixels.
+    fn png_claiming(w: u32, h: u32) -> Vec<u8> {
+        let mut ihdr = w.to_be_bytes().to_vec();
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend(chunk(b"IHDR", &ihdr));
+        // An empty zlib stream: far too little data, never reached.
+        png.extend(chunk(
+            b"IDAT",
+            &[0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01],
+        ));
+        png.extend(chunk(b"IEND", &[]));
+        png
+    }
+
+    #[test]
+    fn a_header_claiming_a_huge_image_is_refused_before_allocating() {
+        let e = decode_bytes(&png_claiming(60_000, 60_000)).unwrap_err();
+        assert_eq!(
+            e,
+            "the image is too large to decode: its header declares 60000×60000 pixels (10.1 GiB \
+             decoded; robustream decodes at most 65535 pixels a side and 512 MiB); shrink the image"
+        );
+        let e = decode_bytes(&png_claiming(70_000, 1)).unwrap_err();
+        assert!(e.contains("declares 70000×1 pixels"), "{e}");
+        // A small claim gets as far as the missing pixel data.
+        let e = decode_bytes(&png_claiming(4, 4)).unwrap_err();
+        assert!(!e.contains("too large"), "{e}");
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_file(dir.path(), "image").unwrap_err();
+        assert_eq!(
+            e,
+            "is a directory, not an image file; give the path of an image file"
+        );
+        let zero = Path::new("/dev/zero");
+        if zero.exists() {
+            let e = read_rgb(zero).unwrap_err();
+            assert_eq!(e.item, "/dev/zero");
+            assert!(
+                e.message
+                    .starts_with("is a character device, not an image file"),
+                "{e}"
+            );
+        }
+        let fifo = dir.path().join("pipe.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // Refused without being opened (opening a FIFO with no writer would block).
+            let e = read_file(&fifo, "mask").unwrap_err();
+            assert_eq!(
+                e,
+                "is a FIFO (named pipe), not a mask file; give the path of a mask file"
+            );
+        }
+        // A sparse file one byte over the limit: refused before reading.
+        let big = dir.path().join("big.png");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(MAX_FILE_BYTES + 1)
+            .unwrap();
+        let e = read_file(&big, "image").unwrap_err();
+        assert_eq!(
+            e,
+            "the image file is larger than 256 MiB (the most robustream reads of one file); \
+             shrink or re-encode it"
+        );
+    }
+
+    #[test]
+    fn decoder_text_is_folded_to_one_bounded_line() {
+        assert_eq!(one_line("Not enough bytes\n"), "Not enough bytes");
+        assert_eq!(one_line(" a \n\t b\r\nc "), "a b c");
+        let long = one_line(&"word ".repeat(100));
+        assert_eq!(long.chars().count(), MAX_REASON_CHARS);
+        assert!(long.ends_with('…'));
+        assert_eq!(
+            one_line("é".repeat(MAX_REASON_CHARS).as_str())
+                .chars()
+                .count(),
+            MAX_REASON_CHARS
+        );
+    }
+
+    #[test]
+    fn decode_errors_of_damaged_files_are_one_line() {
+        // Random damage to small files of every format (a fixed generator): whatever the decoders
+        // say, the message is one line of bounded length. zune-jpeg ends some of its errors with
+        // a newline, the PNG decoder's are long.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for format in [
+            ImageFormat::Jpeg,
+            ImageFormat::Png,
+            ImageFormat::WebP,
+            ImageFormat::Gif,
+            ImageFormat::Bmp,
+            ImageFormat::Tiff,
+        ] {
+            let clean = encode(format);
+            for _ in 0..300 {
+                let mut bytes = clean.clone();
+                for _ in 0..4 {
+                    let i = (next() % bytes.len() as u64) as usize;
+                    bytes[i] = next() as u8;
+                }
+                if next() % 3 == 0 {
+                    bytes.truncate(1 + (next() % bytes.len() as u64) as usize);
+                }
+                if let Err(e) = decode_bytes(&bytes) {
+                    assert!(!e.contains(char::is_control), "{format:?}: {e:?}");
+                    assert!(
+                        e.chars().count() < MAX_REASON_CHARS + 120,
+                        "{format:?}: {e}"
+                    );
+                }
+            }
+        }
     }
 }

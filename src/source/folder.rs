@@ -10,6 +10,12 @@
 //! `<stem>.<ext>`, the mask is `<stem>.mask.png` or `<stem>.mask.npy` (see [`super::mask`]; having
 //! both is an error for that image) and the boxes are a Pascal VOC annotation `<stem>.xml` (see
 //! [`super::regions`]). Files named `*.mask.<ext>` are never taken as images.
+//!
+//! Folders are walked once each: a link to a folder is followed when it leads out of the source
+//! folder (datasets assembled from links) and that folder has not been read yet; a link back into
+//! the source folder (`ln -s . loop`, a second name for a class folder) or to a folder already read
+//! is not followed and is a skipped item naming it, so every image is scored once. Folders more than
+//! [`MAX_DEPTH`] levels down are not searched (a skipped item too).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -19,8 +25,8 @@ use super::regions::BoxSpec;
 use super::{ClassOrder, Item, ItemSource, SourceError};
 use crate::frame::{LabelSpace, Truth};
 
-/// How deep class folders are searched for images (guards against symlink loops).
-const MAX_DEPTH: usize = 16;
+/// How deep class folders are searched for images.
+pub const MAX_DEPTH: usize = 16;
 
 /// Lists the folder at `root` and builds the source. Class folders are mapped to label indices by
 /// `order`; a folder that cannot be mapped, or a tree with no images at all, is an error.
@@ -30,16 +36,24 @@ pub(crate) fn open(
     labels: &LabelSpace,
 ) -> Result<ItemSource, SourceError> {
     let listing = list_dir(root)?;
-    let class_names: Vec<String> = listing.dirs.iter().map(|(name, _)| name.clone()).collect();
-    let indices = class_indices(&class_names, order, labels, root)?;
-
+    let mut walk = Walk::new(root)?;
     let mut items: Vec<Result<Item, SourceError>> = listing
         .files
         .into_iter()
         .map(|(name, path)| image_item(&listing.names, name, path, None))
         .collect();
-    for ((name, dir), index) in listing.dirs.into_iter().zip(indices) {
-        collect_images(&dir, &name, 1, Some(Truth(index)), &mut items)?;
+    // Links that are not followed are items of their own (skipped), not classes.
+    let mut class_dirs = Vec::new();
+    for (name, dir) in listing.dirs {
+        match walk.enter(&dir) {
+            Ok(()) => class_dirs.push((name, dir)),
+            Err(e) => items.push(Err(e)),
+        }
+    }
+    let class_names: Vec<String> = class_dirs.iter().map(|(name, _)| name.clone()).collect();
+    let indices = class_indices(&class_names, order, labels, root)?;
+    for ((name, dir), index) in class_dirs.into_iter().zip(indices) {
+        collect_images(&dir, &name, 1, Some(Truth(index)), &mut walk, &mut items)?;
     }
     if items.is_empty() {
         return Err(SourceError::at(
@@ -58,6 +72,57 @@ pub(crate) fn open(
         items.len()
     );
     Ok(ItemSource::new(items, description))
+}
+
+/// The folders a walk has entered (canonical paths), so that none is read twice (see the module
+/// docs).
+struct Walk {
+    root: PathBuf,
+    visited: HashSet<PathBuf>,
+}
+
+impl Walk {
+    fn new(root: &Path) -> Result<Self, SourceError> {
+        let root = std::fs::canonicalize(root).map_err(|e| cannot_list(root, &e))?;
+        let visited = HashSet::from([root.clone()]);
+        Ok(Self { root, visited })
+    }
+
+    /// Whether to enter the sub-folder `dir`: `Ok` (and it is marked read), or the skipped item
+    /// for a link that is not followed.
+    fn enter(&mut self, dir: &Path) -> Result<(), SourceError> {
+        let real = std::fs::canonicalize(dir).map_err(|e| cannot_list(dir, &e))?;
+        let link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+        if link && real.starts_with(&self.root) {
+            return Err(SourceError::at(
+                dir,
+                format!(
+                    "is a link to {}, inside the source folder (a loop, or a second name for a \
+                     folder): not followed, so its images are read once; remove the link",
+                    real.display()
+                ),
+            ));
+        }
+        if !self.visited.insert(real.clone()) {
+            return Err(SourceError::at(
+                dir,
+                format!(
+                    "is a link to {}, a folder already read: not followed, so its images are read \
+                     once; remove the link",
+                    real.display()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The error for a folder that cannot be listed.
+fn cannot_list(dir: &Path, e: &std::io::Error) -> SourceError {
+    SourceError::at(
+        dir,
+        format!("cannot list folder ({e}); check that it exists and is readable"),
+    )
 }
 
 /// The entries of one folder: sub-folders and image files, each as (name, path), sorted by name,
@@ -114,12 +179,7 @@ fn image_item(
 /// Lists `dir`: sub-folders (symlinks followed) and files with an image extension (except mask
 /// files), skipping names that start with `.`; both sorted by name.
 pub(crate) fn list_dir(dir: &Path) -> Result<Listing, SourceError> {
-    let cannot = |e: std::io::Error| {
-        SourceError::at(
-            dir,
-            format!("cannot list folder ({e}); check that it exists and is readable"),
-        )
-    };
+    let cannot = |e: std::io::Error| cannot_list(dir, &e);
     let mut dirs = Vec::new();
     let mut files = Vec::new();
     let mut names = HashSet::new();
@@ -147,11 +207,14 @@ pub(crate) fn list_dir(dir: &Path) -> Result<Listing, SourceError> {
 
 /// Appends to `out` the item of every image under `dir` (with `truth`), where ids are
 /// `prefix/<relative path>` with '/' separators; files of a folder come before its sub-folders.
+/// Sub-folders are entered through `walk` (a link not followed, or a folder too deep, is a
+/// skipped item in its place).
 fn collect_images(
     dir: &Path,
     prefix: &str,
     depth: usize,
     truth: Option<Truth>,
+    walk: &mut Walk,
     out: &mut Vec<Result<Item, SourceError>>,
 ) -> Result<(), SourceError> {
     let listing = list_dir(dir)?;
@@ -160,9 +223,23 @@ fn collect_images(
             image_item(&listing.names, format!("{prefix}/{name}"), path, truth)
         }),
     );
-    if depth < MAX_DEPTH {
-        for (name, sub) in listing.dirs {
-            collect_images(&sub, &format!("{prefix}/{name}"), depth + 1, truth, out)?;
+    for (name, sub) in listing.dirs {
+        if depth >= MAX_DEPTH {
+            out.push(Err(SourceError::at(
+                &sub,
+                format!(
+                    "is more than {MAX_DEPTH} folders below the source folder: not searched for \
+                     images; move any up"
+                ),
+            )));
+            continue;
+        }
+        match walk.enter(&sub) {
+            Ok(()) => {
+                let id = format!("{prefix}/{name}");
+                collect_images(&sub, &id, depth + 1, truth, walk, out)?;
+            }
+            Err(e) => out.push(Err(e)),
         }
     }
     Ok(())
@@ -448,6 +525,93 @@ mod tests {
         let r = c.regions.as_ref().unwrap();
         assert_eq!(r.mask.as_ref().unwrap().as_raw(), &vec![0, 255, 0, 0]);
         assert!(r.boxes.is_empty());
+    }
+
+    #[test]
+    fn every_decodable_format_is_listed_and_other_files_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path().join("tench");
+        for ext in ["png", "jpg", "webp", "bmp", "gif", "tif", "tiff"] {
+            write_rgb(&c.join(format!("a.{ext}")), 3, 2, [9, 9, 9]);
+        }
+        for other in [
+            "notes.txt",
+            "list.csv",
+            "meta.json",
+            "voc.xml",
+            "z.mask.png",
+            "y.mask.npy",
+        ] {
+            std::fs::write(c.join(other), "x").unwrap();
+        }
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let ids: Vec<String> = std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.unwrap().id)
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "tench/a.bmp",
+                "tench/a.gif",
+                "tench/a.jpg",
+                "tench/a.png",
+                "tench/a.tif",
+                "tench/a.tiff",
+                "tench/a.webp"
+            ]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_back_into_the_tree_are_named_not_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path().join("data");
+        write_rgb(&r.join("tench/a.png"), 2, 2, [0, 0, 0]);
+        write_rgb(&r.join("loose.png"), 2, 2, [0, 0, 0]);
+        symlink(".", r.join("loop")).unwrap();
+        symlink("..", r.join("tench/up")).unwrap();
+        symlink("../tench", r.join("tench/again")).unwrap();
+        // A link out of the tree is followed, once.
+        write_rgb(&dir.path().join("outside/b.png"), 2, 2, [0, 0, 0]);
+        symlink("../../outside", r.join("tench/ext")).unwrap();
+        symlink("../../outside", r.join("tench/ext2")).unwrap();
+        let mut s = open(&r, &ClassOrder::Labels, &labels()).unwrap();
+        let got: Vec<Result<String, String>> = std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.map(|f| f.id).map_err(|e| e.to_string()))
+            .collect();
+        let ok: Vec<&str> = got.iter().flatten().map(String::as_str).collect();
+        assert_eq!(ok, ["loose.png", "tench/a.png", "tench/ext/b.png"]);
+        let errs: Vec<&String> = got.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errs.len(), 4, "{errs:#?}");
+        for (e, name) in errs.iter().zip(["loop", "again", "ext2", "up"]) {
+            assert!(e.contains(&format!("{name}: is a link to ")), "{e}");
+            assert!(e.ends_with("not followed, so its images are read once; remove the link"));
+        }
+        assert!(errs[0].contains("inside the source folder"), "{}", errs[0]);
+        assert!(errs[2].contains("a folder already read"), "{}", errs[2]);
+    }
+
+    #[test]
+    fn folders_too_deep_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut deep = dir.path().join("tench");
+        write_rgb(&deep.join("top.png"), 2, 2, [0, 0, 0]);
+        for i in 0..MAX_DEPTH {
+            deep = deep.join(format!("d{i}"));
+        }
+        write_rgb(&deep.join("deep.png"), 2, 2, [0, 0, 0]);
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let got: Vec<_> = std::iter::from_fn(|| s.next_frame()).collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].as_ref().unwrap().id, "tench/top.png");
+        let e = got[1].as_ref().unwrap_err();
+        assert!(e.item.ends_with(&format!("d{}", MAX_DEPTH - 1)), "{e}");
+        assert!(
+            e.message.starts_with("is more than 16 folders below"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -36,12 +36,8 @@ pub(crate) struct Columns {
 
 /// Reads the manifest at `manifest` and builds the source.
 pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, SourceError> {
-    let bytes = std::fs::read(manifest).map_err(|e| {
-        SourceError::at(
-            manifest,
-            format!("cannot read manifest ({e}); check that it exists and is readable"),
-        )
-    })?;
+    let bytes = super::decode::read_file(manifest, "manifest")
+        .map_err(|why| SourceError::at(manifest, why))?;
     let base = manifest.parent().unwrap_or(Path::new(""));
     let items = parse(&bytes, base, labels, &manifest.display().to_string())?;
     if items.is_empty() {
@@ -397,7 +393,7 @@ mod tests {
                 .as_ref()
                 .unwrap_err()
                 .message
-                .starts_with("cannot read mask")
+                .contains(": cannot read mask (")
         );
         let f = got[5].as_ref().unwrap();
         assert_eq!((f.seq, f.truth), (2, None));

@@ -28,12 +28,8 @@ pub fn load(
     size: (u32, u32),
 ) -> Result<GrayImage, SourceError> {
     let m = mask_path.display();
-    let bytes = std::fs::read(mask_path).map_err(|e| {
-        SourceError::at(
-            image_path,
-            format!("cannot read mask {m} ({e}); check that it exists and is readable"),
-        )
-    })?;
+    let bytes = super::decode::read_file(mask_path, "mask")
+        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")))?;
     let mask = decode_mask(&bytes)
         .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")))?;
     if mask.dimensions() != size {
@@ -556,7 +552,7 @@ mod tests {
     fn missing_or_corrupt_mask_is_an_item_error() {
         let dir = tempfile::tempdir().unwrap();
         let e = load(&dir.path().join("nope.png"), Path::new("i.png"), (1, 1)).unwrap_err();
-        assert!(e.message.starts_with("cannot read mask"), "{e}");
+        assert!(e.message.contains(": cannot read mask ("), "{e}");
         let bad = dir.path().join("bad.png");
         std::fs::write(&bad, b"xx").unwrap();
         let e = load(&bad, Path::new("i.png"), (1, 1)).unwrap_err();

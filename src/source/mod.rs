@@ -305,12 +305,25 @@ pub struct SourceError {
 }
 
 impl SourceError {
-    /// An error about `item` (a path is shown with [`Path::display`]).
+    /// An error about `item` (a path is shown with [`Path::display`]). A message that spans lines
+    /// (a library's error text with a newline in it) is folded to one ([`decode::fold`]).
     pub fn new(item: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            item: item.into(),
-            message: message.into(),
+        let mut message = message.into();
+        if message.contains(char::is_control) {
+            message = decode::fold(&message);
         }
+        let mut item = item.into();
+        if item.contains(char::is_control) {
+            // A file name with a newline in it: shown escaped, so the line stays one line.
+            item = item
+                .chars()
+                .map(|c| match c.is_control() {
+                    true => c.escape_default().to_string(),
+                    false => c.to_string(),
+                })
+                .collect();
+        }
+        Self { item, message }
     }
 
     /// An error about the file or folder at `path`.
@@ -440,6 +453,16 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
             format!("cannot open source ({e}); check `[source] path` or --source"),
         )
     })?;
+    if let Some(what) = decode::non_file_kind(&meta).filter(|_| !meta.is_dir()) {
+        // Read as an image, `/dev/zero` would never end; a FIFO could block the run.
+        return Err(SourceError::at(
+            path,
+            format!(
+                "is {what}, not an image file, a manifest or a folder; give one of those (a \
+                 camera: `--source /dev/videoN` or `kind = \"camera\"`)"
+            ),
+        ));
+    }
     let kind = config.kind.unwrap_or_else(|| {
         if meta.is_dir() && in9::looks_like_release(path) {
             SourceKind::In9
@@ -835,6 +858,35 @@ mod tests {
         assert_eq!((c.id.as_str(), c.seq), ("c.png", 1));
         assert!(s.next_frame().is_none());
         assert!(s.next_frame().is_none());
+    }
+
+    #[test]
+    fn a_device_or_fifo_is_not_a_source() {
+        let zero = Path::new("/dev/zero");
+        if !zero.exists() {
+            return;
+        }
+        for kind in [None, Some(SourceKind::Image), Some(SourceKind::Manifest)] {
+            let mut c = SourceConfig::new(zero);
+            c.kind = kind;
+            let e = open(&c, &labels()).err().unwrap();
+            assert_eq!(e.item, "/dev/zero");
+            assert!(
+                e.message.starts_with(
+                    "is a character device, not an image file, a manifest or a folder"
+                ),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn error_lines_stay_one_line() {
+        let e = SourceError::new("a\nb.png", "cannot decode (Not enough bytes\n); fix");
+        assert_eq!(
+            e.to_string(),
+            "a\\nb.png: cannot decode (Not enough bytes ); fix"
+        );
     }
 
     #[test]
