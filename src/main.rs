@@ -1,9 +1,10 @@
 //! The `robustream` binary: parses the command line, calls the library, maps errors to one line and an
-//! exit code (0 ok, 1 error, 2 usage, 130 interrupted).
+//! exit code (0 ok, 1 error, 2 usage, 128 + the signal when interrupted: 130 Ctrl-C, 143 SIGTERM,
+//! 129 SIGHUP).
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::Context;
 use clap::Parser;
@@ -65,15 +66,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         robustream::source::video::set_realtime(&mut config.source).map_err(anyhow::Error::msg)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // First Ctrl-C: stop reading, finish frames in flight, write the summary. Second: exit now.
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("robustream: stopping; finishing frames in flight and writing the summary (Ctrl-C again to abort)");
-    })
-    .context("cannot install the Ctrl-C handler")?;
+    // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).
+    let signal = Arc::new(AtomicI32::new(0));
+    watch_signals(stop.clone(), signal.clone())?;
     let result = robustream::run::run(&config, &stop, args.quiet)?;
     out(&format!(
         "{}\nrecords and summary: {}\n",
@@ -82,9 +77,45 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     ));
     match result.outcome.end {
         EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
-        EndReason::Interrupted => Ok(ExitCode::from(130)),
+        EndReason::Interrupted => Ok(ExitCode::from(robustream::watch::signal_status(
+            match signal.load(Ordering::SeqCst) {
+                0 => signal_hook::consts::SIGINT,
+                s => s,
+            },
+        ))),
         EndReason::Completed | EndReason::Limit | EndReason::Duration => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Receives the stop signals (SIGINT, SIGTERM, SIGHUP: Ctrl-C, `docker stop`, Kubernetes, systemd,
+/// a closed terminal) on a thread of its own. The first raises `stop` (reading stops, frames in
+/// flight finish, the summary is written) and is recorded in `signal`; a second aborts at once with
+/// 128 + its number.
+fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Result<()> {
+    use robustream::watch::{STOP_SIGNALS, signal_name, signal_status};
+    let mut signals = signal_hook::iterator::Signals::new(STOP_SIGNALS)
+        .context("cannot install the handlers of SIGINT, SIGTERM and SIGHUP")?;
+    std::thread::Builder::new()
+        .name("rs-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                let name = signal_name(sig);
+                if stop.swap(true, Ordering::SeqCst) {
+                    eprintln!(
+                        "robustream: {name} again: aborting; the records written so far stay, \
+                         no summary"
+                    );
+                    std::process::exit(i32::from(signal_status(sig)));
+                }
+                let _ = signal.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                eprintln!(
+                    "robustream: {name} received: stopping; finishing frames in flight and \
+                     writing the summary ({name} or Ctrl-C again to abort)"
+                );
+            }
+        })
+        .context("cannot start the signal thread")?;
+    Ok(())
 }
 
 fn bench(args: BenchArgs) -> anyhow::Result<()> {
