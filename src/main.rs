@@ -32,9 +32,29 @@ fn main() -> ExitCode {
         Command::Devices(args) => Ok(devices(&args)),
     };
     result.unwrap_or_else(|e| {
-        eprintln!("error: {}", format!("{e:#}").replace('\n', " "));
+        eprintln!("error: {}", message(&e));
         ExitCode::FAILURE
     })
+}
+
+/// The one line an error is reported in (after `error: `): the library's own line, or for the
+/// typed errors that leave the fix to the binary, what, where and the fix.
+fn message(e: &anyhow::Error) -> String {
+    use robustream::run_lock::LockError;
+    match e.downcast_ref::<LockError>() {
+        Some(LockError::Busy { dir, pid }) => format!(
+            "{}: another robustream run{} is writing this run directory; give this run another \
+             --out (or `out` in the config), or wait until that run ends",
+            dir.display(),
+            pid.map(|p| format!(" (PID {p})")).unwrap_or_default()
+        ),
+        Some(LockError::Create { dir, source }) => format!(
+            "{}: cannot create the run directory ({source}); give --out (or `out` in the config) \
+             a folder this user can write",
+            dir.display()
+        ),
+        _ => format!("{e:#}").replace('\n', " "),
+    }
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {

@@ -17,6 +17,7 @@ use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
+use crate::run_lock::{LockError, RunLock};
 use crate::scenario::{Catalog, Plan};
 use crate::source::{Source, SourceConfig, SourceKind, imagenet_c, in9};
 
@@ -125,6 +126,20 @@ fn round3(v: f64) -> f64 {
 /// Runs an evaluation as configured. `stop` is the Ctrl-C flag: when raised, reading stops, frames in
 /// flight finish, and the summary of what was done is written.
 pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
+    // One run writes a run directory at a time (crate::run_lock): a second one fails here, before
+    // any work. Held until this function returns (the summary written); the OS releases it if the
+    // process dies.
+    let _lock = match RunLock::acquire(&config.out) {
+        Ok(lock) => Some(lock),
+        Err(e @ LockError::Unsupported { .. }) => {
+            eprintln!(
+                "warning: {e}; the run goes on, but another run writing this directory would not \
+                 be noticed"
+            );
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
