@@ -376,6 +376,8 @@ pub fn run(
         EndReason::Interrupted
     } else if source_end.hit_limit {
         EndReason::Limit
+    } else if let Some(e) = source_end.error {
+        EndReason::Failed(e)
     } else {
         EndReason::Completed
     });
