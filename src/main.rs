@@ -89,7 +89,29 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).
     let signal = Arc::new(AtomicI32::new(0));
     watch_signals(stop.clone(), signal.clone())?;
-    let result = robustream::run::run(&config, &stop, args.quiet)?;
+    let status = || {
+        robustream::watch::signal_status(match signal.load(Ordering::SeqCst) {
+            0 => signal_hook::consts::SIGINT,
+            s => s,
+        })
+    };
+    let result = match robustream::run::run(&config, &stop, args.quiet) {
+        Ok(r) => r,
+        Err(e) => match e.downcast_ref::<robustream::run::StoppedOpening>() {
+            // Stopped before anything ran: an interruption, not an error.
+            Some(s) => {
+                eprintln!(
+                    "robustream: {}: stopped before the run began: opening the source had not \
+                     returned {:.1} s after the stop (a FIFO nobody writes to, a stalled network \
+                     mount?); nothing was evaluated",
+                    s.path.display(),
+                    robustream::pipeline::READ_GRACE.as_secs_f64()
+                );
+                return Ok(ExitCode::from(status()));
+            }
+            None => return Err(e),
+        },
+    };
     out(&format!(
         "{}\nrecords and summary: {}\n",
         result.summary.table(),
@@ -97,12 +119,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     ));
     match result.outcome.end {
         EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
-        EndReason::Interrupted => Ok(ExitCode::from(robustream::watch::signal_status(
-            match signal.load(Ordering::SeqCst) {
-                0 => signal_hook::consts::SIGINT,
-                s => s,
-            },
-        ))),
+        EndReason::Interrupted => Ok(ExitCode::from(status())),
         EndReason::Completed | EndReason::Limit | EndReason::Duration => Ok(ExitCode::SUCCESS),
     }
 }
