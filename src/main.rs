@@ -145,9 +145,13 @@ fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Resul
                     std::process::exit(i32::from(signal_status(sig)));
                 }
                 let _ = signal.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                let again = match sig {
+                    signal_hook::consts::SIGINT => "Ctrl-C again".to_string(),
+                    _ => format!("{name} or Ctrl-C"),
+                };
                 eprintln!(
                     "robustream: {name} received: stopping; finishing frames in flight and \
-                     writing the summary ({name} or Ctrl-C again to abort)"
+                     writing the summary ({again} to abort)"
                 );
             }
         })
