@@ -20,6 +20,7 @@ pub mod preview;
 pub mod report;
 pub mod resample;
 pub mod run;
+pub mod run_lock;
 pub mod saliency;
 pub mod scenario;
 pub mod scene;

@@ -1,9 +1,10 @@
 //! The `robustream` binary: parses the command line, calls the library, maps errors to one line and an
-//! exit code (0 ok, 1 error, 2 usage, 130 interrupted).
+//! exit code (0 ok, 1 error, 2 usage, 128 + the signal when interrupted: 130 Ctrl-C, 143 SIGTERM,
+//! 129 SIGHUP).
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::Context;
 use clap::Parser;
@@ -31,9 +32,29 @@ fn main() -> ExitCode {
         Command::Devices(args) => Ok(devices(&args)),
     };
     result.unwrap_or_else(|e| {
-        eprintln!("error: {}", robustream::error_line(e.as_ref()));
+        eprintln!("error: {}", message(&e));
         ExitCode::FAILURE
     })
+}
+
+/// The one line an error is reported in (after `error: `): the library's own line, or for the
+/// typed errors that leave the fix to the binary, what, where and the fix.
+fn message(e: &anyhow::Error) -> String {
+    use robustream::run_lock::LockError;
+    match e.downcast_ref::<LockError>() {
+        Some(LockError::Busy { dir, pid }) => format!(
+            "{}: another robustream run{} is writing this run directory; give this run another \
+             --out (or `out` in the config), or wait until that run ends",
+            dir.display(),
+            pid.map(|p| format!(" (PID {p})")).unwrap_or_default()
+        ),
+        Some(LockError::Create { dir, source }) => format!(
+            "{}: cannot create the run directory ({source}); give --out (or `out` in the config) \
+             a folder this user can write",
+            dir.display()
+        ),
+        _ => robustream::error_line(e.as_ref()),
+    }
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -65,16 +86,32 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         robustream::source::video::set_realtime(&mut config.source).map_err(anyhow::Error::msg)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    // First Ctrl-C: stop reading, finish frames in flight, write the summary. Second: exit now.
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-        eprintln!("robustream: stopping; finishing frames in flight and writing the summary (Ctrl-C again to abort)");
-    })
-    .context("cannot install the Ctrl-C handler")?;
-    let result = robustream::run::run(&config, &stop, args.quiet)?;
+    // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).
+    let signal = Arc::new(AtomicI32::new(0));
+    watch_signals(stop.clone(), signal.clone())?;
+    let status = || {
+        robustream::watch::signal_status(match signal.load(Ordering::SeqCst) {
+            0 => signal_hook::consts::SIGINT,
+            s => s,
+        })
+    };
+    let result = match robustream::run::run(&config, &stop, args.quiet) {
+        Ok(r) => r,
+        Err(e) => match e.downcast_ref::<robustream::run::StoppedOpening>() {
+            // Stopped before anything ran: an interruption, not an error.
+            Some(s) => {
+                eprintln!(
+                    "robustream: {}: stopped before the run began: opening the source had not \
+                     returned {:.1} s after the stop (a FIFO nobody writes to, a stalled network \
+                     mount?); nothing was evaluated",
+                    s.path.display(),
+                    robustream::pipeline::READ_GRACE.as_secs_f64()
+                );
+                return Ok(ExitCode::from(status()));
+            }
+            None => return Err(e),
+        },
+    };
     out(&format!(
         "{}\nrecords and summary: {}\n",
         result.summary.table(),
@@ -82,9 +119,44 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     ));
     match result.outcome.end {
         EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
-        EndReason::Interrupted => Ok(ExitCode::from(130)),
+        EndReason::Interrupted => Ok(ExitCode::from(status())),
         EndReason::Completed | EndReason::Limit | EndReason::Duration => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Receives the stop signals (SIGINT, SIGTERM, SIGHUP: Ctrl-C, `docker stop`, Kubernetes, systemd,
+/// a closed terminal) on a thread of its own. The first raises `stop` (reading stops, frames in
+/// flight finish, the summary is written) and is recorded in `signal`; a second aborts at once with
+/// 128 + its number.
+fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Result<()> {
+    use robustream::watch::{STOP_SIGNALS, signal_name, signal_status};
+    let mut signals = signal_hook::iterator::Signals::new(STOP_SIGNALS)
+        .context("cannot install the handlers of SIGINT, SIGTERM and SIGHUP")?;
+    std::thread::Builder::new()
+        .name("rs-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                let name = signal_name(sig);
+                if stop.swap(true, Ordering::SeqCst) {
+                    eprintln!(
+                        "robustream: {name} again: aborting; the records written so far stay, \
+                         no summary"
+                    );
+                    std::process::exit(i32::from(signal_status(sig)));
+                }
+                let _ = signal.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                let again = match sig {
+                    signal_hook::consts::SIGINT => "Ctrl-C again".to_string(),
+                    _ => format!("{name} or Ctrl-C"),
+                };
+                eprintln!(
+                    "robustream: {name} received: stopping; finishing frames in flight and \
+                     writing the summary ({again} to abort)"
+                );
+            }
+        })
+        .context("cannot start the signal thread")?;
+    Ok(())
 }
 
 fn bench(args: BenchArgs) -> anyhow::Result<()> {

@@ -11,12 +11,14 @@ use serde_json::json;
 use crate::config::RunConfig;
 use crate::engine::onnx::OnnxEngine;
 use crate::engine::{Engine, ModelDesc};
+use crate::frame::LabelSpace;
 use crate::metrics::Metrics;
 use crate::metrics::classmap::ClassMap;
 use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
+use crate::run_lock::{LockError, RunLock};
 use crate::scenario::{Catalog, Plan};
 use crate::source::{Source, SourceConfig, SourceKind, imagenet_c, in9};
 
@@ -117,6 +119,86 @@ fn default_items(keys: &[&str]) -> Vec<String> {
     }
 }
 
+/// The run was stopped while its source was still opening, and the opening had not returned
+/// [`pipeline::READ_GRACE`] after the stop: a read blocked in the system (a manifest that is a FIFO
+/// nobody writes to, a folder on a stalled network mount). Nothing was evaluated.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: stopped while opening the source; a read there had not returned", path.display())]
+pub struct StoppedOpening {
+    /// The source's path.
+    pub path: PathBuf,
+}
+
+/// [`open_source`] on a thread of its own, waited for until it returns, or until `stop` has been
+/// up for [`pipeline::READ_GRACE`] (then [`StoppedOpening`]; the thread is left behind, it ends
+/// with the process).
+fn open_source_or_stop(
+    config: &RunConfig,
+    labels: &LabelSpace,
+    stop: &AtomicBool,
+) -> anyhow::Result<(Plan, Box<dyn Source>)> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let (owned, labels_owned) = (config.clone(), labels.clone());
+    std::thread::Builder::new()
+        .name("rs-open".into())
+        .spawn(move || {
+            let _ = tx.send(open_source(&owned, &labels_owned));
+        })
+        .context("cannot start the thread that opens the source")?;
+    let mut stopped_at: Option<Instant> = None;
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+            Ok(opened) => return opened,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!(
+                    "{}: opening the source failed without an error (a bug); please report it",
+                    config.source.path.display()
+                )
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::Relaxed) {
+                    let since = *stopped_at.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= pipeline::READ_GRACE {
+                        return Err(StoppedOpening {
+                            path: config.source.path.clone(),
+                        }
+                        .into());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The run's plan and its source, opened: an `imagenet-c` layout's plan is what it holds (or the
+/// config's items), an IN-9 release's too ([`in9_plan`]), any other source takes the config's
+/// plan. `labels` is the run's label space.
+fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan, Box<dyn Source>)> {
+    let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
+    if config.source.kind == Some(SourceKind::ImagenetC) {
+        // Stored variants: the plan is what the layout holds, or the config's items.
+        let layout = imagenet_c::Layout::scan(&config.source)?;
+        let items = match config.scenarios.is_empty() {
+            true => layout.keys(),
+            false => config.scenarios.clone(),
+        };
+        let plan = Plan::from_items(&items, &catalog)?;
+        let source = layout.open(&plan.keys(), labels)?;
+        Ok((plan, Box::new(source) as Box<dyn Source>))
+    } else if source_kind(&config.source) == Some(SourceKind::In9) {
+        // Stored IN-9 variations: the plan is what the release holds (or the config's items).
+        let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
+        let mut source_config = config.source.clone();
+        source_config.kind = Some(SourceKind::In9);
+        source_config.variations = variations;
+        let source = crate::source::open(&source_config, labels)?;
+        Ok((plan, source))
+    } else {
+        let plan = Plan::from_items(&config.scenarios, &catalog)?;
+        Ok((plan, crate::source::open(&config.source, labels)?))
+    }
+}
+
 /// `v` rounded to 3 decimals (ms resolution for seconds).
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
@@ -125,38 +207,27 @@ fn round3(v: f64) -> f64 {
 /// Runs an evaluation as configured. `stop` is the Ctrl-C flag: when raised, reading stops, frames in
 /// flight finish, and the summary of what was done is written.
 pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
+    // One run writes a run directory at a time (crate::run_lock): a second one fails here, before
+    // any work. Held until this function returns (the summary written); the OS releases it if the
+    // process dies.
+    let _lock = match RunLock::acquire(&config.out) {
+        Ok(lock) => Some(lock),
+        Err(e @ LockError::Unsupported { .. }) => {
+            eprintln!(
+                "warning: {e}; the run goes on, but another run writing this directory would not \
+                 be noticed"
+            );
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
     let started = Instant::now();
     let started_unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let model = ModelDesc::load(&config.model)?;
     let class_map = class_map(config, &model)?;
-    let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
-    let (plan, source) = if config.source.kind == Some(SourceKind::ImagenetC) {
-        // Stored variants: the plan is what the layout holds, or the config's items.
-        let layout = imagenet_c::Layout::scan(&config.source)?;
-        let items = match config.scenarios.is_empty() {
-            true => layout.keys(),
-            false => config.scenarios.clone(),
-        };
-        let plan = Plan::from_items(&items, &catalog)?;
-        let source = layout.open(&plan.keys(), class_map.classes())?;
-        (plan, Box::new(source) as Box<dyn Source>)
-    } else if source_kind(&config.source) == Some(SourceKind::In9) {
-        // Stored IN-9 variations: the plan is what the release holds (or the config's items).
-        let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
-        let mut source_config = config.source.clone();
-        source_config.kind = Some(SourceKind::In9);
-        source_config.variations = variations;
-        let source = crate::source::open(&source_config, class_map.classes())?;
-        (plan, source)
-    } else {
-        let plan = Plan::from_items(&config.scenarios, &catalog)?;
-        (
-            plan,
-            crate::source::open(&config.source, class_map.classes())?,
-        )
-    };
+    let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
     // A compute budget becomes scenarios per frame at the source's rate (scenario::schedule).
     let (mode, per_frame, budget) = crate::scenario::schedule::Budget::resolve(
         config.pipeline.budget,

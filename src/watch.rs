@@ -1,6 +1,10 @@
 //! The run's watcher thread (issue 5): ends a run after `--duration`, passes Ctrl-C on, and samples
 //! the process's resident memory and progress once a second into `resources.csv` — the record a
 //! soak run (hours on the synthetic camera) is judged by: RSS flat, frames per second steady.
+//!
+//! The signals that stop a run ([`STOP_SIGNALS`]: Ctrl-C's SIGINT, and SIGTERM and SIGHUP, which
+//! `docker stop`, Kubernetes, systemd and a closed terminal send) all act as Ctrl-C does; the binary
+//! receives them on a thread of its own (`signal-hook`) and raises the flag this watcher passes on.
 
 use std::io::Write;
 use std::path::Path;
@@ -8,6 +12,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+/// The signals that stop a run as Ctrl-C does: the first raises the stop flag (frames in flight
+/// finish, the summary is written with `run.end = "interrupted"`), a second aborts.
+pub const STOP_SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// The name of a stop signal in messages (`SIGTERM`; `Ctrl-C (SIGINT)`).
+pub fn signal_name(signal: i32) -> String {
+    match signal {
+        libc::SIGINT => "Ctrl-C (SIGINT)".to_string(),
+        libc::SIGTERM => "SIGTERM".to_string(),
+        libc::SIGHUP => "SIGHUP".to_string(),
+        n => format!("signal {n}"),
+    }
+}
+
+/// The exit status of a run ended by `signal`: 128 + its number, as a shell reports a process a
+/// signal ended (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP); 130 for anything out of range.
+pub fn signal_status(signal: i32) -> u8 {
+    u8::try_from(128 + signal)
+        .ok()
+        .filter(|s| *s > 128)
+        .unwrap_or(130)
+}
 
 /// How often resources are sampled.
 pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
@@ -212,6 +239,17 @@ mod tests {
         assert!(u.cpu_s > 0.01 && u.utilisation > 0.0, "{u:?}");
         // No more CPU than the cores could give in that wall time (rusage ticks: 10 ms slack).
         assert!(u.cpu_s <= u.wall_s * u.cores as f64 + 0.02, "{u:?}");
+    }
+
+    #[test]
+    fn stop_signals_are_named_and_give_the_shell_status() {
+        assert_eq!(signal_name(libc::SIGTERM), "SIGTERM");
+        assert_eq!(signal_name(libc::SIGINT), "Ctrl-C (SIGINT)");
+        assert_eq!(signal_status(libc::SIGINT), 130);
+        assert_eq!(signal_status(libc::SIGTERM), 143);
+        assert_eq!(signal_status(libc::SIGHUP), 129);
+        assert_eq!(signal_status(0), 130);
+        assert_eq!(signal_status(400), 130);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use super::{DropPolicy, Message, Shared};
 use crate::frame::Frame;
 use crate::scenario::{BackgroundPool, PoolView};
-use crate::source::Source;
+use crate::source::{Source, SourceError};
 
 /// A frame handed to the workers, with the background pool as it was before the frame joined it.
 pub(super) struct Admitted {
@@ -42,6 +42,9 @@ pub(super) struct SourceEnd {
     pub hit_limit: bool,
     pub lost: u64,
     pub report: Option<serde_json::Value>,
+    /// The source ended on its own in a way that fails the run ([`Source::end_error`], or no item
+    /// at all): the one-line reason.
+    pub error: Option<String>,
 }
 
 impl Admission {
@@ -96,12 +99,14 @@ pub(super) fn read(
 ) -> SourceEnd {
     let mut end = SourceEnd::default();
     let mut seq = 0u64;
+    let mut exhausted = false;
     while !shared.halted() {
         if limit.is_some_and(|l| seq >= l) {
             end.hit_limit = true;
             break;
         }
         let Some(item) = source.next_frame() else {
+            exhausted = true;
             break;
         };
         let lost_now = source.lost();
@@ -136,6 +141,22 @@ pub(super) fn read(
             break;
         }
         seq += 1;
+    }
+    if exhausted && !shared.halted() {
+        // The end of the input, unless the source says otherwise, or it gave nothing at all (an
+        // item source fails at open when empty; this catches every other kind).
+        end.error = source
+            .end_error()
+            .or_else(|| {
+                (seq == 0).then(|| {
+                    SourceError::new(
+                        source.describe(),
+                        "the source ended without giving a single frame; check that it holds \
+                         images or frames",
+                    )
+                })
+            })
+            .map(|e| e.to_string());
     }
     shared.source_done.store(true, Ordering::Relaxed);
     end.report = source.report();

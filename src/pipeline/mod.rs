@@ -35,6 +35,7 @@ pub mod config;
 mod admission;
 mod collect;
 mod infer;
+mod reader;
 mod work;
 
 use std::sync::Arc;
@@ -44,6 +45,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, unbounded};
 
 pub use config::{DropPolicy, PipelineConfig, ScenarioStage};
+pub use reader::GRACE as READ_GRACE;
 pub use work::pool_maker;
 
 use crate::engine::Engine;
@@ -253,7 +255,7 @@ pub fn run(
     sink: &mut dyn FnMut(Event) -> Result<(), String>,
 ) -> Outcome {
     let PipelineInputs {
-        mut source,
+        source,
         plan,
         model,
         mut engine,
@@ -309,7 +311,13 @@ pub fn run(
     // The source's copy of the stop flag (Source::set_stop): raised within STOP_POLL of `stop` or
     // a fatal error, so a source blocked on a camera or a network stream returns.
     let source_stop = Arc::new(AtomicBool::new(false));
-    source.set_stop(source_stop.clone());
+    // The source's calls run on a thread of their own (reader.rs): a read blocked in the kernel
+    // (a FIFO nobody writes to) is left behind `reader::GRACE` after the stop instead of holding
+    // the run.
+    let mut source = match reader::Reader::spawn(source, source_stop.clone()) {
+        Ok(r) => r,
+        Err(e) => return Outcome::failed(format!("cannot start the source's reader thread ({e})")),
+    };
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
 
     let setup = work::Setup {
@@ -365,7 +373,7 @@ pub fn run(
         });
         // The source starts last, so the workers already wait for its first frames.
         let source_thread = spawn(s, "rs-source", move || {
-            admission::read(source.as_mut(), pool, limit, &admission, shared)
+            admission::read(&mut source, pool, limit, &admission, shared)
         });
         drop(msg_tx);
         let collected = collect::run(&msg_rx, plan.len(), strict, &shared.fatal, sink);
@@ -376,6 +384,8 @@ pub fn run(
         EndReason::Interrupted
     } else if source_end.hit_limit {
         EndReason::Limit
+    } else if let Some(e) = source_end.error {
+        EndReason::Failed(e)
     } else {
         EndReason::Completed
     });

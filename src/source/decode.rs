@@ -49,6 +49,15 @@ pub fn image_extensions() -> Vec<&'static str> {
     exts
 }
 
+/// The [`image_extensions`] as messages list them: `.jpg .jpeg .png .bmp`.
+pub fn extension_list() -> String {
+    image_extensions()
+        .iter()
+        .map(|e| format!(".{e}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// True when `path` has one of the [`image_extensions`] (any case).
 pub fn has_image_extension(path: &Path) -> bool {
     let Some(ext) = path.extension().and_then(|e| e.to_str()) else {

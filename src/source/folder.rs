@@ -59,9 +59,9 @@ pub(crate) fn open(
         return Err(SourceError::at(
             root,
             format!(
-                "no images found (looked for .{} files in the folder and its class sub-folders); \
-                 check the path",
-                super::decode::image_extensions().join(", .")
+                "no images ({}) in it or below it; point --source (or `[source] path`) at a \
+                 folder of images, or of class folders <class>/<image>",
+                super::decode::extension_list()
             ),
         ));
     }
@@ -621,7 +621,7 @@ mod tests {
         let e = open(dir.path(), &ClassOrder::Sorted, &labels())
             .err()
             .unwrap();
-        assert!(e.message.starts_with("no images found"), "{e}");
+        assert!(e.message.starts_with("no images (.jpg .jpeg .png"), "{e}");
     }
 
     #[test]

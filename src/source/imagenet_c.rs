@@ -250,6 +250,25 @@ impl Layout {
                 });
             }
         }
+        if len == 0 {
+            let read: Vec<String> = self
+                .variants
+                .iter()
+                .filter(|(k, _)| plan.contains(&k.as_str()))
+                .map(|(k, _)| k.strip_prefix("corruption/").unwrap_or(k).to_string())
+                .collect();
+            return Err(SourceError::at(
+                &self.root,
+                format!(
+                    "no images ({}) in the folders the plan reads ({}{}); an imagenet-c source is the \
+                     released layout <root>/<corruption>/<severity>/<wnid>/<file>: put the images \
+                     in their wnid folders, or point `[source] path` at the layout's root",
+                    super::decode::extension_list(),
+                    read.iter().take(4).cloned().collect::<Vec<_>>().join(", "),
+                    if read.len() > 4 { ", …" } else { "" }
+                ),
+            ));
+        }
         let corruptions = self
             .variants
             .iter()
@@ -549,6 +568,20 @@ mod tests {
         let e = Layout::scan(&config(r, Some(r.join("nope")))).unwrap_err();
         assert!(
             e.item.ends_with("nope") && e.message.contains("cannot list folder"),
+            "{e}"
+        );
+        // The layout's folders without a single image: an error, not an empty run.
+        let hollow = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(hollow.path().join("fog/3/n01440764")).unwrap();
+        std::fs::create_dir_all(hollow.path().join("snow/1")).unwrap();
+        let e = open(&config(hollow.path(), None), &imagenet_labels())
+            .err()
+            .unwrap();
+        assert_eq!(e.item, hollow.path().display().to_string());
+        assert!(
+            e.message.starts_with("no images (.jpg .jpeg .png")
+                && e.message.contains("(snow/1, fog/3)")
+                && e.message.contains("put the images in their wnid folders"),
             "{e}"
         );
     }

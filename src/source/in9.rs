@@ -293,7 +293,17 @@ pub(crate) fn open(
     if items.is_empty() {
         return Err(SourceError::at(
             root,
-            "no images found under <root>/<variation>/val/<NN_class>/; check the path",
+            format!(
+                "no images ({}) in <root>/<variation>/val/<NN_class>/ for the variations read ({}); \
+                 put the images in their class folders, or point --source at the root of an IN-9 \
+                 release",
+                super::decode::extension_list(),
+                chosen
+                    .iter()
+                    .map(|(v, _)| *v)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         ));
     }
     let names: Vec<&str> = chosen.iter().map(|(v, _)| *v).collect();
@@ -592,6 +602,15 @@ mod tests {
         let e = open(d.path(), None, &in9_labels()).err().unwrap();
         assert!(e.item.ends_with("dog"), "{e}");
         assert!(e.message.contains("not an IN-9 class folder"), "{e}");
+        // The layout without a single image: an error naming what was looked for.
+        let hollow = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(hollow.path().join("original/val/00_dog")).unwrap();
+        let e = open(hollow.path(), None, &in9_labels()).err().unwrap();
+        assert!(
+            e.message.starts_with("no images (.jpg .jpeg .png")
+                && e.message.contains("variations read (original)"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -38,6 +38,18 @@ pub(crate) struct Columns {
 pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, SourceError> {
     let bytes = super::decode::read_file(manifest, "manifest")
         .map_err(|why| SourceError::at(manifest, why))?;
+    if bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&bytes)
+        .iter()
+        .all(u8::is_ascii_whitespace)
+    {
+        return Err(SourceError::at(
+            manifest,
+            "manifest is empty; write the header `path,label` on its first line, then one row per \
+             image",
+        ));
+    }
     let base = manifest.parent().unwrap_or(Path::new(""));
     let items = parse(&bytes, base, labels, &manifest.display().to_string())?;
     if items.is_empty() {
@@ -286,6 +298,23 @@ mod tests {
         assert!(e.message.contains("more than once"), "{e}");
         let e = items("").err().unwrap();
         assert!(e.message.contains("`path,label`"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_manifest_or_one_without_rows_fails_at_open() {
+        let d = tempfile::tempdir().unwrap();
+        for (csv, want) in [
+            ("", "manifest is empty"),
+            ("\u{feff} \n\n", "manifest is empty"),
+            ("path,label\n", "header but no rows"),
+            ("path,label\n\n\n", "header but no rows"),
+        ] {
+            let p = d.path().join("m.csv");
+            std::fs::write(&p, csv).unwrap();
+            let e = open(&p, &labels()).err().unwrap();
+            assert_eq!(e.item, p.display().to_string());
+            assert!(e.message.contains(want), "{csv:?}: {e}");
+        }
     }
 
     #[test]

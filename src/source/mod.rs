@@ -254,10 +254,17 @@ pub trait Source: Send {
     fn report(&self) -> Option<serde_json::Value> {
         None
     }
+    /// Asked once when [`Source::next_frame`] returned `None` on its own (not after a stop or the
+    /// limit): why this end is an error rather than the end of the input, when the source knows (a
+    /// video that decoded no frame at all). The run then fails with this line. Default `None`;
+    /// a source that gave no item at all fails the run in any case (`pipeline`).
+    fn end_error(&self) -> Option<SourceError> {
+        None
+    }
 }
 
 /// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
-/// `is_live`, `set_stop`, `fps`, `lost`, `report`), written inside its `impl Source` block so a
+/// `is_live`, `set_stop`, `fps`, `lost`, `end_error`, `report`), written inside its `impl Source` block so a
 /// method added to the trait is forwarded by every wrapper (the plate, stream labels, the
 /// challenge's frame keeper) in one place. `forward_to_inner!(except_report)` forwards all but
 /// `report`, for a wrapper that adds its own (the segmentation mask source).
@@ -288,6 +295,10 @@ macro_rules! forward_to_inner {
 
         fn lost(&self) -> u64 {
             self.inner.lost()
+        }
+
+        fn end_error(&self) -> Option<crate::source::SourceError> {
+            self.inner.end_error()
         }
     };
 }

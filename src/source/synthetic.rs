@@ -153,8 +153,8 @@ impl SyntheticConfig {
         Ok(c)
     }
 
-    /// Checks the values a scene can be made from (sizes ≥ 1 and ≤ 16384, fps finite and > 0,
-    /// sprite size in (0, 1], a mask with a sprite).
+    /// Checks the values a scene can be made from (sizes ≥ 1 and ≤ 16384, fps finite and > 0, a
+    /// frame count ≥ 1 when given, sprite size in (0, 1], a mask with a sprite).
     pub fn check(&self) -> Result<(), String> {
         if !(1..=16384).contains(&self.width) || !(1..=16384).contains(&self.height) {
             return Err(format!(
@@ -164,6 +164,13 @@ impl SyntheticConfig {
         }
         if !(self.fps.is_finite() && self.fps > 0.0) {
             return Err(format!("fps {} must be a number above 0", self.fps));
+        }
+        if self.frames == Some(0) {
+            return Err(
+                "a frame count of 0 gives no frames; give at least 1, or none for an endless \
+                 camera"
+                    .into(),
+            );
         }
         if !(self.sprite_size > 0.0 && self.sprite_size <= 1.0) {
             return Err(format!(
@@ -484,6 +491,7 @@ mod tests {
             "synthetic:0x10",
             "synthetic:8x8@0",
             "synthetic:8x8/x",
+            "synthetic:8x8@30/0",
         ] {
             let err = SyntheticConfig::parse_spec(bad).unwrap().unwrap_err();
             assert!(
@@ -491,6 +499,11 @@ mod tests {
                 "{err}"
             );
         }
+        // No frames at all is no camera: refused, the fix named.
+        let err = SyntheticConfig::parse_spec("synthetic:8x8@30/0")
+            .unwrap()
+            .unwrap_err();
+        assert!(err.contains("frame count of 0"), "{err}");
     }
 
     #[test]

@@ -1236,6 +1236,39 @@ mod imp {
             let _ = self.intr.stop.set(stop);
         }
 
+        /// A video that ended without decoding a single frame (in the `start`–`stop` window) is
+        /// an error, not an empty run: damaged past decoding, empty, or a window past its end.
+        fn end_error(&self) -> Option<SourceError> {
+            if self.frames_decoded > 0 || self.stopped() {
+                return None;
+            }
+            let s = &self.settings;
+            let what = if self.decode_errors > 0 {
+                format!(
+                    "no decodable video frame ({} decode errors); the file is damaged or its codec \
+                     data unreadable: check it with ffprobe, re-encode it, or give another file",
+                    self.decode_errors
+                )
+            } else if self.network {
+                "no video frame received before the stream ended; check that the sender sends \
+                 video"
+                    .to_string()
+            } else if s.start > 0.0 || s.stop.is_some() {
+                let stop = s
+                    .stop
+                    .map_or_else(|| "the end".to_string(), |t| format!("{t} s"));
+                format!(
+                    "no video frame from `start` = {} s to {stop} (the file ends before, or the \
+                     window holds no frame); change `[source.video] start`/`stop`",
+                    s.start
+                )
+            } else {
+                "no video frame in it (its video stream is empty); give a file with frames"
+                    .to_string()
+            };
+            Some(SourceError::new(self.target.clone(), what))
+        }
+
         fn describe(&self) -> String {
             let o = &self.opened;
             let (w, h) = (o.width, o.height);
