@@ -199,3 +199,59 @@ fn missing_runtime_library_and_unavailable_gpu_provider_say_what_to_do() {
         );
     }
 }
+
+#[test]
+fn a_huge_header_or_label_gives_a_short_line_naming_the_file_and_the_column() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(photo("coffee.png"), d.path().join("coffee.png")).unwrap();
+    // 2,000 columns: `path`, `label` and 1,998 unknown ones (about 17,000 characters).
+    let extra: Vec<String> = (2..2000).map(|i| format!("column{i}")).collect();
+    let p = d.path().join("wide.csv");
+    std::fs::write(
+        &p,
+        format!(
+            "path,label,{}\ncoffee.png,espresso{}\n",
+            extra.join(","),
+            ",".repeat(1998)
+        ),
+    )
+    .unwrap();
+    let o = run_on(&p, &d.path().join("run"), &[]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.len() < 300, "{} characters: {err}", err.len());
+    assert!(
+        err.contains("wide.csv") && err.contains("`column2`") && err.contains("more"),
+        "{err}"
+    );
+
+    // A 100,000-character label in a row: skipped with a bounded warning that still names it.
+    let p = d.path().join("long_label.csv");
+    let label = "x".repeat(100_000);
+    std::fs::write(
+        &p,
+        format!("path,label\ncoffee.png,{label}\ncoffee.png,espresso\n"),
+    )
+    .unwrap();
+    let out = d.path().join("run2");
+    let o = run_on(&p, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let warning = err
+        .lines()
+        .find(|l| l.contains("is not a class"))
+        .unwrap_or_else(|| panic!("no warning: {err}"));
+    assert!(
+        warning.len() < 400,
+        "{} characters: {warning}",
+        warning.len()
+    );
+    assert!(
+        warning.contains("coffee.png") && warning.contains("characters cut"),
+        "{warning}"
+    );
+    assert_eq!(summary(&out)["frames"]["skipped"], 1);
+}

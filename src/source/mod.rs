@@ -305,10 +305,12 @@ pub struct SourceError {
 }
 
 impl SourceError {
-    /// An error about `item` (a path is shown with [`Path::display`]).
+    /// An error about `item` (a path is shown with [`Path::display`]); `item` is bounded like a
+    /// path ([`crate::quote::clip_path`]): it is user text (a path, a manifest line, a URL).
     pub fn new(item: impl Into<String>, message: impl Into<String>) -> Self {
+        let item: String = item.into();
         Self {
-            item: item.into(),
+            item: crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned(),
             message: message.into(),
         }
     }
@@ -389,8 +391,9 @@ fn stream_labels(
                 SourceError::at(
                     &config.path,
                     format!(
-                        "label `{l}` is not a class of the model; give a class name or index \
-                         (`robustream labels` lists them)"
+                        "label `{}` is not a class of the model; give a class name or index \
+                         (`robustream labels` lists them)",
+                        crate::quote::clip(l)
                     ),
                 )
             })?;

@@ -166,7 +166,8 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
             .find(|c: char| !c.is_ascii_alphabetic())
             .map_or(rest.len(), |i| num_end + i);
         let part = &rest[..unit_end];
-        let d = crate::watch::parse_duration(part).map_err(|e| format!("time `{text}`: {e}"))?;
+        let d = crate::watch::parse_duration(part)
+            .map_err(|e| format!("time `{}`: {e}", crate::quote::clip(text)))?;
         total += d.as_secs_f64();
         rest = &rest[unit_end..];
     }
