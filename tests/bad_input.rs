@@ -374,7 +374,11 @@ fn a_full_disk_mid_frame_leaves_whole_frames_and_names_both_failures() {
     let written = std::fs::read_to_string(out.join("records.jsonl")).unwrap();
     assert!(written.ends_with('\n'), "{written}");
     let lines = records(&out);
-    assert!(!lines.is_empty() && lines.len() % 2 == 0, "{}", lines.len());
+    assert!(
+        !lines.is_empty() && lines.len().is_multiple_of(2),
+        "{}",
+        lines.len()
+    );
     assert!(lines.len() < 40);
     assert!(written.len() as u64 <= LIMIT);
     // `report` rebuilds the summary from them, with no torn line to skip.
