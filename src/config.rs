@@ -495,11 +495,21 @@ fn normalize(path: &Path) -> PathBuf {
     }
 }
 
-/// The toml crate's multi-line messages (with a source excerpt) folded onto one line.
+/// The toml crate's multi-line messages (with a source excerpt) folded onto one line, the user
+/// text they quote bounded ([`crate::quote`]): the source line and its `^^^` marker, and
+/// backticked names.
 fn one_line(msg: &str) -> String {
     msg.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && *l != "|")
+        .map(|l| {
+            let gutter = l.trim_start_matches(|c: char| c.is_ascii_digit());
+            match gutter.trim_start().starts_with('|') {
+                // `12 | the line as written` or `| ^^^`.
+                true => crate::quote::clip(l).into_owned(),
+                false => crate::quote::clip_backticked(l),
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -604,6 +614,24 @@ mod tests {
             .to_string();
         assert!(e.contains("ce_basline") && e.contains("run.toml"), "{e}");
         assert!(!e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn huge_keys_and_values_give_a_bounded_line() {
+        let d = tempfile::tempdir().unwrap();
+        let long = "k".repeat(20_000);
+        for text in [
+            format!("model = \"m.toml\"\n{long} = 3\n"),
+            format!("model = \"m.toml\"\n[pipeline]\nworkers = \"{long}\"\n"),
+            format!("model = \"m.toml\"\nduration = \"{long}\"\n[source]\npath = \"x\"\n"),
+        ] {
+            let p = write(d.path(), &text);
+            let e = RunConfig::load(Some(&p), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("run.toml") && e.contains("kkk"), "{e}");
+            assert!(e.chars().count() < 1200 && !e.contains('\n'), "{e}");
+        }
     }
 
     #[test]

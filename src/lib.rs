@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod post;
 pub mod preprocess;
 pub mod preview;
+pub mod quote;
 pub mod report;
 pub mod resample;
 pub mod run;

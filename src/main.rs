@@ -112,15 +112,27 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             None => return Err(e),
         },
     };
-    out(&format!(
-        "{}\nrecords and summary: {}\n",
-        result.summary.table(),
-        result.dir.display()
-    ));
-    match result.outcome.end {
-        EndReason::Failed(e) => Err(anyhow::anyhow!(e)),
-        EndReason::Interrupted => Ok(ExitCode::from(status())),
-        EndReason::Completed | EndReason::Limit | EndReason::Duration => Ok(ExitCode::SUCCESS),
+    let dir = result.dir.display();
+    let written = match result.summary_error {
+        None => "records and summary",
+        Some(_) => "records (no summary)",
+    };
+    out(&format!("{}\n{written}: {dir}\n", result.summary.table()));
+    // Both failures in one line: how the run ended, and that its summary is missing too.
+    let no_summary = result.summary_error.map(|e| {
+        format!(
+            "the summary was not written ({e}); `robustream report {dir}` rebuilds it from the \
+             records"
+        )
+    });
+    match (result.outcome.end, no_summary) {
+        (EndReason::Failed(e), Some(s)) => Err(anyhow::anyhow!("{e}; {s}")),
+        (EndReason::Failed(e), None) => Err(anyhow::anyhow!(e)),
+        (_, Some(s)) => Err(anyhow::anyhow!(s)),
+        (EndReason::Interrupted, None) => Ok(ExitCode::from(status())),
+        (EndReason::Completed | EndReason::Limit | EndReason::Duration, None) => {
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -30,6 +30,9 @@ pub struct RunResult {
     pub outcome: Outcome,
     /// The run directory.
     pub dir: PathBuf,
+    /// Why `summary.json` / `summary.md` could not be written (a full disk), if so; the records
+    /// are complete up to the last whole frame and `robustream report` rebuilds the summary.
+    pub summary_error: Option<crate::report::ReportError>,
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
@@ -361,9 +364,9 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut sink = |event: Event| -> Result<(), String> {
         match event {
             Event::Frame(records) => {
-                writer
-                    .write_batch(&records)
-                    .map_err(|e| format!("cannot write {}: {e}", records_path.display()))?;
+                // A failed write ends the run as failed, naming records.jsonl and the frame; the
+                // file is left ending with the last whole frame (jsonl::RecordWriter).
+                writer.write_batch(&records).map_err(|e| e.to_string())?;
                 metrics.add_frame(&records);
                 progress.frame();
                 live.read += 1;
@@ -504,11 +507,14 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     if let Some(post) = post {
         post.apply(&mut summary);
     }
-    crate::report::write_run_summary(&config.out, &summary)?;
+    // A summary that cannot be written is reported beside how the run ended (which may itself be
+    // a failed records write), never instead of it.
+    let summary_error = crate::report::write_run_summary(&config.out, &summary).err();
     Ok(RunResult {
         summary,
         outcome,
         dir: config.out.clone(),
+        summary_error,
     })
 }
 

@@ -197,8 +197,9 @@ pub fn watch(
 }
 
 /// Parses a duration like `90`, `90s`, `15m`, `1h`, `1.5h` (seconds without a unit).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
+pub fn parse_duration(written: &str) -> Result<Duration, String> {
+    let s = crate::quote::clip(written);
+    let t = written.trim();
     let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
         Some((i, _)) => t.split_at(i),
         None => (t, "s"),
@@ -207,7 +208,12 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("duration `{s}`: unit `{unit}` is not s, m or h")),
+        _ => {
+            return Err(format!(
+                "duration `{s}`: unit `{}` is not s, m or h",
+                crate::quote::clip(unit)
+            ));
+        }
     };
     let v: f64 = num
         .trim()

@@ -257,7 +257,7 @@ fn missing_files_bad_schemes_and_misplaced_settings_are_one_line_errors() {
     };
     let missing = dir.path().join("nope.mp4");
     let e = fail(missing.to_str().unwrap(), &[]);
-    assert!(e.contains("nope.mp4: cannot open source"), "{e}");
+    assert!(e.contains("nope.mp4: no such file"), "{e}");
     let e = fail("ftp://example.invalid/clip.mp4", &[]);
     assert!(
         e.contains("unsupported URL scheme `ftp://`") && e.contains("rtsp://"),
@@ -266,14 +266,17 @@ fn missing_files_bad_schemes_and_misplaced_settings_are_one_line_errors() {
     // Nothing listens on port 9 of loopback: refused at once.
     let e = fail("rtsp://127.0.0.1:9/live", &[]);
     assert!(
-        e.contains("rtsp://127.0.0.1:9/live: cannot open as video"),
+        e.contains("rtsp://127.0.0.1:9/live: connection refused"),
         "{e}"
     );
     // A file that is no video.
     let junk = dir.path().join("junk.mkv");
     std::fs::write(&junk, b"not a video at all").unwrap();
     let e = fail(junk.to_str().unwrap(), &[]);
-    assert!(e.contains("junk.mkv: cannot open as video"), "{e}");
+    assert!(
+        e.contains("junk.mkv: is not a video FFmpeg can read"),
+        "{e}"
+    );
     // --realtime on a folder.
     let e = fail(dir.path().to_str().unwrap(), &["--realtime"]);
     assert!(e.contains("--realtime"), "{e}");
@@ -301,6 +304,119 @@ fn missing_files_bad_schemes_and_misplaced_settings_are_one_line_errors() {
         "{}",
         text(&o.stderr)
     );
+}
+
+#[test]
+fn each_reason_a_video_cannot_open_is_named_with_its_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fail = |source: &Path, extra: &[&str]| {
+        let o = robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(model())
+            .arg("--source")
+            .arg(source)
+            .arg("--out")
+            .arg(d.join("run"))
+            .args(extra)
+            .output()
+            .unwrap();
+        let e = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{source:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(
+            !e.contains("Invalid data found"),
+            "FFmpeg's words alone: {e}"
+        );
+        e
+    };
+    // A missing file.
+    let e = fail(&d.join("gone.mp4"), &[]);
+    assert!(
+        e.contains("gone.mp4: no such file; check `[source] path` or --source"),
+        "{e}"
+    );
+    // A text file named .mp4: no container format matches.
+    let text_file = d.join("notes.mp4");
+    std::fs::write(&text_file, "these are my notes, not a video\n".repeat(20)).unwrap();
+    let e = fail(&text_file, &[]);
+    assert!(
+        e.contains("notes.mp4: is not a video FFmpeg can read") && e.contains("ffprobe"),
+        "{e}"
+    );
+    // An empty file.
+    let empty = d.join("empty.mkv");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(fail(&empty, &[]).contains("empty.mkv: is empty (0 bytes)"));
+    // Audio only: no video stream, and what it holds instead.
+    let audio = d.join("voice.mp4");
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:duration=1",
+        "-c:a",
+        "aac",
+        audio.to_str().unwrap(),
+    ]);
+    let e = fail(&audio, &[]);
+    assert!(
+        e.contains("voice.mp4: has no video stream (it holds audio (aac))"),
+        "{e}"
+    );
+    // A codec FFmpeg does not know: an AVI whose FourCC was changed to `QQQQ`.
+    let mut bytes = std::fs::read(clip(d, "mpeg4.avi", "mpeg4", &[])).unwrap();
+    let mut tagged = 0;
+    for i in 0..bytes.len().saturating_sub(3) {
+        if &bytes[i..i + 4] == b"FMP4" {
+            bytes[i..i + 4].copy_from_slice(b"QQQQ");
+            tagged += 1;
+        }
+    }
+    assert!(tagged > 0, "the clip's FourCC");
+    let unknown = d.join("unknown.avi");
+    std::fs::write(&unknown, bytes).unwrap();
+    let e = fail(&unknown, &[]);
+    assert!(
+        e.contains("unknown.avi: its video codec is unknown to FFmpeg (tag `QQQQ`)")
+            && e.contains("H.264"),
+        "{e}"
+    );
+    // A folder given as a video.
+    let e = fail(d, &["--source-kind", "video"]);
+    assert!(e.contains("is a folder, not a video file"), "{e}");
+    // A file this user may not read (root reads everything: then only the message is checked,
+    // by the library's tests).
+    let locked = clip(d, "locked.mp4", "libx264", &[]);
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    if std::fs::File::open(&locked).is_err() {
+        let e = fail(&locked, &[]);
+        assert!(
+            e.contains("locked.mp4: cannot be read: permission denied") && e.contains("chmod"),
+            "{e}"
+        );
+    } else {
+        eprintln!("running as root: the permission case is checked by the library's tests only");
+    }
+    // Unreachable URLs: refused at once, and an HTTP server without the stream.
+    let e = fail(Path::new("http://127.0.0.1:9/live.ts"), &[]);
+    assert!(
+        e.contains("http://127.0.0.1:9/live.ts: connection refused") && e.contains("sender"),
+        "{e}"
+    );
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/missing.ts", server.local_addr().unwrap());
+    let answer = std::thread::spawn(move || {
+        use std::io::Write;
+        let (mut s, _) = server.accept().unwrap();
+        let mut head = [0u8; 4096];
+        let _ = s.read(&mut head);
+        let _ = s
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    });
+    let e = fail(Path::new(&url), &[]);
+    answer.join().unwrap();
+    assert!(e.contains("HTTP 404") && e.contains("URL's path"), "{e}");
 }
 
 #[test]

@@ -16,12 +16,13 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::frame::LabelSpace;
+use crate::quote::{clip, clip_path};
 
 /// An invalid class map file or construction.
 #[derive(Debug, thiserror::Error)]
 pub enum ClassMapError {
     /// The file could not be read.
-    #[error("cannot read class map {}: {source}", path.display())]
+    #[error("cannot read class map {}: {source}", clip_path(path))]
     Io {
         /// The file.
         path: PathBuf,
@@ -30,8 +31,8 @@ pub enum ClassMapError {
     },
     /// The file is not JSON of the expected shape.
     #[error(
-        "class map {}: {source}; expected {{\"classes\": [names...], \"map\": {{\"<model index>\": <dataset index or -1>}}}}",
-        path.display()
+        "class map {}: {}; expected {{\"classes\": [names...], \"map\": {{\"<model index>\": <dataset index or -1>}}}}",
+        clip_path(path), clip(&source.to_string())
     )]
     Json {
         /// The file.
@@ -40,7 +41,11 @@ pub enum ClassMapError {
         source: serde_json::Error,
     },
     /// A key of `map` is not a model class index written in plain decimal.
-    #[error("class map {}: key `{key}` in `map` is not a model class index (a decimal number like \"151\")", path.display())]
+    #[error(
+        "class map {}: key `{}` in `map` is not a model class index (a decimal number like \"151\")",
+        clip_path(path),
+        clip(key)
+    )]
     BadKey {
         /// The file.
         path: PathBuf,
@@ -48,7 +53,11 @@ pub enum ClassMapError {
         key: String,
     },
     /// A key of `map` appears twice.
-    #[error("class map {}: model class {index} appears twice in `map` (key `{key}`)", path.display())]
+    #[error(
+        "class map {}: model class {index} appears twice in `map` (key `{}`)",
+        clip_path(path),
+        clip(key)
+    )]
     DuplicateKey {
         /// The file.
         path: PathBuf,
@@ -59,8 +68,10 @@ pub enum ClassMapError {
     },
     /// A value of `map` is not -1 or a valid dataset class index.
     #[error(
-        "class map {}: `map.\"{key}\"` = {value} is not a dataset class: use -1 (unmapped) or an index below {classes} (the length of `classes`)",
-        path.display()
+        "class map {}: `map.\"{}\"` = {} is not a dataset class: use -1 (unmapped) or an index below {classes} (the length of `classes`)",
+        clip_path(path),
+        clip(key),
+        clip(value)
     )]
     BadValue {
         /// The file.
@@ -74,8 +85,9 @@ pub enum ClassMapError {
     },
     /// A key of `map` is not a class of the model.
     #[error(
-        "class map {}: key `{key}` in `map` is not a class of the model, which has {model_classes} classes (0..{model_classes})",
-        path.display()
+        "class map {}: key `{}` in `map` is not a class of the model, which has {model_classes} classes (0..{model_classes})",
+        clip_path(path),
+        clip(key)
     )]
     KeyOutOfRange {
         /// The file.

@@ -52,7 +52,8 @@ pub enum InnerError {
     },
     /// The file is not a JSON object of numbers.
     #[error(
-        "XIMAGENET-12 inner results {path}: {source} (expected {{\"clean\": 0.95, \"background/blur_bg\": 0.9, ...}} with fractions)"
+        "XIMAGENET-12 inner results {}: {} (expected {{\"clean\": 0.95, \"background/blur_bg\": 0.9, ...}} with fractions)",
+        crate::quote::clip_path(path), crate::quote::clip(&source.to_string())
     )]
     Json {
         /// The file.
@@ -62,8 +63,8 @@ pub enum InnerError {
     },
     /// A key is neither `clean` nor an XIMAGENET-12 scenario key.
     #[error(
-        "XIMAGENET-12 inner results {path}: unknown key `{key}` (use `clean` or background/<{}>)",
-        SCENARIOS.join("|")
+        "XIMAGENET-12 inner results {}: unknown key `{}` (use `clean` or background/<{}>)",
+        crate::quote::clip_path(path), crate::quote::clip(key), SCENARIOS.join("|")
     )]
     UnknownKey {
         /// The file.
@@ -72,7 +73,11 @@ pub enum InnerError {
         key: String,
     },
     /// A value is not a fraction in [0, 1].
-    #[error("XIMAGENET-12 inner results {path}: `{key}` = {value} is not a fraction in [0, 1]")]
+    #[error(
+        "XIMAGENET-12 inner results {}: `{}` = {value} is not a fraction in [0, 1]",
+        crate::quote::clip_path(path),
+        crate::quote::clip(key)
+    )]
     NotAFraction {
         /// The file.
         path: PathBuf,

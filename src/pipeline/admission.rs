@@ -12,12 +12,15 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError};
 
 use super::{DropPolicy, Message, Shared};
 use crate::frame::Frame;
 use crate::scenario::{BackgroundPool, PoolView};
 use crate::source::{Source, SourceError};
+
+/// How often a source waiting for room in the hand-over looks for a fatal error.
+const HALT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A frame handed to the workers, with the background pool as it was before the frame joined it.
 pub(super) struct Admitted {
@@ -53,13 +56,24 @@ impl Admission {
         shared.unprepared.fetch_add(1, Ordering::SeqCst);
         let dropped = |seq| self.msg.send(Message::Dropped { seq }).is_ok();
         match self.policy {
-            DropPolicy::Never => {
-                if self.tx.send(item).is_err() {
-                    shared.unprepared.fetch_sub(1, Ordering::SeqCst);
-                    return false;
+            // Wait for room, but not past a fatal error: the workers stop then and nothing takes
+            // the frame (the channel stays open, `rx` being held here), so a plain `send` on a
+            // full channel would wait for ever (a failed records write used to hang the run).
+            // A stop (Ctrl-C) still waits: the workers finish the frames read ahead.
+            DropPolicy::Never => loop {
+                match self.tx.send_timeout(item, HALT_POLL) {
+                    Ok(()) => return true,
+                    Err(SendTimeoutError::Timeout(back))
+                        if !shared.fatal.load(Ordering::Relaxed) =>
+                    {
+                        item = back;
+                    }
+                    Err(_) => {
+                        shared.unprepared.fetch_sub(1, Ordering::SeqCst);
+                        return false;
+                    }
                 }
-                true
-            }
+            },
             DropPolicy::Newest => match self.tx.try_send(item) {
                 Ok(()) => true,
                 Err(TrySendError::Full(back)) => {

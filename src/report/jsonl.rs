@@ -2,10 +2,10 @@
 //! operating system after every batch, so a killed run loses nothing already written.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::ReportError;
+use super::{PartialWrite, ReportError};
 use crate::metrics::Record;
 
 /// File name of the records file in a run directory.
@@ -19,6 +19,8 @@ pub struct RecordWriter {
     /// Reused serialisation buffer: one batch is written with a single `write_all`.
     buf: Vec<u8>,
     written: u64,
+    /// Bytes of whole batches in the file: where a failed batch is cut back to.
+    len: u64,
 }
 
 impl RecordWriter {
@@ -30,10 +32,14 @@ impl RecordWriter {
             file,
             buf: Vec::new(),
             written: 0,
+            len: 0,
         })
     }
 
-    /// Appends one line per record (compact JSON, `\n`-terminated) and flushes.
+    /// Appends one line per record (compact JSON, `\n`-terminated) and flushes. A batch is one
+    /// frame: when writing it fails (a full disk), what reached the file of it is cut off again,
+    /// so the file ends with the last whole frame, and the error names the file and the frame
+    /// ([`ReportError::RecordsWrite`]).
     pub fn write_batch(&mut self, records: &[Record]) -> Result<(), ReportError> {
         self.buf.clear();
         for r in records {
@@ -41,14 +47,42 @@ impl RecordWriter {
             serde_json::to_writer(&mut self.buf, r).expect("a Record serialises to JSON");
             self.buf.push(b'\n');
         }
-        self.file
-            .write_all(&self.buf)
-            .map_err(ReportError::io("write", &self.path))?;
-        self.file
-            .flush()
-            .map_err(ReportError::io("write", &self.path))?;
+        let mut done = 0;
+        let failed = loop {
+            if done == self.buf.len() {
+                break self.file.flush().err();
+            }
+            match self.file.write(&self.buf[done..]) {
+                Ok(0) => break Some(std::io::ErrorKind::WriteZero.into()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => break Some(e),
+            }
+        };
+        if let Some(source) = failed {
+            let cut = match done {
+                0 => PartialWrite::Nothing,
+                n => match self.cut_back() {
+                    Ok(()) => PartialWrite::CutBack(n),
+                    Err(e) => PartialWrite::Left(n, e),
+                },
+            };
+            return Err(ReportError::RecordsWrite {
+                path: self.path.clone(),
+                frame: records.first().map(|r| r.frame.clone()).unwrap_or_default(),
+                source,
+                cut,
+            });
+        }
+        self.len += self.buf.len() as u64;
         self.written += records.len() as u64;
         Ok(())
+    }
+
+    /// Truncates the file to its whole batches and writes on from there.
+    fn cut_back(&mut self) -> std::io::Result<()> {
+        self.file.set_len(self.len)?;
+        self.file.seek(SeekFrom::Start(self.len)).map(|_| ())
     }
 
     /// Number of records written so far.
@@ -149,6 +183,39 @@ mod tests {
                 truncated: 0
             }
         );
+    }
+
+    #[test]
+    fn a_failed_write_names_the_file_the_frame_and_the_fix() {
+        // /dev/full: every write fails with ENOSPC, as on a full disk.
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            return;
+        }
+        let mut w = RecordWriter::create(full).unwrap();
+        let e = w.write_batch(&sample()).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ReportError::RecordsWrite {
+                    cut: PartialWrite::Nothing,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cannot write the records of frame `a.jpg` to /dev/full: "),
+            "{msg}"
+        );
+        assert!(msg.contains("free disk space"), "{msg}");
+        assert_eq!(w.written(), 0);
+        // A frame id is user text: bounded, and on one line.
+        let mut long = sample();
+        long[0].frame = format!("{}\n", "f".repeat(10_000));
+        let msg = w.write_batch(&long).unwrap_err().to_string();
+        assert!(msg.len() < 600 && !msg.contains('\n'), "{msg}");
     }
 
     #[test]

@@ -21,7 +21,11 @@ pub const SUMMARY_MD: &str = "summary.md";
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A file could not be created, read or written.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error(
+        "cannot {action} {}: {source}{}",
+        crate::quote::clip_path(path),
+        io_fix(action, source)
+    )]
     Io {
         /// What was being done ("create", "write", "read", ...).
         action: &'static str,
@@ -29,6 +33,24 @@ pub enum ReportError {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// Writing a frame's records failed (a full disk): the file, the frame, the cause, and what
+    /// became of the part written.
+    #[error(
+        "cannot write the records of frame `{}` to {}: {source}; {}{cut}",
+        crate::quote::clip(frame),
+        crate::quote::clip_path(path),
+        write_fix(source)
+    )]
+    RecordsWrite {
+        /// The records file.
+        path: PathBuf,
+        /// The frame whose records were being written.
+        frame: String,
+        /// The cause.
+        source: std::io::Error,
+        /// What of the frame reached the file.
+        cut: PartialWrite,
     },
     /// A complete line of a records file is not a valid record.
     #[error("{}:{line}: malformed record: {source}", path.display())]
@@ -60,6 +82,58 @@ pub enum ReportError {
         /// The cause (with line and column).
         source: serde_json::Error,
     },
+}
+
+/// What of a frame's records reached the file when writing them failed.
+#[derive(Debug)]
+pub enum PartialWrite {
+    /// Nothing: the file ends with the previous frame.
+    Nothing,
+    /// This many bytes, cut off again: the file ends with the previous frame.
+    CutBack(usize),
+    /// This many bytes, left in the file because cutting them off failed too.
+    Left(usize, std::io::Error),
+}
+
+impl std::fmt::Display for PartialWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Nothing => Ok(()),
+            Self::CutBack(_) => write!(
+                f,
+                " (the part written was cut off again: the file holds every frame before it whole)"
+            ),
+            Self::Left(n, e) => write!(
+                f,
+                " ({n} bytes of it stay in the file, cutting them off failed: {e}; `robustream \
+                 report` skips a torn last line but counts whole lines of this frame)"
+            ),
+        }
+    }
+}
+
+/// `; ` and what to do, for a failed write of a run output ([`write_fix`]); nothing for reads.
+fn io_fix(action: &str, e: &std::io::Error) -> String {
+    match action {
+        "read" => String::new(),
+        _ => format!("; {}", write_fix(e)),
+    }
+}
+
+/// What to do about a failed write of a run output.
+pub fn write_fix(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::StorageFull => "free disk space or write the run elsewhere (--out)",
+        K::QuotaExceeded => "free space within your disk quota or write the run elsewhere (--out)",
+        K::FileTooLarge => {
+            "the file size limit was reached (`ulimit -f`); raise it or write the run elsewhere"
+        }
+        K::PermissionDenied | K::ReadOnlyFilesystem => {
+            "make the run directory writable or write the run elsewhere (--out)"
+        }
+        _ => "check the disk that holds the run directory (--out)",
+    }
 }
 
 impl ReportError {
@@ -106,7 +180,7 @@ pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
     let read = jsonl::read_records(&records_path)?;
     if read.truncated > 0 {
         eprintln!(
-            "warning: {}: skipped a truncated last line (the run was stopped while writing it)",
+            "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
             records_path.display()
         );
     }
@@ -126,7 +200,12 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
-    std::fs::write(&tmp, bytes).map_err(ReportError::io("write", &tmp))?;
+    if let Err(e) = std::fs::write(&tmp, bytes) {
+        // A half-written temporary is no use to anyone (and holds disk space). The error names
+        // the file the user knows.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(ReportError::io("write", path)(e));
+    }
     std::fs::rename(&tmp, path).map_err(ReportError::io("replace", path))
 }
 
@@ -230,6 +309,6 @@ mod tests {
             FrameCounts::default(),
         );
         let e = write_run_summary(&dir.path().join("nope"), &s).unwrap_err();
-        assert!(e.to_string().contains("summary.json.tmp"), "{e}");
+        assert!(e.to_string().contains("nope/summary.json: "), "{e}");
     }
 }

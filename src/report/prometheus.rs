@@ -19,15 +19,19 @@
 //! | `robustream_stage_latency_seconds` | gauge | stage, quantile (0.5, 0.9, 0.99, 1) |
 //!
 //! The exporter holds a rendered snapshot: the run's collector re-renders it at most every
-//! [`REFRESH`] (a few tens of µs for a 95-scenario plan) and a scrape only copies it, so scrapes never
-//! contend with the evaluation. The text format is a handful of line rules, written here directly;
+//! [`REFRESH`] (a few tens of µs for a 95-scenario plan) and a scrape only takes a reference to it,
+//! so scrapes never contend with the evaluation. Clients cannot block it or each other (issue 14):
+//! each connection is answered on a thread of its own (at most 16 at once, `503` beyond), its
+//! request head must arrive within 2 s (`408`) and 8 KiB (`414` / `431`), the answer must be taken
+//! within 2 s; `GET`/`HEAD` of `/metrics` (and `/`, a pointer to it), `404` for other paths,
+//! `405` for other methods. The text format is a handful of line rules, written here directly;
 //! a client library's model (counters bumped where events happen) does not fit a snapshot of the
 //! evaluator's own tallies.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -174,13 +178,40 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
     out
 }
 
-/// A running endpoint: the snapshot it serves and the thread serving it.
+/// Limits that keep clients from blocking or slowing the run or each other (issue 14): every
+/// connection is answered on its own short-lived thread, at most [`MAX_CONNECTIONS`] at a time.
+const MAX_CONNECTIONS: usize = 16;
+/// The whole request head (request line and headers) must arrive within this, from the accept.
+const HEAD_DEADLINE: Duration = Duration::from_secs(2);
+/// The largest request head read; a longer one is refused (`414` / `431`) and the connection
+/// closed. A scrape's head is about 200 bytes.
+const MAX_HEAD: usize = 8 * 1024;
+/// A response must be taken by the client within this.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// After answering, unread input is discarded for at most this long and this many bytes before the
+/// connection closes, so the client reads the answer instead of a reset.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 1 << 20;
+/// How long the accepting thread sleeps when no connection waits (the most a scrape waits for it).
+const ACCEPT_POLL: Duration = Duration::from_millis(10);
+
+/// A running endpoint: the snapshot it serves and the thread accepting connections.
 pub struct Exporter {
-    snapshot: Arc<Mutex<String>>,
+    snapshot: Arc<Mutex<Arc<str>>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     addr: SocketAddr,
     last: Option<Instant>,
+}
+
+/// One connection handler counted in; counted out when dropped (also when its thread could not
+/// start or panicked).
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Exporter {
@@ -189,30 +220,18 @@ impl Exporter {
     pub fn start(addr: &str) -> anyhow::Result<Self> {
         let listener = TcpListener::bind(addr).map_err(|e| {
             anyhow::anyhow!(
-                "cannot serve Prometheus metrics on {addr} ({e}); pick another --prometheus address"
+                "cannot serve Prometheus metrics on {} ({e}); pick another --prometheus address",
+                crate::quote::clip(addr)
             )
         })?;
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;
-        let snapshot = Arc::new(Mutex::new(String::new()));
+        let snapshot: Arc<Mutex<Arc<str>>> = Arc::new(Mutex::new(Arc::from("")));
         let stop = Arc::new(AtomicBool::new(false));
         let (snap, flag) = (snapshot.clone(), stop.clone());
         let thread = std::thread::Builder::new()
             .name("prometheus".into())
-            .spawn(move || {
-                while !flag.load(Ordering::Relaxed) {
-                    match listener.accept() {
-                        Ok((stream, _)) => {
-                            // One slow or broken client must not stop the endpoint.
-                            let _ = serve(stream, &snap);
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(20));
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_millis(20)),
-                    }
-                }
-            })?;
+            .spawn(move || accept(&listener, &snap, &flag))?;
         Ok(Self {
             snapshot,
             stop,
@@ -227,12 +246,13 @@ impl Exporter {
         self.addr
     }
 
-    /// Re-renders the snapshot if [`REFRESH`] has passed since the last one (or `force`).
+    /// Re-renders the snapshot if [`REFRESH`] has passed since the last one (or `force`). The lock
+    /// is held only to swap the text: a scrape takes a reference to it, never a copy under the lock.
     pub fn update(&mut self, metrics: &Metrics, frames: &FrameCounts, force: bool) {
         if !force && self.last.is_some_and(|t| t.elapsed() < REFRESH) {
             return;
         }
-        let text = render(metrics, frames);
+        let text: Arc<str> = Arc::from(render(metrics, frames));
         if let Ok(mut s) = self.snapshot.lock() {
             *s = text;
         }
@@ -249,39 +269,264 @@ impl Drop for Exporter {
     }
 }
 
-/// Answers one HTTP/1.x request: `GET /metrics` → the snapshot, anything else → 404.
-fn serve(stream: TcpStream, snapshot: &Mutex<String>) -> std::io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    stream.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request = String::new();
-    reader.read_line(&mut request)?;
-    // Skip the headers.
-    let mut line = String::new();
-    while reader.read_line(&mut line)? > 2 {
-        line.clear();
+/// The accepting thread: hands each connection to a thread of its own (at most
+/// [`MAX_CONNECTIONS`]; beyond that a connection gets `503` at once), until `stop`. Handler threads
+/// are not waited for: each ends within its deadlines.
+fn accept(listener: &TcpListener, snapshot: &Arc<Mutex<Arc<str>>>, stop: &AtomicBool) {
+    let active = Arc::new(AtomicUsize::new(0));
+    while !stop.load(Ordering::Relaxed) {
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // WouldBlock: nobody waiting; anything else (e.g. out of file descriptors): wait too.
+            Err(_) => {
+                std::thread::sleep(ACCEPT_POLL);
+                continue;
+            }
+        };
+        if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
+            active.fetch_sub(1, Ordering::AcqRel);
+            refuse(stream);
+            continue;
+        }
+        let slot = Slot(active.clone());
+        let snap = snapshot.clone();
+        // A thread that cannot start drops the closure: the slot is freed and the connection closed.
+        let _ = std::thread::Builder::new()
+            .name("prometheus-conn".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let _slot = slot;
+                // One slow or broken client must not stop the endpoint.
+                let _ = serve(stream, &snap);
+            });
     }
-    let mut parts = request.split_whitespace();
-    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut stream = stream;
-    if method == "GET" && (path == "/metrics" || path.starts_with("/metrics?")) {
-        let body = snapshot.lock().map(|s| s.clone()).unwrap_or_default();
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
+}
+
+/// `503` without waiting for anything: the connection limit is reached.
+fn refuse(stream: TcpStream) {
+    let _ = stream.set_nonblocking(true);
+    let body = "too many connections to the metrics endpoint; retry in a second\n";
+    let _ = (&stream).write_all(
+        format!(
+            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
-    } else {
-        let body = "robustream serves Prometheus metrics at /metrics\n";
-        write!(
-            stream,
-            "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
-        )
+        .as_bytes(),
+    );
+}
+
+/// How reading a request head ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Head {
+    /// The head ended (blank line) after this many bytes.
+    Complete(usize),
+    /// [`MAX_HEAD`] bytes without the blank line; `line_ended`: the request line had ended.
+    TooLarge { line_ended: bool },
+    /// [`HEAD_DEADLINE`] passed first.
+    TimedOut,
+    /// The client closed the connection before the head ended.
+    Closed,
+}
+
+/// Reads a request head into `buf` (its length bounds the head) until `deadline`, calling `arm`
+/// with the time left before every read (a socket's read timeout). Never reads past the blank line
+/// more than one read's worth, never more than `buf.len()` bytes in all.
+fn read_head(
+    r: &mut impl Read,
+    buf: &mut [u8],
+    deadline: Instant,
+    mut arm: impl FnMut(Duration) -> std::io::Result<()>,
+) -> std::io::Result<Head> {
+    let mut filled = 0;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Head::TimedOut);
+        }
+        arm(left)?;
+        let n = match r.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(Head::Closed),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(Head::TimedOut);
+            }
+            Err(e) => return Err(e),
+        };
+        // Look for the end in the new bytes (and the three before them).
+        let from = filled.saturating_sub(3);
+        filled += n;
+        if let Some(end) = head_end(&buf[from..filled]) {
+            return Ok(Head::Complete(from + end));
+        }
+        if filled == buf.len() {
+            return Ok(Head::TooLarge {
+                line_ended: buf.contains(&b'\n'),
+            });
+        }
     }
+}
+
+/// Where a head ends in `bytes`: just past the first `\r\n\r\n` or `\n\n`.
+fn head_end(bytes: &[u8]) -> Option<usize> {
+    (0..bytes.len()).find_map(|i| {
+        let rest = &bytes[i..];
+        if rest.starts_with(b"\r\n\r\n") {
+            Some(i + 4)
+        } else if rest.starts_with(b"\n\n") {
+            Some(i + 2)
+        } else {
+            None
+        }
+    })
+}
+
+/// What a request gets: status, extra headers, body, and whether the body is sent (not for `HEAD`).
+struct Answer {
+    status: &'static str,
+    content_type: &'static str,
+    extra: &'static str,
+    body: Arc<str>,
+    send_body: bool,
+}
+
+impl Answer {
+    fn text(status: &'static str, body: &str) -> Self {
+        Self {
+            status,
+            content_type: "text/plain; charset=utf-8",
+            extra: "",
+            body: Arc::from(body),
+            send_body: true,
+        }
+    }
+}
+
+/// The answer to a complete request head: `GET`/`HEAD` of `/metrics` → the snapshot, of `/` → a
+/// pointer to it, another path → `404`, another method → `405`, not HTTP/1.x → `400`.
+fn answer(head: &[u8], snapshot: &Mutex<Arc<str>>) -> Answer {
+    let line = head
+        .split(|&b| b == b'\n')
+        .next()
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .map(|l| l.trim_end_matches('\r'))
+        .unwrap_or("");
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Answer::text(
+            "400 Bad Request",
+            "not an HTTP request; robustream serves Prometheus metrics at GET /metrics\n",
+        );
+    };
+    if !version.starts_with("HTTP/1.") || method.is_empty() || !target.starts_with('/') {
+        return Answer::text(
+            "400 Bad Request",
+            "not an HTTP/1.x request; robustream serves Prometheus metrics at GET /metrics\n",
+        );
+    }
+    let send_body = match method {
+        "GET" => true,
+        "HEAD" => false,
+        _ => {
+            return Answer {
+                extra: "Allow: GET, HEAD\r\n",
+                ..Answer::text(
+                    "405 Method Not Allowed",
+                    "robustream serves Prometheus metrics at GET /metrics\n",
+                )
+            };
+        }
+    };
+    let path = target.split(['?', '#']).next().unwrap_or(target);
+    let answer = match path {
+        "/metrics" => Answer {
+            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            body: snapshot
+                .lock()
+                .map(|s| s.clone())
+                .unwrap_or_else(|_| Arc::from("")),
+            ..Answer::text("200 OK", "")
+        },
+        "/" => Answer::text(
+            "200 OK",
+            "robustream: Prometheus metrics of the running evaluation at /metrics\n",
+        ),
+        _ => Answer::text(
+            "404 Not Found",
+            "robustream serves Prometheus metrics at /metrics\n",
+        ),
+    };
+    Answer {
+        send_body,
+        ..answer
+    }
+}
+
+/// Answers one connection: reads the request head within [`HEAD_DEADLINE`] and [`MAX_HEAD`] bytes
+/// (`408`, `414` or `431` otherwise), writes the answer within [`WRITE_TIMEOUT`], closes.
+fn serve(stream: TcpStream, snapshot: &Mutex<Arc<str>>) -> std::io::Result<()> {
+    let deadline = Instant::now() + HEAD_DEADLINE;
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    let mut buf = [0u8; MAX_HEAD];
+    let head = read_head(&mut &stream, &mut buf, deadline, |left| {
+        stream.set_read_timeout(Some(left))
+    })?;
+    let answer = match head {
+        Head::Complete(end) => answer(&buf[..end], snapshot),
+        Head::TooLarge { line_ended: false } => Answer::text(
+            "414 URI Too Long",
+            "request line longer than 8 KiB; robustream serves Prometheus metrics at GET /metrics\n",
+        ),
+        Head::TooLarge { line_ended: true } => Answer::text(
+            "431 Request Header Fields Too Large",
+            "request head longer than 8 KiB\n",
+        ),
+        Head::TimedOut => Answer::text(
+            "408 Request Timeout",
+            "the request did not arrive within 2 s\n",
+        ),
+        Head::Closed => return Ok(()),
+    };
+    let mut out = &stream;
+    write!(
+        out,
+        "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n",
+        answer.status,
+        answer.content_type,
+        answer.body.len(),
+        answer.extra
+    )?;
+    if answer.send_body {
+        out.write_all(answer.body.as_bytes())?;
+    }
+    out.flush()?;
+    // Closing with unread input would reset the connection and could lose the answer on the way:
+    // say we are done, then discard what the client still sends, within bounds.
+    stream.shutdown(std::net::Shutdown::Write)?;
+    let linger_end = Instant::now() + LINGER;
+    let mut drained = 0;
+    while drained < LINGER_BYTES {
+        let left = linger_end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        stream.set_read_timeout(Some(left))?;
+        match (&stream).read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => drained += n,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -359,7 +604,9 @@ mod tests {
             r.contains("robustream_records_total{scenario=\"clean\""),
             "{r}"
         );
-        assert!(get(e.addr(), "/").starts_with("HTTP/1.1 404"));
+        assert!(get(e.addr(), "/").starts_with("HTTP/1.1 200 OK"));
+        assert!(get(e.addr(), "/").contains("/metrics"));
+        assert!(get(e.addr(), "/nope").starts_with("HTTP/1.1 404"));
         // Throttled: an update right after a forced one keeps the old snapshot.
         let counts = FrameCounts {
             read: 77,
@@ -372,5 +619,176 @@ mod tests {
         let taken = e.addr();
         let err = Exporter::start(&taken.to_string()).err().unwrap();
         assert!(err.to_string().contains("--prometheus"), "{err}");
+    }
+
+    /// Sends `request` raw and returns the whole response (a reset after it is tolerated).
+    fn raw(addr: SocketAddr, request: &[u8]) -> String {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = s.write_all(request);
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[test]
+    fn methods_and_malformed_requests_get_their_status() {
+        let mut e = Exporter::start("127.0.0.1:0").unwrap();
+        e.update(&state(), &FrameCounts::default(), true);
+        let a = e.addr();
+        let r = raw(a, b"POST /metrics HTTP/1.1\r\n\r\n");
+        assert!(r.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"), "{r}");
+        assert!(r.contains("Allow: GET, HEAD\r\n"), "{r}");
+        let r = raw(a, b"HEAD /metrics HTTP/1.1\r\n\r\n");
+        assert!(r.starts_with("HTTP/1.1 200 OK\r\n"), "{r}");
+        let (headers, body) = r.split_once("\r\n\r\n").unwrap();
+        assert!(
+            body.is_empty() && !headers.contains("Content-Length: 0\r\n"),
+            "{r}"
+        );
+        // HTTP/1.0, bare `\n` line ends, a query string.
+        let r = raw(a, b"GET /metrics?x=1 HTTP/1.0\n\n");
+        assert!(r.contains("robustream_frames_read_total"), "{r}");
+        for bad in [
+            b"hello\r\n\r\n".as_slice(),
+            b"GET /metrics\r\n\r\n",
+            b"GET metrics HTTP/1.1\r\n\r\n",
+            b"GET /metrics SPDY/3\r\n\r\n",
+            b"\xff\xfe /metrics HTTP/1.1\r\n\r\n",
+        ] {
+            let r = raw(a, bad);
+            assert!(
+                r.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+                "{bad:?}: {r}"
+            );
+        }
+        // A client that connects and goes away costs nothing.
+        drop(TcpStream::connect(a).unwrap());
+        assert!(get(a, "/metrics").starts_with("HTTP/1.1 200 OK"));
+    }
+
+    #[test]
+    fn slow_and_idle_clients_do_not_delay_a_scrape() {
+        let mut e = Exporter::start("127.0.0.1:0").unwrap();
+        e.update(&state(), &FrameCounts::default(), true);
+        let a = e.addr();
+        // Five idle connections and a slow loris sending a byte every 200 ms.
+        let idle: Vec<TcpStream> = (0..5).map(|_| TcpStream::connect(a).unwrap()).collect();
+        let loris = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(a).unwrap();
+            let started = Instant::now();
+            for b in b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" {
+                if s.write_all(&[*b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            (out, started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        for _ in 0..5 {
+            let t = Instant::now();
+            let r = get(a, "/metrics");
+            assert!(r.starts_with("HTTP/1.1 200 OK"), "{r}");
+            assert!(
+                t.elapsed() < Duration::from_millis(500),
+                "{:?}",
+                t.elapsed()
+            );
+        }
+        // The slow loris's head did not arrive within 2 s: 408 and closed, not served for ever.
+        let (out, took) = loris.join().unwrap();
+        assert!(out.starts_with("HTTP/1.1 408 Request Timeout"), "{out}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        // The idle ones were answered and closed by the deadline too.
+        for mut s in idle {
+            let mut out = String::new();
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let _ = s.read_to_string(&mut out);
+            assert!(out.starts_with("HTTP/1.1 408"), "{out}");
+        }
+    }
+
+    #[test]
+    fn connections_beyond_the_limit_get_503_at_once_and_the_limit_frees_up() {
+        let mut e = Exporter::start("127.0.0.1:0").unwrap();
+        e.update(&state(), &FrameCounts::default(), true);
+        let a = e.addr();
+        let idle: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| TcpStream::connect(a).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        let r = raw(a, b"GET /metrics HTTP/1.1\r\n\r\n");
+        assert!(r.starts_with("HTTP/1.1 503"), "{r}");
+        assert!(
+            t.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
+        drop(idle);
+        // Their handlers see the close and count out.
+        let t = Instant::now();
+        loop {
+            let r = raw(a, b"GET /metrics HTTP/1.1\r\n\r\n");
+            if r.starts_with("HTTP/1.1 200 OK") {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(5), "{r}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn a_huge_request_line_is_refused_after_8_kib() {
+        // The read itself is bounded: an endless request line costs MAX_HEAD bytes.
+        struct Endless(usize);
+        impl Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                buf.fill(b'a');
+                self.0 += buf.len();
+                Ok(buf.len())
+            }
+        }
+        let mut r = Endless(0);
+        let mut buf = [0u8; MAX_HEAD];
+        let deadline = Instant::now() + HEAD_DEADLINE;
+        let head = read_head(&mut r, &mut buf, deadline, |_| Ok(())).unwrap();
+        assert_eq!(head, Head::TooLarge { line_ended: false });
+        assert_eq!(r.0, MAX_HEAD);
+        let mut lines = std::io::Cursor::new(b"GET / HTTP/1.1\r\n".repeat(1000));
+        let head = read_head(&mut lines, &mut buf, deadline, |_| Ok(())).unwrap();
+        assert_eq!(head, Head::TooLarge { line_ended: true });
+        let mut ok = std::io::Cursor::new(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nbody".to_vec());
+        let head = read_head(&mut ok, &mut buf, deadline, |_| Ok(())).unwrap();
+        assert_eq!(head, Head::Complete(27));
+
+        // Over TCP: a 1 MiB request line gets 414, the next scrape is served.
+        let mut e = Exporter::start("127.0.0.1:0").unwrap();
+        e.update(&state(), &FrameCounts::default(), true);
+        let a = e.addr();
+        let s = TcpStream::connect(a).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut sent = 0usize;
+            let chunk = vec![b'a'; 64 * 1024];
+            let _ = w.write_all(b"GET /");
+            while sent < (1 << 20) {
+                match w.write(&chunk) {
+                    Ok(n) => sent += n,
+                    Err(_) => break,
+                }
+            }
+        });
+        let mut out = Vec::new();
+        let _ = (&s).read_to_end(&mut out);
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 414 URI Too Long\r\n"), "{out}");
+        writer.join().unwrap();
+        let r = get(a, "/metrics");
+        assert!(r.starts_with("HTTP/1.1 200 OK"), "{r}");
     }
 }

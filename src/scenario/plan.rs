@@ -8,7 +8,8 @@ use super::{Catalog, Scenario};
 /// An unknown plan item.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "unknown scenario or group `{item}` in `scenarios`; run `robustream scenarios` for the list{}",
+    "unknown scenario or group `{}` in `scenarios`; run `robustream scenarios` for the list{}",
+    crate::quote::clip(item),
     suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default()
 )]
 pub struct PlanError {
@@ -75,12 +76,16 @@ impl Plan {
     }
 }
 
-/// The known name closest to `item` by edit distance, if reasonably close.
+/// The known name closest to `item` by edit distance, if reasonably close. Names whose length
+/// differs by more than the distance allowed are passed over unmeasured (a megabyte-long item
+/// costs nothing).
 fn suggest(item: &str, catalog: &Catalog) -> Option<String> {
+    let n = item.chars().count();
     catalog
         .scenarios
         .iter()
         .chain(&catalog.groups)
+        .filter(|e| n.abs_diff(e.name.chars().count()) <= 3)
         .map(|e| (edit_distance(item, &e.name), &e.name))
         .filter(|(d, _)| *d <= 3)
         .min_by_key(|(d, _)| *d)

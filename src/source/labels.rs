@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Source, SourceError};
 use crate::frame::{Frame, LabelSpace, Truth};
+use crate::quote::clip;
 
 /// What a sidecar row is keyed by.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,7 +93,8 @@ impl Sidecar {
             return Err(SourceError::at(
                 path,
                 format!(
-                    "unknown column `{other}`; a labels file has `frame` or `time`, and `label`"
+                    "unknown column `{}`; a labels file has `frame` or `time`, and `label`",
+                    clip(other)
                 ),
             ));
         }
@@ -103,15 +105,16 @@ impl Sidecar {
             let at =
                 |message: String| SourceError::new(format!("{}:{line}", path.display()), message);
             let key_text = record.get(key_col).unwrap_or("");
+            let key_shown = clip(key_text);
             let k = match key {
                 SidecarKey::Frame => key_text.parse::<u64>().map(|v| v as f64).map_err(|_| {
                     at(format!(
-                        "frame `{key_text}` is not a frame number (0, 1, 2, …)"
+                        "frame `{key_shown}` is not a frame number (0, 1, 2, …)"
                     ))
                 })?,
                 SidecarKey::Time => parse_time(key_text).ok_or_else(|| {
                     at(format!(
-                        "time `{key_text}` is not a time; write seconds (`12.5`) or `[h:]mm:ss[.f]`"
+                        "time `{key_shown}` is not a time; write seconds (`12.5`) or `[h:]mm:ss[.f]`"
                     ))
                 })?,
             };
@@ -119,7 +122,7 @@ impl Sidecar {
                 && k <= prev
             {
                 return Err(at(format!(
-                    "`{key_text}` does not come after the row before; sort the rows by {}",
+                    "`{key_shown}` does not come after the row before; sort the rows by {}",
                     match key {
                         SidecarKey::Frame => "frame",
                         SidecarKey::Time => "time",
@@ -131,8 +134,9 @@ impl Sidecar {
                 "" | "-" => None,
                 l => Some(Truth(labels.resolve(l).ok_or_else(|| {
                     at(format!(
-                        "label `{l}` is not a class of the model; give a class name or index \
-                         (`robustream labels` lists them)"
+                        "label `{}` is not a class of the model; give a class name or index \
+                         (`robustream labels` lists them)",
+                        clip(l)
                     ))
                 })?)),
             };

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use super::regions::{BoxSpec, parse_norm_boxes};
 use super::{Item, ItemSource, SourceError};
 use crate::frame::{LabelSpace, Truth};
+use crate::quote::{clip, clip_list};
 
 /// Column names a manifest may have.
 const ALLOWED: [&str; 5] = ["path", "label", "mask", "boxes", "annotation"];
@@ -126,12 +127,11 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, String> {
         .map(|(orig, _)| orig)
         .collect();
     if !unknown.is_empty() {
-        let list: Vec<String> = unknown.iter().map(|u| format!("`{u}`")).collect();
         return Err(format!(
             "manifest has unknown column{} {}; the allowed columns are `path`, `label`, and \
              optionally `mask`, `boxes` and `annotation`; remove the others",
             if unknown.len() == 1 { "" } else { "s" },
-            list.join(", ")
+            clip_list(&unknown)
         ));
     }
     let find = |want: &str| -> Result<Option<usize>, String> {
@@ -157,7 +157,7 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, String> {
         _ => Err(format!(
             "manifest header `{}` lacks {}; the first line must name the columns `path,label` \
              (optionally also `mask`, `boxes`, `annotation`)",
-            header.iter().collect::<Vec<_>>().join(","),
+            clip(&header.iter().collect::<Vec<_>>().join(",")),
             match (path, label) {
                 (None, None) => "the `path` and `label` columns",
                 (None, _) => "the `path` column",
@@ -195,8 +195,9 @@ fn row_item(
                 return Err(SourceError::at(
                     &path,
                     format!(
-                        "label `{label}` is not a class of the model/class map; use a class name \
-                         from the labels file or an index"
+                        "label `{}` is not a class of the model/class map; use a class name \
+                         from the labels file or an index",
+                        clip(label)
                     ),
                 ));
             }

@@ -317,15 +317,17 @@ pub struct SourceError {
 
 impl SourceError {
     /// An error about `item` (a path is shown with [`Path::display`]). A message that spans lines
-    /// (a library's error text with a newline in it) is folded to one ([`decode::fold`]).
+    /// (a library's error text with a newline in it) is folded to one ([`decode::fold`]); `item` is
+    /// user text (a path, a manifest line, a URL): control characters escaped, so the line stays one
+    /// line, and bounded like a path ([`crate::quote::clip_path`]).
     pub fn new(item: impl Into<String>, message: impl Into<String>) -> Self {
         let mut message = message.into();
         if message.contains(char::is_control) {
             message = decode::fold(&message);
         }
-        let mut item = item.into();
+        let mut item: String = item.into();
         if item.contains(char::is_control) {
-            // A file name with a newline in it: shown escaped, so the line stays one line.
+            // A file name with a newline in it: shown escaped.
             item = item
                 .chars()
                 .map(|c| match c.is_control() {
@@ -334,6 +336,7 @@ impl SourceError {
                 })
                 .collect();
         }
+        let item = crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned();
         Self { item, message }
     }
 
@@ -413,8 +416,9 @@ fn stream_labels(
                 SourceError::at(
                     &config.path,
                     format!(
-                        "label `{l}` is not a class of the model; give a class name or index \
-                         (`robustream labels` lists them)"
+                        "label `{}` is not a class of the model; give a class name or index \
+                         (`robustream labels` lists them)",
+                        crate::quote::clip(l)
                     ),
                 )
             })?;

@@ -94,11 +94,12 @@ impl NormBox {
 /// ```
 pub fn parse_norm_boxes(text: &str) -> Result<Vec<NormBox>, String> {
     let mut out = Vec::new();
-    for (i, part) in text.split(';').map(str::trim).enumerate() {
-        if part.is_empty() {
+    for (i, written) in text.split(';').map(str::trim).enumerate() {
+        if written.is_empty() {
             continue;
         }
-        let nums: Vec<&str> = part.split_whitespace().collect();
+        let part = crate::quote::clip(written);
+        let nums: Vec<&str> = written.split_whitespace().collect();
         let how = "write each box as `x0 y0 x1 y1` (normalised to [0, 1], x0 < x1, y0 < y1), \
                    boxes separated by `;`";
         let [x0, y0, x1, y1] = nums[..] else {
@@ -187,7 +188,12 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite())
-            .ok_or_else(|| format!("{what} <{name}> is `{t}`, not a number"))?;
+            .ok_or_else(|| {
+                format!(
+                    "{what} <{name}> is `{}`, not a number",
+                    crate::quote::clip(&t)
+                )
+            })?;
         Ok(v.clamp(0.0, f64::from(u32::MAX - 1)) as u32)
     };
     let size = match child(root, "size") {

@@ -235,8 +235,9 @@ pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSo
             SourceError::new(
                 item,
                 format!(
-                    "label `{l}` is not a class of the model; give a class name or index \
-                     (`robustream labels` lists them)"
+                    "label `{}` is not a class of the model; give a class name or index \
+                     (`robustream labels` lists them)",
+                    crate::quote::clip(l)
                 ),
             )
         })?)),

@@ -166,7 +166,8 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
             .find(|c: char| !c.is_ascii_alphabetic())
             .map_or(rest.len(), |i| num_end + i);
         let part = &rest[..unit_end];
-        let d = crate::watch::parse_duration(part).map_err(|e| format!("time `{text}`: {e}"))?;
+        let d = crate::watch::parse_duration(part)
+            .map_err(|e| format!("time `{}`: {e}", crate::quote::clip(text)))?;
         total += d.as_secs_f64();
         rest = &rest[unit_end..];
     }
@@ -374,17 +375,50 @@ pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
              read live from where it is (drop them; `--duration` or `--limit` bound a run)",
         ));
     }
-    if !network {
-        // A clear line for the common case, before FFmpeg's own words.
-        if let Err(e) = std::fs::metadata(&config.path) {
-            return Err(SourceError::new(
-                &item,
-                format!("cannot open source ({e}); check `[source] path` or --source"),
-            ));
-        }
+    if !network && let Some(why) = file_problem(&config.path) {
+        // What the file system says, before FFmpeg's vaguer words.
+        return Err(SourceError::new(&item, why));
     }
     open_video(&item, network, settings)
 }
+
+/// What keeps the file at `path` from being read as a video, as far as the file system tells
+/// (issue 14): a missing path, a folder, a file this user may not read, an empty file. `None`
+/// when FFmpeg may try (it then tells a file that is no video, a stream-less or video-less file
+/// and a codec it cannot decode apart, `imp::open_error`).
+pub fn file_problem(path: &Path) -> Option<String> {
+    use std::io::ErrorKind;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Some("no such file; check `[source] path` or --source".into());
+        }
+        Err(e) => {
+            return Some(format!(
+                "cannot look at it ({e}); check `[source] path` or --source"
+            ));
+        }
+    };
+    if meta.is_dir() {
+        return Some(
+            "is a folder, not a video file; give a video file, or read the images in it with \
+             `kind = \"folder\"` (--source-kind folder)"
+                .into(),
+        );
+    }
+    if let Err(e) = std::fs::File::open(path) {
+        return Some(match e.kind() {
+            ErrorKind::PermissionDenied => PERMISSION_DENIED.into(),
+            _ => format!("cannot be read ({e}); check the file"),
+        });
+    }
+    (meta.is_file() && meta.len() == 0)
+        .then(|| "is empty (0 bytes); give a complete video file".into())
+}
+
+/// The message for a video file this user may not read.
+const PERMISSION_DENIED: &str = "cannot be read: permission denied; make it readable (`chmod a+r`) \
+                                 or run robustream as a user who may read it";
 
 #[cfg(not(feature = "video"))]
 fn open_video(
@@ -522,7 +556,7 @@ mod imp {
                 ),
                 None => "no answer".to_string(),
             },
-            e => format!("cannot open as video ({e})"),
+            e => open_error(e, open_timeout.is_some()),
         };
         let path = std::ffi::CString::new(target)
             .map_err(|_| "a path with a NUL byte cannot be opened".to_string())?;
@@ -569,6 +603,115 @@ mod imp {
     /// [`open_format`]): FFmpeg's default `analyzeduration` (5 s) and a second of slack.
     const PROBE_SLACK: Duration = Duration::from_secs(6);
 
+    /// What an FFmpeg error opening a file (`network` false) or a stream means, and what to do
+    /// (issue 14: "cannot open as video (Invalid data found when processing input)" whatever the
+    /// cause). The file-system causes of a file are found before FFmpeg tries ([`super::file_problem`]);
+    /// they are here too for a file that changed in between or a path only FFmpeg can open.
+    pub(super) fn open_error(e: ffmpeg::Error, network: bool) -> String {
+        use ffmpeg::Error as E;
+        let errno = match e {
+            E::Other { errno } => errno,
+            _ => 0,
+        };
+        match e {
+            _ if errno == libc::EACCES || errno == libc::EPERM => {
+                super::PERMISSION_DENIED.to_string()
+            }
+            _ if !network && errno == libc::ENOENT => {
+                "no such file; check `[source] path` or --source".to_string()
+            }
+            E::InvalidData | E::DemuxerNotFound if !network => {
+                "is not a video FFmpeg can read: no container format it knows matches the content; \
+                 check what the file is (`ffprobe`, `file`): another kind of file under a video's \
+                 name, or a damaged or unfinished one"
+                    .to_string()
+            }
+            _ if !network => format!("cannot open as video ({e}); check it with `ffprobe`"),
+            _ if errno == libc::ECONNREFUSED => "connection refused: nothing serves a stream at \
+                 this address and port; check the URL and that the sender is running"
+                .to_string(),
+            _ if [libc::EHOSTUNREACH, libc::ENETUNREACH, libc::ENETDOWN].contains(&errno) => {
+                format!("cannot reach the host ({e}); check the address and this machine's network")
+            }
+            _ if errno == libc::ETIMEDOUT => {
+                format!("no answer ({e}); check the address and that the sender is running")
+            }
+            E::HttpNotFound => "the server has no stream at this path (HTTP 404 Not Found); check \
+                 the URL's path"
+                .to_string(),
+            E::HttpUnauthorized | E::HttpForbidden => format!(
+                "the server refused access ({e}); put the right credentials in the URL \
+                 (`rtsp://user:password@host/…`)"
+            ),
+            E::HttpBadRequest | E::HttpOther4xx | E::HttpServerError => {
+                format!("the server answered with an error ({e}); check the URL")
+            }
+            E::ProtocolNotFound => "this FFmpeg build cannot read this protocol; use another \
+                 scheme or an FFmpeg built with it"
+                .to_string(),
+            E::InvalidData | E::DemuxerNotFound => format!(
+                "what the server sends is no video FFmpeg can read ({e}); check that the URL \
+                 points at a video stream"
+            ),
+            // FFmpeg reports a host name that does not resolve as an I/O error.
+            _ if errno == libc::EIO => format!(
+                "cannot connect ({e}: a host name that does not resolve, or a server that closed \
+                 the connection); check the host name and that the stream is up"
+            ),
+            e => format!("cannot open the stream ({e}); check the URL and that the stream is up"),
+        }
+    }
+
+    /// The message for an input without a video stream, listing what it holds.
+    fn no_video_stream(input: &ffmpeg::format::context::Input) -> String {
+        let held: Vec<String> = input
+            .streams()
+            .map(|s| {
+                let p = s.parameters();
+                format!(
+                    "{} ({})",
+                    format!("{:?}", p.medium()).to_lowercase(),
+                    p.id().name()
+                )
+            })
+            .collect();
+        match held.is_empty() {
+            true => "has no streams at all; give a file with a video stream".to_string(),
+            false => format!(
+                "has no video stream (it holds {}); give a file or stream with video",
+                crate::quote::clip(&held.join(", "))
+            ),
+        }
+    }
+
+    /// The message for a video stream whose codec this FFmpeg build cannot decode: the codec's
+    /// name, or the container's tag for it when FFmpeg does not know it at all.
+    fn no_decoder(parameters: &ffmpeg::codec::Parameters) -> String {
+        let id = parameters.id();
+        if id != ffmpeg::codec::Id::None {
+            return format!(
+                "its video codec is {0}, which this FFmpeg build cannot decode; use FFmpeg \
+                 libraries with a {0} decoder (`ffmpeg -decoders` lists them), or convert the \
+                 file to H.264 where there is one",
+                id.name()
+            );
+        }
+        // SAFETY: `parameters` wraps the AVCodecParameters of a stream of the open input, valid
+        // for as long as `parameters` is borrowed; only a plain integer field is read.
+        let tag = unsafe { (*parameters.as_ptr()).codec_tag };
+        let shown: String = match tag.to_le_bytes() {
+            b if b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') => {
+                format!(" (tag `{}`)", String::from_utf8_lossy(&b))
+            }
+            _ if tag != 0 => format!(" (tag 0x{tag:08x})"),
+            _ => String::new(),
+        };
+        format!(
+            "its video codec is unknown to FFmpeg{shown}; convert it to H.264 with the software \
+             that made it, or give another file"
+        )
+    }
+
     /// Opens `target` and a decoder for its best video stream (see [`open_format`] for
     /// `open_timeout`, given for network streams).
     fn open_input(
@@ -583,7 +726,7 @@ mod imp {
         let stream = input
             .streams()
             .best(ffmpeg::media::Type::Video)
-            .ok_or_else(|| "has no video stream".to_string())?;
+            .ok_or_else(|| no_video_stream(&input))?;
         let index = stream.index();
         let time_base = f64::from(stream.time_base());
         let start_s = match stream.start_time() {
@@ -601,6 +744,9 @@ mod imp {
         let context = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
             .map_err(|e| format!("cannot read the video stream's parameters ({e})"))?;
         let codec = context.id().name().to_string();
+        if ffmpeg::decoder::find(context.id()).is_none() {
+            return Err(no_decoder(&stream.parameters()));
+        }
         let mut decoder = context.decoder();
         decoder.set_packet_time_base(stream.time_base());
         let decoder = decoder
@@ -1501,10 +1647,9 @@ mod tests {
         let e = open(&SourceConfig::new("/nonexistent/clip.mp4"))
             .err()
             .unwrap();
-        assert!(
-            e.to_string()
-                .starts_with("/nonexistent/clip.mp4: cannot open source"),
-            "{e}"
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/clip.mp4: no such file; check `[source] path` or --source"
         );
         let mut c = SourceConfig::new("/nonexistent/clip.mp4");
         c.video = Some(VideoConfig {
@@ -1519,6 +1664,52 @@ mod tests {
             c.video = Some(toml::from_str(bad).unwrap());
             let e = open(&c).err().unwrap();
             assert!(e.message.contains("apply to video files"), "{bad}: {e}");
+        }
+    }
+}
+
+#[cfg(all(test, feature = "video"))]
+mod open_error_tests {
+    use super::*;
+
+    #[test]
+    fn file_problems_are_told_apart_before_ffmpeg() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = file_problem(&dir.path().join("nope.mp4")).unwrap();
+        assert!(missing.starts_with("no such file"), "{missing}");
+        let folder = file_problem(dir.path()).unwrap();
+        assert!(folder.starts_with("is a folder") && folder.contains("kind = \"folder\""));
+        let empty = dir.path().join("empty.mp4");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(file_problem(&empty).unwrap().starts_with("is empty"));
+        let text = dir.path().join("text.mp4");
+        std::fs::write(&text, b"not a video").unwrap();
+        assert_eq!(file_problem(&text), None, "FFmpeg's turn");
+    }
+
+    #[test]
+    fn ffmpeg_errors_name_the_cause_and_the_fix() {
+        use ffmpeg_next::Error as E;
+        let errno = |errno| E::Other { errno };
+        let file = |e| imp::open_error(e, false);
+        let url = |e| imp::open_error(e, true);
+        assert!(file(E::InvalidData).starts_with("is not a video FFmpeg can read"));
+        assert!(file(errno(libc::EACCES)).contains("permission denied"));
+        assert!(url(errno(libc::EACCES)).contains("permission denied"));
+        assert!(file(errno(libc::ENOENT)).starts_with("no such file"));
+        assert!(url(errno(libc::ECONNREFUSED)).starts_with("connection refused"));
+        assert!(url(errno(libc::EHOSTUNREACH)).starts_with("cannot reach the host"));
+        assert!(url(errno(libc::ETIMEDOUT)).starts_with("no answer"));
+        assert!(url(E::HttpNotFound).contains("HTTP 404"));
+        assert!(url(E::HttpUnauthorized).contains("credentials"));
+        assert!(url(E::HttpForbidden).contains("credentials"));
+        assert!(url(E::HttpServerError).starts_with("the server answered with an error"));
+        assert!(url(E::ProtocolNotFound).contains("protocol"));
+        assert!(url(E::InvalidData).contains("no video FFmpeg can read"));
+        assert!(url(errno(libc::EIO)).contains("host name"));
+        // Every message is one line with a fix after the cause.
+        for m in [file(E::Bug), url(E::Bug), file(E::InvalidData), url(E::Eof)] {
+            assert!(m.contains("; ") && !m.contains('\n'), "{m}");
         }
     }
 }
