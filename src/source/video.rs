@@ -1481,14 +1481,16 @@ mod imp {
         }
     }
 
-    /// FFmpeg's one-time set-up: network protocols, and its log silenced below fatal (decode
-    /// errors are counted and reported by the source itself, one line per damaged frame).
+    /// FFmpeg's one-time set-up: network protocols, and its own log silenced entirely: decode
+    /// errors are counted and reported by the source itself, one line per damaged frame, while
+    /// FFmpeg's log lines (some decoders log damaged data at its *fatal* level, e.g. mjpeg's "No
+    /// JPEG data found in image") came from its own threads and landed in the middle of ours.
     fn init() {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             let _ = ffmpeg::init();
             ffmpeg::format::network::init();
-            ffmpeg::util::log::set_level(ffmpeg::util::log::Level::Fatal);
+            ffmpeg::util::log::set_level(ffmpeg::util::log::Level::Quiet);
         });
     }
 }
