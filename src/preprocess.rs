@@ -113,8 +113,8 @@ pub enum MaskResize {
     /// Pillow `BILINEAR` (antialiased, as torchvision `Resize` on an 8-bit "L" image) of the mask's
     /// 8-bit values (0/255 after [`crate::source::mask`]), rounded to u8 as Pillow does, then
     /// every non-zero sample → 255: Hard ImageNet's `Resize((256, 256))` → `CenterCrop(224)` →
-    /// `mask[mask > 0] = 1` (REFERENCE §7.1). Edges grow by up to about one source pixel per
-    /// downscale step.
+    /// `mask[mask > 0] = 1` (REFERENCE §7.1). The object gains a thin ring at its edges (about one
+    /// view pixel wide when down-scaling).
     BilinearNonZero,
 }
 
