@@ -27,7 +27,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use image::{GrayImage, RgbImage};
 use robustream::engine::ModelDesc;
 use robustream::frame::{Frame, Regions, Truth};
-use robustream::preprocess::ModelView;
+use robustream::preprocess::{MaskResize, ModelView};
 use robustream::resample::{Filter, Resampler, resize_gray_nearest};
 use robustream::scenario::pool::{BackgroundMaker, BackgroundPool};
 use robustream::scenario::{Catalog, RngKey, ScenarioInput};
@@ -61,7 +61,7 @@ fn frames() -> Vec<(&'static str, RgbImage, GrayImage)> {
         .expect("quokka_mask.png (bash scripts/assets.sh)")
         .to_luma8();
     let mut view = ModelView::new(&model);
-    let (v, vm) = (view.image(&photo), view.mask(&mask));
+    let (v, vm) = (view.image(&photo), view.mask(&mask, MaskResize::Nearest));
     assert_eq!(v.dimensions(), (224, 224), "the model view is 224²");
     let hd = Resampler::new().resize_rgb(&photo, 1280, 720, Filter::Bilinear);
     let hd_mask = resize_gray_nearest(&mask, 1280, 720);

@@ -33,7 +33,9 @@ use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
-use crate::scenario::{BackgroundPool, Catalog, PoolView, RngKey, ScenarioInput};
+use crate::scenario::{
+    BackgroundPool, Catalog, PoolView, RngKey, ScenarioInput, StageMasks, needs_bilinear_mask,
+};
 use crate::source::Source;
 use crate::source::regions::{BoxSpec, parse_norm_boxes, resolve_boxes, stage_boxes};
 
@@ -76,7 +78,7 @@ pub fn apply(req: &ApplyRequest) -> anyhow::Result<()> {
             req.scenario
         );
     };
-    let (image, mut mask, boxes) = read_input(
+    let (image, mask, boxes) = read_input(
         &req.input,
         req.mask.as_ref(),
         req.boxes.as_deref(),
@@ -87,16 +89,15 @@ pub fn apply(req: &ApplyRequest) -> anyhow::Result<()> {
     let truth = resolve_class(req.class.as_deref(), &labels, "--class")?;
     let stage = model.as_ref().map(|m| (m, ScenarioStage::ModelInput));
     let pool = background_pool(&req.backgrounds, &labels, stage, req.seed)?;
-    let (image, boxes) = match &model {
+    let (image, masks, boxes) = match &model {
         Some(model) => {
             let mut view = ModelView::new(model);
-            let (image, m, boxes) = model_view_input(&mut view, &image, mask.as_ref(), &boxes);
-            mask = m;
-            (image, boxes)
+            let bilinear = needs_bilinear_mask([scenario.as_ref()]);
+            model_view_input(&mut view, &image, mask.as_ref(), &boxes, bilinear)
         }
         None => {
             let boxes = stage_boxes(&boxes, mask.as_ref(), <[_]>::to_vec);
-            (image, boxes)
+            (image, StageMasks::native(mask), boxes)
         }
     };
     let frame_id = match &req.frame_id {
@@ -107,8 +108,8 @@ pub fn apply(req: &ApplyRequest) -> anyhow::Result<()> {
             .map(|n| n.to_string_lossy().into_owned())
             .context("the input path has no file name; pass --frame-id")?,
     };
-    let input = ScenarioInput::new(&image)
-        .with_mask(mask.as_ref())
+    let input = masks
+        .attach(ScenarioInput::new(&image))
         .with_boxes(&boxes)
         .with_truth(truth)
         .with_pool(pool.as_ref());
@@ -157,18 +158,20 @@ pub(crate) fn read_input(
     Ok((image, mask, boxes))
 }
 
-/// The model's view of a native input: image, mask and boxes through the same geometry; without
-/// boxes the scenarios get the mask's tight box at the view (as in a run).
+/// The model's view of a native input: image, masks and boxes through the same geometry (the
+/// bilinear mask only when `bilinear`, see [`needs_bilinear_mask`]); without boxes the scenarios get
+/// the (nearest) mask's tight box at the view (as in a run).
 pub(crate) fn model_view_input(
     view: &mut ModelView,
     image: &RgbImage,
     mask: Option<&GrayImage>,
     boxes: &[BBox],
-) -> (RgbImage, Option<GrayImage>, Vec<BBox>) {
+    bilinear: bool,
+) -> (RgbImage, StageMasks, Vec<BBox>) {
     let size = image.dimensions();
-    let mask = mask.map(|m| view.mask(m));
-    let boxes = stage_boxes(boxes, mask.as_ref(), |b| view.boxes(b, size));
-    (view.image(image), mask, boxes)
+    let masks = StageMasks::at_view(view, mask, bilinear);
+    let boxes = stage_boxes(boxes, masks.mask.as_ref(), |b| view.boxes(b, size));
+    (view.image(image), masks, boxes)
 }
 
 /// The label space classes are named in: the model's labels, or none without a model (then classes
@@ -316,7 +319,14 @@ fn background_maker(stage: Option<(&ModelDesc, ScenarioStage)>) -> Arc<Backgroun
         let (base, mask, boxes) = match &view_model {
             Some(m) => {
                 let mut view = ModelView::new(m);
-                model_view_input(&mut view, image, regions.mask.as_ref(), &regions.boxes)
+                let (base, masks, boxes) = model_view_input(
+                    &mut view,
+                    image,
+                    regions.mask.as_ref(),
+                    &regions.boxes,
+                    false,
+                );
+                (base, masks.mask, boxes)
             }
             None => {
                 let boxes = stage_boxes(&regions.boxes, regions.mask.as_ref(), <[_]>::to_vec);

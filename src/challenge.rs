@@ -65,7 +65,7 @@ use crate::engine::{Engine, EngineError, ModelDesc, try_decode_row};
 use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
-use crate::preprocess::{ModelView, Normalizer};
+use crate::preprocess::{MaskResize, ModelView, Normalizer};
 use crate::scenario::{BackgroundPool, RngKey};
 use crate::source::{Source, SourceConfig, SourceError, SourceKind, in9};
 
@@ -306,7 +306,10 @@ impl Harvest {
                 image,
                 truth: frame.truth,
                 regions: Some(crate::frame::Regions {
-                    mask: r.mask.as_ref().map(|m| self.view.mask(m)),
+                    mask: r
+                        .mask
+                        .as_ref()
+                        .map(|m| self.view.mask(m, MaskResize::Nearest)),
                     boxes: self.view.boxes(&r.boxes, frame.image.dimensions()),
                 }),
                 variant: None,
@@ -350,19 +353,26 @@ impl Harvest {
             }
             _ => return,
         };
-        let view_mask = self.view.mask(mask);
-        if !view_mask.as_raw().iter().any(|&v| v != 0) {
+        // Each pass's mask at the view under its reference's rule: the challenge's (IN-9)
+        // nearest, the saliency pass's Hard ImageNet bilinear-then-non-zero (REFERENCE §7.1, §7.4).
+        let mut view_mask = |on: bool, rule| {
+            on.then(|| self.view.mask(mask, rule))
+                .filter(|m| m.as_raw().iter().any(|&v| v != 0))
+        };
+        let challenge_mask = view_mask(self.challenge.is_some(), MaskResize::Nearest);
+        let saliency_mask = view_mask(self.saliency.is_some(), crate::saliency::MASK_RESIZE);
+        if challenge_mask.is_none() && saliency_mask.is_none() {
             self.unusable_masks += 1;
             return;
         }
-        let a = self
-            .challenge
-            .as_mut()
-            .and_then(|(r, _)| r.decide(&frame.id).map(|s| (s, 0)));
-        let b = self
-            .saliency
-            .as_mut()
-            .and_then(|r| r.decide(&frame.id).map(|s| (s, 1)));
+        let a = match (&mut self.challenge, challenge_mask) {
+            (Some((r, _)), Some(m)) => r.decide(&frame.id).map(|s| (s, m)),
+            _ => None,
+        };
+        let b = match (&mut self.saliency, saliency_mask) {
+            (Some(r), Some(m)) => r.decide(&frame.id).map(|s| (s, m)),
+            _ => None,
+        };
         if a.is_none() && b.is_none() {
             return;
         }
@@ -370,14 +380,11 @@ impl Harvest {
             Some(image) => image,
             None => self.view.image(&frame.image),
         };
-        for (slot, which) in a.into_iter().chain(b) {
-            let r = match which {
-                0 => self.challenge.as_mut().map(|(r, _)| r),
-                _ => self.saliency.as_mut(),
-            };
-            if let Some(r) = r {
-                r.place(slot, &frame.id, truth, image.clone(), view_mask.clone());
-            }
+        if let (Some((slot, m)), Some((r, _))) = (a, self.challenge.as_mut()) {
+            r.place(slot, &frame.id, truth, image.clone(), m);
+        }
+        if let (Some((slot, m)), Some(r)) = (b, self.saliency.as_mut()) {
+            r.place(slot, &frame.id, truth, image, m);
         }
     }
 
@@ -919,7 +926,7 @@ mod tests {
                 boxes: boxes.clone(),
             };
             let small = Regions {
-                mask: Some(view.mask(&s.mask)),
+                mask: Some(view.mask(&s.mask, MaskResize::Nearest)),
                 boxes: view.boxes(&boxes, s.image.dimensions()),
             };
             let want = pipeline(&s.image, &native);

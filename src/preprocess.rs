@@ -1,7 +1,9 @@
-//! Preprocessing: bringing a frame to the model's view (shorter-side resize, centre crop or squash) and
-//! normalising it into the input tensor. Resampling follows torchvision/PIL (REFERENCE §1.1, §10):
-//! antialiased bilinear ("triangle" convolution with support scaled by the downscale factor), long side
-//! truncated, crop offsets rounded half to even.
+//! Preprocessing: bringing a frame to the model's view (shorter-side resize or a fixed-size squash,
+//! then a centre crop; or a squash straight to the input size) and normalising it into the input
+//! tensor. Resampling follows torchvision/PIL (REFERENCE §1.1, §7.1, §10): antialiased bilinear
+//! ("triangle" convolution with support scaled by the downscale factor), long side truncated, crop
+//! offsets rounded half to even. Masks go through the same geometry, sampled by the rule their
+//! benchmark's reference uses ([`MaskResize`]).
 
 use image::{GrayImage, RgbImage};
 
@@ -95,97 +97,150 @@ pub fn center_crop<P: image::Pixel<Subpixel = u8>>(
     out
 }
 
-/// Brings a frame (and its mask) to the model's input view: optional shorter-side resize then centre
-/// crop, or a squash resize, per the model description.
+/// How a mask is brought to the model's view. The geometry is always the image's (same resize, same
+/// crop); only the sampling differs, because each benchmark's reference resizes its masks its own
+/// way. Whoever uses the mask at the view says which rule it needs
+/// ([`crate::scenario::Scenario::mask_resize`], the saliency pass).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MaskResize {
+    /// Pillow `NEAREST`, values kept (a binary mask stays binary, no edge grows or shrinks): what
+    /// PIL does to label images (modes "1" and "P") and what IN-9's generation uses for its
+    /// geometry (`Resize(256, NEAREST)`, REFERENCE §6.3). The default for every scenario whose
+    /// reference does not resize masks bilinearly (IN-9, XIMAGENET-12 and Corner Cases work at the
+    /// native size, so any resize is ours).
+    #[default]
+    Nearest,
+    /// Pillow `BILINEAR` (antialiased, as torchvision `Resize` on an 8-bit "L" image) of the mask's
+    /// 8-bit values (0/255 after [`crate::source::mask`]), rounded to u8 as Pillow does, then
+    /// every non-zero sample → 255: Hard ImageNet's `Resize((256, 256))` → `CenterCrop(224)` →
+    /// `mask[mask > 0] = 1` (REFERENCE §7.1). The object gains a thin ring at its edges (about one
+    /// view pixel wide when down-scaling).
+    BilinearNonZero,
+}
+
+/// The resize before the centre crop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resize {
+    /// None: the crop alone.
+    Keep,
+    /// Shorter side to this many pixels, long side truncated (torchvision `Resize(n)`).
+    Shorter(u32),
+    /// Exactly this size, aspect ratio not kept (torchvision `Resize((h, w))`; `crop = "squash"` is
+    /// this at the input size, whose crop is then the identity).
+    To(u32, u32),
+}
+
+/// Brings a frame (and its mask) to the model's input view: the resize of the model description
+/// (shorter side, a fixed size, or none) then the centre crop; `crop = "squash"` is a resize to the
+/// input size.
 pub struct ModelView {
     width: u32,
     height: u32,
-    resize_shorter: Option<u32>,
-    crop: Crop,
+    resize: Resize,
     resizer: Resampler,
 }
 
 impl ModelView {
     /// For this model.
     pub fn new(model: &ModelDesc) -> Self {
+        let (width, height) = (model.input.width, model.input.height);
+        let p = &model.preprocess;
+        let resize = match (p.crop, p.resize_shorter, p.resize) {
+            (Crop::Squash, _, _) => Resize::To(width, height),
+            (Crop::Center, Some(s), _) => Resize::Shorter(s),
+            (Crop::Center, None, Some(r)) => Resize::To(r.width, r.height),
+            (Crop::Center, None, None) => Resize::Keep,
+        };
         Self {
-            width: model.input.width,
-            height: model.input.height,
-            resize_shorter: model.preprocess.resize_shorter,
-            crop: model.preprocess.crop,
+            width,
+            height,
+            resize,
             resizer: Resampler::new(),
         }
     }
 
-    /// The image at the model's input size.
-    pub fn image(&mut self, image: &RgbImage) -> RgbImage {
-        match self.crop {
-            Crop::Squash => resize_rgb(image, self.width, self.height, &mut self.resizer),
-            Crop::Center => {
-                let Some(s) = self.resize_shorter else {
-                    return center_crop(image, self.width, self.height);
-                };
-                let (w, h) = shorter_side_size(image.width(), image.height(), s);
-                let (left, top) = (center_offset(w, self.width), center_offset(h, self.height));
-                if left >= 0 && top >= 0 && w >= self.width && h >= self.height {
-                    // Compute only the crop of the resized image: same bytes, less work.
-                    let window = Window {
-                        x: left as u32,
-                        y: top as u32,
-                        width: self.width,
-                        height: self.height,
-                    };
-                    if image.width() == 0 || image.height() == 0 {
-                        return RgbImage::new(self.width, self.height);
-                    }
-                    self.resizer
-                        .resize_rgb_window(image, w, h, window, Filter::Bilinear)
-                } else {
-                    center_crop(
-                        &resize_rgb(image, w, h, &mut self.resizer),
-                        self.width,
-                        self.height,
-                    )
-                }
-            }
+    /// The size a frame of `(width, height)` is resized to before the centre crop.
+    pub fn resized_size(&self, (width, height): (u32, u32)) -> (u32, u32) {
+        match self.resize {
+            Resize::Keep => (width, height),
+            Resize::Shorter(s) => shorter_side_size(width, height, s),
+            Resize::To(w, h) => (w, h),
         }
     }
 
-    /// The mask through the same geometry (nearest-neighbour).
-    pub fn mask(&self, mask: &GrayImage) -> GrayImage {
-        match self.crop {
-            Crop::Squash => resize_mask(mask, self.width, self.height),
-            Crop::Center => {
-                let m = match self.resize_shorter {
-                    Some(s) => {
-                        let (w, h) = shorter_side_size(mask.width(), mask.height(), s);
-                        resize_mask(mask, w, h)
+    /// The crop of the resized `(width, height)` image as a window of it, when the crop lies inside
+    /// (then only the window's samples need computing: same bytes, less work).
+    fn inner_window(&self, (w, h): (u32, u32)) -> Option<Window> {
+        let (left, top) = (center_offset(w, self.width), center_offset(h, self.height));
+        (left >= 0 && top >= 0 && w >= self.width && h >= self.height).then_some(Window {
+            x: left as u32,
+            y: top as u32,
+            width: self.width,
+            height: self.height,
+        })
+    }
+
+    /// The image at the model's input size.
+    pub fn image(&mut self, image: &RgbImage) -> RgbImage {
+        let (w, h) = self.resized_size(image.dimensions());
+        if (w, h) == image.dimensions() {
+            return center_crop(image, self.width, self.height);
+        }
+        match self.inner_window((w, h)) {
+            Some(window) => self
+                .resizer
+                .resize_rgb_window(image, w, h, window, Filter::Bilinear),
+            None => center_crop(
+                &resize_rgb(image, w, h, &mut self.resizer),
+                self.width,
+                self.height,
+            ),
+        }
+    }
+
+    /// The mask through the image's geometry, sampled by `rule` (see [`MaskResize`]).
+    pub fn mask(&mut self, mask: &GrayImage, rule: MaskResize) -> GrayImage {
+        let (w, h) = self.resized_size(mask.dimensions());
+        let (view_w, view_h) = (self.width, self.height);
+        match rule {
+            MaskResize::Nearest if (w, h) == mask.dimensions() => center_crop(mask, view_w, view_h),
+            MaskResize::Nearest => center_crop(&resize_mask(mask, w, h), view_w, view_h),
+            MaskResize::BilinearNonZero => {
+                let mut out = match self.inner_window((w, h)) {
+                    // An unchanged size is a plain crop here too (Pillow copies).
+                    Some(window) => {
+                        self.resizer
+                            .resize_gray_window(mask, w, h, window, Filter::Bilinear)
                     }
-                    None => mask.clone(),
+                    None if (w, h) == mask.dimensions() => center_crop(mask, view_w, view_h),
+                    None => center_crop(
+                        &self.resizer.resize_gray(mask, w, h, Filter::Bilinear),
+                        view_w,
+                        view_h,
+                    ),
                 };
-                center_crop(&m, self.width, self.height)
+                for v in out.iter_mut() {
+                    if *v != 0 {
+                        *v = 255;
+                    }
+                }
+                out
             }
         }
     }
 
     /// Boxes of a frame of `size` (width, height) through the same geometry: each box becomes the
-    /// tight box of its filled rectangle taken through [`ModelView::mask`] (nearest-neighbour resize,
-    /// then the crop), so boxes and masks stay pixel-consistent. Boxes are clipped to the view; a box
-    /// left with no pixel (cropped away, or thinner than a pixel after downscaling) is dropped.
+    /// tight box of its filled rectangle taken through [`ModelView::mask`] with
+    /// [`MaskResize::Nearest`] (then the crop), so boxes and nearest masks stay pixel-consistent.
+    /// Boxes are clipped to the view; a box left with no pixel (cropped away, or thinner than a
+    /// pixel after downscaling) is dropped.
     pub fn boxes(&self, boxes: &[BBox], size: (u32, u32)) -> Vec<BBox> {
         let (iw, ih) = size;
-        let (rw, rh) = match (self.crop, self.resize_shorter) {
-            (Crop::Squash, _) => (self.width, self.height),
-            (Crop::Center, Some(s)) => shorter_side_size(iw, ih, s),
-            (Crop::Center, None) => (iw, ih),
-        };
-        let (left, top) = match self.crop {
-            Crop::Squash => (0, 0),
-            Crop::Center => (
-                center_offset(rw, self.width),
-                center_offset(rh, self.height),
-            ),
-        };
+        let (rw, rh) = self.resized_size(size);
+        let (left, top) = (
+            center_offset(rw, self.width),
+            center_offset(rh, self.height),
+        );
         boxes
             .iter()
             .filter_map(|b| {
@@ -402,19 +457,20 @@ mod tests {
     fn boxes_map_like_their_rectangle_masks() {
         use crate::source::regions::{box_mask, tight_box};
         let views = [
-            (Crop::Center, Some(256), 224, 224),
-            (Crop::Center, Some(28), 24, 24),
-            (Crop::Center, Some(60), 24, 20),
-            (Crop::Center, None, 24, 24), // crop only (pads when the frame is smaller)
-            (Crop::Squash, None, 32, 24),
+            (Resize::Shorter(256), 224, 224),
+            (Resize::Shorter(28), 24, 24),
+            (Resize::Shorter(60), 24, 20),
+            (Resize::Keep, 24, 24), // crop only (pads when the frame is smaller)
+            (Resize::To(32, 24), 32, 24), // crop = "squash"
+            (Resize::To(256, 256), 224, 224), // Hard ImageNet
+            (Resize::To(29, 40), 24, 24),
         ];
         let mut checked = 0;
-        for (crop, resize_shorter, width, height) in views {
-            let view = ModelView {
+        for (resize, width, height) in views {
+            let mut view = ModelView {
                 width,
                 height,
-                resize_shorter,
-                crop,
+                resize,
                 resizer: Resampler::new(),
             };
             for (w, h) in [(71u32, 45u32), (45, 71), (640, 427), (20, 13), (224, 224)] {
@@ -427,27 +483,26 @@ mod tests {
                     BBox::new(1, 2, w + 50, h + 9), // partly outside the frame: clipped
                 ];
                 for b in boxes {
-                    let want = b
-                        .clip(w, h)
-                        .and_then(|c| tight_box(&view.mask(&box_mask(w, h, &[c]))));
+                    let want = b.clip(w, h).and_then(|c| {
+                        tight_box(&view.mask(&box_mask(w, h, &[c]), MaskResize::Nearest))
+                    });
                     let got = view.boxes(&[b], (w, h));
                     assert_eq!(
                         got,
                         want.into_iter().collect::<Vec<_>>(),
-                        "{crop:?} {w}x{h} {b:?}"
+                        "{resize:?} {w}x{h} {b:?}"
                     );
                     checked += usize::from(!got.is_empty());
                 }
             }
         }
         // Most boxes survive; the one-pixel ones vanish under downscaling or cropping.
-        assert!(checked > 80, "{checked}");
+        assert!(checked > 110, "{checked}");
         // A box fully outside the view's crop is dropped.
         let view = ModelView {
             width: 24,
             height: 24,
-            resize_shorter: None,
-            crop: Crop::Center,
+            resize: Resize::Keep,
             resizer: Resampler::new(),
         };
         assert_eq!(view.boxes(&[BBox::new(0, 0, 5, 5)], (100, 100)), vec![]);
@@ -455,6 +510,93 @@ mod tests {
             view.boxes(&[BBox::new(40, 40, 60, 50)], (100, 100)),
             vec![BBox::new(2, 2, 22, 12)]
         );
+    }
+
+    /// Hard ImageNet's preprocessing against Pillow 13.0.0 (`scripts/make_hard_imagenet_fixtures.py`
+    /// writes the reference rule's outputs, REFERENCE §7.1): images squashed bilinearly to the
+    /// resize size and centre-cropped with half-to-even offsets; masks through the same geometry,
+    /// bilinear on their 8-bit values, then non-zero → 255. Byte-exact.
+    #[test]
+    fn hard_imagenet_view_matches_the_reference_rule() {
+        #[derive(serde::Deserialize)]
+        struct Case {
+            kind: String,
+            src: String,
+            want: String,
+            resize: [u32; 2],
+            crop: [u32; 2],
+        }
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hard_imagenet");
+        let cases: Vec<Case> =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap())
+                .unwrap();
+        let mut masks = 0;
+        for c in &cases {
+            let mut view = ModelView {
+                width: c.crop[0],
+                height: c.crop[1],
+                resize: Resize::To(c.resize[0], c.resize[1]),
+                resizer: Resampler::new(),
+            };
+            let src = image::open(dir.join(&c.src)).unwrap();
+            let want = image::open(dir.join(&c.want)).unwrap();
+            match c.kind.as_str() {
+                "mask" => {
+                    let src = src.into_luma8();
+                    let got = view.mask(&src, MaskResize::BilinearNonZero);
+                    assert_eq!(got, want.into_luma8(), "{}", c.src);
+                    // The nearest rule is a different (thinner) mask wherever the size changes.
+                    let nearest = view.mask(&src, MaskResize::Nearest);
+                    let on = |m: &GrayImage| m.as_raw().iter().filter(|&&v| v != 0).count();
+                    if src.dimensions() != (c.resize[0], c.resize[1]) {
+                        assert!(on(&nearest) < on(&got), "{}", c.src);
+                    } else {
+                        assert_eq!(on(&nearest), on(&got), "{}", c.src);
+                    }
+                    masks += 1;
+                }
+                _ => assert_eq!(view.image(&src.into_rgb8()), want.into_rgb8(), "{}", c.src),
+            }
+        }
+        assert!(masks >= 7 && cases.len() >= 9, "{} cases", cases.len());
+    }
+
+    #[test]
+    fn bilinear_masks_are_binary_and_cover_the_nearest_ones() {
+        // A soft 0/1/255 mask through shorter-side, fixed-size and crop-only views: the bilinear rule
+        // gives 0/255 only, and (here, down- and up-scaling) contains every nearest object pixel.
+        let mask = GrayImage::from_fn(71, 45, |x, y| {
+            image::Luma([match (x * 3 + y * 5) % 11 {
+                0 => 1,
+                1..=3 => 255,
+                _ => 0,
+            }])
+        });
+        for resize in [
+            Resize::Shorter(28),
+            Resize::To(256, 256),
+            Resize::To(30, 24),
+            Resize::Keep,
+        ] {
+            let mut view = ModelView {
+                width: 24,
+                height: 24,
+                resize,
+                resizer: Resampler::new(),
+            };
+            let b = view.mask(&mask, MaskResize::BilinearNonZero);
+            let n = view.mask(&mask, MaskResize::Nearest);
+            assert_eq!(b.dimensions(), (24, 24));
+            assert!(b.as_raw().iter().all(|&v| v == 0 || v == 255), "{resize:?}");
+            assert!(
+                n.as_raw()
+                    .iter()
+                    .zip(b.as_raw())
+                    .all(|(&n, &b)| n == 0 || b == 255),
+                "{resize:?}"
+            );
+        }
     }
 
     #[test]
@@ -474,14 +616,17 @@ mod tests {
         let img = RgbImage::from_fn(71, 45, |x, y| {
             image::Rgb([(x * 3 + y) as u8, (x * y) as u8, (200 - x) as u8])
         });
-        for (resize, shorter) in [
-            ("resize_shorter = 28", 28u32),
-            ("resize_shorter = 24", 24),
-            ("resize_shorter = 60", 60),
+        for (resize, (w, h)) in [
+            ("resize_shorter = 28", shorter_side_size(71, 45, 28)),
+            ("resize_shorter = 24", shorter_side_size(71, 45, 24)),
+            ("resize_shorter = 60", shorter_side_size(71, 45, 60)),
+            // A fixed-size squash, then the crop (offsets 2.5 → 2 and 8.5 → 8, half to even).
+            ("resize = { width = 29, height = 41 }", (29, 41)),
+            ("resize = { width = 24, height = 24 }", (24, 24)),
         ] {
             let (m, _d) = desc(resize);
             let mut view = ModelView::new(&m);
-            let (w, h) = shorter_side_size(71, 45, shorter);
+            assert_eq!(view.resized_size((71, 45)), (w, h), "{resize}");
             let mut r = Resampler::new();
             let want = center_crop(&resize_rgb(&img, w, h, &mut r), 24, 24);
             assert_eq!(view.image(&img), want, "{resize}");

@@ -32,7 +32,9 @@ use crate::frame::BBox;
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::resample::{Filter, Resampler};
-use crate::scenario::{Catalog, Plan, RngKey, Scenario, ScenarioError, ScenarioInput};
+use crate::scenario::{
+    Catalog, Plan, RngKey, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
+};
 use crate::source::regions::stage_boxes;
 
 /// Default tile size in pixels (the longer side of each scaled variant).
@@ -1041,7 +1043,7 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
     let catalog = Catalog::builtin().with_corruption_jpeg(req.jpeg_after_corruption);
     let plan = Plan::from_items(&req.scenarios, &catalog)?;
     let rows = grid(&plan.keys());
-    let (image, mut mask, boxes) = crate::apply::read_input(
+    let (image, mask, boxes) = crate::apply::read_input(
         &req.image,
         req.mask.as_ref(),
         req.boxes.as_deref(),
@@ -1055,20 +1057,22 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
             file_name(&req.image).context("the image path has no file name; pass --frame-id")?
         }
     };
-    let (image, boxes, view_after, stage_text) = match (&model, req.stage) {
+    let (image, masks, boxes, view_after, stage_text) = match (&model, req.stage) {
         (None, _) => (
             image,
+            StageMasks::native(mask.clone()),
             stage_boxes(&boxes, mask.as_ref(), <[_]>::to_vec),
             None,
             format!("native {}x{}", native_size.0, native_size.1),
         ),
         (Some(m), ScenarioStage::ModelInput) => {
             let mut view = ModelView::new(m);
-            let (image, m_view, boxes) =
-                crate::apply::model_view_input(&mut view, &image, mask.as_ref(), &boxes);
-            mask = m_view;
+            let bilinear = needs_bilinear_mask(plan.scenarios().iter().map(|s| s.as_ref()));
+            let (image, masks, boxes) =
+                crate::apply::model_view_input(&mut view, &image, mask.as_ref(), &boxes, bilinear);
             (
                 image,
+                masks,
                 boxes,
                 None,
                 format!(
@@ -1081,6 +1085,7 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
         }
         (Some(m), ScenarioStage::Native) => (
             image,
+            StageMasks::native(mask.clone()),
             stage_boxes(&boxes, mask.as_ref(), <[_]>::to_vec),
             Some(m.clone()),
             format!(
@@ -1121,8 +1126,8 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
         frame_id,
         view_after,
     };
-    let input = ScenarioInput::new(&image)
-        .with_mask(mask.as_ref())
+    let input = masks
+        .attach(ScenarioInput::new(&image))
         .with_boxes(&boxes)
         .with_truth(truth)
         .with_pool(pool.as_ref());

@@ -424,13 +424,26 @@ impl Resampler {
         height: u32,
         filter: Filter,
     ) -> GrayImage {
-        let mut out = vec![0u8; width as usize * height as usize];
         let all = Window {
             x: 0,
             y: 0,
             width,
             height,
         };
+        self.resize_gray_window(src, width, height, all, filter)
+    }
+
+    /// [`Resampler::resize_rgb_window`] for a one-channel (Pillow mode "L") image.
+    pub fn resize_gray_window(
+        &mut self,
+        src: &GrayImage,
+        width: u32,
+        height: u32,
+        window: Window,
+        filter: Filter,
+    ) -> GrayImage {
+        let window = clip_window(window, width, height);
+        let mut out = vec![0u8; window.width as usize * window.height as usize];
         self.resize_raw::<1>(
             src.as_raw(),
             src.width(),
@@ -438,10 +451,10 @@ impl Resampler {
             &mut out,
             width,
             height,
-            all,
+            window,
             filter,
         );
-        GrayImage::from_raw(width, height, out).expect("buffer of width × height")
+        GrayImage::from_raw(window.width, window.height, out).expect("buffer of width × height")
     }
 
     fn ensure_table(&mut self, key: TableKey) {
@@ -990,6 +1003,7 @@ mod tests {
                 (x ^ (y * 5)) as u8,
             ])
         });
+        let gray = GrayImage::from_fn(61, 43, |x, y| image::Luma([(x * 29 + y * y * 7) as u8]));
         let filters = [
             Filter::Nearest,
             Filter::Box,
@@ -1002,6 +1016,7 @@ mod tests {
             for filter in filters {
                 let mut r = Resampler::new();
                 let full = r.resize_rgb(&src, w, h, filter);
+                let gray_full = r.resize_gray(&gray, w, h, filter);
                 for win in [
                     Window {
                         x: 0,
@@ -1033,6 +1048,12 @@ mod tests {
                         image::imageops::crop_imm(&full, win.x, win.y, win.width, win.height)
                             .to_image();
                     assert_eq!(got, want, "{w}x{h} {filter:?} {win:?}");
+                    // The same for one channel (masks at the model view).
+                    let got = r.resize_gray_window(&gray, w, h, win, filter);
+                    let want =
+                        image::imageops::crop_imm(&gray_full, win.x, win.y, win.width, win.height)
+                            .to_image();
+                    assert_eq!(got, want, "gray {w}x{h} {filter:?} {win:?}");
                 }
             }
         }

@@ -35,7 +35,12 @@ use crate::engine::model::{Layout, OutputKind};
 use crate::engine::{Engine, ModelDesc};
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
-use crate::preprocess::Normalizer;
+use crate::preprocess::{MaskResize, Normalizer};
+
+/// How the pass brings a frame's mask to the model's view: Hard ImageNet's rule (bilinear, then
+/// non-zero → object, REFERENCE §7.1), since its `saliency_analysis.py` reads the masks through the
+/// Hard ImageNet dataset's transform (REFERENCE §7.4).
+pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The file of per-frame saliency lines in the run directory.
 pub const SALIENCY_JSONL: &str = "saliency.jsonl";

@@ -51,11 +51,11 @@ fn occlusion_map_is_written_and_scored_against_the_mask() {
         .fold((255u8, 0u8), |(a, b), &v| (a.min(v), b.max(v)));
     assert_eq!((lo, hi), (0, 255));
     // IoU and Dice again from the written map (v ≥ 0.5 ⇔ round(255 v) ≥ 128) and the mask brought
-    // to the model's view as the run does.
+    // to the model's view as the run does: Hard ImageNet's bilinear-then-non-zero rule.
     let desc = ModelDesc::load(&model()).unwrap();
     let mask = decode_mask(&std::fs::read(photo("quokka_mask.png")).unwrap()).unwrap();
     let mask: Vec<bool> = ModelView::new(&desc)
-        .mask(&mask)
+        .mask(&mask, robustream::saliency::MASK_RESIZE)
         .as_raw()
         .iter()
         .map(|&v| v != 0)

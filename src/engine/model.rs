@@ -87,6 +87,9 @@ fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), String> {
             ));
         }
     }
+    if let Some(r) = p.resize {
+        check_resize(r, w, h, p)?;
+    }
     if p.mean.iter().any(|m| !m.is_finite()) {
         return Err(
             "`[preprocess] mean` must be finite numbers (on the 0..255 pixel scale)".into(),
@@ -105,6 +108,41 @@ fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), String> {
              the 0..255 pixel scale: multiply them by 255 (ImageNet's are mean = [123.675, \
              116.28, 103.53], std = [58.395, 57.12, 57.375])",
             p.mean, p.std
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `[preprocess] resize` (a squash to a fixed size before the centre crop): each message
+/// names the key and the fix.
+fn check_resize(r: ResizeDesc, w: u32, h: u32, p: &PreprocessDesc) -> Result<(), String> {
+    let (rw, rh) = (r.width, r.height);
+    if let Some(s) = p.resize_shorter {
+        return Err(format!(
+            "`[preprocess] resize_shorter` = {s} and `resize` = {{ width = {rw}, height = {rh} }} \
+             are two different resizes: keep `resize_shorter` for torchvision `Resize({s})` (aspect \
+             ratio kept) or `resize` for `Resize(({rh}, {rw}))` (squash), not both"
+        ));
+    }
+    if p.crop == Crop::Squash {
+        return Err(format!(
+            "`[preprocess] resize` = {{ width = {rw}, height = {rh} }} has no effect with `crop = \
+             \"squash\"` (the frame is squashed straight to the input size); remove it, or use \
+             `crop = \"center\"` to squash to {rw}×{rh} and then centre-crop {w}×{h}"
+        ));
+    }
+    if rw == 0 || rh == 0 || rw > MAX_SIDE || rh > MAX_SIDE {
+        return Err(format!(
+            "`[preprocess] resize` = {{ width = {rw}, height = {rh} }}: each side must be 1..={MAX_SIDE} \
+             pixels (the size every frame is squashed to before the centre crop; Hard ImageNet: \
+             width = 256, height = 256 for a 224 input)"
+        ));
+    }
+    if rw < w || rh < h {
+        return Err(format!(
+            "`[preprocess] resize` = {{ width = {rw}, height = {rh} }} is smaller than the {w}×{h} \
+             input, so the centre crop would pad every frame with black; make width at least {w} \
+             and height at least {h} (Hard ImageNet: 256×256 for a 224 input)"
         ));
     }
     Ok(())
@@ -178,12 +216,64 @@ pub struct PreprocessDesc {
     /// Resize so the shorter side has this many pixels (long side truncated, torchvision `Resize(n)`)
     /// before cropping; absent = no resize before the crop.
     pub resize_shorter: Option<u32>,
+    /// Squash every frame to exactly this size before the centre crop (torchvision
+    /// `Resize((height, width))`, aspect ratio not kept; Hard ImageNet's 256×256 → 224, REFERENCE
+    /// §7.1). Not with `resize_shorter` or `crop = "squash"`.
+    pub resize: Option<ResizeDesc>,
     /// Crop policy.
     pub crop: Crop,
     /// Per-channel mean (R, G, B) on the 0..255 pixel scale, subtracted first.
     pub mean: [f32; 3],
     /// Per-channel standard deviation (R, G, B) on the 0..255 pixel scale, divided by after.
     pub std: [f32; 3],
+}
+
+/// `[preprocess] resize = { width = W, height = H }`: a fixed size, named per side so that the
+/// order cannot be mistaken (torchvision writes `Resize((H, W))`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "toml::Value")]
+pub struct ResizeDesc {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// What `resize` must look like, for its error messages.
+const RESIZE_FORM: &str = "write `resize = { width = 256, height = 256 }` (sides named, since \
+    torchvision's `Resize((h, w))` lists the height first)";
+
+impl TryFrom<toml::Value> for ResizeDesc {
+    type Error = String;
+
+    fn try_from(v: toml::Value) -> Result<Self, String> {
+        let toml::Value::Table(t) = v else {
+            return Err(format!(
+                "`[preprocess] resize` is not a table: {RESIZE_FORM}"
+            ));
+        };
+        if let Some(k) = t.keys().find(|k| *k != "width" && *k != "height") {
+            return Err(format!(
+                "`[preprocess] resize` has an unknown key `{}`: {RESIZE_FORM}",
+                crate::quote::clip(k)
+            ));
+        }
+        let side = |name: &str| match t.get(name) {
+            Some(toml::Value::Integer(n)) => u32::try_from(*n).map_err(|_| {
+                format!("`[preprocess] resize` {name} = {n} is not a pixel count: {RESIZE_FORM}")
+            }),
+            Some(_) => Err(format!(
+                "`[preprocess] resize` {name} must be a whole number of pixels: {RESIZE_FORM}"
+            )),
+            None => Err(format!(
+                "`[preprocess] resize` has no `{name}`: {RESIZE_FORM}"
+            )),
+        };
+        Ok(Self {
+            width: side("width")?,
+            height: side("height")?,
+        })
+    }
 }
 
 /// `[output]` table.
@@ -400,6 +490,72 @@ classes = 3
                 "multiply them by 255",
             ),
             ("classes = 3", "classes = 0", "[output] classes", "positive"),
+            (
+                "resize_shorter = 8",
+                "resize_shorter = 8\nresize = { width = 8, height = 8 }",
+                "resize_shorter",
+                "not both",
+            ),
+            (
+                "resize_shorter = 8\ncrop = \"center\"",
+                "resize = { width = 8, height = 8 }\ncrop = \"squash\"",
+                "[preprocess] resize",
+                "remove it",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 0, height = 8 }",
+                "[preprocess] resize",
+                "1..=8192",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 8, height = 9000 }",
+                "[preprocess] resize",
+                "1..=8192",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 8, height = 3 }",
+                "[preprocess] resize",
+                "height at least 4",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 5, height = 8 }",
+                "[preprocess] resize",
+                "width at least 6",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = [8, 8]",
+                "`[preprocess] resize` is not a table",
+                "resize = { width = 256, height = 256 }",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { w = 8, height = 8 }",
+                "unknown key `w`",
+                "resize = { width = 256, height = 256 }",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 8 }",
+                "no `height`",
+                "resize = { width = 256, height = 256 }",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = -8, height = 8 }",
+                "width = -8 is not a pixel count",
+                "resize = { width = 256, height = 256 }",
+            ),
+            (
+                "resize_shorter = 8",
+                "resize = { width = 8.5, height = 8 }",
+                "width must be a whole number",
+                "resize = { width = 256, height = 256 }",
+            ),
         ] {
             assert!(DESC.contains(from), "{from}");
             let e = ModelDesc::parse(&DESC.replace(from, to), &p)
@@ -416,6 +572,16 @@ classes = 3
             .replace("std = [128.0, 128.0, 128.0]", "std = [1.0, 1.0, 1.0]")
             .replace("resize_shorter = 8\n", "");
         ModelDesc::parse(&raw, &p).unwrap();
+        // A squash to a fixed size before the crop, as large as the input or larger.
+        for size in ["width = 6, height = 4", "width = 256, height = 256"] {
+            let m = ModelDesc::parse(
+                &DESC.replace("resize_shorter = 8", &format!("resize = {{ {size} }}")),
+                &p,
+            )
+            .unwrap();
+            assert_eq!(m.preprocess.resize_shorter, None);
+            assert!(m.preprocess.resize.is_some());
+        }
         // A landscape input may be cut from a shorter side between its height and width.
         ModelDesc::parse(
             &DESC.replace("resize_shorter = 8", "resize_shorter = 5"),

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
-use image::{GrayImage, RgbImage};
+use image::RgbImage;
 
 use super::admission::Admitted;
 use super::assembly::Assembler;
@@ -24,7 +24,7 @@ use crate::preprocess::{ModelView, Normalizer};
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::schedule::Schedule;
-use crate::scenario::{Plan, PoolView, RngKey, ScenarioInput};
+use crate::scenario::{Plan, PoolView, RngKey, ScenarioInput, StageMasks, needs_bilinear_mask};
 use crate::source::regions::stage_boxes;
 
 /// What a batch row carries to the engine thread besides its values.
@@ -41,11 +41,11 @@ pub(super) struct RowMeta {
     pub boxes: Option<Vec<[f32; 4]>>,
 }
 
-/// A frame ready for its scenarios: its pixels, mask and boxes at the scenario stage.
+/// A frame ready for its scenarios: its pixels, masks and boxes at the scenario stage.
 pub(super) struct Prepared {
     meta: Arc<FrameMeta>,
     base: RgbImage,
-    mask: Option<GrayImage>,
+    masks: StageMasks,
     boxes: Vec<BBox>,
     pool: Option<Arc<PoolView>>,
     /// Time of the model view of the frame (and its regions), added to the clean variant's
@@ -192,11 +192,13 @@ impl Worker<'_> {
             return self.stored(meta, key.to_string(), frame.image);
         }
         let t = Instant::now();
-        let (base, mask, boxes) = at_stage(&mut self.view, setup.stage, &frame);
+        let bilinear =
+            needs_bilinear_mask(chosen.iter().map(|&i| setup.plan.scenarios()[i].as_ref()));
+        let (base, masks, boxes) = at_stage(&mut self.view, setup.stage, &frame, bilinear);
         let prepared = Arc::new(Prepared {
             meta,
             base,
-            mask,
+            masks,
             boxes,
             pool,
             geometry_ms: ms(t),
@@ -237,8 +239,9 @@ impl Worker<'_> {
             return false;
         }
         let scenario = &setup.plan.scenarios()[i];
-        let input = ScenarioInput::new(&p.base)
-            .with_mask(p.mask.as_ref())
+        let input = p
+            .masks
+            .attach(ScenarioInput::new(&p.base))
             .with_boxes(&p.boxes)
             .with_truth(p.meta.truth)
             .with_pool(p.pool.as_deref());
@@ -322,15 +325,16 @@ fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelVi
     }
 }
 
-/// A frame's pixels, mask and boxes at the scenario stage: the model view (image, mask and boxes
-/// through the same geometry) or the native frame. Boxes are the frame's own, else the mask's tight
-/// box (`source::regions::stage_boxes`).
+/// A frame's pixels, masks and boxes at the scenario stage: the model view (image, masks and boxes
+/// through the same geometry; the bilinear mask only when `bilinear`) or the native frame. Boxes
+/// are the frame's own, else the (nearest) mask's tight box (`source::regions::stage_boxes`).
 fn at_stage(
     view: &mut ModelView,
     stage: ScenarioStage,
     frame: &Frame,
-) -> (RgbImage, Option<GrayImage>, Vec<BBox>) {
-    at_stage_parts(view, stage, &frame.image, frame.regions.as_ref())
+    bilinear: bool,
+) -> (RgbImage, StageMasks, Vec<BBox>) {
+    at_stage_parts(view, stage, &frame.image, frame.regions.as_ref(), bilinear)
 }
 
 fn at_stage_parts(
@@ -338,18 +342,19 @@ fn at_stage_parts(
     stage: ScenarioStage,
     image: &RgbImage,
     regions: Option<&Regions>,
-) -> (RgbImage, Option<GrayImage>, Vec<BBox>) {
+    bilinear: bool,
+) -> (RgbImage, StageMasks, Vec<BBox>) {
     let mask = regions.and_then(|r| r.mask.as_ref());
-    let (base, base_mask) = match stage {
-        ScenarioStage::ModelInput => (view.image(image), mask.map(|m| view.mask(m))),
-        ScenarioStage::Native => (image.clone(), mask.cloned()),
+    let (base, masks) = match stage {
+        ScenarioStage::ModelInput => (view.image(image), StageMasks::at_view(view, mask, bilinear)),
+        ScenarioStage::Native => (image.clone(), StageMasks::native(mask.cloned())),
     };
     let boxes = regions.map_or(&[][..], |r| &r.boxes);
-    let base_boxes = stage_boxes(boxes, base_mask.as_ref(), |b| match stage {
+    let base_boxes = stage_boxes(boxes, masks.mask.as_ref(), |b| match stage {
         ScenarioStage::ModelInput => view.boxes(b, image.dimensions()),
         ScenarioStage::Native => b.to_vec(),
     });
-    (base, base_mask, base_boxes)
+    (base, masks, base_boxes)
 }
 
 /// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
@@ -358,7 +363,7 @@ pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMake
     let model = model.clone();
     Arc::new(move |image: &RgbImage, regions: &Regions| {
         let mut view = ModelView::new(&model);
-        let (base, mask, boxes) = at_stage_parts(&mut view, stage, image, Some(regions));
-        pool_background(&base, mask.as_ref(), &boxes)
+        let (base, masks, boxes) = at_stage_parts(&mut view, stage, image, Some(regions), false);
+        pool_background(&base, masks.mask.as_ref(), &boxes)
     })
 }

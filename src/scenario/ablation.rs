@@ -4,7 +4,8 @@
 //!
 //! # Conventions
 //! * **Object pixels** are the mask's non-zero pixels: Hard ImageNet binarises its masks with
-//!   `mask[mask > 0] = 1` (REFERENCE §7.1), so soft edges count as object.
+//!   `mask[mask > 0] = 1` (REFERENCE §7.1), so soft edges count as object. At the model's view the
+//!   mask is resized bilinearly and then binarised that way ([`MASK_RESIZE`]).
 //! * The reference works in [0, 1] floats; we work in u8 with exact rules. Every ablation here only
 //!   copies pixels or writes the gray value, so the single rounding decision is the gray value:
 //!   0.5 on the [0, 1] scale is 127.5 on the u8 scale, halfway between two codes; we use
@@ -42,7 +43,13 @@ use image::{GrayImage, RgbImage};
 
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
+use crate::preprocess::MaskResize;
 use crate::source::regions::{Connectivity, label_components, tight_box};
+
+/// How Hard ImageNet brings its masks to the model's view (REFERENCE §7.1): the image's
+/// `Resize((256, 256))` → `CenterCrop(224)` with PIL's bilinear filter on the mask too, then
+/// `mask[mask > 0] = 1`. Its ablations and RFS noise (`region_noise`) ask for it.
+pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The gray value written for Hard ImageNet's 0.5 (on the [0, 1] scale): 127.5 rounded half up.
 pub const GRAY: u8 = 128;
@@ -108,6 +115,10 @@ impl Scenario for Ablation {
         &self.key
     }
 
+    fn mask_resize(&self) -> MaskResize {
+        MASK_RESIZE
+    }
+
     fn apply(&self, input: &ScenarioInput<'_>, _rng: RngKey) -> Result<RgbImage, ScenarioError> {
         let mask = object_mask(&self.key, input)?;
         Ok(match self.kind {
@@ -142,14 +153,15 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
     (keys, vec![group])
 }
 
-/// The input's foreground mask, checked: present ([`ScenarioError::NeedsMask`]), of the image's
-/// size and with at least one object (non-zero) pixel ([`ScenarioError::Unsuitable`] otherwise).
+/// The input's foreground mask under Hard ImageNet's rule ([`MASK_RESIZE`]), checked: present
+/// ([`ScenarioError::NeedsMask`]), of the image's size and with at least one object (non-zero)
+/// pixel ([`ScenarioError::Unsuitable`] otherwise).
 pub fn object_mask<'a>(
     key: &str,
     input: &ScenarioInput<'a>,
 ) -> Result<&'a GrayImage, ScenarioError> {
     let mask = input
-        .mask
+        .mask_for(MASK_RESIZE)
         .ok_or_else(|| ScenarioError::NeedsMask(key.to_string()))?;
     if mask.dimensions() != input.image.dimensions() {
         return Err(ScenarioError::Unsuitable {

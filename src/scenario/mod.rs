@@ -21,6 +21,7 @@ pub mod schedule;
 use image::{GrayImage, RgbImage};
 
 use crate::frame::{BBox, Truth};
+use crate::preprocess::{MaskResize, ModelView};
 
 pub use catalog::{Catalog, CatalogEntry};
 pub use plan::Plan;
@@ -35,7 +36,12 @@ pub struct ScenarioInput<'a> {
     /// native frame, see `pipeline::ScenarioStage`).
     pub image: &'a RgbImage,
     /// Foreground mask of the same size (0 = background, 255 = foreground), when the source has one.
+    /// Where masks were resized to the model's view this is the [`MaskResize::Nearest`] one; use
+    /// [`ScenarioInput::mask_for`] with the scenario's [`Scenario::mask_resize`].
     pub mask: Option<&'a GrayImage>,
+    /// The masks resized to the model's view under rules other than [`MaskResize::Nearest`]
+    /// (`Some` only when `mask` was resized: see [`ScenarioInput::with_view_masks`]).
+    pub view_masks: Option<ViewMasks<'a>>,
     /// Object boxes in the image's pixel coordinates (empty when the source has none).
     pub boxes: &'a [BBox],
     /// The frame's ground truth in the dataset label space, when known.
@@ -51,16 +57,43 @@ impl<'a> ScenarioInput<'a> {
         Self {
             image,
             mask: None,
+            view_masks: None,
             boxes: &[],
             truth: None,
             pool: None,
         }
     }
 
-    /// Attaches a foreground mask (same size as the image).
+    /// Attaches a foreground mask (same size as the image) that was not resized (the native frame's,
+    /// or one made at the image's size): every [`MaskResize`] rule sees it as it is.
     pub fn with_mask(mut self, mask: Option<&'a GrayImage>) -> Self {
         self.mask = mask;
+        self.view_masks = None;
         self
+    }
+
+    /// Attaches the masks resized to the model's view: `nearest` ([`MaskResize::Nearest`]) and the
+    /// others in `masks` (each made only when some scenario asks for it).
+    pub fn with_view_masks(mut self, nearest: Option<&'a GrayImage>, masks: ViewMasks<'a>) -> Self {
+        self.mask = nearest;
+        self.view_masks = Some(masks);
+        self
+    }
+
+    /// The mask resized by `rule`: `mask` itself where it was not resized or the rule is
+    /// [`MaskResize::Nearest`]; `None` without a mask, or where the caller did not make the mask
+    /// under this rule (a caller bug, so debug builds stop there).
+    pub fn mask_for(&self, rule: MaskResize) -> Option<&'a GrayImage> {
+        match (self.view_masks, rule) {
+            (None, _) | (_, MaskResize::Nearest) => self.mask,
+            (Some(v), MaskResize::BilinearNonZero) => {
+                debug_assert!(
+                    self.mask.is_none() || v.bilinear_nonzero.is_some(),
+                    "the bilinear mask was not made for a scenario that needs it"
+                );
+                v.bilinear_nonzero
+            }
+        }
     }
 
     /// Attaches object boxes (in the image's pixel coordinates).
@@ -80,6 +113,72 @@ impl<'a> ScenarioInput<'a> {
         self.truth = truth;
         self
     }
+}
+
+/// A frame's mask at the model's view under the rules other than [`MaskResize::Nearest`] (see
+/// [`ScenarioInput::with_view_masks`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ViewMasks<'a> {
+    /// [`MaskResize::BilinearNonZero`] (Hard ImageNet), when a scenario of the plan needs it.
+    pub bilinear_nonzero: Option<&'a GrayImage>,
+}
+
+/// A frame's mask at the scenario stage, owned: at the model view under [`MaskResize::Nearest`]
+/// (always; it also gives the boxes) and under [`MaskResize::BilinearNonZero`] when asked for; at
+/// the native stage the frame's own mask, which every rule sees as it is.
+#[derive(Debug, Default, Clone)]
+pub struct StageMasks {
+    /// The nearest (view) or native mask.
+    pub mask: Option<GrayImage>,
+    /// Whether `mask` was resized to the model view (then the other rules' masks are below).
+    resized: bool,
+    /// The [`MaskResize::BilinearNonZero`] mask at the view, when asked for.
+    bilinear_nonzero: Option<GrayImage>,
+}
+
+impl StageMasks {
+    /// A native-stage mask (not resized).
+    pub fn native(mask: Option<GrayImage>) -> Self {
+        Self {
+            mask,
+            resized: false,
+            bilinear_nonzero: None,
+        }
+    }
+
+    /// `mask` at `view`: the nearest mask, and the bilinear one when `bilinear` (see
+    /// [`needs_bilinear_mask`]).
+    pub fn at_view(view: &mut ModelView, mask: Option<&GrayImage>, bilinear: bool) -> Self {
+        Self {
+            mask: mask.map(|m| view.mask(m, MaskResize::Nearest)),
+            resized: true,
+            bilinear_nonzero: mask
+                .filter(|_| bilinear)
+                .map(|m| view.mask(m, MaskResize::BilinearNonZero)),
+        }
+    }
+
+    /// `input` with these masks attached.
+    pub fn attach<'a>(&'a self, input: ScenarioInput<'a>) -> ScenarioInput<'a> {
+        if self.resized {
+            input.with_view_masks(
+                self.mask.as_ref(),
+                ViewMasks {
+                    bilinear_nonzero: self.bilinear_nonzero.as_ref(),
+                },
+            )
+        } else {
+            input.with_mask(self.mask.as_ref())
+        }
+    }
+}
+
+/// Which mask rules a set of scenarios needs beyond [`MaskResize::Nearest`] (always made, it also
+/// gives the boxes): whether any of them asks for [`MaskResize::BilinearNonZero`].
+pub fn needs_bilinear_mask<'s>(scenarios: impl IntoIterator<Item = &'s dyn Scenario>) -> bool {
+    scenarios
+        .into_iter()
+        .any(|s| s.mask_resize() == MaskResize::BilinearNonZero)
 }
 
 /// Why a scenario could not produce a variant for a frame.
@@ -118,6 +217,13 @@ pub trait Scenario: Send + Sync {
     /// one norm, level and trial, REFERENCE §7.3, see [`region_noise`]).
     fn rng_key(&self) -> &str {
         self.key()
+    }
+    /// How its benchmark's reference resizes masks to the model's view (the pipeline, `apply` and
+    /// `preview` give it [`ScenarioInput::mask_for`] this rule). Defaults to
+    /// [`MaskResize::Nearest`]; Hard ImageNet's ablations and RFS noise use
+    /// [`MaskResize::BilinearNonZero`] (REFERENCE §7.1).
+    fn mask_resize(&self) -> MaskResize {
+        MaskResize::Nearest
     }
 }
 

@@ -17,7 +17,8 @@
 //! * l2: `out = clamp(x + σ·(m·n)/‖m·n‖₂, 0, 1)`, the norm over the whole 3×H×W masked tensor.
 //!
 //! m is the region (object pixels = mask > 0, REFERENCE §7.1; its complement for `bg`) on all
-//! three channels.
+//! three channels. At the model's view the mask is Hard ImageNet's: resized bilinearly, then
+//! non-zero → object ([`super::ablation::MASK_RESIZE`]).
 //!
 //! # How we compute it, and where it differs
 //! * **Output rounding**: the reference feeds the float result to the model; we must return u8:
@@ -48,7 +49,7 @@ use image::{GrayImage, RgbImage};
 use rand::Rng;
 use rayon::prelude::*;
 
-use super::ablation::object_mask;
+use super::ablation::{MASK_RESIZE, object_mask};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 
 /// linf noise levels σ (on the [0, 1] scale) as written in the reference's grid (REFERENCE §7.3).
@@ -175,6 +176,11 @@ impl Scenario for RegionNoise {
     /// `region_noise/<norm>/<level>/t<trial>`: shared by the `fg` and `bg` versions (same noise).
     fn rng_key(&self) -> &str {
         &self.rng_key
+    }
+
+    /// Hard ImageNet's masks: bilinear, then non-zero → object (REFERENCE §7.1).
+    fn mask_resize(&self) -> crate::preprocess::MaskResize {
+        MASK_RESIZE
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
