@@ -606,17 +606,16 @@ fn snow_median_check_rejects_a_two_percent_bias() {
     // The size of the bias issue 14 suspected: 2 % more (or less) mean change than ours must fail the
     // median checks at every severity on both photos.
     let mut passed = Vec::new();
-    for p in 0..SNOW_PHOTOS.len() {
+    for (p, (input, _)) in SNOW_PHOTOS.iter().enumerate() {
         for sev in SEVERITIES {
             for scale in [0.98, 1.02] {
                 let (fails, worst) = snow_median_checks(p, sev, scale);
                 eprintln!(
-                    "snow/{sev} on {} with the change ×{scale}: {} failed, worst {worst:.1}× the tolerance",
-                    SNOW_PHOTOS[p].0,
+                    "snow/{sev} on {input} with the change ×{scale}: {} failed, worst {worst:.1}× the tolerance",
                     fails.len()
                 );
                 if fails.is_empty() {
-                    passed.push(format!("{}/{sev} ×{scale}", SNOW_PHOTOS[p].0));
+                    passed.push(format!("{input}/{sev} ×{scale}"));
                 }
             }
         }
