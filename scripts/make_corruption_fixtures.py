@@ -19,7 +19,10 @@ numpy 1.26 keeps `np.float_`; scikit-image 0.19 still takes `multichannel=True`.
     ~/.cache/robustream/venv-ic310/bin/python scripts/make_corruption_fixtures.py
     ~/.cache/robustream/venv-ic310/bin/python scripts/make_corruption_fixtures.py --only-coarse
 
-(the second form rewrites only photo224_coarse_stats.json, motion_dot.json and their README section).
+    ~/.cache/robustream/venv-ic310/bin/python scripts/make_corruption_fixtures.py --only-snow [--snow-photo NAME]
+
+(the second form rewrites only photo224_coarse_stats.json, motion_dot.json and their README section; the third
+only the snow files below and theirs).
 
 It writes, under `tests/fixtures/corruptions/`:
 
@@ -36,6 +39,10 @@ It writes, under `tests/fixtures/corruptions/`:
                                liquid layer / flake field per image) over many seeds (--coarse-runs, 512):
                                the distribution across runs of per-run statistics (`run_stats()`): mean,
                                sd, kurtosis and quantiles per channel
+    heldout224.png             a held-out photo (assets/photos/rocket.jpg, or --snow-photo) prepared like photo224.png
+    heldout224_snow_stats.json snow alone on heldout224.png in the format of photo224_coarse_stats.json (issue 14)
+    snow_seeded/photo224_seed<k>_<sev>.png  snow on photo224.png after np.random.seed(k) (SNOW_SEEDS): byte-exact
+                               targets for a port that redraws numpy's field and angle
     motion_dot.json            the reference motion-blur kernel (`_motion_blur`) on a single white dot at
                                fixed angles: the lit pixels (direction and weights of the streak)
     README.md                  versions (pip freeze), command, input preparation, deterministic list, timings
@@ -113,6 +120,10 @@ PAIRED = ["frost"]
 # motion_dot.json: (severity, radius, sigma) of imagecorruptions' motion_blur table, and the angles.
 MOTION_DOT = {"size": 81, "dot": 40, "severities": [(1, 10, 3), (5, 20, 15)],
               "angles": [-44.9, -30.0, -12.5, 0.0, 7.3, 30.0, 44.9]}
+
+# Snow (issue 14): the held-out photo for heldout224.png and the numpy seeds of snow_seeded/.
+SNOW_PHOTO = "rocket.jpg"
+SNOW_SEEDS = [0]
 
 SMALL_BOX = (320, 236, 384, 284)  # (left, top, right, bottom) in coffee.png: 64 x 48
 
@@ -266,11 +277,11 @@ def distribution(values: np.ndarray) -> dict:
             "quantiles": [r(q) for q in np.quantile(values, QUANTILES, axis=0).T]}
 
 
-def coarse_stats(x: np.ndarray, runs: int, versions_: dict) -> dict:
+def coarse_stats(x: np.ndarray, runs: int, versions_: dict, names=COARSE, input_name="photo224.png") -> dict:
     out = {
         "generator": "scripts/make_corruption_fixtures.py",
         "reference": f"imagecorruptions {versions_['imagecorruptions']}",
-        "input": "photo224.png",
+        "input": input_name,
         "runs": runs,
         "seeds": f"numpy seeds 0..{runs - 1}",
         "channel_order": "RGB",
@@ -282,7 +293,7 @@ def coarse_stats(x: np.ndarray, runs: int, versions_: dict) -> dict:
         "corruptions": {},
     }
     mirrored = np.ascontiguousarray(x[:, ::-1])
-    for name in COARSE:
+    for name in names:
         t0 = time.perf_counter()
         sevs = []
         for s in SEVERITIES:
@@ -433,7 +444,7 @@ def fmt_ms(s: float) -> str:
     return f"{s * 1000:.2f}"
 
 
-def write_readme(v, det, n_runs, timing, files, sizes_total, coarse_runs):
+def write_readme(v, det, n_runs, timing, files, sizes_total, coarse_runs, snow_photo):
     lines = []
     a = lines.append
     a("# Corruption fixtures: outputs of the reference ImageNet-C implementation")
@@ -494,6 +505,8 @@ def write_readme(v, det, n_runs, timing, files, sizes_total, coarse_runs):
     a("")
     lines.extend(coarse_readme(coarse_runs))
     a("")
+    lines.extend(snow_readme(snow_photo, coarse_runs))
+    a("")
     a("## Timings of the reference (peer baseline)")
     a("")
     if timing is None:
@@ -533,6 +546,65 @@ def write_coarse(photo: np.ndarray, runs: int, v: dict) -> None:
     (OUT / "motion_dot.json").write_text(json.dumps(motion_dot()) + "\n")
 
 
+SNOW_BEGIN, SNOW_END = "<!-- snow:begin -->", "<!-- snow:end -->"
+
+
+def snow_readme(photo: str, runs: int) -> list:
+    return [
+        SNOW_BEGIN,
+        "## Snow on a held-out photo and for given seeds: `heldout224*`, `snow_seeded/`",
+        "",
+        f"* `heldout224.png` — `assets/photos/{photo}` prepared like photo224.png (Resize(256) + centre crop 224): a",
+        "  photo the port was not tuned on.",
+        f"* `heldout224_snow_stats.json` — snow only, in the format of photo224_coarse_stats.json: {runs} runs (numpy",
+        f"  seeds 0..{runs - 1}) per severity on heldout224.png, distributions of the per-run statistics.",
+        f"* `snow_seeded/photo224_seed<k>_<sev>.png` — the reference's snow output on photo224.png after",
+        f"  `np.random.seed(k)` for k in {SNOW_SEEDS}, severities 1..5. The draw (the H×W normal field, then the",
+        "  angle) is numpy's legacy MT19937 stream, which a test can redraw exactly, so these compare byte for byte",
+        "  with a port given the same field and angle.",
+        "",
+        "Written by `--only-snow [--snow-photo NAME]` (default " + SNOW_PHOTO + "), which touches nothing else.",
+        SNOW_END,
+    ]
+
+
+def patch_section(begin: str, end: str, block: list, anchor: str = "## Timings of the reference") -> None:
+    """Replaces (or inserts before `anchor`) a marked section of the existing README and refreshes the file
+    count."""
+    path = OUT / "README.md"
+    text = path.read_text()
+    block = "\n".join(block)
+    if begin in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1]
+    else:
+        head, tail = text.split(anchor, 1) if anchor in text else (text, "")
+        text = head + block + "\n\n" + (anchor + tail if tail else "")
+    files = sorted(p for p in OUT.rglob("*") if p.is_file() and p.name != "README.md")
+    total = sum(p.stat().st_size for p in files) + len(text.encode())
+    text = re.sub(r"\d+ files besides this README, [0-9.]+ MB in total\.",
+                  f"{len(files)} files besides this README, {total / 1e6:.3f} MB in total.", text)
+    path.write_text(text)
+
+
+def write_snow(photo_name: str, runs: int, v: dict) -> None:
+    """The held-out photo's snow statistics and the seeded snow outputs on photo224 (issue 14: snow's
+    statistics checked on a photo besides photo224, and the deterministic part of the port checked byte for
+    byte given the reference's own draw)."""
+    held = np.array(imagenet_view(Image.open(ROOT / "assets" / "photos" / photo_name).convert("RGB")))
+    assert held.shape == (224, 224, 3)
+    save_png(held, OUT / "heldout224.png")
+    st = coarse_stats(held, runs, v, names=["snow"], input_name="heldout224.png")
+    st["source"] = f"assets/photos/{photo_name}, Resize(256) + CenterCrop(224) as photo224.png"
+    (OUT / "heldout224_snow_stats.json").write_text(compact_json(st) + "\n")
+    photo = np.array(Image.open(OUT / "photo224.png").convert("RGB"))
+    for old in (OUT / "snow_seeded").glob("*.png") if (OUT / "snow_seeded").exists() else []:
+        old.unlink()
+    for k in SNOW_SEEDS:
+        for s in SEVERITIES:
+            save_png(run(photo, "snow", s, k), OUT / "snow_seeded" / f"photo224_seed{k}_{s}.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=20, help="runs per random corruption/severity (default 20)")
@@ -541,12 +613,21 @@ def main():
                     help="runs per severity of the COARSE corruptions for photo224_coarse_stats.json (default 512)")
     ap.add_argument("--only-coarse", action="store_true",
                     help="write only photo224_coarse_stats.json, motion_dot.json and their README section")
+    ap.add_argument("--only-snow", action="store_true",
+                    help="write only heldout224.png, heldout224_snow_stats.json, snow_seeded/ and their README section")
+    ap.add_argument("--snow-photo", default=SNOW_PHOTO,
+                    help=f"photo under assets/photos/ for heldout224.png (default {SNOW_PHOTO})")
     ap.add_argument("--no-timing", action="store_true")
     args = ap.parse_args()
 
     v = versions()
     check_versions(v)
     assert get_corruption_names("all") == NAMES, get_corruption_names("all")
+
+    if args.only_snow:
+        write_snow(args.snow_photo, args.coarse_runs, v)
+        patch_section(SNOW_BEGIN, SNOW_END, snow_readme(args.snow_photo, args.coarse_runs))
+        return
 
     if args.only_coarse:
         photo = np.array(Image.open(OUT / "photo224.png").convert("RGB"))
@@ -601,6 +682,7 @@ def main():
         print(f"  stats {name}: {n} run(s) x 5 severities, {time.perf_counter() - t0:.1f} s", flush=True)
     (OUT / "photo224_stats.json").write_text(json.dumps(result, indent=1) + "\n")
     write_coarse(photo, args.coarse_runs, v)
+    write_snow(args.snow_photo, args.coarse_runs, v)
 
     timing = None
     if not args.no_timing:
@@ -616,7 +698,7 @@ def main():
 
     files = sorted(p for p in OUT.rglob("*") if p.is_file() and p.name != "README.md")
     total = sum(p.stat().st_size for p in files)
-    write_readme(v, det, n_runs, timing, files, total, args.coarse_runs)
+    write_readme(v, det, n_runs, timing, files, total, args.coarse_runs, args.snow_photo)
     total += (OUT / "README.md").stat().st_size
     print(f"wrote {len(files) + 1} files, {total / 1e6:.3f} MB, under {OUT}")
 

@@ -8,6 +8,8 @@
 //!   distribution across many runs of four per-run statistics (change mean, change sd, the input's weight
 //!   in the output, roughness of the change): mean, spread and quantiles against 512 reference runs, tight
 //!   enough that a neighbouring severity is rejected (checked by `coarse_comparison_rejects_neighbouring_severities`);
+//! * snow also on a held-out photo (medians and distributions, issue 14) and byte for byte given numpy's
+//!   own draw for a seed (the field and angle redrawn by a port of numpy's legacy generator);
 //! * the random choices within their documented ranges (REFERENCE §2.8, §2.10, §2.11): motion-blur and
 //!   snow angles, frost texture index and crop offsets; and the motion kernel's direction and weights
 //!   against the reference's on a dot.
@@ -295,6 +297,11 @@ fn coarse_reference(name: &str, sev: u8, stat: &str) -> RefDistribution {
         let text = std::fs::read_to_string(fixtures().join("photo224_coarse_stats.json")).unwrap();
         serde_json::from_str(&text).unwrap()
     });
+    reference_distribution(file, name, sev, stat)
+}
+
+/// One statistic's distribution from a file in the format of photo224_coarse_stats.json.
+fn reference_distribution(file: &Value, name: &str, sev: u8, stat: &str) -> RefDistribution {
     let e = &file["corruptions"][name][usize::from(sev - 1)];
     assert_eq!(e["severity"].as_u64(), Some(u64::from(sev)), "{name}/{sev}");
     let d = &e[stat];
@@ -425,6 +432,309 @@ fn coarse_comparison_rejects_neighbouring_severities() {
         }
     }
     assert!(passed.is_empty(), "{passed:?}");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Snow (issue 14): its statistics on a photo besides photo224, and its deterministic part byte for byte.
+
+/// Our snow runs per severity and photo for [`snow_matches_the_reference_on_a_held_out_photo`] (the
+/// reference has 512): 2 × 5 × 256 frames, about 2 s in release on the shared 2-core machine.
+const SNOW_RUNS: u64 = 256;
+
+/// Standard errors allowed between our median and the reference's. 2 photos × 5 severities × 2
+/// statistics × 3 channels = 60 comparisons: a correct port passes all at 4 standard errors with
+/// probability above 99 % (normal approximation), while the issue's bias (2–3 % more change than our
+/// median) is 2.6× the tolerance or more (`snow_median_check_rejects_a_two_percent_bias`).
+const SNOW_MEDIAN_K: f64 = 4.0;
+
+/// The inputs of the snow checks: the fixture and its reference distribution file.
+const SNOW_PHOTOS: [(&str, &str); 2] = [
+    ("photo224.png", "photo224_coarse_stats.json"),
+    ("heldout224.png", "heldout224_snow_stats.json"),
+];
+
+/// Our per-run statistics ([`run_stats`]) of snow on each of [`SNOW_PHOTOS`], `[photo][severity − 1]`.
+fn our_snow_runs() -> &'static Vec<Vec<Runs>> {
+    use rayon::prelude::*;
+    static RUNS: std::sync::OnceLock<Vec<Vec<Runs>>> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| {
+        SNOW_PHOTOS
+            .iter()
+            .map(|(input, _)| {
+                let photo = load(input);
+                SEVERITIES
+                    .map(|sev| {
+                        let c = Corruption::new("snow", sev).expect("listed");
+                        (0..SNOW_RUNS)
+                            .into_par_iter()
+                            .map(|run| {
+                                run_stats(
+                                    &photo,
+                                    &c.corrupt(&photo, RngKey::new(run, input, c.key())),
+                                )
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
+fn snow_reference(photo: usize, sev: u8, stat: &str) -> RefDistribution {
+    static FILES: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+    let files = FILES.get_or_init(|| {
+        SNOW_PHOTOS
+            .iter()
+            .map(|(_, file)| {
+                let text = std::fs::read_to_string(fixtures().join(file))
+                    .unwrap_or_else(|e| panic!("{file}: {e}"));
+                serde_json::from_str(&text).unwrap()
+            })
+            .collect()
+    });
+    reference_distribution(&files[photo], "snow", sev, stat)
+}
+
+/// numpy's quantile (linear interpolation between order statistics) of sorted values.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Per channel: the reference's median (its 0.5 quantile) must lie in our central half (our 0.25–0.75
+/// quantiles), and our median must be within K standard errors of it, the standard error of a
+/// difference of two sample medians being √(π/2)·√(s_o²/n_o + s_r²/n_r) (large samples, near-normal
+/// statistics; s = sd across runs). Returns the failures as text and the worst |difference| /
+/// tolerance.
+fn compare_medians(ours: &[[f64; 3]], r: &RefDistribution, what: &str) -> (Vec<String>, f64) {
+    let no = ours.len() as f64;
+    let at = |p: f64| {
+        r.levels
+            .iter()
+            .position(|&l| (l - p).abs() < 1e-12)
+            .unwrap_or_else(|| panic!("the reference has no {p} quantile"))
+    };
+    let (mut fails, mut worst) = (Vec::new(), 0.0f64);
+    for ch in 0..3 {
+        let mut v: Vec<f64> = ours.iter().map(|s| s[ch]).collect();
+        v.sort_by(f64::total_cmp);
+        let mo = v.iter().sum::<f64>() / no;
+        let so = (v.iter().map(|x| (x - mo) * (x - mo)).sum::<f64>() / (no - 1.0)).sqrt();
+        let (q25, med, q75) = (quantile(&v, 0.25), quantile(&v, 0.5), quantile(&v, 0.75));
+        let ref_med = r.quantiles[ch][at(0.5)];
+        if !(q25..=q75).contains(&ref_med) {
+            fails.push(format!(
+                "{what} channel {ch}: reference median {ref_med:.4} outside our central half {q25:.4}..{q75:.4}"
+            ));
+        }
+        let tol = SNOW_MEDIAN_K
+            * std::f64::consts::FRAC_PI_2.sqrt()
+            * (so * so / no + r.sd[ch].powi(2) / r.runs).sqrt();
+        worst = worst.max((med - ref_med).abs() / tol);
+        if (med - ref_med).abs() > tol {
+            fails.push(format!(
+                "{what} channel {ch}: our median {med:.4} vs the reference's {ref_med:.4} (tolerance {tol:.4})"
+            ));
+        }
+    }
+    (fails, worst)
+}
+
+/// The median checks of snow's change mean and sd (RUN_STATS 0 and 1) on photo `p`, severity `sev`,
+/// with our per-run values of the change mean multiplied by `scale` (1 = as measured).
+fn snow_median_checks(p: usize, sev: u8, scale: f64) -> (Vec<String>, f64) {
+    let runs = &our_snow_runs()[p][usize::from(sev - 1)];
+    let (mut fails, mut worst) = (Vec::new(), 0.0f64);
+    for (k, stat) in RUN_STATS.iter().enumerate().take(2) {
+        let f = if k == 0 { scale } else { 1.0 };
+        let ours: Vec<[f64; 3]> = runs.iter().map(|r| r[k].map(|v| v * f)).collect();
+        let what = format!("snow/{sev} on {} {stat}", SNOW_PHOTOS[p].0);
+        let (fl, w) = compare_medians(&ours, &snow_reference(p, sev, stat), &what);
+        fails.extend(fl);
+        worst = worst.max(w);
+    }
+    (fails, worst)
+}
+
+#[test]
+fn snow_matches_the_reference_on_a_held_out_photo() {
+    // Issue 14: one reference draw on a held-out photo sat at the top of our distribution. Here our
+    // 256 runs per severity against 512 reference seeds on photo224 and on heldout224 (a photo the port
+    // was not tuned on): the whole distribution of the four per-run statistics (as the
+    // coarse check does), and the medians of the change's mean and sd.
+    let mut failures = Vec::new();
+    for (p, (input, _)) in SNOW_PHOTOS.iter().enumerate() {
+        for sev in SEVERITIES {
+            let (f, worst) = snow_median_checks(p, sev, 1.0);
+            failures.extend(f);
+            let runs = &our_snow_runs()[p][usize::from(sev - 1)];
+            let mut worst_dist = 0.0f64;
+            for (k, stat) in RUN_STATS.iter().enumerate().take(4) {
+                let ours: Vec<[f64; 3]> = runs.iter().map(|r| r[k]).collect();
+                let what = format!("snow/{sev} on {input} {stat}");
+                let (f, w) = compare_distribution(&ours, &snow_reference(p, sev, stat), &what);
+                failures.extend(f);
+                worst_dist = worst_dist.max(w);
+            }
+            let mut ours: Vec<f64> = runs
+                .iter()
+                .map(|r| r[0].iter().sum::<f64>() / 3.0)
+                .collect();
+            ours.sort_by(f64::total_cmp);
+            let r = snow_reference(p, sev, "mean");
+            let ref_med = r.quantiles.iter().map(|q| q[3]).sum::<f64>() / 3.0;
+            eprintln!(
+                "snow/{sev} on {input}: mean change median ours {:.3} (IQR {:.3}..{:.3}) vs reference {ref_med:.3}; \
+                 worst median |difference| / tolerance {worst:.2}, distribution {worst_dist:.2}",
+                quantile(&ours, 0.5),
+                quantile(&ours, 0.25),
+                quantile(&ours, 0.75)
+            );
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "snow differs from imagecorruptions 1.1.2 ({SNOW_RUNS} runs vs 512):\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn snow_median_check_rejects_a_two_percent_bias() {
+    // The size of the bias issue 14 suspected: 2 % more (or less) mean change than ours must fail the
+    // median checks at every severity on both photos.
+    let mut passed = Vec::new();
+    for (p, (input, _)) in SNOW_PHOTOS.iter().enumerate() {
+        for sev in SEVERITIES {
+            for scale in [0.98, 1.02] {
+                let (fails, worst) = snow_median_checks(p, sev, scale);
+                eprintln!(
+                    "snow/{sev} on {input} with the change ×{scale}: {} failed, worst {worst:.1}× the tolerance",
+                    fails.len()
+                );
+                if fails.is_empty() {
+                    passed.push(format!("{input}/{sev} ×{scale}"));
+                }
+            }
+        }
+    }
+    assert!(passed.is_empty(), "a 2 % bias passed: {passed:?}");
+}
+
+#[test]
+fn snow_is_byte_exact_given_the_reference_draw() {
+    // With numpy's own draw for `np.random.seed(k)` (the H×W normal field, then the angle; redrawn
+    // by [`NumpyRng`]), everything after the draw — zoom, threshold, motion blur, rounding, the blend
+    // and the rot180 add — must give the reference's bytes (REFERENCE §2.10). Before issue 14 the
+    // blend's 1 − b was rounded differently at b = 0.8 and 0.65 (3 bytes off at severity 1 here).
+    use robustream::scenario::corruption::snow;
+    let photo = load("photo224.png");
+    let n = (photo.width() * photo.height()) as usize;
+    let mut bad = Vec::new();
+    for seed in [0u32] {
+        for sev in SEVERITIES {
+            let p = &snow::SNOW[usize::from(sev - 1)];
+            let mut rng = NumpyRng::seed(seed);
+            let field: Vec<f64> = (0..n).map(|_| rng.normal(p.mean, p.std)).collect();
+            let angle = rng.uniform(-135.0, -45.0);
+            let got = snow::snow_with(&photo, p, &field, angle);
+            let want = load(&format!("snow_seeded/photo224_seed{seed}_{sev}.png"));
+            let differ = got
+                .as_raw()
+                .iter()
+                .zip(want.as_raw())
+                .filter(|(a, b)| a != b)
+                .count();
+            let (mean, max) = compare(&got, &want);
+            if differ > 0 {
+                bad.push(format!(
+                    "seed {seed} severity {sev}: {differ} bytes differ (mean |Δ| {mean:.5}, max {max})"
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// numpy's legacy global generator as `np.random.seed(int)` sets it up (`RandomState`): MT19937
+/// seeded by `init_genrand`, doubles from two 32-bit outputs (27 + 26 bits), normals by the polar
+/// method with the second value of each pair kept for the next call, `normal(loc, scale) = loc +
+/// scale·gauss`, `uniform(low, high) = low + (high − low)·double`. Just enough to redraw the snow
+/// field and angle for a seed (test-only).
+struct NumpyRng {
+    mt: [u32; 624],
+    pos: usize,
+    gauss: Option<f64>,
+}
+
+impl NumpyRng {
+    fn seed(seed: u32) -> Self {
+        let mut mt = [0u32; 624];
+        mt[0] = seed;
+        for i in 1..624 {
+            let prev = mt[i - 1];
+            mt[i] = 1_812_433_253u32
+                .wrapping_mul(prev ^ (prev >> 30))
+                .wrapping_add(i as u32);
+        }
+        Self {
+            mt,
+            pos: 624,
+            gauss: None,
+        }
+    }
+
+    fn next_u32(&mut self) -> u32 {
+        if self.pos == 624 {
+            for i in 0..624 {
+                let y = (self.mt[i] & 0x8000_0000) | (self.mt[(i + 1) % 624] & 0x7fff_ffff);
+                let mut v = self.mt[(i + 397) % 624] ^ (y >> 1);
+                if y & 1 == 1 {
+                    v ^= 0x9908_b0df;
+                }
+                self.mt[i] = v;
+            }
+            self.pos = 0;
+        }
+        let mut y = self.mt[self.pos];
+        self.pos += 1;
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9d2c_5680;
+        y ^= (y << 15) & 0xefc6_0000;
+        y ^ (y >> 18)
+    }
+
+    fn next_f64(&mut self) -> f64 {
+        let a = f64::from(self.next_u32() >> 5);
+        let b = f64::from(self.next_u32() >> 6);
+        (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
+    }
+
+    fn gauss(&mut self) -> f64 {
+        if let Some(g) = self.gauss.take() {
+            return g;
+        }
+        loop {
+            let x1 = 2.0 * self.next_f64() - 1.0;
+            let x2 = 2.0 * self.next_f64() - 1.0;
+            let r2 = x1 * x1 + x2 * x2;
+            if r2 < 1.0 && r2 != 0.0 {
+                let f = (-2.0 * r2.ln() / r2).sqrt();
+                self.gauss = Some(f * x1);
+                return f * x2;
+            }
+        }
+    }
+
+    fn normal(&mut self, loc: f64, scale: f64) -> f64 {
+        loc + scale * self.gauss()
+    }
+
+    fn uniform(&mut self, low: f64, high: f64) -> f64 {
+        low + (high - low) * self.next_f64()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -25,8 +25,9 @@ pub struct SnowParams {
     pub radius: usize,
     /// Motion-blur σ.
     pub sigma: f64,
-    /// Blend b of the image with its brightened version.
-    pub blend: f32,
+    /// Blend b of the image with its brightened version (the reference's Python float: both b and
+    /// 1 − b are formed in f64 and only then rounded to f32, see [`blend_row`]).
+    pub blend: f64,
 }
 
 /// (μ, s, z, t, r, σ, b) per severity 1..5 (REFERENCE §2.10).
@@ -46,7 +47,7 @@ const fn snow(
     threshold: f64,
     radius: usize,
     sigma: f64,
-    blend: f32,
+    blend: f64,
 ) -> SnowParams {
     SnowParams {
         mean,
@@ -66,7 +67,8 @@ const fn snow(
 /// 3. S = motion blur of the whole zoomed layer (H5, radius r, σ, angle U[−135°, −45°) from the key's
 ///    main generator, edge replication, taps past the layer dropped); S = round(S·255)/255 (half to
 ///    even, emulating hendrycks' PNG round trip); top-left H×W kept;
-/// 4. x' = b·x + (1 − b)·max(x, gray(x)·1.5 + 0.5) in float32 (gray per H7);
+/// 4. x' = b·x + (1 − b)·max(x, gray(x)·1.5 + 0.5) in float32 (gray per H7; the weights b and 1 − b
+///    computed in f64, then rounded to f32, as numpy does with the table's Python floats);
 /// 5. out = floor8(clip(x' + S + rot180(S), 0, 1)·255).
 ///
 /// Randomness: the zoom reads only the central crop of the field (⌈H/z⌉ × ⌈W/z⌉, see
@@ -196,7 +198,13 @@ fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) ->
 /// Steps 4–5 for one row: `floor8(b·x + (1 − b)·max(x, gray(x)·1.5 + 0.5) + S + rot180(S))` with x on
 /// [0, 1] in f32 (gray per H7) and the layer values `S = q/255` in f64; `snow` holds this row's layer
 /// bytes and those of the mirrored row (read right to left). Compiled for AVX2 where available.
-fn blend_row(src: &[u8], snow: (&[u8], &[u8]), b: f32, out: &mut [u8]) {
+///
+/// The weights are `f32(b)` and `f32(1 − b)` with `1 − b` taken in f64 (REFERENCE §2.10): numpy
+/// multiplies the float32 image by the Python floats `c[6]` and `1 - c[6]`, each cast to float32.
+/// `1 − f32(b)` differs from that in the last bit at b = 0.8 and 0.65 (severities 1 and 4), which
+/// moved about 4 and 1.5 bytes per 224² frame by one level.
+fn blend_row(src: &[u8], snow: (&[u8], &[u8]), b: f64, out: &mut [u8]) {
+    let b = (b as f32, (1.0 - b) as f32);
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: `blend_row_avx2` only enables AVX2 code generation for safe code; the CPU was just
@@ -210,13 +218,19 @@ fn blend_row(src: &[u8], snow: (&[u8], &[u8]), b: f32, out: &mut [u8]) {
 /// [`blend_row`] with AVX2 enabled.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn blend_row_avx2(src: &[u8], snow: (&[u8], &[u8]), b: f32, out: &mut [u8]) {
+fn blend_row_avx2(src: &[u8], snow: (&[u8], &[u8]), b: (f32, f32), out: &mut [u8]) {
     blend_row_body(src, snow, b, out);
 }
 
-/// The body of [`blend_row`], in planes of up to 256 pixels so that the arithmetic vectorises.
+/// The body of [`blend_row`] (weights `(b, 1 − b)` in f32), in planes of up to 256 pixels so that the
+/// arithmetic vectorises.
 #[inline(always)]
-fn blend_row_body(src: &[u8], (mine, mirrored): (&[u8], &[u8]), b: f32, out: &mut [u8]) {
+fn blend_row_body(
+    src: &[u8],
+    (mine, mirrored): (&[u8], &[u8]),
+    (b, nb): (f32, f32),
+    out: &mut [u8],
+) {
     const CHUNK: usize = 256;
     let w = mine.len();
     let mut x = [[0.0f32; CHUNK]; 3];
@@ -238,7 +252,7 @@ fn blend_row_body(src: &[u8], (mine, mirrored): (&[u8], &[u8]), b: f32, out: &mu
             for c in 0..3 {
                 let v = x[c][i];
                 let m = if v > bright { v } else { bright };
-                let xb = b * v + (1.0 - b) * m;
+                let xb = b * v + nb * m;
                 bytes[c][i] = lanes::floor8(f64::from(xb) + s[i]);
             }
         }
@@ -380,7 +394,7 @@ mod tests {
 
     #[test]
     fn table_matches_the_reference() {
-        let rows: Vec<(f64, f64, f64, f64, usize, f64, f32)> = SNOW
+        let rows: Vec<(f64, f64, f64, f64, usize, f64, f64)> = SNOW
             .iter()
             .map(|p| {
                 (
