@@ -115,7 +115,7 @@ pub trait Scenario: Send + Sync {
     /// The key the variant's randomness is derived from: every caller builds
     /// `RngKey::new(seed, frame id, scenario.rng_key())`. Defaults to [`Scenario::key`]; scenarios
     /// whose variants must share their noise return a common key (RFS's `fg` and `bg` versions of
-    /// one norm, level and trial, REFERENCE §7.3, see [`region_noise`]).
+    /// one norm, level and trial, docs/hard-imagenet.md#region-noise, see [`region_noise`]).
     fn rng_key(&self) -> &str {
         self.key()
     }

@@ -1,4 +1,5 @@
-//! ImageNet-C `snow` (REFERENCE §2.10), a weather corruption, as imagecorruptions 1.1.2 computes it:
+//! ImageNet-C `snow` (docs/imagenet-c.md#snow), a weather corruption, as imagecorruptions 1.1.2
+//! computes it:
 //! a thresholded, zoomed Gaussian snow layer streaked by the motion-blur port (H5), added twice (as is
 //! and rotated by 180°) over a brightened image. Built on [`super::kernels`].
 
@@ -10,7 +11,7 @@ use rayon::prelude::*;
 use super::{kernels, lanes};
 use crate::scenario::RngKey;
 
-/// Parameters of one snow severity (REFERENCE §2.10).
+/// Parameters of one snow severity (docs/imagenet-c.md#snow).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnowParams {
     /// Mean μ of the Gaussian snow field.
@@ -29,7 +30,7 @@ pub struct SnowParams {
     pub blend: f32,
 }
 
-/// (μ, s, z, t, r, σ, b) per severity 1..5 (REFERENCE §2.10).
+/// (μ, s, z, t, r, σ, b) per severity 1..5 (docs/imagenet-c.md#snow).
 pub const SNOW: [SnowParams; 5] = [
     snow(0.1, 0.3, 3.0, 0.5, 10, 4.0, 0.8),
     snow(0.2, 0.3, 2.0, 0.5, 12, 4.0, 0.7),
@@ -59,7 +60,7 @@ const fn snow(
     }
 }
 
-/// ImageNet-C `snow` as imagecorruptions 1.1.2 computes it (REFERENCE §2.10):
+/// ImageNet-C `snow` as imagecorruptions 1.1.2 computes it (docs/imagenet-c.md#snow):
 /// 1. x = value/255 in float32; snow field S = N(μ, s) of H×W (f64);
 /// 2. S = clipped_zoom(S, z) — imagecorruptions' per-axis crop, **untrimmed** (H3); S[S < t] = 0; clip
 ///    to [0, 1];
