@@ -1,5 +1,7 @@
 //! Preprocessing: bringing a frame to the model's view (shorter-side resize, centre crop or squash) and
-//! normalising it into the input tensor. Resampling follows torchvision/PIL (REFERENCE §1.1, §10):
+//! normalising it into the input tensor. Resampling follows torchvision/PIL
+//! (docs/imagenet-c.md#how-imagenet-c-was-made,
+//! docs/preprocessing.md#preprocessing-in-the-references):
 //! antialiased bilinear ("triangle" convolution with support scaled by the downscale factor), long side
 //! truncated, crop offsets rounded half to even.
 
