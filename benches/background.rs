@@ -1,4 +1,5 @@
-//! Background scenarios (IN-9, REFERENCE §6.3; XIMAGENET-12, §9) on procedural scenes with exact masks
+//! Background scenarios (IN-9, docs/in9.md#how-the-variations-are-built; XIMAGENET-12,
+//! docs/ximagenet.md#scenarios) on procedural scenes with exact masks
 //! (`robustream::scene::random_scene`: one object of 30–60 % of the shorter side on a textured
 //! background), every `background/*` key on two frames:
 //!

@@ -1,5 +1,6 @@
-//! ImageNet-C corruption kernels (REFERENCE §2) on a real photo, every corruption × severity on two
-//! frames, plus the whole 19 × 5 sweep per frame (what a stream evaluation does per frame):
+//! ImageNet-C corruption kernels (docs/imagenet-c.md#the-19-corruptions) on a real photo, every
+//! corruption × severity on two frames, plus the whole 19 × 5 sweep per frame (what a stream
+//! evaluation does per frame):
 //!
 //! * `corruption_224/<name>/<severity>`: the 224² model view of assets/photos/coffee.png (Pillow-exact
 //!   Resize(256, bilinear) + CenterCrop(224), ImageNet-C's own frame);

@@ -1,6 +1,7 @@
 //! The object scenarios (Hard ImageNet ablations, RFS region noise, Corner Cases placements;
-//! REFERENCE §7.2, §7.3, §8) on a real photo with a hand-drawn mask (assets/photos/quokka.jpg and
-//! quokka_mask.png, the object covering about half the frame):
+//! docs/hard-imagenet.md#ablations, docs/hard-imagenet.md#region-noise, docs/corner-cases.md) on a
+//! real photo with a hand-drawn mask (assets/photos/quokka.jpg and quokka_mask.png, the object
+//! covering about half the frame):
 //!
 //! * `objects_224/<key>`: the 224² model view of the photo and its mask (what a run evaluates by
 //!   default);

@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PHOTO = ROOT / "assets" / "photos" / "coffee.png"
 PHOTO224_FIXTURE = ROOT / "tests" / "fixtures" / "corruptions" / "photo224.png"
 
-# REFERENCE.md §1.3 order (= robustream's CORRUPTIONS).
+# ImageNet-C index order (docs/imagenet-c.md#corruption-order-and-groups; = robustream's CORRUPTIONS).
 NAMES = [
     "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur",
     "zoom_blur", "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate",
@@ -122,7 +122,8 @@ def peer_corrupt_tta():
     return make, {"corrupt-tta": metadata.version("corrupt-tta")}
 
 
-# ImageNet-C parameters (REFERENCE.md §2, imagecorruptions 1.1.2) the albumentations mapping derives from.
+# ImageNet-C parameters (docs/imagenet-c.md#the-19-corruptions, imagecorruptions 1.1.2) the albumentations
+# mapping derives from.
 IC = {
     "gaussian_noise": [0.08, 0.12, 0.18, 0.26, 0.38],
     "shot_noise": [60, 25, 12, 5, 3],

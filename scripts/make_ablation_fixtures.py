@@ -5,7 +5,8 @@ Run with the Python 3.10 venv (numpy 1.26, scipy 1.11, Pillow 10.1):
 
     ~/.cache/robustream/venv-ic310/bin/python scripts/make_ablation_fixtures.py
 
-It is an independent, straightforward numpy implementation of REFERENCE §7.2 and §8.2–§8.3 as
+It is an independent, straightforward numpy implementation of docs/hard-imagenet.md#ablations,
+docs/corner-cases.md#composition and docs/corner-cases.md#aspect-ratio-preserving-variant as
 robustream documents them (src/scenario/ablation.rs, src/scenario/placement.rs), with the
 connected components taken from `scipy.ndimage.label` (default structure = 4-connectivity, as Hard
 ImageNet) and the patch resize from Pillow's default `Image.resize` (bicubic, as Corner Cases):
@@ -134,7 +135,8 @@ def tile(img, obj):
 
 
 def ar_size(w, h, s, cap=224):
-    """Corner Cases' resize_short_side_safe_pil size rule (REFERENCE §8.3)."""
+    """Corner Cases' resize_short_side_safe_pil size rule
+    (docs/corner-cases.md#aspect-ratio-preserving-variant)."""
     scale = s / min(h, w)
     nw, nh = int(w * scale), int(h * scale)
     if max(nh, nw) > cap:

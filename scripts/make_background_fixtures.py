@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes OpenCV reference outputs for the XIMAGENET-12 background kernels (REFERENCE §9).
+"""Writes OpenCV reference outputs for the XIMAGENET-12 background kernels (docs/ximagenet.md#scenarios).
 
 XIMAGENET-12 builds its scenarios with OpenCV on 8-bit images: GaussianBlur 15x15 sigma 3 and 9x9 sigma 4,
 addWeighted(img, 1.5, blur, 0.9, 1.9), the 8-bit HSV round trip with a replaced or shifted hue, and (our

@@ -100,7 +100,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PHOTO = ROOT / "assets" / "photos" / "coffee.png"
 OUT = ROOT / "tests" / "fixtures" / "corruptions"
 
-# REFERENCE.md §1.3 order.
+# ImageNet-C index order (docs/imagenet-c.md#corruption-order-and-groups).
 NAMES = [
     "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur", "motion_blur",
     "zoom_blur", "snow", "frost", "fog", "brightness", "contrast", "elastic_transform", "pixelate",
@@ -110,8 +110,9 @@ NAMES = [
 DETERMINISTIC = ["defocus_blur", "zoom_blur", "brightness", "contrast", "pixelate", "jpeg_compression",
                  "gaussian_blur", "saturate"]
 SEVERITIES = [1, 2, 3, 4, 5]
-# One random draw sets the change of the whole image (REFERENCE §2.21): their per-run statistics vary a lot
-# between runs, so they get many seeds and distribution statistics (photo224_coarse_stats.json).
+# One random draw sets the change of the whole image (docs/imagenet-c.md#randomness-and-external-inputs): their
+# per-run statistics vary a lot between runs, so they get many seeds and distribution statistics
+# (photo224_coarse_stats.json).
 COARSE = ["snow", "frost", "fog", "spatter"]
 QUANTILES = [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]
 # Also run on the mirrored photo with the same seed (the same texture and crop): `pair_slope` isolates the
@@ -468,7 +469,8 @@ def write_readme(v, det, n_runs, timing, files, sizes_total, coarse_runs, snow_p
     a("```")
     a("")
     a("Note: the PyPI 1.1.2 wheel's `glass_blur` is the plain-Python loop (no numba), unlike the GitHub HEAD")
-    a("described in REFERENCE.md §2.6; the pixel semantics (copy, not swap; offsets in [-δ, δ-1]) are the same.")
+    a("described in docs/imagenet-c.md#glass_blur; the pixel semantics (copy, not swap; offsets in [-δ, δ-1])")
+    a("are the same.")
     a("")
     a("## Inputs")
     a("")

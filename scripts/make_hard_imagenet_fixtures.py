@@ -5,7 +5,7 @@ Run with the project's venv (Pillow 13.0.0, numpy):
 
     assets/venv/bin/python scripts/make_hard_imagenet_fixtures.py
 
-The reference rule (REFERENCE §7.1; HardImageNet `augmentations.py` `standard_resize_center_crop` and
+The reference rule (docs/hard-imagenet.md#data-and-preprocessing; HardImageNet `augmentations.py` `standard_resize_center_crop` and
 `datasets/hard_imagenet.py`): image and mask each go through torchvision
 `Resize((256, 256))` → `CenterCrop(224)` → `ToTensor`, then `mask[mask > 0] = 1`. torchvision is not
 installed here, so its two PIL steps are written out as torchvision performs them on PIL images:

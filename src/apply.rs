@@ -4,10 +4,11 @@
 //! **Backgrounds** (`--background`, also used by `robustream preview`): a run's pool scenarios
 //! (`background/mixed_same|mixed_rand|mixed_next`, `background/random_bg_add|random_bg_paste`,
 //! `placement/other/…`) draw backgrounds from earlier frames of the stream (`scenario::pool`,
-//! REFERENCE §6.3, §8.2, §9). A single image has no stream, so these scenarios fail unless
+//! docs/in9.md#mixed-same-mixed-rand-and-mixed-next, docs/ximagenet.md#random-background,
+//! docs/corner-cases.md#composition). A single image has no stream, so these scenarios fail unless
 //! backgrounds are given: [`background_pool`] fills a pool with them for this one frame, exactly as
-//! the pipeline fills it (each background enters the pool in the order given, keyed by its file name;
-//! the draw among them is the run's keyed draw). Each `--background` is
+//! the pipeline fills it (each background enters the pool in the order given, keyed by its file
+//! name; the draw among them is the run's keyed draw). Each `--background` is
 //! - `IMG[:CLASS]`: an image, with its mask `<stem>.mask.png|npy` next to it when there is one (as in
 //!   a folder source). With a mask the pool background is IN-9's Only-BG-T of the image (the object's
 //!   box tiled over, [`pool_background`], as in a run); **without one the whole image is taken as the

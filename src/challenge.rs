@@ -1,6 +1,6 @@
-//! The adversarial-background challenge (the Backgrounds Challenge, REFERENCE §6.6), run by the
-//! engine after the main pass, and the foreground keeping it (and the occlusion saliency pass,
-//! [`crate::saliency`]) needs during the main pass.
+//! The adversarial-background challenge (the Backgrounds Challenge,
+//! docs/in9.md#challenge-accuracy), run by the engine after the main pass, and the foreground
+//! keeping it (and the occlusion saliency pass, [`crate::saliency`]) needs during the main pass.
 //!
 //! **What is measured.** Each kept foreground (image `I`, mask `M`, truth `y`) is composited onto
 //! backgrounds `B` of every class (its own included): `C = B·(1−M) + M·I`, pixel-wise at the model's
@@ -22,13 +22,13 @@
 //! frames whose mask leaves no object pixel in the view are not candidates.
 //!
 //! **Which backgrounds.** For an IN-9 release with an `only_bg_t/val` folder: its images (the
-//! reference's exact set, REFERENCE §6.6), brought to the model's view like the `original` frames so
-//! that the two line up pixel for pixel. Otherwise the stream's background pool as it is at the end
-//! of the main pass (`scenario::pool`, `[pipeline] pool` frames per class, every class; the pool's
-//! `only_bg_t` background of each entry, made at the model's view; entries are kept at the model's
-//! view, so a pool entry costs width × height × 3 bytes). Where we differ from the
-//! reference: it uses every background of the release; a stream only has the frames it saw. When
-//! there are more than `backgrounds`, the ones with the smallest keyed rank
+//! reference's exact set, docs/in9.md#challenge-accuracy), brought to the model's view like the
+//! `original` frames so that the two line up pixel for pixel. Otherwise the stream's background
+//! pool as it is at the end of the main pass (`scenario::pool`, `[pipeline] pool` frames per class,
+//! every class; the pool's `only_bg_t` background of each entry, made at the model's view; entries
+//! are kept at the model's view, so a pool entry costs width × height × 3 bytes). Where we differ
+//! from the reference: it uses every background of the release; a stream only has the frames it
+//! saw. When there are more than `backgrounds`, the ones with the smallest keyed rank
 //! (`RngKey::new(seed, id, "challenge/background")`) are kept.
 //!
 //! **Order and batching.** Foregrounds are evaluated in source order; each foreground visits the
@@ -354,7 +354,8 @@ impl Harvest {
             _ => return,
         };
         // Each pass's mask at the view under its reference's rule: the challenge's (IN-9)
-        // nearest, the saliency pass's Hard ImageNet bilinear-then-non-zero (REFERENCE §7.1, §7.4).
+        // nearest, the saliency pass's Hard ImageNet bilinear-then-non-zero
+        // (docs/hard-imagenet.md#data-and-preprocessing, docs/hard-imagenet.md#saliency-alignment).
         let mut view_mask = |on: bool, rule| {
             on.then(|| self.view.mask(mask, rule))
                 .filter(|m| m.as_raw().iter().any(|&v| v != 0))
@@ -686,7 +687,7 @@ pub fn background_order(seed: u64, id: &str, n: usize) -> Vec<usize> {
 }
 
 /// Writes the composite `bg·(1−m) + m·fg` (binary `m`: non-zero = foreground) into `out`, all three
-/// images of one size. REFERENCE §6.6 with a 0/1 mask, in u8.
+/// images of one size. docs/in9.md#challenge-accuracy with a 0/1 mask, in u8.
 pub fn composite(fg: &RgbImage, mask: &GrayImage, bg: &RgbImage, out: &mut RgbImage) {
     debug_assert_eq!(fg.dimensions(), bg.dimensions());
     debug_assert_eq!(fg.dimensions(), mask.dimensions());

@@ -51,10 +51,11 @@ pub struct DatasetConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawMetricsConfig {
-    /// JSON file of XIMAGENET-12 accuracies of scenario-trained models (REFERENCE §9.1).
+    /// JSON file of XIMAGENET-12 accuracies of scenario-trained models
+    /// (docs/ximagenet.md#cross-and-inner-variance).
     ximagenet_inner: Option<PathBuf>,
     /// TOML table of the baseline model's ImageNet-C errors that CE and mCE are normalised by, in the
-    /// format of `configs/imagenet_c_alexnet.toml` (REFERENCE §5).
+    /// format of `configs/imagenet_c_alexnet.toml` (docs/imagenet-c.md#alexnet-baseline-errors).
     ce_baseline: Option<PathBuf>,
 }
 
@@ -62,10 +63,12 @@ struct RawMetricsConfig {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MetricsConfig {
     /// `ximagenet_inner = "file.json"`: C'(i) of scenario-trained models for σ²_inner and S_robust
-    /// (REFERENCE §9.1; see [`crate::metrics::volatility::InnerResults`]).
+    /// (docs/ximagenet.md#cross-and-inner-variance, docs/ximagenet.md#s_robust; see
+    /// [`crate::metrics::volatility::InnerResults`]).
     pub ximagenet_inner: Option<crate::metrics::volatility::InnerResults>,
     /// `ce_baseline = "table.toml"` (relative to the config file): the baseline model's ImageNet-C
-    /// errors that CE / mCE / relative mCE are normalised by (REFERENCE §5 uses AlexNet's; see
+    /// errors that CE / mCE / relative mCE are normalised by (the references use AlexNet's,
+    /// docs/imagenet-c.md#alexnet-baseline-errors; see
     /// [`crate::metrics::imagenet_c::BaselineTable`]); `None` = the built-in AlexNet table.
     pub ce_baseline: Option<crate::metrics::imagenet_c::BaselineTable>,
 }

@@ -1,9 +1,11 @@
 //! Preprocessing: bringing a frame to the model's view (shorter-side resize or a fixed-size squash,
 //! then a centre crop; or a squash straight to the input size) and normalising it into the input
-//! tensor. Resampling follows torchvision/PIL (REFERENCE §1.1, §7.1, §10): antialiased bilinear
-//! ("triangle" convolution with support scaled by the downscale factor), long side truncated, crop
-//! offsets rounded half to even. Masks go through the same geometry, sampled by the rule their
-//! benchmark's reference uses ([`MaskResize`]).
+//! tensor. Resampling follows torchvision/PIL (docs/imagenet-c.md#how-imagenet-c-was-made,
+//! docs/hard-imagenet.md#data-and-preprocessing,
+//! docs/preprocessing.md#preprocessing-in-the-references): antialiased bilinear ("triangle"
+//! convolution with support scaled by the downscale factor), long side truncated, crop offsets
+//! rounded half to even. Masks go through the same geometry, sampled by the rule their benchmark's
+//! reference uses ([`MaskResize`]).
 
 use image::{GrayImage, RgbImage};
 
@@ -105,16 +107,16 @@ pub fn center_crop<P: image::Pixel<Subpixel = u8>>(
 pub enum MaskResize {
     /// Pillow `NEAREST`, values kept (a binary mask stays binary, no edge grows or shrinks): what
     /// PIL does to label images (modes "1" and "P") and what IN-9's generation uses for its
-    /// geometry (`Resize(256, NEAREST)`, REFERENCE §6.3). The default for every scenario whose
-    /// reference does not resize masks bilinearly (IN-9, XIMAGENET-12 and Corner Cases work at the
-    /// native size, so any resize is ours).
+    /// geometry (`Resize(256, NEAREST)`, docs/in9.md#how-the-variations-are-built). The default for
+    /// every scenario whose reference does not resize masks bilinearly (IN-9, XIMAGENET-12 and
+    /// Corner Cases work at the native size, so any resize is ours).
     #[default]
     Nearest,
     /// Pillow `BILINEAR` (antialiased, as torchvision `Resize` on an 8-bit "L" image) of the mask's
     /// 8-bit values (0/255 after [`crate::source::mask`]), rounded to u8 as Pillow does, then
     /// every non-zero sample → 255: Hard ImageNet's `Resize((256, 256))` → `CenterCrop(224)` →
-    /// `mask[mask > 0] = 1` (REFERENCE §7.1). The object gains a thin ring at its edges (about one
-    /// view pixel wide when down-scaling).
+    /// `mask[mask > 0] = 1` (docs/hard-imagenet.md#data-and-preprocessing). The object gains a thin
+    /// ring at its edges (about one view pixel wide when down-scaling).
     BilinearNonZero,
 }
 
@@ -513,9 +515,9 @@ mod tests {
     }
 
     /// Hard ImageNet's preprocessing against Pillow 13.0.0 (`scripts/make_hard_imagenet_fixtures.py`
-    /// writes the reference rule's outputs, REFERENCE §7.1): images squashed bilinearly to the
-    /// resize size and centre-cropped with half-to-even offsets; masks through the same geometry,
-    /// bilinear on their 8-bit values, then non-zero → 255. Byte-exact.
+    /// writes the reference rule's outputs, docs/hard-imagenet.md#data-and-preprocessing): images
+    /// squashed bilinearly to the resize size and centre-cropped with half-to-even offsets; masks
+    /// through the same geometry, bilinear on their 8-bit values, then non-zero → 255. Byte-exact.
     #[test]
     fn hard_imagenet_view_matches_the_reference_rule() {
         #[derive(serde::Deserialize)]

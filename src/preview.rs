@@ -9,11 +9,11 @@
 //! in a colour that contrasts with the image there.
 //!
 //! Every tile is exactly what `robustream apply` writes for that key, seed and frame id (the same
-//! [`RngKey`], the same stage geometry, REFERENCE §1.1 for the model view), then scaled into the tile
-//! by [`scale_to_tile`]. Variants are computed in parallel (rayon, one per key); each is a pure
-//! function of its key, so the sheet is the same whatever the thread count. A scenario that fails for
-//! this image is drawn as a grey tile with a short reason; the sheet is still written and the failure
-//! is returned for the caller to warn about.
+//! [`RngKey`], the same stage geometry, docs/imagenet-c.md#how-imagenet-c-was-made for the model
+//! view), then scaled into the tile by [`scale_to_tile`]. Variants are computed in parallel (rayon,
+//! one per key); each is a pure function of its key, so the sheet is the same whatever the thread
+//! count. A scenario that fails for this image is drawn as a grey tile with a short reason; the
+//! sheet is still written and the failure is returned for the caller to warn about.
 //!
 //! Text uses the public-domain 8×8 bitmap font of the `font8x8` crate, drawn at ×2 for labels and
 //! headers and ×1 for secondary lines.

@@ -1,5 +1,6 @@
 //! Image resampling that reproduces Pillow 13.0 `Image.resize(size, filter)` bit for bit on 8-bit
-//! RGB and gray ("L") images (REFERENCE §1.1, §10: torchvision `Resize` is PIL `BILINEAR`).
+//! RGB and gray ("L") images (docs/preprocessing.md#pillow-exact-resampling; torchvision `Resize`,
+//! as in docs/imagenet-c.md#how-imagenet-c-was-made, is PIL `BILINEAR`).
 //!
 //! All sizes are in pixels; sample values are u8 on the 0..255 scale.
 //!

@@ -37,8 +37,9 @@ pub struct RunResult {
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
 /// description's, else — for an IN-9 source ([`source_kind`]) scored by a 1000-class model — the
-/// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`], REFERENCE §6.1; unmapped classes count as
-/// wrong), else identity over the model's labels (a 9-output IN-9 model scores in its own labels).
+/// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
+/// docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes count as wrong), else identity
+/// over the model's labels (a 9-output IN-9 model scores in its own labels).
 pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassMap> {
     match config
         .dataset
@@ -57,8 +58,8 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
 }
 
 /// Whether a run without a configured class map scores through the built-in ImageNet-1k → IN-9 map:
-/// an IN-9 source and a model with 1000 outputs (REFERENCE §6.1). A model with any other number of
-/// outputs (e.g. a 9-class IN-9 model) scores in its own labels.
+/// an IN-9 source and a model with 1000 outputs (docs/in9.md#classes-and-the-imagenet-mapping). A
+/// model with any other number of outputs (e.g. a 9-class IN-9 model) scores in its own labels.
 pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
     kind == Some(SourceKind::In9) && model_classes == 1000
 }
@@ -72,7 +73,8 @@ pub fn source_kind(source: &SourceConfig) -> Option<SourceKind> {
     })
 }
 
-/// The plan items and the variations an IN-9 source reads (REFERENCE §6.2, §6.4):
+/// The plan items and the variations an IN-9 source reads
+/// (docs/in9.md#variations-and-release-layout, docs/in9.md#evaluation-preprocessing):
 /// - `variations` given in `[source]`: read as given; the plan is the config's `scenarios`, else the
 ///   keys of those variations ([`in9::plan_keys`]), or the `in9` group made on the fly from the masks
 ///   when that is `original` alone;

@@ -1,18 +1,19 @@
 //! Occlusion saliency (opt-in post pass, `[saliency]` / `--saliency`): how well the evidence the
 //! model uses lines up with the object mask, for any engine (no gradients needed).
 //!
-//! The reference (REFERENCE §7.4) uses GradCAM, which needs the model's gradients and a chosen
-//! layer; an ONNX Runtime inference session has neither. We measure the same alignment with an
-//! **occlusion map** instead: a `patch` × `patch` square (model-view pixels) filled with gray 0.5
-//! (exactly 0.5 on the [0, 1] scale, written into the normalised tensor, so no u8 rounding) slides
-//! over the model's view with step `stride` (the last row and column of positions are moved to touch
-//! the far edges, so every pixel is covered); at each position the map value is the **drop of the
-//! true-class probability** from the unoccluded frame (probability = softmax of the logits, summed
-//! over the model classes the class map sends to the truth). A pixel's value is the mean drop over
-//! the patches covering it. The map is then scaled and compared with the mask as REFERENCE §7.4
-//! does ([`crate::metrics::saliency`]: min–max to [0, 1], ≥ 0.5, IoU / Dice with ε = 1e−10,
-//! Δ density). Occlusion and GradCAM maps are different estimators of saliency: compare models
-//! with the same method, not these numbers with GradCAM's.
+//! The reference (docs/hard-imagenet.md#saliency-alignment) uses GradCAM, which needs the model's
+//! gradients and a chosen layer; an ONNX Runtime inference session has neither. We measure the same
+//! alignment with an **occlusion map** instead: a `patch` × `patch` square (model-view pixels)
+//! filled with gray 0.5 (exactly 0.5 on the [0, 1] scale, written into the normalised tensor, so no
+//! u8 rounding) slides over the model's view with step `stride` (the last row and column of
+//! positions are moved to touch the far edges, so every pixel is covered); at each position the map
+//! value is the **drop of the true-class probability** from the unoccluded frame (probability =
+//! softmax of the logits, summed over the model classes the class map sends to the truth). A
+//! pixel's value is the mean drop over the patches covering it. The map is then scaled and compared
+//! with the mask as docs/hard-imagenet.md#saliency-alignment does ([`crate::metrics::saliency`]:
+//! min–max to [0, 1], ≥ 0.5, IoU / Dice with ε = 1e−10, Δ density). Occlusion and GradCAM maps are
+//! different estimators of saliency: compare models with the same method, not these numbers with
+//! GradCAM's.
 //!
 //! Defaults: `patch = 32`, `stride = 16` at a 224-pixel view, scaled with min(width, height) / 224.
 //! Frames: a seeded reservoir of at most `frames` frames with a mask and a truth, kept during the
@@ -38,8 +39,9 @@ use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
 use crate::preprocess::{MaskResize, Normalizer};
 
 /// How the pass brings a frame's mask to the model's view: Hard ImageNet's rule (bilinear, then
-/// non-zero → object, REFERENCE §7.1), since its `saliency_analysis.py` reads the masks through the
-/// Hard ImageNet dataset's transform (REFERENCE §7.4).
+/// non-zero → object, docs/hard-imagenet.md#data-and-preprocessing), since its
+/// `saliency_analysis.py` reads the masks through the Hard ImageNet dataset's transform
+/// (docs/hard-imagenet.md#saliency-alignment).
 pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The file of per-frame saliency lines in the run directory.
@@ -308,7 +310,9 @@ pub fn run_pass(
         min_max_scale(&mut map);
         let mask: Vec<bool> = f.mask.as_raw().iter().map(|&v| v != 0).collect();
         let Some(a) = alignment(&map, &mask) else {
-            continue; // empty mask: skipped (REFERENCE §7.4); the harvest keeps none
+            // Empty mask: skipped (docs/hard-imagenet.md#saliency-alignment); the harvest keeps
+            // none.
+            continue;
         };
         means.add(&a);
         let line = json!({

@@ -1,6 +1,6 @@
 //! Procedural scenes with exact foreground masks: objects of known shape and colour on textured
 //! backgrounds, at any size, deterministic from their description (and seed). For exact pixel tests
-//! and benchmarks of the mask- and box-based scenarios (REFERENCE §6–§9), which need frames whose
+//! and benchmarks of the mask- and box-based scenarios (docs/README.md), which need frames whose
 //! foreground is known to the pixel.
 //!
 //! A pixel belongs to an object when its centre `(x + 0.5, y + 0.5)` lies inside the object's shape

@@ -1,4 +1,6 @@
-//! Pool scenarios in `robustream apply` and `preview` with `--background` (REFERENCE §6.3, §8.2, §9):
+//! Pool scenarios in `robustream apply` and `preview` with `--background`
+//! (docs/in9.md#mixed-same-mixed-rand-and-mixed-next, docs/corner-cases.md#composition,
+//! docs/ximagenet.md#random-background):
 //! on the quokka with its mask and the real model's view, the backgrounds given fill the pool for
 //! that one frame; `mixed_same` takes one of the frame's class (`--class`), a background with a mask
 //! next to it gives its Only-BG-T (as the pool of a run), one without is taken whole, a manifest gives

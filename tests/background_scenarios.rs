@@ -1,5 +1,6 @@
-//! The background scenarios (IN-9, REFERENCE §6.3; XIMAGENET-12, §9) driven as a user would: `robustream
-//! apply` and `robustream preview` on a procedural scene written as PNG with its exact mask.
+//! The background scenarios (IN-9, docs/in9.md#how-the-variations-are-built; XIMAGENET-12,
+//! docs/ximagenet.md#scenarios) driven as a user would: `robustream apply` and `robustream preview`
+//! on a procedural scene written as PNG with its exact mask.
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `[metrics] ce_baseline`: CE, mCE and relative CE normalised by a baseline table other than the
-//! built-in AlexNet one (REFERENCE §5 with another denominator model), end to end on the real model.
-//! Runs stay short: three photos, two corruptions × five severities computed on the fly.
+//! built-in AlexNet one (the formulas of docs/imagenet-c.md#metrics with another denominator
+//! model), end to end on the real model. Runs stay short: three photos, two corruptions × five
+//! severities computed on the fly.
 
 mod common;
 
@@ -112,7 +113,7 @@ fn ce_is_normalised_by_the_configured_table_and_report_keeps_it() {
     );
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
-        md.contains("## ImageNet-C (normalised by Half-net, REFERENCE §5)"),
+        md.contains("## ImageNet-C (normalised by Half-net, docs/imagenet-c.md#metrics)"),
         "{md}"
     );
 

@@ -117,7 +117,7 @@ fn every_foreground_is_tried_until_fooled_and_the_tally_adds_up() {
         early > 0 && composites < f * bg,
         "procedural scenes are not ImageNet objects: some must be fooled before the last batch"
     );
-    // The IN-9 challenge accuracy of the summary (REFERENCE §6.6).
+    // The IN-9 challenge accuracy of the summary (docs/in9.md#challenge-accuracy).
     let acc = s["metrics"]["in9"]["challenge_accuracy"].as_f64().unwrap();
     assert!((acc - (1.0 - vulnerable as f64 / f as f64)).abs() < 1e-12);
     assert_eq!(
@@ -226,8 +226,9 @@ fn without_masks_the_challenge_says_it_does_not_apply() {
     assert!(!out.join("challenge.jsonl").exists());
 }
 
-/// A small IN-9 release (REFERENCE §6.2): three classes, two 224² scenes each in `original` with
-/// `fg_mask` .npy masks, and an `only_bg_t` image per scene (another scene's pixels).
+/// A small IN-9 release (docs/in9.md#variations-and-release-layout): three classes, two 224² scenes
+/// each in `original` with `fg_mask` .npy masks, and an `only_bg_t` image per scene (another
+/// scene's pixels).
 fn in9_release(root: &Path) {
     let classes = ["00_dog", "01_bird", "02_wheeled vehicle"];
     for (c, class) in classes.iter().enumerate() {

@@ -1,8 +1,8 @@
 //! Hard ImageNet's preprocessing end to end, through the binary and the real model: a model
 //! description with `resize = { width = 256, height = 256 }` (torchvision `Resize((256, 256))` →
 //! `CenterCrop(224)`), and masks brought to that view as the reference does (bilinear, then
-//! non-zero → object, REFERENCE §7.1). The expected masks are Pillow's
-//! (`scripts/make_hard_imagenet_fixtures.py`, `tests/fixtures/hard_imagenet/`).
+//! non-zero → object, docs/hard-imagenet.md#data-and-preprocessing). The expected masks are
+//! Pillow's (`scripts/make_hard_imagenet_fixtures.py`, `tests/fixtures/hard_imagenet/`).
 
 mod common;
 

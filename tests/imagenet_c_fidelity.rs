@@ -10,9 +10,10 @@
 //!   enough that a neighbouring severity is rejected (checked by `coarse_comparison_rejects_neighbouring_severities`);
 //! * snow also on a held-out photo (medians and distributions, issue 14) and byte for byte given numpy's
 //!   own draw for a seed (the field and angle redrawn by a port of numpy's legacy generator);
-//! * the random choices within their documented ranges (REFERENCE §2.8, §2.10, §2.11): motion-blur and
-//!   snow angles, frost texture index and crop offsets; and the motion kernel's direction and weights
-//!   against the reference's on a dot.
+//! * the random choices within their documented ranges (docs/imagenet-c.md#motion_blur,
+//!   docs/imagenet-c.md#snow, docs/imagenet-c.md#frost): motion-blur and snow angles, frost texture
+//!   index and crop offsets; and the motion kernel's direction and weights against the reference's
+//!   on a dot.
 //!
 //! Every corruption robustream lists is checked at every severity; one without a fixture fails.
 
@@ -627,8 +628,9 @@ fn snow_median_check_rejects_a_two_percent_bias() {
 fn snow_is_byte_exact_given_the_reference_draw() {
     // With numpy's own draw for `np.random.seed(k)` (the H×W normal field, then the angle; redrawn
     // by [`NumpyRng`]), everything after the draw — zoom, threshold, motion blur, rounding, the blend
-    // and the rot180 add — must give the reference's bytes (REFERENCE §2.10). Before issue 14 the
-    // blend's 1 − b was rounded differently at b = 0.8 and 0.65 (3 bytes off at severity 1 here).
+    // and the rot180 add — must give the reference's bytes (docs/imagenet-c.md#snow). Before issue
+    // 14 the blend's 1 − b was rounded differently at b = 0.8 and 0.65 (3 bytes off at severity 1
+    // here).
     use robustream::scenario::corruption::snow;
     let photo = load("photo224.png");
     let n = (photo.width() * photo.height()) as usize;
@@ -738,7 +740,9 @@ impl NumpyRng {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Random choices within their documented ranges (REFERENCE §2.8, §2.10, §2.11, §2.21).
+// Random choices within their documented ranges (docs/imagenet-c.md#motion_blur,
+// docs/imagenet-c.md#snow, docs/imagenet-c.md#frost,
+// docs/imagenet-c.md#randomness-and-external-inputs).
 
 /// A `size`×`size` black image with one white pixel at (`at`, `at`).
 fn dot_image(size: u32, at: u32) -> RgbImage {
@@ -808,8 +812,9 @@ fn streak_angle(out: &RgbImage, at: u32) -> (f64, f64) {
 
 #[test]
 fn motion_blur_angles_cover_the_documented_range() {
-    // REFERENCE §2.8: θ ~ U[−45°, 45°) per image. Severity 5 (radius 20, σ 15) on a dot: the farthest lit
-    // pixel is ≥ 30 px away, so rounding moves the read angle by at most asin(0.71/29) < 1.5°.
+    // docs/imagenet-c.md#motion_blur: θ ~ U[−45°, 45°) per image. Severity 5 (radius 20, σ 15) on a
+    // dot: the farthest lit pixel is ≥ 30 px away, so rounding moves the read angle by at most
+    // asin(0.71/29) < 1.5°.
     const KEYS: u64 = 600;
     let c = Corruption::new("motion_blur", 5).unwrap();
     let dot = dot_image(81, 40);
@@ -856,8 +861,9 @@ fn streak_orientation(img: &RgbImage) -> f64 {
 
 #[test]
 fn snow_angles_cover_the_documented_range() {
-    // REFERENCE §2.10: the snow layer is motion-blurred at θ ~ U[−135°, −45°), i.e. streaks (which have
-    // no sign: the layer is added with its 180° rotation) oriented within 45° of vertical: 45°..135°.
+    // docs/imagenet-c.md#snow: the snow layer is motion-blurred at θ ~ U[−135°, −45°), i.e. streaks
+    // (which have no sign: the layer is added with its 180° rotation) oriented within 45° of
+    // vertical: 45°..135°.
     use rand_distr::{Distribution, StandardNormal};
     use robustream::scenario::corruption::snow;
     let black = RgbImage::new(224, 224);
@@ -909,9 +915,10 @@ fn snow_angles_cover_the_documented_range() {
 
 #[test]
 fn frost_texture_and_crop_choices_cover_the_documented_ranges() {
-    // REFERENCE §2.11 (imagecorruptions 1.1.2): texture index randint(5) (frost6 never), rescale, then
-    // top = randint[0, Hr − H), left = randint[0, Wr − W). Five random-noise textures make every
-    // (index, left, top) recoverable: with image weight 0 and frost weight 1 the output is the crop.
+    // docs/imagenet-c.md#frost (imagecorruptions 1.1.2): texture index randint(5) (frost6 never),
+    // rescale, then top = randint[0, Hr − H), left = randint[0, Wr − W). Five random-noise textures
+    // make every (index, left, top) recoverable: with image weight 0 and frost weight 1 the output
+    // is the crop.
     use robustream::scenario::corruption::weather;
     let mut rng_state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {

@@ -257,9 +257,10 @@ fn stored_variants_are_scored_under_their_own_keys_with_wnid_truth() {
 
 #[test]
 fn stored_images_at_the_model_input_size_are_evaluated_as_they_are() {
-    // hendrycks test.py only centre-crops 224 from the 224² JPEGs (REFERENCE §3): the stored image
-    // must reach the model unchanged. A model description whose resize is 224 makes a plain folder
-    // source see the same pixels, so the probabilities must agree exactly.
+    // hendrycks test.py only centre-crops 224 from the 224² JPEGs
+    // (docs/imagenet-c.md#evaluation-protocols): the stored image must reach the model unchanged. A
+    // model description whose resize is 224 makes a plain folder source see the same pixels, so the
+    // probabilities must agree exactly.
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("IC");
     let file = root.join(format!("fog/4/{TABBY}/chelsea.JPEG"));

@@ -1,8 +1,10 @@
 //! Released layouts run as a user runs them, without a config file, on the real model:
-//! - an IN-9 release (REFERENCE §6.2, §6.4) given as `--source` alone: the kind is detected, the plan
-//!   is the stored variations present (`original` → `clean`, `only_fg` → `background/only_fg`, …),
-//!   stored images are evaluated as they are, and a 1000-class model is scored through the built-in
-//!   ImageNet → IN-9 map (REFERENCE §6.1; unmapped classes are wrong);
+//! - an IN-9 release (docs/in9.md#variations-and-release-layout,
+//!   docs/in9.md#evaluation-preprocessing) given as `--source` alone: the kind is detected, the
+//!   plan is the stored variations present (`original` → `clean`, `only_fg` → `background/only_fg`,
+//!   …), stored images are evaluated as they are, and a 1000-class model is scored through the
+//!   built-in ImageNet → IN-9 map (docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes
+//!   are wrong);
 //! - `--source-kind in9` with `--scenarios`: only the stored variations of the plan are read;
 //! - `--source-kind imagenet-c` (+ `--clean`): the released ImageNet-C layout without a config.
 

@@ -316,7 +316,8 @@ fn folder_sources_pick_up_masks_and_annotations_next_to_images() {
     );
 }
 
-/// The IN-9 class folders as released (REFERENCE §6.1 order).
+/// The IN-9 class folders as released (in the order of
+/// docs/in9.md#classes-and-the-imagenet-mapping).
 const IN9_CLASSES: [&str; 9] = [
     "00_dog",
     "01_bird",
@@ -356,9 +357,9 @@ fn in9_release(root: &Path) {
 }
 
 /// A run config over the release at `root`, scored through `configs/in_to_in9.json` with a copy of
-/// the model description without `resize_shorter` (in9_eval.py applies no resize or crop, REFERENCE
-/// §6.4: the 224² images are the model's input as they are); `top` and `source` are extra lines for
-/// the top level and the `[source]` table.
+/// the model description without `resize_shorter` (in9_eval.py applies no resize or crop,
+/// docs/in9.md#evaluation-preprocessing: the 224² images are the model's input as they are); `top`
+/// and `source` are extra lines for the top level and the `[source]` table.
 fn in9_config(dir: &Path, root: &Path, top: &str, source: &str) -> PathBuf {
     let model = model_variant(dir, "no_resize.toml", |t| {
         let out = t.replace("resize_shorter = 256", "");

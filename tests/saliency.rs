@@ -1,6 +1,6 @@
 //! Occlusion saliency end to end on the real model and the quokka photo with its hand-drawn mask:
 //! the summary's numbers, the written map, and IoU / Dice recomputed from that map and the mask at
-//! the model's view (REFERENCE §7.4).
+//! the model's view (docs/hard-imagenet.md#saliency-alignment).
 
 mod common;
 

@@ -217,8 +217,9 @@ pub struct PreprocessDesc {
     /// before cropping; absent = no resize before the crop.
     pub resize_shorter: Option<u32>,
     /// Squash every frame to exactly this size before the centre crop (torchvision
-    /// `Resize((height, width))`, aspect ratio not kept; Hard ImageNet's 256×256 → 224, REFERENCE
-    /// §7.1). Not with `resize_shorter` or `crop = "squash"`.
+    /// `Resize((height, width))`, aspect ratio not kept; Hard ImageNet's 256×256 → 224,
+    /// docs/hard-imagenet.md#data-and-preprocessing). Not with `resize_shorter` or
+    /// `crop = "squash"`.
     pub resize: Option<ResizeDesc>,
     /// Crop policy.
     pub crop: Crop,

@@ -1,4 +1,5 @@
-//! Hard ImageNet ablations (REFERENCE §7.2): accuracy and accuracy drop per ablation.
+//! Hard ImageNet ablations (docs/hard-imagenet.md#ablation-accuracy-and-drop): accuracy and
+//! accuracy drop per ablation.
 //!
 //! As in the reference (`ablations.py`), the accuracy is over all images (not class-balanced). The
 //! drop is "accuracy with nothing removed − accuracy with the ablation" (the Hard ImageNet site's

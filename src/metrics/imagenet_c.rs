@@ -1,23 +1,26 @@
-//! ImageNet-C metrics (REFERENCE §5): Corruption Error (CE) and mean CE (mCE), normalised by a
-//! baseline model's errors (AlexNet's by default), and their relative versions that subtract the
-//! clean error.
+//! ImageNet-C metrics (docs/imagenet-c.md#metrics): Corruption Error (CE) and mean CE (mCE),
+//! normalised by a baseline model's errors (AlexNet's by default), and their relative versions that
+//! subtract the clean error.
 //!
 //! With E_{s,c} the top-1 error (fraction) on corruption c at severity s and E_clean the clean error:
-//! CE_c = Σ_s E_{s,c} / Σ_s E^base_{s,c} (REFERENCE §5.1); relative CE_c = Σ_s (E_{s,c} − E_clean) /
-//! Σ_s (E^base_{s,c} − E^base_clean) (§5.2); mCE and relative mCE are their means over the table's
-//! benchmark corruptions (the 15 of ImageNet-C). Values are fractions (1.0 = the baseline; papers print
-//! them ×100 as %, e.g. ResNet-50's published AlexNet-normalised mCE 76.7 % is 0.767 here).
+//! CE_c = Σ_s E_{s,c} / Σ_s E^base_{s,c} (docs/imagenet-c.md#corruption-error-and-mce); relative
+//! CE_c = Σ_s (E_{s,c} − E_clean) / Σ_s (E^base_{s,c} − E^base_clean)
+//! (docs/imagenet-c.md#relative-ce-and-relative-mce); mCE and relative mCE are their means over the
+//! table's benchmark corruptions (the 15 of ImageNet-C). Values are fractions (1.0 = the baseline;
+//! papers print them ×100 as %, e.g. ResNet-50's published AlexNet-normalised mCE 76.7 % is 0.767
+//! here).
 //!
 //! A corruption gets a CE only when all five severities were evaluated on labelled frames; the others
 //! that appear in the plan are listed as incomplete with their missing severities. mCE needs every
 //! benchmark corruption complete. The mean over all 19 (the four validation corruptions included, as
-//! hendrycks `test.py` prints it, REFERENCE §5.4) is reported separately as `mce_all19`.
+//! hendrycks `test.py` prints it, docs/imagenet-c.md#metric-quirks) is reported separately as
+//! `mce_all19`.
 //!
 //! The baseline is a [`BaselineTable`]: the built-in one is AlexNet's, `configs/imagenet_c_alexnet.toml`
 //! (with its provenance, embedded in the binary); a run config's `[metrics] ce_baseline` names another
 //! file of the same format (e.g. the user's own ResNet-50, or the model version shipped today), which
-//! is deliberately beyond REFERENCE §5: the formulas are the same, only the denominator model changes.
-//! [`BaselineTable::parse`] reads that format.
+//! is deliberately beyond docs/imagenet-c.md#metrics: the formulas are the same, only the
+//! denominator model changes. [`BaselineTable::parse`] reads that format.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -56,9 +59,11 @@ struct RawTable {
 }
 
 /// A baseline model's ImageNet-C top-1 errors (fractions), the normaliser of CE and mCE: per
-/// corruption and severity 1..5, all 19 corruptions in ImageNet-C index order (REFERENCE §1.3), the
-/// clean error when known, and which corruptions the benchmark mCE averages. The built-in table is
-/// AlexNet's (REFERENCE §5.3, clean 0.4348 from §5.2).
+/// corruption and severity 1..5, all 19 corruptions in ImageNet-C index order
+/// (docs/imagenet-c.md#corruption-order-and-groups), the clean error when known, and which
+/// corruptions the benchmark mCE averages. The built-in table is AlexNet's
+/// (docs/imagenet-c.md#alexnet-baseline-errors, clean 0.4348 from
+/// docs/imagenet-c.md#relative-ce-and-relative-mce).
 ///
 /// `summary.json` keeps a table other than the built-in one in `metrics.imagenet_c.baseline_table`
 /// (this type's JSON form: `file`, `model`, `clean`, `benchmark`, `errors`), so `robustream report`
@@ -296,11 +301,12 @@ pub struct ImagenetC {
     /// in the plan or had no labelled frames).
     #[serde(with = "crate::report::summary::ordered")]
     pub errors: Vec<(String, [Option<f64>; 5])>,
-    /// CE per complete corruption (all five severities), REFERENCE §5.1.
+    /// CE per complete corruption (all five severities),
+    /// docs/imagenet-c.md#corruption-error-and-mce.
     #[serde(with = "crate::report::summary::ordered")]
     pub ce: Vec<(String, f64)>,
-    /// Relative CE per complete corruption (REFERENCE §5.2); `null` without a clean error (the
-    /// run's or the baseline's).
+    /// Relative CE per complete corruption (docs/imagenet-c.md#relative-ce-and-relative-mce);
+    /// `null` without a clean error (the run's or the baseline's).
     #[serde(with = "crate::report::summary::ordered")]
     pub relative_ce: Vec<(String, Option<f64>)>,
     /// mCE: mean CE over the table's benchmark corruptions (ImageNet-C's 15); `null` unless all of
@@ -463,7 +469,7 @@ pub fn compute<'a>(
             ),
             table.origin,
             if builtin {
-                "; hendrycks README table, REFERENCE §5.3"
+                "; hendrycks README table, docs/imagenet-c.md#alexnet-baseline-errors"
             } else {
                 ""
             },
@@ -502,7 +508,8 @@ mod tests {
     #[test]
     fn builtin_table_matches_the_published_averages() {
         let t = table();
-        // REFERENCE §5.3 "average" column; the first 15 are augmix's ALEXNET_ERR list.
+        // The "average" column of docs/imagenet-c.md#alexnet-baseline-errors; the first 15 are
+        // augmix's ALEXNET_ERR list.
         let published = [
             0.886428, 0.894468, 0.922640, 0.819880, 0.826268, 0.785948, 0.798360, 0.866816,
             0.826572, 0.819324, 0.564592, 0.853204, 0.646056, 0.717840, 0.606500, 0.845388,
@@ -513,7 +520,8 @@ mod tests {
             let avg = e.iter().sum::<f64>() / 5.0;
             assert!((avg - want).abs() < 1e-9, "{name}: {avg} vs {want}");
         }
-        // Spot values of the per-severity table (REFERENCE §5.3) and the clean error (§5.2).
+        // Spot values of the per-severity table (docs/imagenet-c.md#alexnet-baseline-errors) and
+        // the clean error (docs/imagenet-c.md#relative-ce-and-relative-mce).
         assert_eq!(t.errors_of("snow").unwrap()[1], 0.88392);
         assert_eq!(t.errors_of("saturate").unwrap()[2], 0.51174);
         assert_eq!(t.clean(), Some(0.4348));
@@ -686,8 +694,8 @@ mod tests {
         assert_eq!(
             j["normalisation"],
             "AlexNet top-1 errors per corruption and severity, clean error 0.4348 \
-             (configs/imagenet_c_alexnet.toml; hendrycks README table, REFERENCE §5.3); mCE over \
-             the 15 benchmark corruptions"
+             (configs/imagenet_c_alexnet.toml; hendrycks README table, \
+             docs/imagenet-c.md#alexnet-baseline-errors); mCE over the 15 benchmark corruptions"
         );
         let back: ImagenetC = serde_json::from_value(j.clone()).unwrap();
         assert_eq!(back, m);

@@ -1,17 +1,18 @@
-//! IN-9 / Backgrounds Challenge metrics (REFERENCE §6): accuracy per variation, BG-gap and the
+//! IN-9 / Backgrounds Challenge metrics (docs/in9.md): accuracy per variation, BG-gap and the
 //! adversarial-background challenge accuracy.
 //!
 //! Class-map aware by construction: a record's `pred` is already mapped into the dataset's label
-//! space (ImageNet-1k → IN-9 through `in_to_in9`, REFERENCE §6.1), and an unmapped prediction (−1)
-//! never equals a truth, so it counts as wrong here exactly as in the reference's `in9_eval.py`.
+//! space (ImageNet-1k → IN-9 through `in_to_in9`, docs/in9.md#classes-and-the-imagenet-mapping),
+//! and an unmapped prediction (−1) never equals a truth, so it counts as wrong here exactly as in
+//! the reference's `in9_eval.py`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::CLEAN;
 
-/// The outcome of the adversarial-background challenge (REFERENCE §6.6): each kept foreground was
-/// composited onto backgrounds until one prediction was wrong (then it is *vulnerable*) or every
-/// background was tried.
+/// The outcome of the adversarial-background challenge (docs/in9.md#challenge-accuracy): each kept
+/// foreground was composited onto backgrounds until one prediction was wrong (then it is
+/// *vulnerable*) or every background was tried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChallengeTally {
     /// Foregrounds evaluated (each with a mask and a truth).
@@ -30,14 +31,15 @@ pub struct ChallengeTally {
 
 impl ChallengeTally {
     /// Challenge accuracy = 1 − vulnerable / foregrounds, a fraction in [0, 1]; `None` without
-    /// foregrounds (REFERENCE §6.6).
+    /// foregrounds (docs/in9.md#challenge-accuracy).
     pub fn accuracy(&self) -> Option<f64> {
         (self.foregrounds > 0).then(|| 1.0 - self.vulnerable as f64 / self.foregrounds as f64)
     }
 }
 
-/// The IN-9 test-set variations in the reference's order (REFERENCE §6.2); `original` is our
-/// `clean`, every other one is the scenario `background/<variation>`.
+/// The IN-9 test-set variations in the reference's order
+/// (docs/in9.md#variations-and-release-layout); `original` is our `clean`, every other one is the
+/// scenario `background/<variation>`.
 pub const VARIATIONS: [&str; 8] = [
     "original",
     "only_bg_b",
@@ -58,20 +60,21 @@ pub fn scenario_key(variation: &str) -> String {
     }
 }
 
-/// `summary.json`'s `metrics.in9` (REFERENCE §6.4–6.6). All values are fractions in [0, 1] (the gap
-/// in [−1, 1]); `null` where undefined.
+/// `summary.json`'s `metrics.in9` (docs/in9.md#evaluation-preprocessing, docs/in9.md#bg-gap,
+/// docs/in9.md#challenge-accuracy). All values are fractions in [0, 1] (the gap in [−1, 1]); `null`
+/// where undefined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct In9 {
     /// Top-1 accuracy per variation present in the plan, in [`VARIATIONS`] order (`original` =
     /// the `clean` scenario; listed only when some other variation is present). Accuracy =
-    /// #(mapped top-1 == label) / #labelled records (REFERENCE §6.4).
+    /// #(mapped top-1 == label) / #labelled records (docs/in9.md#evaluation-preprocessing).
     #[serde(with = "crate::report::summary::ordered")]
     pub accuracy: Vec<(String, Option<f64>)>,
-    /// BG-Gap = accuracy(mixed_same) − accuracy(mixed_rand) (REFERENCE §6.5); `null` unless both
-    /// variations have an accuracy.
+    /// BG-Gap = accuracy(mixed_same) − accuracy(mixed_rand) (docs/in9.md#bg-gap); `null` unless
+    /// both variations have an accuracy.
     pub bg_gap: Option<f64>,
-    /// Challenge accuracy = 1 − vulnerable / foregrounds (REFERENCE §6.6); `null` when no challenge
-    /// ran or it had no foreground.
+    /// Challenge accuracy = 1 − vulnerable / foregrounds (docs/in9.md#challenge-accuracy); `null`
+    /// when no challenge ran or it had no foreground.
     pub challenge_accuracy: Option<f64>,
     /// The challenge's raw counts (foregrounds, vulnerable, backgrounds, composites, complete), when
     /// a challenge ran. Kept in `summary.json` so `robustream report` can rebuild the section from

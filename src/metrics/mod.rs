@@ -70,7 +70,7 @@ pub struct Record {
     /// The frame's object boxes at the scenario stage as normalised `[x0, y0, x1, y1]` (fractions of
     /// the width and height, exclusive ends), on the `clean` record of a frame with boxes or a mask
     /// (the mask's tight box) only; absent otherwise. Input of the centre and size scores
-    /// (REFERENCE §8.4, [`placement`]).
+    /// (docs/corner-cases.md#centre-and-size-scores, [`placement`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boxes: Option<Vec<[f32; 4]>>,
 }
@@ -132,7 +132,8 @@ pub struct Tally {
     pub agree: u64,
     /// Consecutive frame pairs (source order, frame t−1 and t) both evaluated under this scenario.
     pub flip_pairs: u64,
-    /// Of those, pairs whose model top-1 changed (ImageNet-P's flip, REFERENCE §4).
+    /// Of those, pairs whose model top-1 changed (ImageNet-P's flip,
+    /// docs/imagenet-c.md#imagenet-p-flip-probability).
     pub flips: u64,
     /// Of the pairs, those whose two frames also have a `clean` record.
     pub flip_pairs_clean: u64,
@@ -174,9 +175,10 @@ impl Tally {
     }
 
     /// Flip probability over consecutive frames, ImageNet-P's stability measure on a stream
-    /// (REFERENCE §4 with difficulty 1, consecutive elements compared): the share of consecutive
-    /// frame pairs whose model top-1 under this scenario changed. Needs no labels. On a camera the
-    /// scene itself changes too: see [`Tally::flip_excess`].
+    /// (docs/imagenet-c.md#imagenet-p-flip-probability with difficulty 1, consecutive elements
+    /// compared): the share of consecutive frame pairs whose model top-1 under this scenario
+    /// changed. Needs no labels. On a camera the scene itself changes too: see
+    /// [`Tally::flip_excess`].
     pub fn flip_probability(&self) -> Option<f64> {
         fraction(self.flips, self.flip_pairs)
     }
@@ -210,7 +212,7 @@ impl Tally {
 }
 
 /// Counts of one truth class in one scenario (the class-balanced metrics' input, e.g. RFS,
-/// REFERENCE §7.3).
+/// docs/hard-imagenet.md#rfs-from-class-balanced-accuracies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClassTally {
     /// Records of this truth class.
@@ -369,7 +371,7 @@ impl Metrics {
     }
 
     /// Per truth class, the centre and size scores' sums over the labelled `clean` records with boxes
-    /// (REFERENCE §8.4), in class order.
+    /// (docs/corner-cases.md#centre-and-size-scores), in class order.
     pub fn object_scores(&self) -> &BTreeMap<usize, placement::ObjectScores> {
         &self.objects
     }

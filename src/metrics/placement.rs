@@ -1,14 +1,17 @@
-//! Corner Cases / Hard-Spurious-ImageNet metrics (REFERENCE §8): accuracy per placement group and
-//! object size, and the per-class centre and size scores (§8.4).
+//! Corner Cases / Hard-Spurious-ImageNet metrics (docs/corner-cases.md): accuracy per placement
+//! group and object size, and the per-class centre and size scores
+//! (docs/corner-cases.md#centre-and-size-scores).
 //!
 //! Scenario keys are `placement/[ar/]<background>/<position>/<size>`: background `own-gray` or
 //! `own-tile` (the frame's own background with its object boxes filled — our stand-in for the paper's
 //! inpainted own background, so both correspond to its Group_1/Group_2) or `other` (a pool background
 //! of another frame: Group_3/Group_4); position `centre` (Groups 1, 3), `top-right` (Groups 2, 4) or
 //! `random-corner` (the reference's `--random`); size 56, 84 or 112 on a 224² canvas; `ar/` the
-//! aspect-preserving variant (§8.3). The paper reports per-group and worst-group accuracy (§8.5);
-//! we report each (background, position, size) cell, pooled per group, size, background and
-//! position, and the worst cell, and the paper's three difficulty categories ([`difficulty`]):
+//! aspect-preserving variant (docs/corner-cases.md#aspect-ratio-preserving-variant). The paper
+//! reports per-group and worst-group accuracy
+//! (docs/corner-cases.md#evaluation-and-difficulty-groups); we report each (background, position,
+//! size) cell, pooled per group, size, background and position, and the worst cell, and the paper's
+//! three difficulty categories ([`difficulty`]):
 //! **easy** = the own background at sizes 84 and 112, **hard** = another class's background at 56 and
 //! 84, **medium** = the rest (own at 56, other at 112), each over both positions (centre and corner).
 //! The split is the paper's (Fatima et al., "Corner Cases", arXiv 2505.03569); it is not in the
@@ -16,11 +19,12 @@
 //! the paper's text as our issue 14 quotes it. Our `own-gray` and `own-tile` both count as "own";
 //! `random-corner` counts as "corner".
 //!
-//! Centre and size scores (§8.4, from a third-party summary of the paper): for class c, the mean over
-//! its images of the mean over the image's objects of `1 − ‖I − O‖∞` (centre score; I the image
-//! centre, O the object's box centre, both in normalised [0, 1] coordinates, so the score is in
-//! [0.5, 1]) and of `h·w / (H·W)` (size score). The boxes are the `clean` records' `boxes` (the frame's
-//! boxes at the scenario stage, or its mask's tight box), so they describe the frames as evaluated.
+//! Centre and size scores (docs/corner-cases.md#centre-and-size-scores, from a third-party summary
+//! of the paper): for class c, the mean over its images of the mean over the image's objects of
+//! `1 − ‖I − O‖∞` (centre score; I the image centre, O the object's box centre, both in normalised
+//! [0, 1] coordinates, so the score is in [0.5, 1]) and of `h·w / (H·W)` (size score). The boxes
+//! are the `clean` records' `boxes` (the frame's boxes at the scenario stage, or its mask's tight
+//! box), so they describe the frames as evaluated.
 
 use std::collections::BTreeMap;
 
@@ -72,8 +76,9 @@ pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32
 }
 
 /// One image's (centre score, size score): the means over its boxes of `1 − max(|cx − ½|, |cy − ½|)`
-/// and of the box area, in normalised coordinates (REFERENCE §8.4). `None` without boxes. Boxes with
-/// non-finite or inverted coordinates (a hand-edited records file) count with area 0.
+/// and of the box area, in normalised coordinates (docs/corner-cases.md#centre-and-size-scores).
+/// `None` without boxes. Boxes with non-finite or inverted coordinates (a hand-edited records file)
+/// count with area 0.
 pub fn image_scores(boxes: &[[f32; 4]]) -> Option<(f64, f64)> {
     if boxes.is_empty() {
         return None;

@@ -1,6 +1,7 @@
-//! Relative Foreground Sensitivity (Hard ImageNet, REFERENCE §7.3) from the `region_noise/*`
-//! scenarios: per noise type and level, class-balanced accuracies under foreground-only and
-//! background-only noise and their normalised difference.
+//! Relative Foreground Sensitivity (Hard ImageNet,
+//! docs/hard-imagenet.md#relative-foreground-sensitivity) from the `region_noise/*` scenarios: per
+//! noise type and level, class-balanced accuracies under foreground-only and background-only noise
+//! and their normalised difference.
 //!
 //! Pooling follows the reference (`rfs.py`, `noisy_fg_bg_accs`): every trial adds its records to the
 //! same per-class counts, so a class's accuracy is (correct over all trials) / (records over all
@@ -18,12 +19,13 @@ use super::ClassTally;
 /// The scenario key prefix of the RFS noise variants: `region_noise/<fg|bg>/<type>/<level>/t<k>`.
 pub const PREFIX: &str = "region_noise/";
 
-/// The level the reference calls typical (L∞-style noise, σ = 0.25; REFERENCE §7.3).
+/// The level the reference calls typical (L∞-style noise, σ = 0.25;
+/// docs/hard-imagenet.md#region-noise).
 pub const TYPICAL: (&str, &str) = ("linf", "0.25");
 
 /// RFS = (acc_bg − acc_fg) / (2·min(ā, 1 − ā)) with ā = (acc_fg + acc_bg)/2, and 0 when ā is exactly 0
-/// or 1 (REFERENCE §7.3). In [−1, 1] for accuracies in [0, 1]; positive = the model depends more on
-/// the foreground (good).
+/// or 1 (docs/hard-imagenet.md#rfs-from-class-balanced-accuracies). In [−1, 1] for accuracies in
+/// [0, 1]; positive = the model depends more on the foreground (good).
 pub fn rfs(acc_fg: f64, acc_bg: f64) -> f64 {
     let avg = 0.5 * (acc_fg + acc_bg);
     if avg == 0.0 || avg == 1.0 {
@@ -61,7 +63,8 @@ pub struct RfsLevel {
 
 /// `summary.json`'s `metrics.rfs` (`{"noise": {"linf": {"0.25": {...}}, "l2": {...}}, "typical": ...}`):
 /// levels per noise type in increasing order (`linf`: σ; `l2`: the
-/// noise's L2 norm at 224², REFERENCE §7.3), and the typical level (`linf` 0.25) when present.
+/// noise's L2 norm at 224², docs/hard-imagenet.md#region-noise), and the typical level (`linf`
+/// 0.25) when present.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rfs {
     /// Noise type (`linf`, `l2`, any other in order of first appearance) → level (as written in the

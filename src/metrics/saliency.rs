@@ -1,5 +1,5 @@
-//! Saliency alignment with the object mask (REFERENCE §7.4): pure functions of a saliency map and a
-//! binary mask of the same size (row-major, one value per pixel).
+//! Saliency alignment with the object mask (docs/hard-imagenet.md#saliency-alignment): pure
+//! functions of a saliency map and a binary mask of the same size (row-major, one value per pixel).
 //!
 //! As in Hard ImageNet's `saliency_analysis.py`: the map is min–max scaled to [0, 1], both map and
 //! mask are binarised with **≥ 0.5** (NaN → 0), IoU = (|A∩B| + 1e−10)/(|A∪B| + 1e−10),
@@ -9,14 +9,14 @@
 
 use serde::Serialize;
 
-/// The ε of REFERENCE §7.4's IoU and Dice.
+/// The ε of the IoU and Dice in docs/hard-imagenet.md#saliency-alignment.
 pub const EPS: f64 = 1e-10;
 
-/// The binarisation threshold of REFERENCE §7.4 (value ≥ 0.5 → 1).
+/// The binarisation threshold of docs/hard-imagenet.md#saliency-alignment (value ≥ 0.5 → 1).
 pub const THRESHOLD: f32 = 0.5;
 
-/// Min–max scales `map` in place to [0, 1] (NaN treated as 0 first, REFERENCE §7.4); a constant map
-/// becomes all 0.
+/// Min–max scales `map` in place to [0, 1] (NaN treated as 0 first,
+/// docs/hard-imagenet.md#saliency-alignment); a constant map becomes all 0.
 pub fn min_max_scale(map: &mut [f32]) {
     for v in map.iter_mut() {
         if v.is_nan() {
@@ -51,13 +51,14 @@ fn overlap(a: &[bool], b: &[bool]) -> (u64, u64) {
     })
 }
 
-/// IoU of two binary maps with REFERENCE §7.4's ε (two empty maps give 1).
+/// IoU of two binary maps with the ε of docs/hard-imagenet.md#saliency-alignment (two empty maps
+/// give 1).
 pub fn iou(a: &[bool], b: &[bool]) -> f64 {
     let (i, u) = overlap(a, b);
     (i as f64 + EPS) / (u as f64 + EPS)
 }
 
-/// Dice of two binary maps with REFERENCE §7.4's ε.
+/// Dice of two binary maps with the ε of docs/hard-imagenet.md#saliency-alignment.
 pub fn dice(a: &[bool], b: &[bool]) -> f64 {
     let (i, u) = overlap(a, b);
     (2.0 * i as f64 + EPS) / (u as f64 + i as f64 + EPS)
@@ -91,7 +92,7 @@ pub struct Alignment {
 }
 
 /// The alignment of `map` (already scaled to [0, 1]) with `mask`; `None` for an empty mask (such
-/// frames are skipped, REFERENCE §7.4).
+/// frames are skipped, docs/hard-imagenet.md#saliency-alignment).
 pub fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
     if !mask.iter().any(|&m| m) {
         return None;

@@ -1,4 +1,4 @@
-//! XIMAGENET-12 accuracy-drop volatility and robustness score (REFERENCE §9.1).
+//! XIMAGENET-12 accuracy-drop volatility and robustness score (docs/ximagenet.md#robustness-score).
 //!
 //! μ is the model's accuracy on the original images (our `clean`), C(i) its accuracy on scenario i
 //! (the paper's "cross" experiment, EX1). Per scenario the drop volatility is (C(i) − μ)²; the cross
@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CLEAN;
 
-/// The XIMAGENET-12 scenario names (keys `background/<name>`, REFERENCE §9).
+/// The XIMAGENET-12 scenario names (keys `background/<name>`, docs/ximagenet.md#scenarios).
 pub const SCENARIOS: [&str; 12] = [
     "blur_bg",
     "blur_obj",
@@ -133,7 +133,8 @@ impl InnerResults {
     }
 }
 
-/// Σ (x − μ)² / (n − 1) over `xs` (REFERENCE §9.1); `None` for fewer than two values.
+/// Σ (x − μ)² / (n − 1) over `xs` (docs/ximagenet.md#cross-and-inner-variance); `None` for fewer
+/// than two values.
 pub fn variance_n_minus_1(xs: &[f64], mu: f64) -> Option<f64> {
     (xs.len() >= 2)
         .then(|| xs.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
@@ -212,8 +213,8 @@ pub fn compute<'a>(
 mod tests {
     use super::*;
 
-    /// REFERENCE §9.1 / the paper's Table 1 (EX1, ResNet50, %): Blur_bg, Blur_obj, Color_g, Color_b,
-    /// Color_grey, Color_r, Rand_bg, Seg_img.
+    /// The paper's Table 1 (EX1, ResNet50, %; docs/ximagenet.md#robustness-score): Blur_bg,
+    /// Blur_obj, Color_g, Color_b, Color_grey, Color_r, Rand_bg, Seg_img.
     const RESNET50_EX1: [(&str, f64); 8] = [
         ("blur_bg", 90.97),
         ("blur_obj", 88.17),

@@ -2,10 +2,11 @@
 //! cumulative tallies — top-1 accuracy, drop against clean, agreement with clean — over the last
 //! `size` frames only, the drop volatility across the window's scenarios, and its trend over time.
 //!
-//! - **Drop volatility** of a window (XIMAGENET-12's accuracy-drop volatility, REFERENCE §9.1,
-//!   applied to the window): σ² = Σᵢ (C(i) − μ)² / (n − 1) over the n non-clean scenarios with a
-//!   value, μ = clean's accuracy in the window and C(i) scenario i's. Unlabelled streams use
-//!   agreement instead (μ = 1, C(i) = agreement), so the measure exists without labels.
+//! - **Drop volatility** of a window (XIMAGENET-12's accuracy-drop volatility,
+//!   docs/ximagenet.md#sliding-window-volatility, applied to the window):
+//!   σ² = Σᵢ (C(i) − μ)² / (n − 1) over the n non-clean scenarios with a value, μ = clean's
+//!   accuracy in the window and C(i) scenario i's. Unlabelled streams use agreement instead (μ = 1,
+//!   C(i) = agreement), so the measure exists without labels.
 //! - **Trend**: every `size` frames the window's mean drop and volatility are appended to a series
 //!   (at most [`MAX_SERIES`] points, the oldest dropped first); `temporal_volatility` is the sample
 //!   variance (n − 1) of the mean drop over that series — how much the model's robustness moves

@@ -8,8 +8,8 @@ use serde::Deserialize;
 #[serde(rename_all = "snake_case")]
 pub enum ScenarioStage {
     /// On the model's view of the frame (after the resize and crop of the model description), then
-    /// normalised. At 224×224 this is exactly how ImageNet-C was made (REFERENCE §1.1): Resize(256) →
-    /// CenterCrop(224) → corrupt.
+    /// normalised. At 224×224 this is exactly how ImageNet-C was made
+    /// (docs/imagenet-c.md#how-imagenet-c-was-made): Resize(256) → CenterCrop(224) → corrupt.
     #[default]
     ModelInput,
     /// On the frame at its native size, then resized and cropped for the model: the corruption happens

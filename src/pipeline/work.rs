@@ -312,11 +312,12 @@ impl Worker<'_> {
 }
 
 /// The model's view of a stored variant (see [`Frame::variant`]), following the ImageNet-C
-/// leaderboard's `test.py` (REFERENCE §3): a stored corrupted image already at the model's input size
-/// (`input` = width, height) is used as it is, since `test.py` only centre-crops 224 from the 224²
-/// JPEGs (the identity); stored `clean` frames and images of any other size get the model's view
-/// (resize + crop), as `test.py` loads clean images. (augmix instead re-applies Resize(256) +
-/// CenterCrop(224) to the corrupted JPEGs; we follow the leaderboard.)
+/// leaderboard's `test.py` (docs/imagenet-c.md#evaluation-protocols): a stored corrupted image
+/// already at the model's input size (`input` = width, height) is used as it is, since `test.py`
+/// only centre-crops 224 from the 224² JPEGs (the identity); stored `clean` frames and images of
+/// any other size get the model's view (resize + crop), as `test.py` loads clean images. (augmix
+/// instead re-applies Resize(256) + CenterCrop(224) to the corrupted JPEGs; we follow the
+/// leaderboard.)
 fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelView) -> RgbImage {
     if key != crate::metrics::CLEAN && image.dimensions() == input {
         image

@@ -149,7 +149,8 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
                 &mut out,
                 "robustream_window_drop_volatility",
                 "gauge",
-                "Drop volatility across the sliding window's scenarios (REFERENCE 9.1 on the window).",
+                "Drop volatility across the sliding window's scenarios \
+                 (docs/ximagenet.md#sliding-window-volatility).",
             );
             let _ = writeln!(out, "robustream_window_drop_volatility {v}");
         }

@@ -232,10 +232,10 @@ impl Summary {
     }
 
     /// Recomputes `metrics.imagenet_c` against `table` instead of the built-in AlexNet one (config
-    /// `[metrics] ce_baseline`; REFERENCE §5 with another denominator model). No effect when the
-    /// plan has no labelled ImageNet-C corruption. A table other than the built-in one is kept in
-    /// `summary.json` (`baseline_table`), so [`Summary::recompute`] with this summary as `previous`
-    /// uses it again.
+    /// `[metrics] ce_baseline`; the formulas of docs/imagenet-c.md#metrics with another denominator
+    /// model). No effect when the plan has no labelled ImageNet-C corruption. A table other than
+    /// the built-in one is kept in `summary.json` (`baseline_table`), so [`Summary::recompute`]
+    /// with this summary as `previous` uses it again.
     pub fn set_ce_baseline(&mut self, table: &BaselineTable) {
         self.set_imagenet_c(Ok(table));
     }
@@ -260,9 +260,10 @@ impl Summary {
     }
 
     /// Adds the user's XIMAGENET-12 inner results (accuracies of scenario-trained models, config
-    /// `[metrics] ximagenet_inner`) to `metrics.volatility`: σ²_inner and S_robust (REFERENCE §9.1).
-    /// No effect when the plan has no XIMAGENET-12 scenario. The results are kept in `summary.json`
-    /// so [`Summary::recompute`] with this summary as `previous` keeps them.
+    /// `[metrics] ximagenet_inner`) to `metrics.volatility`: σ²_inner and S_robust
+    /// (docs/ximagenet.md#cross-and-inner-variance, docs/ximagenet.md#s_robust). No effect when the
+    /// plan has no XIMAGENET-12 scenario. The results are kept in `summary.json` so
+    /// [`Summary::recompute`] with this summary as `previous` keeps them.
     pub fn set_ximagenet_inner(&mut self, inner: &InnerResults) {
         if let Some(v) = crate::metrics::volatility::compute(top1_of(&self.scenarios), Some(inner))
         {
@@ -313,7 +314,7 @@ impl Summary {
     fn object_markdown(&self) -> String {
         let mut out = String::new();
         if let Some(v) = self.volatility() {
-            out.push_str("\n## XIMAGENET-12 volatility (REFERENCE §9.1)\n\n");
+            out.push_str("\n## XIMAGENET-12 volatility (docs/ximagenet.md#robustness-score)\n\n");
             let _ = writeln!(out, "- {}", md_cell(volatility_line(&v).trim_end()));
             let _ = writeln!(out, "- clean accuracy μ: {}\n", pct(v.mu));
             let mut rows = vec![vec![
@@ -328,7 +329,10 @@ impl Summary {
             out.push_str(&md_table(&rows));
         }
         if let Some(h) = self.hard_imagenet() {
-            out.push_str("\n## Hard ImageNet ablations (REFERENCE §7.2)\n\n");
+            out.push_str(
+                "\n## Hard ImageNet ablations \
+                 (docs/hard-imagenet.md#ablation-accuracy-and-drop)\n\n",
+            );
             let mut rows = vec![
                 ["ablation", "n", "accuracy", "drop"]
                     .map(String::from)
@@ -342,7 +346,10 @@ impl Summary {
             out.push_str(&md_table(&rows));
         }
         if let Some(r) = self.rfs() {
-            out.push_str("\n## Relative foreground sensitivity (REFERENCE §7.3)\n\n");
+            out.push_str(
+                "\n## Relative foreground sensitivity \
+                 (docs/hard-imagenet.md#relative-foreground-sensitivity)\n\n",
+            );
             out.push_str(
                 "Class-balanced accuracies under noise on the object (fg) or the background (bg), \
                  trials pooled per class; RFS = (bg − fg) / (2·min(ā, 1 − ā)).\n\n",
@@ -370,7 +377,10 @@ impl Summary {
             out.push_str(&md_table(&rows));
         }
         if let Some(p) = self.placement() {
-            out.push_str("\n## Object placement (Corner Cases, REFERENCE §8)\n\n");
+            out.push_str(
+                "\n## Object placement \
+                 (Corner Cases, docs/corner-cases.md#evaluation-and-difficulty-groups)\n\n",
+            );
             for line in placement_lines(&p).lines() {
                 let _ = writeln!(out, "- {}", md_cell(line));
             }
@@ -385,7 +395,10 @@ impl Summary {
                 out.push_str(&md_table(&rows));
             }
             if !p.classes.is_empty() {
-                out.push_str("\nCentre and size scores per class (REFERENCE §8.4):\n\n");
+                out.push_str(
+                    "\nCentre and size scores per class \
+                     (docs/corner-cases.md#centre-and-size-scores):\n\n",
+                );
                 let mut rows = vec![
                     ["class", "images", "centre score", "size score"]
                         .map(String::from)
@@ -412,10 +425,11 @@ impl Summary {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
-    /// Records the outcome of the adversarial-background challenge (REFERENCE §6.6, run after the
-    /// stream by the challenge pass) in `metrics.in9`: `challenge_accuracy` and the raw counts under
-    /// `challenge`. Creates the `in9` section when the plan had no IN-9 variation. The counts stay in
-    /// `summary.json`, so [`Summary::recompute`] with this summary as `previous` keeps them.
+    /// Records the outcome of the adversarial-background challenge (docs/in9.md#challenge-accuracy,
+    /// run after the stream by the challenge pass) in `metrics.in9`: `challenge_accuracy` and the
+    /// raw counts under `challenge`. Creates the `in9` section when the plan had no IN-9 variation.
+    /// The counts stay in `summary.json`, so [`Summary::recompute`] with this summary as `previous`
+    /// keeps them.
     pub fn set_challenge(&mut self, tally: ChallengeTally) {
         if let Some(in9) = crate::metrics::in9::compute(top1_of(&self.scenarios), Some(tally)) {
             self.metrics.insert("in9".into(), to_value(&in9));
@@ -648,7 +662,7 @@ fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).expect("metric families serialise to JSON")
 }
 
-/// The `metrics.imagenet_c` value for these scenario lines (REFERENCE §5; see
+/// The `metrics.imagenet_c` value for these scenario lines (docs/imagenet-c.md#metrics; see
 /// [`crate::metrics::imagenet_c::compute`]), or `None` when the plan holds no ImageNet-C corruption
 /// with a labelled record.
 /// normalised by `table`. Should the table be unusable (the built-in one cannot be: a unit test keeps
@@ -737,7 +751,7 @@ fn imagenet_c_lines(ic: &ImagenetC) -> String {
 /// ratios are normalised by.
 fn imagenet_c_markdown(ic: &ImagenetC) -> String {
     let mut out = format!(
-        "\n## ImageNet-C (normalised by {}, REFERENCE §5)\n\n",
+        "\n## ImageNet-C (normalised by {}, docs/imagenet-c.md#metrics)\n\n",
         md_cell(&ic.baseline)
     );
     for line in imagenet_c_lines(ic).lines() {
@@ -919,7 +933,7 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 
 /// The IN-9 section of summary.md: the lines of [`in9_lines`] as a list.
 fn in9_markdown(m: &In9) -> String {
-    let mut out = String::from("\n## IN-9 / Backgrounds Challenge (REFERENCE §6)\n\n");
+    let mut out = String::from("\n## IN-9 / Backgrounds Challenge (docs/in9.md)\n\n");
     for line in in9_lines(m).lines() {
         let _ = writeln!(out, "- {}", md_cell(line));
     }
@@ -1508,7 +1522,9 @@ pub(crate) mod tests {
         );
         let md = s.to_markdown();
         assert!(
-            md.contains("## ImageNet-C (normalised by Quarter \\| net, REFERENCE §5)"),
+            md.contains(
+                "## ImageNet-C (normalised by Quarter \\| net, docs/imagenet-c.md#metrics)"
+            ),
             "{md}"
         );
         assert!(
@@ -1603,7 +1619,7 @@ pub(crate) mod tests {
         assert!(t.contains("ImageNet-C all 19 (benchmark + validation, not the published mCE)"));
         let md = s.to_markdown();
         assert!(
-            md.contains("## ImageNet-C (normalised by AlexNet, REFERENCE §5)"),
+            md.contains("## ImageNet-C (normalised by AlexNet, docs/imagenet-c.md#metrics)"),
             "{md}"
         );
         assert!(md.contains("- clean error: 0.0%"), "{md}");
@@ -1687,7 +1703,7 @@ pub(crate) mod tests {
         );
         let md = s.to_markdown();
         assert!(
-            md.contains("## IN-9 / Backgrounds Challenge (REFERENCE §6)\n\n- IN-9 accuracy:"),
+            md.contains("## IN-9 / Backgrounds Challenge (docs/in9.md)\n\n- IN-9 accuracy:"),
             "{md}"
         );
     }
@@ -1813,9 +1829,10 @@ pub(crate) mod tests {
         );
         let md = s.to_markdown();
         for section in [
-            "## XIMAGENET-12 volatility (REFERENCE §9.1)",
-            "## Hard ImageNet ablations (REFERENCE §7.2)",
-            "## Relative foreground sensitivity (REFERENCE §7.3)",
+            "## XIMAGENET-12 volatility (docs/ximagenet.md#robustness-score)",
+            "## Hard ImageNet ablations (docs/hard-imagenet.md#ablation-accuracy-and-drop)",
+            "## Relative foreground sensitivity \
+             (docs/hard-imagenet.md#relative-foreground-sensitivity)",
             "| linf  |  0.25 |  25.0% | 100.0% | 1.000 |      1 |       2 |",
         ] {
             assert!(md.contains(section), "{section}\n{md}");

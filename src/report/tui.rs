@@ -5,7 +5,7 @@
 //!   elapsed time, the schedule;
 //! - one row per scenario: the cumulative figure with a bar, the sliding window's figure next to it,
 //!   and the drop against `clean` — top-1 accuracy when frames carry a truth, agreement with the
-//!   clean prediction when they do not (REFERENCE §4);
+//!   clean prediction when they do not (docs/imagenet-c.md#imagenet-p-flip-probability);
 //! - the window's drop volatility and the temporal volatility of its mean drop;
 //! - latency percentiles per stage (p50 / p90 / p99, ms);
 //! - the latest warnings, with their count.

@@ -1,11 +1,13 @@
-//! Hard ImageNet object ablations (REFERENCE §7.2): `ablation/gray`, `ablation/gray_bbox` and
-//! `ablation/tile` (group `hard-imagenet`), plus the tile-filling kernel the placement scenarios reuse
-//! to remove objects from their own frame (REFERENCE §8.2, see `placement.rs`).
+//! Hard ImageNet object ablations (docs/hard-imagenet.md#ablations): `ablation/gray`,
+//! `ablation/gray_bbox` and `ablation/tile` (group `hard-imagenet`), plus the tile-filling kernel
+//! the placement scenarios reuse to remove objects from their own frame
+//! (docs/corner-cases.md#composition, see `placement.rs`).
 //!
 //! # Conventions
 //! * **Object pixels** are the mask's non-zero pixels: Hard ImageNet binarises its masks with
-//!   `mask[mask > 0] = 1` (REFERENCE §7.1), so soft edges count as object. At the model's view the
-//!   mask is resized bilinearly and then binarised that way ([`MASK_RESIZE`]).
+//!   `mask[mask > 0] = 1` (docs/hard-imagenet.md#data-and-preprocessing), so soft edges count as
+//!   object. At the model's view the mask is resized bilinearly and then binarised that way
+//!   ([`MASK_RESIZE`]).
 //! * The reference works in [0, 1] floats; we work in u8 with exact rules. Every ablation here only
 //!   copies pixels or writes the gray value, so the single rounding decision is the gray value:
 //!   0.5 on the [0, 1] scale is 127.5 on the u8 scale, halfway between two codes; we use
@@ -19,7 +21,7 @@
 //!   unchanged and counts them, which in a stream of mostly object-free frames would dilute the
 //!   accuracy drop towards zero).
 //!
-//! # Tile (intended semantics, REFERENCE §7.2)
+//! # Tile (intended semantics, docs/hard-imagenet.md#tile)
 //! For each 4-connected component of the object pixels (`scipy.ndimage.label`'s default structure),
 //! in raster order of its first pixel: take its exclusive-max box; look at the four same-size boxes
 //! next to it (right, left, below, above, in that order), each clipped to the image and cut at the
@@ -31,7 +33,7 @@
 //! image as modified so far, as the reference does. Where none of the four sides has an object-free
 //! pixel the box is filled with [`GRAY`] (the reference divides by zero there).
 //!
-//! Differences from the reference code (its index bugs, REFERENCE §7.2 "code quirks"): `trim_tile`
+//! Differences from the reference code (its index bugs, docs/hard-imagenet.md#tile): `trim_tile`
 //! indexes rows as columns, the per-direction scans mix `sum(0)`/`sum(1)`, the "furthest we can go"
 //! index counts from the wrong end, the repeated copies are anchored at the side away from the tile,
 //! and the box is shrunk a second time (`get_corners` applied to the box itself). None of these is
@@ -46,9 +48,10 @@ use crate::frame::BBox;
 use crate::preprocess::MaskResize;
 use crate::source::regions::{Connectivity, label_components, tight_box};
 
-/// How Hard ImageNet brings its masks to the model's view (REFERENCE §7.1): the image's
-/// `Resize((256, 256))` → `CenterCrop(224)` with PIL's bilinear filter on the mask too, then
-/// `mask[mask > 0] = 1`. Its ablations and RFS noise (`region_noise`) ask for it.
+/// How Hard ImageNet brings its masks to the model's view
+/// (docs/hard-imagenet.md#data-and-preprocessing): the image's `Resize((256, 256))` →
+/// `CenterCrop(224)` with PIL's bilinear filter on the mask too, then `mask[mask > 0] = 1`. Its
+/// ablations and RFS noise (`region_noise`) ask for it.
 pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The gray value written for Hard ImageNet's 0.5 (on the [0, 1] scale): 127.5 rounded half up.
@@ -58,15 +61,18 @@ pub const GRAY: u8 = 128;
 pub const ABLATIONS: [(&str, &str); 3] = [
     (
         "gray",
-        "object pixels (mask > 0) set to gray 0.5 (u8 128) (Hard ImageNet, REFERENCE §7.2)",
+        "object pixels (mask > 0) set to gray 0.5 (u8 128) \
+         (Hard ImageNet, docs/hard-imagenet.md#gray-object)",
     ),
     (
         "gray_bbox",
-        "the mask's box, without its last row and column, set to gray (REFERENCE §7.2)",
+        "the mask's box, without its last row and column, set to gray \
+         (docs/hard-imagenet.md#gray-box)",
     ),
     (
         "tile",
-        "each object component's box filled with the largest object-free adjacent tile (REFERENCE §7.2)",
+        "each object component's box filled with the largest object-free adjacent tile \
+         (docs/hard-imagenet.md#tile)",
     ),
 ];
 
@@ -185,8 +191,8 @@ pub fn object_mask<'a>(
 }
 
 /// `ablation/gray`: every object pixel (mask > 0) set to [`GRAY`] on all three channels, the others
-/// unchanged (REFERENCE §7.2 `img·(1−mask) + 0.5·mask` with a binary mask). `mask` has the image's
-/// size.
+/// unchanged (docs/hard-imagenet.md#gray-object: `img·(1−mask) + 0.5·mask` with a binary mask).
+/// `mask` has the image's size.
 pub fn gray_object(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     debug_assert_eq!(image.dimensions(), mask.dimensions());
     let mut out = image.clone();
@@ -201,8 +207,8 @@ pub fn gray_object(image: &RgbImage, mask: &GrayImage) -> RgbImage {
 
 /// The box Hard ImageNet's `get_bbox` fills for these object pixels: columns `[xmin, xmax)` and rows
 /// `[ymin, ymax)` where `xmax`, `ymax` are the last object column and row — the tight box minus its
-/// last row and column (REFERENCE §7.2 off-by-one). `None` for an empty mask; the box itself is
-/// empty when the object is one pixel wide or tall.
+/// last row and column (the off-by-one of docs/hard-imagenet.md#gray-box). `None` for an empty
+/// mask; the box itself is empty when the object is one pixel wide or tall.
 ///
 /// ```
 /// use image::{GrayImage, Luma};
@@ -223,7 +229,8 @@ fn shrink_last(b: BBox) -> BBox {
 }
 
 /// `ablation/gray_bbox`: the [`exclusive_max_box`] of the object pixels set to [`GRAY`]
-/// (REFERENCE §7.2); an empty mask leaves the image unchanged. `mask` has the image's size.
+/// (docs/hard-imagenet.md#gray-box); an empty mask leaves the image unchanged. `mask` has the
+/// image's size.
 pub fn gray_bbox(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let mut out = image.clone();
     if let Some(b) = exclusive_max_box(mask) {
@@ -245,8 +252,8 @@ pub fn fill_box(image: &mut RgbImage, b: BBox, value: u8) {
 }
 
 /// `ablation/tile`: every 4-connected object component's [`exclusive_max_box`]-style box filled with
-/// its largest object-free adjacent tile, components in raster order (module doc; REFERENCE §7.2).
-/// `mask` has the image's size.
+/// its largest object-free adjacent tile, components in raster order (module doc;
+/// docs/hard-imagenet.md#tile). `mask` has the image's size.
 pub fn tile(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let comps = label_components(mask, Connectivity::Four);
     let boxes: Vec<BBox> = comps.boxes.into_iter().map(shrink_last).collect();

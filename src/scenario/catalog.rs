@@ -78,8 +78,8 @@ impl Catalog {
                 members: all_corruptions[range.start * per..range.end * per].to_vec(),
             });
         }
-        // Object scenarios (REFERENCE §7.2, §7.3, §8): Hard ImageNet ablations, RFS noise, Corner
-        // Cases placements.
+        // Object scenarios: Hard ImageNet ablations (docs/hard-imagenet.md#ablations), RFS noise
+        // (docs/hard-imagenet.md#region-noise), Corner Cases placements (docs/corner-cases.md).
         for (keys, family_groups) in [
             super::ablation::catalog(),
             super::region_noise::catalog(),
@@ -88,7 +88,8 @@ impl Catalog {
             scenarios.extend(keys);
             groups.extend(family_groups);
         }
-        // Background scenarios (REFERENCE §6.3, §9): IN-9 and XIMAGENET-12.
+        // Background scenarios: IN-9 (docs/in9.md#how-the-variations-are-built) and XIMAGENET-12
+        // (docs/ximagenet.md#scenarios).
         for (group, list, what) in [
             (
                 "in9",

@@ -214,14 +214,14 @@ pub trait Scenario: Send + Sync {
     /// The key the variant's randomness is derived from: every caller builds
     /// `RngKey::new(seed, frame id, scenario.rng_key())`. Defaults to [`Scenario::key`]; scenarios
     /// whose variants must share their noise return a common key (RFS's `fg` and `bg` versions of
-    /// one norm, level and trial, REFERENCE §7.3, see [`region_noise`]).
+    /// one norm, level and trial, docs/hard-imagenet.md#region-noise, see [`region_noise`]).
     fn rng_key(&self) -> &str {
         self.key()
     }
     /// How its benchmark's reference resizes masks to the model's view (the pipeline, `apply` and
     /// `preview` give it [`ScenarioInput::mask_for`] this rule). Defaults to
     /// [`MaskResize::Nearest`]; Hard ImageNet's ablations and RFS noise use
-    /// [`MaskResize::BilinearNonZero`] (REFERENCE §7.1).
+    /// [`MaskResize::BilinearNonZero`] (docs/hard-imagenet.md#data-and-preprocessing).
     fn mask_resize(&self) -> MaskResize {
         MaskResize::Nearest
     }

@@ -1,10 +1,11 @@
-//! Corner Cases / Hard-Spurious-ImageNet placement scenarios (REFERENCE §8.1–§8.3): the object's box
-//! cut out of the frame, resized, and pasted at the centre or in a corner of a background with the
-//! object removed — the frame's own or another frame's.
+//! Corner Cases / Hard-Spurious-ImageNet placement scenarios (docs/corner-cases.md): the object's
+//! box cut out of the frame, resized, and pasted at the centre or in a corner of a background with
+//! the object removed — the frame's own or another frame's.
 //!
 //! # Keys
-//! `placement/<background>/<position>/<size>` (the paper's square patch, §8.2) and
-//! `placement/ar/<background>/<position>/<size>` (the aspect-ratio-preserving variant, §8.3):
+//! `placement/<background>/<position>/<size>` (the paper's square patch,
+//! docs/corner-cases.md#composition) and `placement/ar/<background>/<position>/<size>` (the
+//! aspect-ratio-preserving variant, docs/corner-cases.md#aspect-ratio-preserving-variant):
 //! * `<background>`: `own-gray` — the frame itself with every object box filled with gray
 //!   ([`GRAY`]); `own-tile` — the frame itself with every object box filled by the tile method of
 //!   Hard ImageNet's ablation (largest object-free adjacent strip, repeated; see `ablation.rs`);
@@ -20,7 +21,7 @@
 //! 2 own + corner, 3 other + centre, 4 other + corner, with `own-tile` standing in for the own
 //! background), `corner-cases-ar` the same with the aspect ratio kept, `corner-cases-all` every key.
 //!
-//! # How a variant is made (REFERENCE §8.2)
+//! # How a variant is made (docs/corner-cases.md#composition)
 //! 1. The object box is the frame's **last** box (the reference crops `boxes[-1]`); a frame without
 //!    boxes uses the tight box of its mask's non-zero pixels. No mask and no boxes:
 //!    [`ScenarioError::NeedsMask`]; an empty mask: [`ScenarioError::Unsuitable`].
@@ -38,17 +39,17 @@
 //!   H×W canvas every length scales with the shorter side: `s' = round(s·min(H, W)/224)` (halves
 //!   up, at least 1) and the `ar` cap is `min(H, W)` (224 on the reference canvas).
 //! * **Object removal**: the reference inpaints every box's SAM mask (dilated by 15 px) with LaMa
-//!   (§8.1). Inpainting models are not available here, so the own background is the frame with
-//!   every object box filled with gray (`own-gray`) or with the tile method (`own-tile`, the textured
-//!   stand-in used for the paper's groups). Both remove the whole box, not only the object's
-//!   silhouette. Tiles are trimmed at any pixel inside a box or in the mask, so they never copy
-//!   object pixels.
+//!   (docs/corner-cases.md#inputs-boxes-and-inpainted-backgrounds). Inpainting models are not
+//!   available here, so the own background is the frame with every object box filled with gray
+//!   (`own-gray`) or with the tile method (`own-tile`, the textured stand-in used for the paper's
+//!   groups). Both remove the whole box, not only the object's silhouette. Tiles are trimmed at any
+//!   pixel inside a box or in the mask, so they never copy object pixels.
 //! * **Other background**: the reference picks an image of another class (with a bug that can pick
-//!   the own class, §8.2 step 6); we pick uniformly among the pool's earlier frames of another class
-//!   (any earlier frame when the frame's class is unknown). While the pool has none the scenario
-//!   reports [`ScenarioError::Unsuitable`] starting with "background pool warming up" and the
-//!   frame is skipped for it; `robustream apply` and `preview` draw from the backgrounds given
-//!   with `--background`.
+//!   the own class, docs/corner-cases.md#composition, step 6); we pick uniformly among the pool's
+//!   earlier frames of another class (any earlier frame when the frame's class is unknown). While
+//!   the pool has none the scenario reports [`ScenarioError::Unsuitable`] starting with "background
+//!   pool warming up" and the frame is skipped for it; `robustream apply` and `preview` draw from
+//!   the backgrounds given with `--background`.
 //! * The reference saves its composites as OpenCV JPEGs; we hand the pixels to the model as they
 //!   are (the u8 round trip `x/255·255 → astype(uint8)` is exact for every u8 value, checked).
 
@@ -64,7 +65,7 @@ use crate::frame::BBox;
 use crate::resample::{Filter, Resampler};
 use crate::source::regions::{box_mask, tight_box};
 
-/// Object sizes on the reference's 224×224 canvas (REFERENCE §8.2).
+/// Object sizes on the reference's 224×224 canvas (docs/corner-cases.md#composition).
 pub const SIZES: [u32; 3] = [56, 84, 112];
 /// The reference's canvas side.
 pub const CANVAS: u32 = 224;
@@ -177,9 +178,9 @@ pub struct Paste {
     pub height: u32,
 }
 
-/// One axis of the centre placement (REFERENCE §8.2 step 4): canvas start `max(0, c/2 − o/2)`,
-/// patch start `max(0, o/2 − c/2)`, length `min(o, c)` (a patch longer than the canvas is cut
-/// symmetrically, up to the odd pixel).
+/// One axis of the centre placement (docs/corner-cases.md#composition, step 4): canvas start
+/// `max(0, c/2 − o/2)`, patch start `max(0, o/2 − c/2)`, length `min(o, c)` (a patch longer than
+/// the canvas is cut symmetrically, up to the odd pixel).
 fn centre_axis(canvas: u32, object: u32) -> (u32, u32, u32) {
     let offset = i64::from(canvas / 2) - i64::from(object / 2);
     let dst = offset.max(0) as u32;
@@ -188,7 +189,8 @@ fn centre_axis(canvas: u32, object: u32) -> (u32, u32, u32) {
     (dst, src, len)
 }
 
-/// The centre placement of an `ow × oh` patch on a `cw × ch` canvas (REFERENCE §8.2 step 4).
+/// The centre placement of an `ow × oh` patch on a `cw × ch` canvas
+/// (docs/corner-cases.md#composition, step 4).
 ///
 /// ```
 /// use robustream::scenario::placement::{centre_paste, Paste};
@@ -208,9 +210,9 @@ pub fn centre_paste(cw: u32, ch: u32, ow: u32, oh: u32) -> Paste {
     }
 }
 
-/// A corner placement of an `ow × oh` patch on a `cw × ch` canvas (REFERENCE §8.2 step 5): flush
-/// with the corner's edges (start `max(0, c − o)` on a far edge), the patch's top-left part kept
-/// where it does not fit.
+/// A corner placement of an `ow × oh` patch on a `cw × ch` canvas
+/// (docs/corner-cases.md#composition, step 5): flush with the corner's edges (start `max(0, c − o)`
+/// on a far edge), the patch's top-left part kept where it does not fit.
 pub fn corner_paste(corner: Corner, cw: u32, ch: u32, ow: u32, oh: u32) -> Paste {
     let far = |c: u32, o: u32| c.saturating_sub(o);
     let (dst_x, dst_y) = match corner {
@@ -251,10 +253,11 @@ pub fn scaled_size(s: u32, width: u32, height: u32) -> u32 {
 }
 
 /// The aspect-ratio-preserving patch size of a `pw × ph` box for size `s` and cap `cap`
-/// (REFERENCE §8.3, `resize_short_side_safe_pil`): `scale = s / min(pw, ph)`, size
-/// `(trunc(pw·scale), trunc(ph·scale))`; if the longer side then exceeds `cap`, both are multiplied
-/// by `cap / longer` and truncated again (the short side ends below `s`). All in `f64` as Python
-/// does. `None` when a side ends at 0 (the reference's resize fails there and skips the image).
+/// (docs/corner-cases.md#aspect-ratio-preserving-variant, `resize_short_side_safe_pil`):
+/// `scale = s / min(pw, ph)`, size `(trunc(pw·scale), trunc(ph·scale))`; if the longer side then
+/// exceeds `cap`, both are multiplied by `cap / longer` and truncated again (the short side ends
+/// below `s`). All in `f64` as Python does. `None` when a side ends at 0 (the reference's resize
+/// fails there and skips the image).
 ///
 /// ```
 /// use robustream::scenario::placement::ar_patch_size;
@@ -489,8 +492,8 @@ pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
     Placement::from_key(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
-/// The paper's four groups for one size: (background, position) of Group 1..4 (REFERENCE §8.2
-/// step 7), with `own-tile` for the inpainted own background.
+/// The paper's four groups for one size: (background, position) of Group 1..4
+/// (docs/corner-cases.md#composition step 7), with `own-tile` for the inpainted own background.
 const PAPER_GROUPS: [(Background, Position); 4] = [
     (Background::OwnTile, Position::Centre),
     (Background::OwnTile, Position::TopRight),
@@ -514,7 +517,8 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
                     keys.push(CatalogEntry {
                         name: key(bg, pos, size, keep_aspect),
                         description: format!(
-                            "object box resized to {shape} (on 224²), pasted {} of {} (Corner Cases, REFERENCE §8)",
+                            "object box resized to {shape} (on 224²), pasted {} of {} \
+                             (Corner Cases, docs/corner-cases.md#composition)",
                             pos.describe(),
                             bg.describe()
                         ),

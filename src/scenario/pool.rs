@@ -1,7 +1,9 @@
 //! The background pool: backgrounds taken from the stream itself, for the scenarios that put one
-//! frame's object on another frame's background (IN-9 `mixed_same` / `mixed_rand` / `mixed_next` and
-//! the adversarial-background challenge, REFERENCE §6.3 and §6.6; XIMAGENET-12's random background,
-//! §9; Corner Cases' other-class background, §8.2).
+//! frame's object on another frame's background (IN-9 `mixed_same` / `mixed_rand` / `mixed_next`,
+//! docs/in9.md#mixed-same-mixed-rand-and-mixed-next, and the adversarial-background challenge,
+//! docs/in9.md#challenge-accuracy; XIMAGENET-12's random background,
+//! docs/ximagenet.md#random-background; Corner Cases' other-class background,
+//! docs/corner-cases.md#composition).
 //!
 //! The reference builds these from a whole dataset offline; a stream only has the frames seen so far.
 //! So the pool is filled **in source order** by the source thread: every frame that has foreground

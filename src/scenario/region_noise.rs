@@ -1,6 +1,6 @@
-//! Relative Foreground Sensitivity noise (REFERENCE §7.3, Hard ImageNet `rfs.py`): Gaussian noise
-//! added to the object only (`fg`) or to the background only (`bg`), keys
-//! `region_noise/<fg|bg>/<linf|l2>/<level>/t<trial>`.
+//! Relative Foreground Sensitivity noise (docs/hard-imagenet.md#relative-foreground-sensitivity,
+//! Hard ImageNet `rfs.py`): Gaussian noise added to the object only (`fg`) or to the background
+//! only (`bg`), keys `region_noise/<fg|bg>/<linf|l2>/<level>/t<trial>`.
 //!
 //! * Levels exactly as the reference's grids: `linf` σ ∈ {0.125, 0.25, 0.375, 0.5, 0.625, 0.75} on
 //!   the [0, 1] scale (typical 0.25), `l2` ‖δ‖₂ ∈ {30, 60, 90, 120, 150, 180}.
@@ -12,13 +12,13 @@
 //!   full grids). RFS itself, `(acc_bg − acc_fg) / (2·min(ā, 1 − ā))` over class-balanced
 //!   accuracies, is computed from the records by the metrics, not here.
 //!
-//! # Definitions (REFERENCE §7.3), on the [0, 1] scale x = v/255
+//! # Definitions (docs/hard-imagenet.md#region-noise), on the [0, 1] scale x = v/255
 //! * linf: `out = clamp(x + m·n·σ, 0, 1)`.
 //! * l2: `out = clamp(x + σ·(m·n)/‖m·n‖₂, 0, 1)`, the norm over the whole 3×H×W masked tensor.
 //!
-//! m is the region (object pixels = mask > 0, REFERENCE §7.1; its complement for `bg`) on all
-//! three channels. At the model's view the mask is Hard ImageNet's: resized bilinearly, then
-//! non-zero → object ([`super::ablation::MASK_RESIZE`]).
+//! m is the region (object pixels = mask > 0, docs/hard-imagenet.md#data-and-preprocessing; its
+//! complement for `bg`) on all three channels. At the model's view the mask is Hard ImageNet's:
+//! resized bilinearly, then non-zero → object ([`super::ablation::MASK_RESIZE`]).
 //!
 //! # How we compute it, and where it differs
 //! * **Output rounding**: the reference feeds the float result to the model; we must return u8:
@@ -52,11 +52,12 @@ use rayon::prelude::*;
 use super::ablation::{MASK_RESIZE, object_mask};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 
-/// linf noise levels σ (on the [0, 1] scale) as written in the reference's grid (REFERENCE §7.3).
+/// linf noise levels σ (on the [0, 1] scale) as written in the reference's grid
+/// (docs/hard-imagenet.md#region-noise).
 pub const LINF_LEVELS: [&str; 6] = ["0.125", "0.25", "0.375", "0.5", "0.625", "0.75"];
 /// l2 noise budgets ‖δ‖₂ (on the [0, 1] scale, for a 3×224×224 input) as in the reference's grid.
 pub const L2_LEVELS: [&str; 6] = ["30", "60", "90", "120", "150", "180"];
-/// The reference's default linf level (REFERENCE §7.3, "typical").
+/// The reference's default linf level (docs/hard-imagenet.md#region-noise, "typical").
 pub const TYPICAL_LINF: &str = "0.25";
 /// Trials per level (the reference's `trials = 3`), keyed `t1`..`t3`.
 pub const TRIALS: u32 = 3;
@@ -178,7 +179,8 @@ impl Scenario for RegionNoise {
         &self.rng_key
     }
 
-    /// Hard ImageNet's masks: bilinear, then non-zero → object (REFERENCE §7.1).
+    /// Hard ImageNet's masks: bilinear, then non-zero → object
+    /// (docs/hard-imagenet.md#data-and-preprocessing).
     fn mask_resize(&self) -> crate::preprocess::MaskResize {
         MASK_RESIZE
     }
@@ -229,7 +231,8 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
                     keys.push(CatalogEntry {
                         name: name.clone(),
                         description: format!(
-                            "{what} {place}, trial {trial} (same noise for fg and bg; RFS, REFERENCE §7.3)"
+                            "{what} {place}, trial {trial} (same noise for fg and bg; RFS, \
+                             docs/hard-imagenet.md#region-noise)"
                         ),
                         members: Vec::new(),
                     });
@@ -393,11 +396,11 @@ pub fn row_indices(rng: RngKey, y: u32, idx: &mut [u16]) {
     }
 }
 
-/// The RFS noise kernel (module doc, REFERENCE §7.3): `image` with N(0, 1)·amplitude noise added to
-/// the elements of `region` (object = `mask` > 0, on all channels), rounded to nearest (halves up)
-/// and clamped to 0..=255; other elements unchanged. `sigma` is σ for [`Norm::Linf`], the l2 budget
-/// at 224² for [`Norm::L2`] (scaled by `√(H·W)/224`). An empty region returns the image unchanged.
-/// `mask` has the image's size.
+/// The RFS noise kernel (module doc, docs/hard-imagenet.md#region-noise): `image` with N(0,
+/// 1)·amplitude noise added to the elements of `region` (object = `mask` > 0, on all channels),
+/// rounded to nearest (halves up) and clamped to 0..=255; other elements unchanged. `sigma` is σ
+/// for [`Norm::Linf`], the l2 budget at 224² for [`Norm::L2`] (scaled by `√(H·W)/224`). An empty
+/// region returns the image unchanged. `mask` has the image's size.
 pub fn region_noise(
     image: &RgbImage,
     mask: &GrayImage,

@@ -1,6 +1,7 @@
-//! The released ImageNet-C layout (REFERENCE §1.1): `<root>/<corruption>/<severity>/<wnid>/<file>`,
-//! every file already a corrupted image (the 224×224 JPEGs of the dataset), optionally with the clean
-//! ImageNet validation set beside it as an ImageFolder of wnid folders (`[source] clean`).
+//! The released ImageNet-C layout (docs/imagenet-c.md#how-imagenet-c-was-made):
+//! `<root>/<corruption>/<severity>/<wnid>/<file>`, every file already a corrupted image (the
+//! 224×224 JPEGs of the dataset), optionally with the clean ImageNet validation set beside it as an
+//! ImageFolder of wnid folders (`[source] clean`).
 //!
 //! Each file becomes a frame that already *is* a variant ([`Frame::variant`]): the pipeline evaluates
 //! it as stored under the key `corruption/<name>/<severity>` (clean files under `clean`), with no

@@ -1,5 +1,6 @@
 //! IN-9 (Backgrounds Challenge) release layout, read so that the released test sets are scored as
-//! `in9_eval.py` scores them (REFERENCE §6.2, §6.4):
+//! `in9_eval.py` scores them (docs/in9.md#variations-and-release-layout,
+//! docs/in9.md#evaluation-preprocessing):
 //!
 //! ```text
 //! <root>/<variation>/val/<NN_class>/<image>      variation: original, only_fg, no_fg, only_bg_b,
@@ -8,10 +9,11 @@
 //! ```
 //!
 //! - **Classes** are the nine IN-9 folders; the truth is the folder's two-digit prefix (`00_dog` → 0 …
-//!   `08_fish` → 8), which is also their sorted order, as `ImageFolder` numbers them (§6.1). The run's
-//!   label space must be IN-9's nine classes: for a 1000-class ImageNet model set
-//!   `[dataset] class_map = "configs/in_to_in9.json"` (the reference's `in_to_in9.json`; unmapped
-//!   ImageNet classes count as wrong), or use [`in_to_in9`].
+//!   `08_fish` → 8), which is also their sorted order, as `ImageFolder` numbers them
+//!   (docs/in9.md#classes-and-the-imagenet-mapping). The run's label space must be IN-9's nine
+//!   classes: for a 1000-class ImageNet model set `[dataset] class_map = "configs/in_to_in9.json"`
+//!   (the reference's `in_to_in9.json`; unmapped ImageNet classes count as wrong), or use
+//!   [`in_to_in9`].
 //! - **Variations**, two ways to use them:
 //!   - *stored* (any variation besides `original` is read): every image is a stored variant
 //!     ([`crate::frame::Frame::variant`]) evaluated as it is, with no scenario applied — `original`
@@ -19,18 +21,19 @@
 //!     scenarios, which must therefore be in the plan (e.g. `scenarios = ["background/mixed_same",
 //!     "background/mixed_rand"]`; `clean` always is). This scores the released test sets as
 //!     `in9_eval.py` does; BG-Gap = top-1(`background/mixed_same`) − top-1(`background/mixed_rand`)
-//!     (§6.5).
+//!     (docs/in9.md#bg-gap).
 //!   - *on the fly* (only `original` is read, e.g. `variations = ["original"]`): `original` images
 //!     are ordinary frames with their `fg_mask` attached, and the whole plan applies to them,
 //!     including the on-the-fly background scenarios built from the masks.
 //! - **Frame ids** are `<NN_class>/<foreground stem>`, the same for every variation of one image:
-//!   the stem of `original`'s file, which mixed images carry as `fg_<stem>_bg_<…>` (§6.3), so
-//!   records of one image line up across variations. Frames come image by image, each image's
-//!   variations together in the order of [`VARIATIONS`].
-//! - **Preprocessing**: `in9_eval.py` applies no resize or crop (§6.4). A stored variant already at
-//!   the model's input size is evaluated as it is; `original` frames get the model's view, so to
-//!   score exactly as `in9_eval.py` use a model description without `resize_shorter` (a centre crop
-//!   to the input size leaves the released images unchanged).
+//!   the stem of `original`'s file, which mixed images carry as `fg_<stem>_bg_<…>`
+//!   (docs/in9.md#how-the-variations-are-built), so records of one image line up across variations.
+//!   Frames come image by image, each image's variations together in the order of [`VARIATIONS`].
+//! - **Preprocessing**: `in9_eval.py` applies no resize or crop
+//!   (docs/in9.md#evaluation-preprocessing). A stored variant already at the model's input size is
+//!   evaluated as it is; `original` frames get the model's view, so to score exactly as
+//!   `in9_eval.py` use a model description without `resize_shorter` (a centre crop to the input
+//!   size leaves the released images unchanged).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,12 +62,13 @@ pub const MASK_FOLDER: &str = "fg_mask";
 /// Number of IN-9 classes.
 pub const CLASSES: usize = 9;
 
-/// The ImageNet-1k → IN-9 class map (`configs/in_to_in9.json`, built from REFERENCE §6.1), built into
-/// the binary.
+/// The ImageNet-1k → IN-9 class map (`configs/in_to_in9.json`, built from
+/// docs/in9.md#classes-and-the-imagenet-mapping), built into the binary.
 pub const IN_TO_IN9_JSON: &str = include_str!("../../configs/in_to_in9.json");
 
 /// The built-in ImageNet-1k → IN-9 class map ([`IN_TO_IN9_JSON`]): 370 ImageNet classes mapped to
-/// the nine IN-9 classes, the other 630 unmapped (always wrong), REFERENCE §6.1.
+/// the nine IN-9 classes, the other 630 unmapped (always wrong;
+/// docs/in9.md#classes-and-the-imagenet-mapping).
 pub fn in_to_in9() -> Result<ClassMap, ClassMapError> {
     ClassMap::from_json(IN_TO_IN9_JSON, Path::new("configs/in_to_in9.json"))
 }
@@ -88,7 +92,7 @@ pub fn looks_like_release(root: &Path) -> bool {
 }
 
 /// The foreground stem of an image file name: the file stem, or for mixed images named
-/// `fg_<stem>_bg_<background>` (REFERENCE §6.3) the `<stem>` part.
+/// `fg_<stem>_bg_<background>` (docs/in9.md#how-the-variations-are-built) the `<stem>` part.
 ///
 /// ```
 /// use robustream::source::in9::foreground_stem;
@@ -202,7 +206,8 @@ pub(crate) fn open(
                         &dir,
                         format!(
                             "variation `{v}` was asked for but this folder is missing; the layout \
-                             is <root>/<variation>/val/<NN_class>/<image> (REFERENCE §6.2)"
+                             is <root>/<variation>/val/<NN_class>/<image> \
+                             (docs/in9.md#variations-and-release-layout)"
                         ),
                     ));
                 }
@@ -225,7 +230,7 @@ pub(crate) fn open(
             root,
             format!(
                 "no IN-9 variation folder found; the layout is <root>/<variation>/val/<NN_class>/\
-                 <image> with <variation> one of {} (REFERENCE §6.2)",
+                 <image> with <variation> one of {} (docs/in9.md#variations-and-release-layout)",
                 known_variations()
             ),
         ));
@@ -350,7 +355,8 @@ fn class_folders(val: &Path) -> Result<Vec<(String, usize, PathBuf)>, SourceErro
             return Err(SourceError::at(
                 &path,
                 "is not an IN-9 class folder; class folders are named `NN_name` with NN = 00..08, \
-                 the class index (`00_dog` … `08_fish`, REFERENCE §6.1)",
+                 the class index (`00_dog` … `08_fish`; \
+                 docs/in9.md#classes-and-the-imagenet-mapping)",
             ));
         };
         out.push((name, index, path));
@@ -435,8 +441,9 @@ mod tests {
         assert_eq!(m.classes().resolve("dog"), Some(0));
         assert_eq!(m.classes().resolve("wheeled vehicle"), Some(2));
         assert_eq!(m.classes().resolve("musical instrument"), Some(6));
-        // REFERENCE §6.1: dog 151–170 and 173–268 (171–172 unmapped), bird 7–24, 87–100, 127–146,
-        // fish 0–6 and 389–397, vehicle 407–408 and 880, instrument 889.
+        // The ranges of docs/in9.md#classes-and-the-imagenet-mapping: dog 151–170 and 173–268
+        // (171–172 unmapped), bird 7–24, 87–100, 127–146, fish 0–6 and 389–397, vehicle 407–408 and
+        // 880, instrument 889.
         for (i, want) in [
             (151, Some(0)),
             (170, Some(0)),

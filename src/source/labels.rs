@@ -16,7 +16,8 @@
 //!   truth from here on". Labels are class names, aliases or indices of the run's label space.
 //!
 //! Without either, frames keep the source's own truth — or none, and the run reports agreement with
-//! the clean prediction and the flip probability instead of accuracy (REFERENCE §4).
+//! the clean prediction and the flip probability instead of accuracy
+//! (docs/imagenet-c.md#imagenet-p-flip-probability).
 //!
 //! Both replace whatever truth the source's frames carry.
 

@@ -4,9 +4,9 @@
 //!
 //! Two kinds of label images are made binary rather than read as soft masks: a gray mask whose
 //! largest value is 1 (a 0/1 label image, as `.npy` masks are) becomes 0/255, and a colour mask
-//! (e.g. XIMAGENET-12's red object on black, REFERENCE §9) becomes 255 wherever any channel is
-//! non-zero. A mask with no foreground pixel at all is an error for its frame: background and
-//! ablation scenarios would silently return the clean frame.
+//! (e.g. XIMAGENET-12's red object on black, docs/ximagenet.md#masks) becomes 255 wherever any
+//! channel is non-zero. A mask with no foreground pixel at all is an error for its frame:
+//! background and ablation scenarios would silently return the clean frame.
 
 use std::io::Cursor;
 use std::path::Path;
@@ -151,9 +151,9 @@ pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, String> {
         .ok_or_else(|| "mask array has an inconsistent size; save it again".to_string())
 }
 
-/// A mask as the bytes of a `.npy` file the way IN-9's `fg_mask` stores masks (REFERENCE §6.2): a 2-D
-/// `uint8` array of shape (H, W), C order, 1 on the foreground (non-zero pixels) and 0 elsewhere.
-/// [`npy_to_mask`] reads it back as 0/255.
+/// A mask as the bytes of a `.npy` file the way IN-9's `fg_mask` stores masks
+/// (docs/in9.md#variations-and-release-layout): a 2-D `uint8` array of shape (H, W), C order, 1 on
+/// the foreground (non-zero pixels) and 0 elsewhere. [`npy_to_mask`] reads it back as 0/255.
 pub fn mask_to_npy(mask: &GrayImage) -> Vec<u8> {
     let mut header = format!(
         "{{'descr': '|u1', 'fortran_order': False, 'shape': ({}, {}), }}",

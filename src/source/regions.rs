@@ -4,16 +4,17 @@
 //!
 //! Conventions, fixed once here:
 //! - A [`BBox`] is in pixels of the frame with **exclusive** ends: `[x0, x1) × [y0, y1)`.
-//! - **Normalised xyxy** (REFERENCE §8.1, Corner Cases' `*_GT_bboxes.pkl`): four numbers in [0, 1],
-//!   pixel box = box × (W, H, W, H) truncated to integers (the reference crops with `int()` of each
-//!   coordinate; see [`NormBox::to_pixels`]). Written in a manifest as `x0 y0 x1 y1`, boxes separated
-//!   by `;` (see [`parse_norm_boxes`]).
-//! - **Pascal VOC XML** (ImageNet's bounding-box files, REFERENCE §6.3): `<xmin>..<xmax>` are the
-//!   first and last covered pixel, used as inclusive corners the way the IN-9 reference draws them
-//!   (PIL `rectangle([xmin, ymin, xmax, ymax])`), so the box is `[xmin, xmax + 1)`. An annotation
-//!   whose `<size>` differs from the image is an error (the IN-9 reference drops such images).
-//! - **Foreground** of a mask = its non-zero pixels (REFERENCE §7.2: `mask > 0`; §9: any non-zero →
-//!   255).
+//! - **Normalised xyxy** (docs/corner-cases.md#inputs-boxes-and-inpainted-backgrounds, Corner
+//!   Cases' `*_GT_bboxes.pkl`): four numbers in [0, 1], pixel box = box × (W, H, W, H) truncated to
+//!   integers (the reference crops with `int()` of each coordinate; see [`NormBox::to_pixels`]).
+//!   Written in a manifest as `x0 y0 x1 y1`, boxes separated by `;` (see [`parse_norm_boxes`]).
+//! - **Pascal VOC XML** (ImageNet's bounding-box files, docs/in9.md#how-the-variations-are-built):
+//!   `<xmin>..<xmax>` are the first and last covered pixel, used as inclusive corners the way the
+//!   IN-9 reference draws them (PIL `rectangle([xmin, ymin, xmax, ymax])`), so the box is
+//!   `[xmin, xmax + 1)`. An annotation whose `<size>` differs from the image is an error (the IN-9
+//!   reference drops such images).
+//! - **Foreground** of a mask = its non-zero pixels (docs/hard-imagenet.md#data-and-preprocessing:
+//!   `mask > 0`; docs/ximagenet.md#masks: any non-zero → 255).
 
 use std::path::{Path, PathBuf};
 
@@ -23,7 +24,8 @@ use super::SourceError;
 use crate::frame::BBox;
 
 /// A box in normalised xyxy coordinates: fractions of the image width (x) and height (y), with
-/// `0 ≤ x0 < x1 ≤ 1` and `0 ≤ y0 < y1 ≤ 1` (REFERENCE §8.1).
+/// `0 ≤ x0 < x1 ≤ 1` and `0 ≤ y0 < y1 ≤ 1`
+/// (docs/corner-cases.md#inputs-boxes-and-inpainted-backgrounds).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NormBox {
     /// Left edge, fraction of the width.
@@ -45,8 +47,9 @@ const TRUNC_SLACK: f64 = 1e-6;
 
 impl NormBox {
     /// The box in pixels of a `width`×`height` image: each coordinate × (W, H, W, H), truncated to
-    /// an integer as Corner Cases crops its boxes (`int(x0)`, …; REFERENCE §8.2 step 1), then
-    /// clipped to the image. `None` when nothing is left (a box thinner than a pixel).
+    /// an integer as Corner Cases crops its boxes (`int(x0)`, …; docs/corner-cases.md#composition,
+    /// step 1), then clipped to the image. `None` when nothing is left (a box thinner than a
+    /// pixel).
     ///
     /// ```
     /// use robustream::source::regions::NormBox;
@@ -230,8 +233,8 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
 }
 
 /// The boxes of a VOC annotation for an image of `size` (width, height): the annotated size must
-/// match when given (REFERENCE §6.3: the IN-9 reference drops images whose annotation has another
-/// size), boxes are clipped to the image, and a box wholly outside it is an error.
+/// match when given (docs/in9.md#image-filters: the IN-9 reference drops images whose annotation
+/// has another size), boxes are clipped to the image, and a box wholly outside it is an error.
 pub fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, String> {
     if let Some((w, h)) = ann.size
         && (w, h) != size
@@ -322,8 +325,9 @@ pub fn has_foreground(mask: &GrayImage) -> bool {
 /// The tight box of the mask's foreground (non-zero pixels), `[min, max + 1)` on both axes; `None`
 /// for an empty mask.
 ///
-/// (Hard ImageNet's gray-bbox ablation fills `[min, max)`, one row and column short — REFERENCE
-/// §7.2; a scenario reproducing that quirk shrinks this box by one on the right and bottom.)
+/// (Hard ImageNet's gray-bbox ablation fills `[min, max)`, one row and column short —
+/// docs/hard-imagenet.md#gray-box; a scenario reproducing that quirk shrinks this box by one on the
+/// right and bottom.)
 ///
 /// ```
 /// use image::{GrayImage, Luma};
@@ -384,7 +388,8 @@ pub fn box_mask(width: u32, height: u32, boxes: &[BBox]) -> GrayImage {
 }
 
 /// Which pixels touch: 4-connectivity (edges only; `scipy.ndimage.label`'s default structure, used
-/// by Hard ImageNet's tile ablation, REFERENCE §7.2) or 8-connectivity (edges and corners).
+/// by Hard ImageNet's tile ablation, docs/hard-imagenet.md#tile) or 8-connectivity (edges and
+/// corners).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Connectivity {
     /// Left, right, up, down neighbours (the reference's default).
@@ -562,7 +567,8 @@ mod tests {
             x1: 0.999,
             y1: 0.5,
         };
-        // 0.119 × 100 = 11.9 → 11; 0.999 × 100 = 99.9 → 99 (int() truncation, REFERENCE §8.2).
+        // 0.119 × 100 = 11.9 → 11; 0.999 × 100 = 99.9 → 99 (int() truncation,
+        // docs/corner-cases.md#composition, step 1).
         assert_eq!(b.to_pixels(100, 10), Some(BBox::new(11, 0, 99, 5)));
         // Thinner than a pixel → nothing.
         let thin = NormBox {

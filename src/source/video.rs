@@ -8,11 +8,12 @@
 //!
 //! Frame ids are `<file name>#<index>`: the index counts decoded frames from the start point
 //! (`[source.video] start`), and a loop continues it, so ids are unique within a run and never depend
-//! on timing (the keyed scenario RNG, REFERENCE §2, is keyed by them). `every = k` keeps the frames
-//! whose index is a multiple of k (ids keep the decoded index, so they show the gaps).
-//! `Frame::timestamp` is the frame's presentation time (pts × time base) minus the stream's start
-//! time, in seconds: the time within the file, the same on every loop. For a network stream it is
-//! the connection's offset from the source's start plus the pts since the connection's first frame.
+//! on timing (the keyed scenario RNG, docs/imagenet-c.md#randomness-and-external-inputs, is keyed
+//! by them). `every = k` keeps the frames whose index is a multiple of k (ids keep the decoded
+//! index, so they show the gaps). `Frame::timestamp` is the frame's presentation time (pts × time
+//! base) minus the stream's start time, in seconds: the time within the file, the same on every
+//! loop. For a network stream it is the connection's offset from the source's start plus the pts
+//! since the connection's first frame.
 //!
 //! `realtime = true` (or `robustream run --realtime`) releases each frame of a file no earlier than
 //! its presentation time after the first frame (loops continue the clock), like a camera: the

@@ -1,5 +1,6 @@
-//! IN-9 (Backgrounds Challenge) variations, REFERENCE §6.3: `only_fg`, `no_fg`, `only_bg_b`,
-//! `only_bg_t` and the `mixed_*` composite, as pure functions of a frame and its regions.
+//! IN-9 (Backgrounds Challenge) variations, docs/in9.md#how-the-variations-are-built: `only_fg`,
+//! `no_fg`, `only_bg_b`, `only_bg_t` and the `mixed_*` composite, as pure functions of a frame and
+//! its regions.
 //!
 //! Boxes use the crate's convention, exclusive ends `[x0, x1) × [y0, y1)`. The reference's boxes are
 //! ImageNet's inclusive corners drawn with PIL (a VOC box `xmin..=xmax` is `[xmin, xmax + 1)` here, as
@@ -86,7 +87,7 @@ pub fn object_box(size: (u32, u32), mask: Option<&GrayImage>, boxes: &[BBox]) ->
         })
 }
 
-/// REFERENCE §6.3 `only_bg_b`: the box's pixels set to black.
+/// `only_bg_b` (docs/in9.md#only-bg-b): the box's pixels set to black.
 pub fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
     let mut out = image.clone();
     let Some(b) = clip_box(b, image.width(), image.height()) else {
@@ -100,8 +101,9 @@ pub fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
     out
 }
 
-/// The background strip REFERENCE §6.3's `only_bg_t` tiles with, for box `b` in a `width × height`
-/// image, as the reference computes it from the inclusive corners `xmax = x1 − 1`, `ymax = y1 − 1`:
+/// The background strip that `only_bg_t` (docs/in9.md#only-bg-t) tiles with, for box `b` in a
+/// `width × height` image, as the reference computes it from the inclusive corners `xmax = x1 − 1`,
+/// `ymax = y1 − 1`:
 /// margins left = x0, right = W − xmax, top = y0, bottom = H − ymax; the larger vertical strip (full
 /// height, `[0, x0)` or `[xmax, W)`) when `max(left, right) · H > max(top, bottom) · W`, else the
 /// larger horizontal strip (full width, `[0, y0)` or `[ymax, H)`); ties between left and right go
@@ -130,7 +132,7 @@ pub fn tile_strip(width: u32, height: u32, b: BBox) -> Option<BBox> {
     })
 }
 
-/// REFERENCE §6.3 `only_bg_t`: the box's pixels replaced by the image tiled with copies of
+/// `only_bg_t` (docs/in9.md#only-bg-t): the box's pixels replaced by the image tiled with copies of
 /// [`tile_strip`] from (0, 0), i.e. pixel (x, y) of the box takes the strip's pixel
 /// (x mod strip width, y mod strip height). `None` when there is no strip (the box spans the image).
 pub fn only_bg_t(image: &RgbImage, b: BBox) -> Option<RgbImage> {
@@ -165,12 +167,14 @@ fn scale(p: u8, m: u8) -> u8 {
     ((u32::from(p) * u32::from(m) + 127) / 255) as u8
 }
 
-/// REFERENCE §6.3 `only_fg`: image × mask, the mask value m as weight m / 255 (exact for binary masks).
+/// `only_fg` (docs/in9.md#foreground-masks-only-fg-and-no-fg): image × mask, the mask value m as
+/// weight m / 255 (exact for binary masks).
 pub fn only_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     weighted(image, mask, false)
 }
 
-/// REFERENCE §6.3 `no_fg`: image × (1 − mask), the mask value m as weight m / 255.
+/// `no_fg` (docs/in9.md#foreground-masks-only-fg-and-no-fg): image × (1 − mask), the mask value m
+/// as weight m / 255.
 pub fn no_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     weighted(image, mask, true)
 }
@@ -193,8 +197,9 @@ fn weighted(image: &RgbImage, mask: &GrayImage, invert: bool) -> RgbImage {
     out
 }
 
-/// REFERENCE §6.3 `mixed_*` composite of the frame's object over `bg` (same size): the object image is
-/// `only_fg`; where it is black in all three channels the pixel is background (the reference's quirk:
+/// The `mixed_*` composite (docs/in9.md#mixed-same-mixed-rand-and-mixed-next) of the frame's object
+/// over `bg` (same size): the object image is `only_fg`; where it is black in all three channels
+/// the pixel is background (the reference's quirk:
 /// genuinely black object pixels show the background too), elsewhere the object, blended with the
 /// background by the mask weight m / 255 (`(p·m + q·(255 − m)) / 255`, rounded) — for the reference's
 /// binary masks exactly its "object where non-black, else background".

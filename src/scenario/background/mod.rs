@@ -1,12 +1,13 @@
 //! Background scenarios, `background/<name>`: what a classifier makes of an object when its background
 //! is removed, replaced, blurred or recoloured.
 //!
-//! - **IN-9** (Backgrounds Challenge, REFERENCE §6.3; group `in9`, [`in9`]): `only_fg`, `no_fg`,
-//!   `only_bg_b`, `only_bg_t` and the composites `mixed_same`, `mixed_rand`, `mixed_next`.
-//! - **XIMAGENET-12** (REFERENCE §9; group `ximagenet12`, [`ximagenet`]): blurred background / object,
-//!   background recoloured red / green / blue / grey / rainbow, bright background / object, segmented
-//!   object, random background (the published saturating *sum* and a clean paste), on OpenCV-exact
-//!   kernels ([`opencv`]).
+//! - **IN-9** (Backgrounds Challenge, docs/in9.md#how-the-variations-are-built; group `in9`,
+//!   [`in9`]): `only_fg`, `no_fg`, `only_bg_b`, `only_bg_t` and the composites `mixed_same`,
+//!   `mixed_rand`, `mixed_next`.
+//! - **XIMAGENET-12** (docs/ximagenet.md#scenarios; group `ximagenet12`, [`ximagenet`]): blurred
+//!   background / object, background recoloured red / green / blue / grey / rainbow, bright
+//!   background / object, segmented object, random background (the published saturating *sum* and a
+//!   clean paste), on OpenCV-exact kernels ([`opencv`]).
 //!
 //! # Regions
 //!
@@ -83,35 +84,39 @@ pub use ximagenet::Colour;
 pub const IN9: &[(&str, &str)] = &[
     (
         "only_fg",
-        "IN-9 Only-FG: the object alone on black, image × mask (REFERENCE §6.3; needs a mask)",
+        "IN-9 Only-FG: the object alone on black, image × mask \
+         (docs/in9.md#foreground-masks-only-fg-and-no-fg; needs a mask)",
     ),
     (
         "no_fg",
-        "IN-9 No-FG: the object blacked out, image × (1 − mask) (REFERENCE §6.3; needs a mask)",
+        "IN-9 No-FG: the object blacked out, image × (1 − mask) \
+         (docs/in9.md#foreground-masks-only-fg-and-no-fg; needs a mask)",
     ),
     (
         "only_bg_b",
-        "IN-9 Only-BG-B: the object's box filled black (REFERENCE §6.3; needs a box or a mask)",
+        "IN-9 Only-BG-B: the object's box filled black \
+         (docs/in9.md#only-bg-b; needs a box or a mask)",
     ),
     (
         "only_bg_t",
         "IN-9 Only-BG-T: the object's box filled with tiles of the largest background strip \
-         (REFERENCE §6.3; needs a box or a mask)",
+         (docs/in9.md#only-bg-t; needs a box or a mask)",
     ),
     (
         "mixed_same",
         "IN-9 Mixed-Same: the object on the Only-BG-T background of an earlier frame of its class \
-         (REFERENCE §6.3; needs a mask, labels and a stream)",
+         (docs/in9.md#mixed-same-mixed-rand-and-mixed-next; needs a mask, labels and a stream)",
     ),
     (
         "mixed_rand",
         "IN-9 Mixed-Rand: the object on the Only-BG-T background of a random earlier frame \
-         (REFERENCE §6.3; needs a mask and a stream)",
+         (docs/in9.md#mixed-same-mixed-rand-and-mixed-next; needs a mask and a stream)",
     ),
     (
         "mixed_next",
         "IN-9 Mixed-Next: the object on the Only-BG-T background of an earlier frame of the next class \
-         seen (REFERENCE §6.3; needs a mask, labels and a stream)",
+         seen (docs/in9.md#mixed-same-mixed-rand-and-mixed-next; \
+         needs a mask, labels and a stream)",
     ),
 ];
 
@@ -120,60 +125,64 @@ pub const IN9: &[(&str, &str)] = &[
 pub const XIMAGENET12: &[(&str, &str)] = &[
     (
         "blur_bg",
-        "XIMAGENET-12 blurred background: OpenCV GaussianBlur 15×15 σ 3 outside the mask (REFERENCE §9)",
+        "XIMAGENET-12 blurred background: OpenCV GaussianBlur 15×15 σ 3 outside the mask \
+         (docs/ximagenet.md#blurred-background-and-blurred-object)",
     ),
     (
         "blur_obj",
-        "XIMAGENET-12 blurred object: OpenCV GaussianBlur 15×15 σ 3 inside the mask (REFERENCE §9)",
+        "XIMAGENET-12 blurred object: OpenCV GaussianBlur 15×15 σ 3 inside the mask \
+         (docs/ximagenet.md#blurred-background-and-blurred-object)",
     ),
     (
         "color_r",
         "XIMAGENET-12 red background: every background hue set to one random red \
-         (OpenCV 8-bit hue 0..29 or 150..180, REFERENCE §9)",
+         (OpenCV 8-bit hue 0..29 or 150..180, docs/ximagenet.md#coloured-backgrounds)",
     ),
     (
         "color_g",
         "XIMAGENET-12 green background: every background hue set to one random green \
-         (hue 30..89, REFERENCE §9)",
+         (hue 30..89, docs/ximagenet.md#coloured-backgrounds)",
     ),
     (
         "color_b",
         "XIMAGENET-12 blue background: every background hue set to one random blue \
-         (hue 90..149, REFERENCE §9)",
+         (hue 90..149, docs/ximagenet.md#coloured-backgrounds)",
     ),
     (
         "color_grey",
         "XIMAGENET-12 grey background: OpenCV RGB→GRAY outside the mask (the reference lists it without \
-         code; REFERENCE §9)",
+         code; docs/ximagenet.md#grayscale-background)",
     ),
     (
         "color_rainbow",
         "XIMAGENET-12 rainbow background: background hues shifted by one random 0..90, with the \
-         reference's u8 wrap (REFERENCE §9)",
+         reference's u8 wrap (docs/ximagenet.md#rainbow-background)",
     ),
     (
         "bright_bg",
         "XIMAGENET-12 bright background: addWeighted(image 1.5, 9×9 σ 4 blur 0.9, +1.9) outside the mask \
-         (REFERENCE §9)",
+         (docs/ximagenet.md#bright-background-and-bright-object)",
     ),
     (
         "bright_obj",
         "XIMAGENET-12 bright object: addWeighted(image 1.5, 9×9 σ 4 blur 0.9, +1.9) inside the mask \
-         (REFERENCE §9)",
+         (docs/ximagenet.md#bright-background-and-bright-object)",
     ),
     (
         "segmented",
-        "XIMAGENET-12 segmented image: the object on black (REFERENCE §9; needs a mask)",
+        "XIMAGENET-12 segmented image: the object on black \
+         (docs/ximagenet.md#segmented-image; needs a mask)",
     ),
     (
         "random_bg_add",
         "XIMAGENET-12 random background as published: the segmented object added (saturating u8 sum) \
-         onto a random earlier frame's background (REFERENCE §9; needs a mask and a stream)",
+         onto a random earlier frame's background \
+         (docs/ximagenet.md#random-background; needs a mask and a stream)",
     ),
     (
         "random_bg_paste",
         "random background, clean paste: the object pasted onto a random earlier frame's background \
-         (XIMAGENET-12 variant, REFERENCE §9; needs a mask and a stream)",
+         (XIMAGENET-12 variant, docs/ximagenet.md#random-background; needs a mask and a stream)",
     ),
 ];
 

@@ -1,5 +1,6 @@
-//! The OpenCV 8-bit operations XIMAGENET-12 builds its scenarios from (REFERENCE §9), reproduced byte for
-//! byte as OpenCV 4.8.1 computes them on x86-64 (opencv-python-headless, the AVX2 code path):
+//! The OpenCV 8-bit operations XIMAGENET-12 builds its scenarios from
+//! (docs/ximagenet.md#scenarios), reproduced byte for byte as OpenCV 4.8.1 computes them on x86-64
+//! (opencv-python-headless, the AVX2 code path):
 //!
 //! - [`gaussian_blur`]: `GaussianBlur` on u8, which OpenCV computes in **fixed point**: a kernel in
 //!   1/256 steps ([`gaussian_kernel_q8`]), exact integer horizontal and vertical passes, the result
@@ -74,10 +75,11 @@ impl Rect {
     }
 }
 
-/// XIMAGENET's object/background blur: `GaussianBlur(img, (15, 15), 3)` (REFERENCE §9).
+/// XIMAGENET's object/background blur: `GaussianBlur(img, (15, 15), 3)`
+/// (docs/ximagenet.md#blurred-background-and-blurred-object).
 pub const BLUR_15: [u16; 15] = [2, 5, 9, 14, 21, 27, 33, 34, 33, 27, 21, 14, 9, 5, 2];
 /// XIMAGENET's blur for the bright scenarios: `GaussianBlur(img, (9, 9), cv2.BORDER_DEFAULT)`, whose
-/// third argument (4) is σ (REFERENCE §9, §13).
+/// third argument (4) is σ (docs/ximagenet.md#bright-background-and-bright-object).
 pub const BLUR_9: [u16; 9] = [21, 26, 30, 34, 34, 34, 30, 26, 21];
 
 /// OpenCV's fixed-point Gaussian kernel for 8-bit images (`GaussianBlur` on `CV_8U`): `ksize` taps
@@ -139,7 +141,7 @@ fn rows_per_task(row_len: usize) -> usize {
 /// `GaussianBlur` of an RGB u8 image with a symmetric fixed-point kernel `k` (odd length up to
 /// [`MAX_TAPS`], taps summing to 256, e.g. [`BLUR_15`]), border reflect-101, computed only inside
 /// `rect` (which must lie in the image): returns the `rect.width() × rect.height()` block of the full
-/// blurred image, exactly as OpenCV 4.8.1 computes it (REFERENCE §9):
+/// blurred image, exactly as OpenCV 4.8.1 computes it (docs/ximagenet.md#scenarios):
 /// `(Σ_j k_j Σ_i k_i · p(y + j − r, x + i − r) + 2¹⁵) >> 16`. An empty image or rectangle gives an empty
 /// result.
 pub fn gaussian_blur(src: &RgbImage, k: &[u16], rect: Rect) -> RgbImage {
@@ -537,7 +539,8 @@ fn round_quotient(n: f32, d: f32) -> i32 {
     ((n / d + MAGIC).to_bits() as i32).wrapping_sub(MAGIC.to_bits() as i32)
 }
 
-/// What [`recolour`] does to each background pixel's hue (REFERENCE §9).
+/// What [`recolour`] does to each background pixel's hue (docs/ximagenet.md#coloured-backgrounds,
+/// docs/ximagenet.md#rainbow-background).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HueEdit {
     /// Every hue becomes this value (`0..=180`; XIMAGENET's colour R/G/B).

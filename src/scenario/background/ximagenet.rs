@@ -1,5 +1,6 @@
-//! XIMAGENET-12 scenarios, REFERENCE §9, on the OpenCV-exact kernels of [`super::opencv`]. Object =
-//! mask > 0 (XIMAGENET standardises its masks to 0/255, any non-zero → 255); background = mask == 0.
+//! XIMAGENET-12 scenarios, docs/ximagenet.md#scenarios, on the OpenCV-exact kernels of
+//! [`super::opencv`]. Object = mask > 0 (XIMAGENET standardises its masks to 0/255, any non-zero →
+//! 255); background = mask == 0.
 //!
 //! Random choices (the colour's hue, the rainbow shift) come from the variant's keyed generator instead
 //! of Python's `random`; the ranges are the reference's (inclusive `random.randint`). The reference's
@@ -13,7 +14,7 @@ use rand::RngExt;
 use super::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect};
 use super::{ScenarioRng, in9};
 
-/// XIMAGENET-12's background colours (REFERENCE §9).
+/// XIMAGENET-12's background colours (docs/ximagenet.md#scenarios).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Colour {
     /// One hue drawn from 0..=29 or 150..=180 (the range first, each with probability ½).

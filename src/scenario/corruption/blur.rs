@@ -1,6 +1,6 @@
-//! Blur corruptions (REFERENCE §2.5–§2.9): gaussian_blur, defocus_blur, zoom_blur, motion_blur and
-//! glass_blur, following imagecorruptions 1.1.2 (the reference that runs on any H×W) on top of the
-//! shared kernels in [`super::kernels`].
+//! Blur corruptions (docs/imagenet-c.md#the-19-corruptions): gaussian_blur, defocus_blur,
+//! zoom_blur, motion_blur and glass_blur, following imagecorruptions 1.1.2 (the reference that runs
+//! on any H×W) on top of the shared kernels in [`super::kernels`].
 //!
 //! Sizes: every function takes any size, including 1×1 and empty, and returns the same size.
 //! imagecorruptions itself rejects frames below 32×32; ours simply apply the same formulas (borders are
@@ -14,10 +14,11 @@ use super::kernels::{self, Border};
 use super::{gauss_u8, glass, motion, zoom};
 use crate::scenario::RngKey;
 
-/// Gaussian σ per severity 1..5 (REFERENCE §2.5); radius int(4σ + 0.5) = 4, 8, 12, 16, 24.
+/// Gaussian σ per severity 1..5 (docs/imagenet-c.md#gaussian_blur); radius int(4σ + 0.5) = 4, 8,
+/// 12, 16, 24.
 pub const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
 
-/// (σ, max_delta δ, iterations) per severity 1..5 (REFERENCE §2.6).
+/// (σ, max_delta δ, iterations) per severity 1..5 (docs/imagenet-c.md#glass_blur).
 pub const GLASS_BLUR: [(f64, usize, usize); 5] = [
     (0.7, 1, 2),
     (0.9, 2, 1),
@@ -26,14 +27,16 @@ pub const GLASS_BLUR: [(f64, usize, usize); 5] = [
     (1.5, 4, 2),
 ];
 
-/// (disk radius, alias_blur σ) per severity 1..5 (REFERENCE §2.7).
+/// (disk radius, alias_blur σ) per severity 1..5 (docs/imagenet-c.md#defocus_blur).
 pub const DEFOCUS_BLUR: [(usize, f64); 5] = [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)];
 
-/// (radius, σ) of the motion kernel per severity 1..5 (REFERENCE §2.8); 2r+1 = 21, 31, 31, 31, 41 taps.
+/// (radius, σ) of the motion kernel per severity 1..5 (docs/imagenet-c.md#motion_blur); 2r+1 = 21,
+/// 31, 31, 31, 41 taps.
 pub const MOTION_BLUR: [(usize, f64); 5] =
     [(10, 3.0), (15, 5.0), (15, 8.0), (15, 12.0), (20, 15.0)];
 
-/// numpy `arange(1, stop, step)` per severity 1..5 as (stop, step) (REFERENCE §2.9); see [`zoom_factors`].
+/// numpy `arange(1, stop, step)` per severity 1..5 as (stop, step) (docs/imagenet-c.md#zoom_blur);
+/// see [`zoom_factors`].
 pub const ZOOM_BLUR_ARANGE: [(f64, f64); 5] = [
     (1.11, 0.01),
     (1.16, 0.01),
@@ -48,11 +51,12 @@ fn dims(image: &RgbImage) -> (usize, usize, usize) {
 }
 
 /// ImageNet-C `gaussian_blur`: `floor8(clip(H1(x, σ), 0, 1)·255)` with truncate 4 and edge replication,
-/// spatial axes only (REFERENCE §2.5, H1; identical in imagecorruptions). Size-independent. The u8
-/// filter runs in f32 with a proven error bound; the rare bytes the bound cannot settle (an output
-/// within it of an integer) are recomputed in scipy's own f64 operations ([`gauss_u8`]), so the bytes
-/// are those of [`kernels::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal
-/// imagecorruptions' on the fixtures and on a 1280×720 frame.
+/// spatial axes only (docs/imagenet-c.md#gaussian_blur, docs/imagenet-c.md#h1-gaussian-filter;
+/// identical in imagecorruptions). Size-independent. The u8 filter runs in f32 with a proven error
+/// bound; the rare bytes the bound cannot settle (an output within it of an integer) are recomputed
+/// in scipy's own f64 operations ([`gauss_u8`]), so the bytes are those of
+/// [`kernels::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal imagecorruptions'
+/// on the fixtures and on a 1280×720 frame.
 pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
     let raw = gauss_u8::gaussian_blur_u8(
         image.as_raw(),
@@ -66,11 +70,12 @@ pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
 
 /// ImageNet-C `defocus_blur`: every channel correlated with the anti-aliased disk
 /// ([`kernels::disk_kernel`], which at severities 4–5 sums to 1.013 / 1.011, kept) under OpenCV's
-/// reflect-101 border, then `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.7, H2). Size-independent (the
-/// border reflection is periodic, so frames smaller than the kernel work too). Computed as exact
-/// integer disk sums then the small anti-alias Gaussian ([`kernels::defocus_filter`], O(radius) per
-/// pixel instead of O(radius²)); the bytes agree with the direct 2-D correlation (checked on the
-/// fixtures and on 1280×720 frames; the reference itself filters through a DFT).
+/// reflect-101 border, then `floor8(clip(·, 0, 1)·255)` (docs/imagenet-c.md#defocus_blur,
+/// docs/imagenet-c.md#h2-disk-kernel). Size-independent (the border reflection is periodic, so
+/// frames smaller than the kernel work too). Computed as exact integer disk sums then the small
+/// anti-alias Gaussian ([`kernels::defocus_filter`], O(radius) per pixel instead of O(radius²));
+/// the bytes agree with the direct 2-D correlation (checked on the fixtures and on 1280×720 frames;
+/// the reference itself filters through a DFT).
 pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImage {
     if image.as_raw().is_empty() {
         return image.clone();
@@ -87,7 +92,7 @@ pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImag
 
 /// The zoom factors of numpy `arange(1, stop, step)` exactly as numpy computes them: `ceil((stop − 1)
 /// / step)` values `1 + i·((1 + step) − 1)`. Severity 1 therefore has **12** factors up to 1.11
-/// (REFERENCE §2.9 quirk); the counts are 12, 16, 11, 13, 11.
+/// (a quirk noted in docs/imagenet-c.md#zoom_blur); the counts are 12, 16, 11, 13, 11.
 pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
     let n = ((stop - 1.0) / step).ceil() as usize;
     let delta = (1.0 + step) - 1.0;
@@ -98,7 +103,7 @@ pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
 /// `out = (x + Σ_z zoom_z(x)) / (count + 1)`, clip, ·255, floor8, with `zoom_z` imagecorruptions'
 /// [`kernels::clipped_zoom`] (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
 /// up to round(ceil(n/z)·z), top-left H×W kept). The factor 1 is among the factors, so the
-/// unzoomed image has weight 2/(count + 1) (REFERENCE §2.9).
+/// unzoomed image has weight 2/(count + 1) (docs/imagenet-c.md#zoom_blur).
 ///
 /// Generalisation: hendrycks' clipped_zoom is square-only (it crops both axes with the height); the
 /// per-axis crop of imagecorruptions 1.1.2 is used so that any H×W works (identical at 224²
@@ -116,11 +121,12 @@ pub fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
     RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
 }
 
-/// ImageNet-C `motion_blur` as imagecorruptions 1.1.2 computes it (REFERENCE §2.8, H5): one angle
-/// θ ~ U[−45°, 45°) from the key's main generator, the one-sided half-Gaussian kernel
-/// [`kernels::motion_kernel`] applied to the u8 values with edge replication (taps added in order, in
-/// f64), `floor8(clip(·, 0, 255))`. hendrycks' ImageMagick call (PNG round trip) cannot be ported; the
-/// numpy port is its stand-in. Taps reaching past a small frame are dropped as the port does.
+/// ImageNet-C `motion_blur` as imagecorruptions 1.1.2 computes it (docs/imagenet-c.md#motion_blur,
+/// docs/imagenet-c.md#h5-motion-blur-kernel): one angle θ ~ U[−45°, 45°) from the key's main
+/// generator, the one-sided half-Gaussian kernel [`kernels::motion_kernel`] applied to the u8
+/// values with edge replication (taps added in order, in f64), `floor8(clip(·, 0, 255))`.
+/// hendrycks' ImageMagick call (PNG round trip) cannot be ported; the numpy port is its stand-in.
+/// Taps reaching past a small frame are dropped as the port does.
 pub fn motion_blur(image: &RgbImage, radius: usize, sigma: f64, rng: RngKey) -> RgbImage {
     let angle: f64 = rng.rng().random_range(-45.0..45.0);
     motion_blur_at(image, radius, sigma, angle)
@@ -137,7 +143,7 @@ pub fn motion_blur_at(image: &RgbImage, radius: usize, sigma: f64, angle: f64) -
     RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
 }
 
-/// ImageNet-C `glass_blur` (REFERENCE §2.6):
+/// ImageNet-C `glass_blur` (docs/imagenet-c.md#glass_blur):
 /// 1. `x1 = floor8(H1(x, σ)·255)` (u8);
 /// 2. `iterations` times: for row h = H−δ down to δ+1 and, inside, column w = W−δ down to δ+1, draw
 ///    dx, dy uniform in {−δ, …, δ−1} (the reference's asymmetric `randint(−δ, δ)`) and **copy** pixel

@@ -1,7 +1,8 @@
-//! Digital corruptions (REFERENCE §2.13–§2.17): brightness, contrast, saturate, jpeg_compression, pixelate.
+//! Digital corruptions (docs/imagenet-c.md#the-19-corruptions): brightness, contrast, saturate,
+//! jpeg_compression, pixelate.
 //!
-//! (imagecorruptions files `brightness` under "weather"; REFERENCE describes it with the digital ones and
-//! it shares the HSV kernel with `saturate`, so it lives here.)
+//! (imagecorruptions files `brightness` under "weather"; it shares the HSV kernel with `saturate`
+//! (docs/imagenet-c.md#brightness), so it lives here with the digital ones.)
 
 use image::RgbImage;
 
@@ -10,41 +11,45 @@ use rayon::prelude::*;
 use super::{floor8_unit, hsv, jpeg, lanes};
 use crate::resample::{Filter, Resampler};
 
-/// Value (brightness) offset ΔV added in HSV space per severity 1..5 (REFERENCE §2.13).
+/// Value (brightness) offset ΔV added in HSV space per severity 1..5
+/// (docs/imagenet-c.md#brightness).
 pub const BRIGHTNESS_DELTA: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
 
 /// Saturation `(scale, offset)` per severity 1..5: S becomes `clip(S·scale + offset, 0, 1)`
-/// (REFERENCE §2.15). Severities 1–2 desaturate, 3–5 over-saturate.
+/// (docs/imagenet-c.md#saturate). Severities 1–2 desaturate, 3–5 over-saturate.
 pub const SATURATE_SCALE_OFFSET: [(f64, f64); 5] =
     [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)];
 
-/// JPEG quality per severity 1..5 (REFERENCE §2.16).
+/// JPEG quality per severity 1..5 (docs/imagenet-c.md#jpeg_compression).
 pub const JPEG_QUALITY: [u8; 5] = [25, 18, 15, 10, 7];
 
 /// Pixelate size factor per severity 1..5: the frame is shrunk to `int(W·f) × int(H·f)` and enlarged back
-/// (REFERENCE §2.17; at 224 the intermediate sizes are 134, 112, 89, 67, 56).
+/// (docs/imagenet-c.md#pixelate; at 224 the intermediate sizes are 134, 112, 89, 67, 56).
 pub const PIXELATE_FACTOR: [f64; 5] = [0.6, 0.5, 0.4, 0.3, 0.25];
 
-/// ImageNet-C `brightness`: in scikit-image HSV (REFERENCE §1.4 H6), `V = clip(V + ΔV, 0, 1)`, back to RGB,
-/// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.13; identical in imagecorruptions). Per pixel, so
-/// size-independent; bit-identical to the f64 chain (exact shortcut, f64 lanes where the chain's
-/// rounding decides: [`hsv::edit_hsv`]), parallel over rows.
+/// ImageNet-C `brightness`: in scikit-image HSV (docs/imagenet-c.md#h6-hsv-conversion),
+/// `V = clip(V + ΔV, 0, 1)`, back to RGB, `floor8(clip(·, 0, 1)·255)`
+/// (docs/imagenet-c.md#brightness; identical in imagecorruptions). Per pixel, so size-independent;
+/// bit-identical to the f64 chain (exact shortcut, f64 lanes where the chain's rounding decides:
+/// [`hsv::edit_hsv`]), parallel over rows.
 pub fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
     hsv::edit_hsv(image, hsv::Edit::Brightness { delta })
 }
 
 /// ImageNet-C `saturate`: in scikit-image HSV, `S = clip(S·scale + offset, 0, 1)`, back to RGB,
-/// `floor8(clip(·, 0, 1)·255)` (REFERENCE §2.15; identical in imagecorruptions). Per pixel, so
-/// size-independent; bit-identical to the f64 chain ([`hsv::edit_hsv`]), parallel over rows.
+/// `floor8(clip(·, 0, 1)·255)` (docs/imagenet-c.md#saturate; identical in imagecorruptions). Per
+/// pixel, so size-independent; bit-identical to the f64 chain ([`hsv::edit_hsv`]), parallel over
+/// rows.
 pub fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
     hsv::edit_hsv(image, hsv::Edit::Saturate { scale, offset })
 }
 
 /// ImageNet-C `jpeg_compression`: the frame saved as a JPEG at `quality` and decoded back
-/// (REFERENCE §2.16; identical in imagecorruptions). The reference goes through Pillow, i.e. libjpeg-turbo
-/// with its defaults (4:2:0 chroma subsampling, islow integer DCT, IJG tables scaled to the quality,
-/// fancy upsampling); [`jpeg::roundtrip`] reproduces those lossy stages in integer arithmetic without
-/// writing the bitstream (which is lossless and does not change the pixels). Any size.
+/// (docs/imagenet-c.md#jpeg_compression; identical in imagecorruptions). The reference goes through
+/// Pillow, i.e. libjpeg-turbo with its defaults (4:2:0 chroma subsampling, islow integer DCT, IJG
+/// tables scaled to the quality, fancy upsampling); [`jpeg::roundtrip`] reproduces those lossy
+/// stages in integer arithmetic without writing the bitstream (which is lossless and does not
+/// change the pixels). Any size.
 ///
 /// The `image` crate's `JpegEncoder` was not used: its quantisation tables at a given quality do follow
 /// the IJG standard (Annex K tables, libjpeg's quality scaling, baseline clamp), but it always encodes
@@ -54,9 +59,9 @@ pub fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
     jpeg::roundtrip(image, quality)
 }
 
-/// ImageNet-C `pixelate` as hendrycks wrote it (REFERENCE §2.17): Pillow `resize` down with `BOX` to
-/// `int(W·f) × int(H·f)`, then back up to `W × H` with `BOX` again. Pillow-exact through
-/// [`crate::resample`].
+/// ImageNet-C `pixelate` as hendrycks wrote it (docs/imagenet-c.md#pixelate): Pillow `resize` down
+/// with `BOX` to `int(W·f) × int(H·f)`, then back up to `W × H` with `BOX` again. Pillow-exact
+/// through [`crate::resample`].
 ///
 /// Sizes: hendrycks hard-codes 224 (`int(224·f)` for both sides); like imagecorruptions this uses each
 /// side's own length, which is the same at 224×224 and keeps the aspect ratio elsewhere. The intermediate
@@ -228,11 +233,12 @@ pub fn pixelate_size(w: u32, h: u32, factor: f64) -> (u32, u32) {
     (side(w), side(h))
 }
 
-/// Contrast factor c per severity 1..5 (REFERENCE §2.14).
+/// Contrast factor c per severity 1..5 (docs/imagenet-c.md#contrast).
 pub const CONTRAST_FACTOR: [f64; 5] = [0.4, 0.3, 0.2, 0.1, 0.05];
 
 /// ImageNet-C `contrast`: with x on [0, 1] and μ the per-channel mean over the whole image,
-/// `out = floor8(clip((x − μ)·c + μ, 0, 1)·255)` (REFERENCE §2.14; identical in imagecorruptions).
+/// `out = floor8(clip((x − μ)·c + μ, 0, 1)·255)` (docs/imagenet-c.md#contrast; identical in
+/// imagecorruptions).
 ///
 /// Size-independent. Because the map is per channel and x takes only 256 values, it is evaluated once per
 /// value into a lookup table (same f64 arithmetic as the reference, so the result is exact). Two passes

@@ -1,4 +1,5 @@
-//! ImageNet-C `elastic_transform`, following **imagecorruptions 1.1.2** (REFERENCE §2.18), not hendrycks:
+//! ImageNet-C `elastic_transform`, following **imagecorruptions 1.1.2**
+//! (docs/imagenet-c.md#elastic_transform), not hendrycks:
 //! hendrycks' version is 224-only (parameters written as multiples of 244, plus a random affine warp),
 //! while imagecorruptions scales with the frame (σ = 1 % of each side, displacement noise ∝ H) and has
 //! no affine step. The fixture statistics (tests/fixtures/corruptions) come from imagecorruptions.
@@ -23,16 +24,20 @@ use super::kernels::{self, Border};
 use super::lanes;
 use crate::scenario::RngKey;
 
-/// Displacement scale α per severity 1..5: 250 × (0.05, 0.065, 0.085, 0.1, 0.12) (REFERENCE §2.18, IC).
+/// Displacement scale α per severity 1..5: 250 × (0.05, 0.065, 0.085, 0.1, 0.12)
+/// (docs/imagenet-c.md#elastic_transform, IC).
 pub const ELASTIC_ALPHA: [f64; 5] = [12.5, 16.25, 21.25, 25.0, 30.0];
 
-/// Smoothing σ as a fraction of each side (σ_y = 0.01·H, σ_x = 0.01·W) (REFERENCE §2.18, IC).
+/// Smoothing σ as a fraction of each side (σ_y = 0.01·H, σ_x = 0.01·W)
+/// (docs/imagenet-c.md#elastic_transform, IC).
 pub const ELASTIC_SIGMA_FRACTION: f64 = 0.01;
 
-/// Half-width of the displacement noise as a fraction of the height H (both dx and dy; REFERENCE §2.18).
+/// Half-width of the displacement noise as a fraction of the height H (both dx and dy;
+/// docs/imagenet-c.md#elastic_transform).
 pub const ELASTIC_NOISE_FRACTION: f64 = 0.005;
 
-/// Gaussian truncation (radius `int(3σ + 0.5)`) used by elastic_transform (REFERENCE §1.4 H1).
+/// Gaussian truncation (radius `int(3σ + 0.5)`) used by elastic_transform
+/// (docs/imagenet-c.md#h1-gaussian-filter).
 pub const ELASTIC_TRUNCATE: f64 = 3.0;
 
 /// Half-sample-symmetric ('reflect', …c b a | a b c…) index into `0..n` (n ≥ 1), any distance out.
@@ -95,7 +100,7 @@ fn elastic_in_pool(image: &RgbImage, alpha: f64, rng: RngKey) -> RgbImage {
     }
     let d = displacements(wu, hu, alpha, rng);
     let src = image.as_raw();
-    // The reference works on float32 x/255 (REFERENCE §1.2).
+    // The reference works on float32 x/255 (docs/imagenet-c.md#value-ranges-and-rounding).
     let unit: [f64; 256] = std::array::from_fn(|v| f64::from(v as f32 / 255.0));
     let mut out = vec![0u8; src.len()];
     let field = Field {

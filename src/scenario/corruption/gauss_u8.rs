@@ -1,4 +1,5 @@
-//! gaussian_blur's u8 → u8 Gaussian (REFERENCE §2.5, H1) in float32 with an exact float64 fallback:
+//! gaussian_blur's u8 → u8 Gaussian (docs/imagenet-c.md#gaussian_blur,
+//! docs/imagenet-c.md#h1-gaussian-filter) in float32 with an exact float64 fallback:
 //! the same bytes as [`super::kernels::gaussian_filter_map`] with `x/255` in and
 //! [`super::kernels::floor8_clip`] out (scipy's float64 `gaussian_filter`, then the uint8 truncation),
 //! at about twice the float32 lanes and a third fewer operations per tap.
@@ -102,9 +103,10 @@ fn strip_len(ry: usize) -> usize {
 
 /// ImageNet-C `gaussian_blur`'s filter: `floor8_clip(H1(x/255))` for an interleaved u8 image of
 /// `(width, height, channels)`, scipy's `gaussian_filter` with σ per axis `(σ_y, σ_x)` (an axis with
-/// σ ≤ 0 is not filtered), `truncate` and `border` (REFERENCE §2.5, H1). Byte-identical to
-/// [`kernels::gaussian_filter_map`] with `|v| f64::from(v) / 255.0` and [`floor8_clip`] (module docs),
-/// for any size and thread count. Panics if `data` does not hold `width·height·channels` bytes.
+/// σ ≤ 0 is not filtered), `truncate` and `border` (docs/imagenet-c.md#gaussian_blur,
+/// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`kernels::gaussian_filter_map`] with
+/// `|v| f64::from(v) / 255.0` and [`floor8_clip`] (module docs), for any size and thread count.
+/// Panics if `data` does not hold `width·height·channels` bytes.
 pub fn gaussian_blur_u8(
     data: &[u8],
     dims: (usize, usize, usize),

@@ -1,18 +1,20 @@
-//! The engine of `glass_blur` (REFERENCE §2.6): two scipy Gaussian filters around the sequential
-//! pixel-copy walk, organised so that only the walk itself is sequential.
+//! The engine of `glass_blur` (docs/imagenet-c.md#glass_blur): two scipy Gaussian filters around
+//! the sequential pixel-copy walk, organised so that only the walk itself is sequential.
 //!
-//! * **Gaussian passes** (REFERENCE H1, truncate 4, 'nearest' border): scipy's `correlate1d` notices
-//!   that a Gaussian kernel is symmetric and computes `in[0]·w₀ + Σ_{j=r..1} (in[−j] + in[+j])·w_j`
-//!   (outermost pair first), axis 0 (vertical) then axis 1 (horizontal), in f64. This module does exactly
-//!   those operations (so the u8 results are scipy's, bit for bit), fused per band of rows: the rows a
-//!   band needs are converted to f64 into a ring of 2r + 1 rows, filtered vertically into a padded row,
-//!   filtered horizontally and stored as u8 straight away — no image-sized f64 buffer, bands in
-//!   parallel. Compiled for AVX2 where the CPU has it (no fused multiply-add either way: same bits).
-//! * **Walk**: inherently sequential (each copy may read what an earlier one wrote, REFERENCE §2.6), so
-//!   it is kept as one loop in the reference's order, made as cheap as possible: pixels are packed into
-//!   one `u32` each (one load, one store per copy), and the random offsets are not drawn inside the
-//!   loop: every walked row of every iteration draws from its own keyed stream, converted in parallel
-//!   into relative source offsets, the next iteration's while the current one walks.
+//! * **Gaussian passes** (docs/imagenet-c.md#h1-gaussian-filter, truncate 4, 'nearest' border):
+//!   scipy's `correlate1d` notices that a Gaussian kernel is symmetric and computes
+//!   `in[0]·w₀ + Σ_{j=r..1} (in[−j] + in[+j])·w_j` (outermost pair first), axis 0 (vertical) then
+//!   axis 1 (horizontal), in f64. This module does exactly those operations (so the u8 results are
+//!   scipy's, bit for bit), fused per band of rows: the rows a band needs are converted to f64 into
+//!   a ring of 2r + 1 rows, filtered vertically into a padded row, filtered horizontally and stored
+//!   as u8 straight away — no image-sized f64 buffer, bands in parallel. Compiled for AVX2 where
+//!   the CPU has it (no fused multiply-add either way: same bits).
+//! * **Walk**: inherently sequential (each copy may read what an earlier one wrote,
+//!   docs/imagenet-c.md#glass_blur), so it is kept as one loop in the reference's order, made as
+//!   cheap as possible: pixels are packed into one `u32` each (one load, one store per copy), and
+//!   the random offsets are not drawn inside the loop: every walked row of every iteration draws
+//!   from its own keyed stream, converted in parallel into relative source offsets, the next
+//!   iteration's while the current one walks.
 
 use rand::RngExt;
 use rayon::prelude::*;
@@ -25,7 +27,8 @@ use crate::scenario::RngKey;
 /// Walk offsets drawn per rayon task (a few tens of microseconds of work).
 const OFFSETS_PER_TASK: usize = 16_384;
 
-/// scipy's Gaussian `truncate` for glass_blur (skimage's default 4.0, REFERENCE H1).
+/// scipy's Gaussian `truncate` for glass_blur (skimage's default 4.0,
+/// docs/imagenet-c.md#h1-gaussian-filter).
 const TRUNCATE: f64 = 4.0;
 
 /// ImageNet-C `glass_blur` on an interleaved RGB u8 buffer of `w × h`: blur (σ, then floor8 without
@@ -107,7 +110,7 @@ fn glass_blur_rgb_body(
 
 /// Step 2 of glass_blur on packed pixels (`w × h`, one `u32` per pixel): `iterations` times, for row
 /// y = h−δ down to δ+1 and, inside, column x = w−δ down to δ+1, pixel (y, x) ← pixel (y + dy, x + dx)
-/// with dx, dy uniform in {−δ, …, δ−1}, in place and in that order (REFERENCE §2.6).
+/// with dx, dy uniform in {−δ, …, δ−1}, in place and in that order (docs/imagenet-c.md#glass_blur).
 ///
 /// Randomness: walked row `i` (counting from the bottom, i = 0 for y = h−δ) of iteration `it` draws
 /// from `rng.stream(it·h + i)`, one 64-bit word per pixel in walk order: dx from its low 32 bits, dy

@@ -1,4 +1,5 @@
-//! scikit-image-compatible HSV conversion (REFERENCE §1.4 H6), shared by `brightness` and `saturate`.
+//! scikit-image-compatible HSV conversion (docs/imagenet-c.md#h6-hsv-conversion), shared by
+//! `brightness` and `saturate`.
 //!
 //! `skimage.color.rgb2hsv` / `hsv2rgb` on float64 values in [0, 1], reproduced operation for operation so
 //! that the f64 results are bit-identical (same expressions, same evaluation order, same tie-breaking),
@@ -99,7 +100,8 @@ const PIXELS_PER_TASK: usize = 16_384;
 const CHUNK: usize = 256;
 
 /// `floor8(clip(hsv2rgb(edit(rgb2hsv(x / 255))), 0, 1) · 255)` for every pixel: the whole HSV round trip of
-/// `brightness` / `saturate` (REFERENCE §2.13, §2.15), with `edit` changing the HSV triple.
+/// `brightness` / `saturate` (docs/imagenet-c.md#brightness, docs/imagenet-c.md#saturate), with
+/// `edit` changing the HSV triple.
 ///
 /// Any size (including empty). Parallel over blocks of rows of about [`PIXELS_PER_TASK`] pixels; the result
 /// does not depend on the thread count (no randomness, pure per-pixel map). Within a task, pixels go
@@ -117,14 +119,14 @@ where
 /// An HSV edit of ImageNet-C: the two that [`edit_hsv`] knows how to shortcut.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Edit {
-    /// `S = clip(S·scale + offset, 0, 1)` (`saturate`, REFERENCE §2.15).
+    /// `S = clip(S·scale + offset, 0, 1)` (`saturate`, docs/imagenet-c.md#saturate).
     Saturate {
         /// Factor on S.
         scale: f64,
         /// Added to S after scaling.
         offset: f64,
     },
-    /// `V = clip(V + delta, 0, 1)` (`brightness`, REFERENCE §2.13).
+    /// `V = clip(V + delta, 0, 1)` (`brightness`, docs/imagenet-c.md#brightness).
     Brightness {
         /// Added to V (on [0, 1]).
         delta: f64,
@@ -187,7 +189,8 @@ const FAST_CHUNK: usize = 256;
 /// clears 16 KiB of planes, worth sharing among many pixels.
 const PENDING: usize = 2048;
 
-/// `floor8(clip(hsv2rgb(edit(rgb2hsv(x / 255))), 0, 1) · 255)` for every pixel (REFERENCE §2.13, §2.15):
+/// `floor8(clip(hsv2rgb(edit(rgb2hsv(x / 255))), 0, 1) · 255)` for every pixel
+/// (docs/imagenet-c.md#brightness, docs/imagenet-c.md#saturate):
 /// bit-identical to [`map_hsv`] with [`Edit::apply`], faster for the ImageNet-C parameters.
 ///
 /// The shortcut: with exact arithmetic, the round trip gives each channel `c` of a pixel with maximum

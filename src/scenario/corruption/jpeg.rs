@@ -1,5 +1,6 @@
 //! Baseline JPEG compression round trip (encode at a quality, decode back) exactly as Pillow does it with
-//! its bundled libjpeg-turbo, computed without writing the bitstream (REFERENCE §2.16).
+//! its bundled libjpeg-turbo, computed without writing the bitstream
+//! (docs/imagenet-c.md#jpeg_compression).
 //!
 //! Entropy coding (Huffman) is lossless, so the pixels a JPEG round trip returns are fully determined by the
 //! lossy stages, which this module reproduces in integer arithmetic, stage for stage, as libjpeg-turbo's

@@ -1,4 +1,5 @@
-//! Shared filtering kernels of the ImageNet-C blur and weather corruptions (REFERENCE §1.4):
+//! Shared filtering kernels of the ImageNet-C blur and weather corruptions
+//! (docs/imagenet-c.md#shared-kernels):
 //! the separable Gaussian filter (H1, scipy `gaussian_filter` with 'nearest' or 'reflect' borders), the
 //! anti-aliased disk kernel (H2, defocus), a generic centred 2-D correlation (OpenCV `filter2D`), the
 //! imagecorruptions `clipped_zoom` (H3), the one-sided motion-blur kernel (H5) and OpenCV grayscale (H7).
@@ -10,9 +11,9 @@
 
 use rayon::prelude::*;
 
-/// `floor8(clip(v, 0, 1)·255)` (REFERENCE §1.2), the same value as `corruption::floor8_unit` for
-/// every input (NaN → 0), written without NaN-aware clamping or saturating casts (a few instructions,
-/// and loops over rows vectorise).
+/// `floor8(clip(v, 0, 1)·255)` (docs/imagenet-c.md#value-ranges-and-rounding), the same value as
+/// `corruption::floor8_unit` for every input (NaN → 0), written without NaN-aware clamping or
+/// saturating casts (a few instructions, and loops over rows vectorise).
 #[inline(always)]
 pub fn floor8_clip(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0, as the reference's uint8 cast of NaN·255
@@ -68,7 +69,8 @@ pub fn border_index(i: isize, n: usize, border: Border) -> usize {
     }
 }
 
-/// scipy's Gaussian radius `int(truncate·σ + 0.5)` (REFERENCE H1: σ 1 → 4, 3 → 12, 6 → 24 with truncate 4).
+/// scipy's Gaussian radius `int(truncate·σ + 0.5)` (docs/imagenet-c.md#h1-gaussian-filter: σ 1 → 4,
+/// 3 → 12, 6 → 24 with truncate 4).
 pub fn gaussian_radius(sigma: f64, truncate: f64) -> usize {
     (truncate * sigma + 0.5) as usize
 }
@@ -408,13 +410,13 @@ fn separable_rows<T, U, L, S>(
         });
 }
 
-/// REFERENCE H1: scipy `gaussian_filter(data, (σ, σ, 0), mode, truncate)` on an interleaved
-/// `width × height × channels` image: separable, the spatial axes only (rows axis first, as scipy
-/// does axis 0 first, then columns), kernel [`gaussian_kernel1d`], each pass in scipy's operation
-/// order, so that with the same weights every result bit is scipy's (gaussian_blur's bytes equal
-/// imagecorruptions' on the fixtures and on a 1280×720 frame). ImageNet-C uses truncate 4 and
-/// [`Border::Nearest`] (gaussian_blur, glass_blur, spatter). Returns `data` unchanged for an empty
-/// image or σ ≤ 0. One σ per axis: [`gaussian_filter_axes`].
+/// scipy `gaussian_filter(data, (σ, σ, 0), mode, truncate)` (docs/imagenet-c.md#h1-gaussian-filter)
+/// on an interleaved `width × height × channels` image: separable, the spatial axes only (rows axis
+/// first, as scipy does axis 0 first, then columns), kernel [`gaussian_kernel1d`], each pass in
+/// scipy's operation order, so that with the same weights every result bit is scipy's
+/// (gaussian_blur's bytes equal imagecorruptions' on the fixtures and on a 1280×720 frame).
+/// ImageNet-C uses truncate 4 and [`Border::Nearest`] (gaussian_blur, glass_blur, spatter). Returns
+/// `data` unchanged for an empty image or σ ≤ 0. One σ per axis: [`gaussian_filter_axes`].
 pub fn gaussian_filter(
     data: &[f64],
     width: usize,
@@ -527,7 +529,8 @@ pub fn opencv_gaussian_kernel(n: usize, sigma: f64) -> Vec<f64> {
     k
 }
 
-/// The ingredients of the defocus disk (REFERENCE H2) before its final f32 rounding.
+/// The ingredients of the defocus disk (docs/imagenet-c.md#h2-disk-kernel) before its final f32
+/// rounding.
 struct Disk {
     /// The support is `−half..=half` on both axes.
     half: usize,
@@ -606,13 +609,15 @@ fn disk_parts(radius: usize, alias_blur: f64) -> Disk {
     }
 }
 
-/// REFERENCE H2: the anti-aliased disk of defocus_blur, as a square row-major kernel and its side.
+/// The anti-aliased disk of defocus_blur (docs/imagenet-c.md#h2-disk-kernel), as a square row-major
+/// kernel and its side.
 ///
 /// Support −8..8 (17×17) for radius ≤ 8, else −r..r; 1 where x² + y² ≤ r², divided by the count; then
 /// blurred with OpenCV `GaussianBlur` (3×3 for r ≤ 8, 5×5 above; σ = `alias_blur`; border
 /// reflect-101) and **not** renormalised: at radius 8 and 10 the disk touches its support's edge and the
-/// reflected border adds mass, so those kernels sum to 1.012975 and 1.010786 (REFERENCE §2.7). The
-/// reference holds the kernel in float32; so does this (values rounded to f32, returned as f64).
+/// reflected border adds mass, so those kernels sum to 1.012975 and 1.010786
+/// (docs/imagenet-c.md#defocus_blur). The reference holds the kernel in float32; so does this
+/// (values rounded to f32, returned as f64).
 pub fn disk_kernel(radius: usize, alias_blur: f64) -> (Vec<f64>, usize) {
     let d = disk_parts(radius, alias_blur);
     (
@@ -667,8 +672,9 @@ fn touches_two_edges(radius: usize, departures: &[(isize, isize, f64)]) -> bool 
 }
 
 /// OpenCV `filter2D(x/255, -1, disk_kernel(radius, alias_blur))` (correlation, reflect-101 border)
-/// of an interleaved u8 image, each result passed through `store` — defocus_blur (REFERENCE §2.7, H2)
-/// in O(radius) instead of O(radius²) operations per pixel.
+/// of an interleaved u8 image, each result passed through `store` — defocus_blur
+/// (docs/imagenet-c.md#defocus_blur, docs/imagenet-c.md#h2-disk-kernel) in O(radius) instead of
+/// O(radius²) operations per pixel.
 ///
 /// The kernel is `R_y·D·R_xᵀ`: the uniform disk D (value c) blurred on each axis by the small
 /// Gaussian g with the kernel-support border (R = the unbounded blur T plus the edge departures Δ of
@@ -1301,9 +1307,9 @@ pub fn kernel_taps(kernel: &[f64], ksize: usize) -> Vec<(f64, isize, isize)> {
         .collect()
 }
 
-/// One axis of scipy `zoom(order=1)` (align-corners bilinear, REFERENCE H3): for each of the first
-/// `keep` output positions of an `n_in → n_out` zoom, the (lower index, upper index, upper weight)
-/// taken from the crop starting at `offset`.
+/// One axis of scipy `zoom(order=1)` (align-corners bilinear, docs/imagenet-c.md#h3-clipped-zoom):
+/// for each of the first `keep` output positions of an `n_in → n_out` zoom, the (lower index, upper
+/// index, upper weight) taken from the crop starting at `offset`.
 pub(super) fn zoom_axis(
     n_in: usize,
     n_out: usize,
@@ -1334,12 +1340,13 @@ pub fn clipped_zoom_axis(n: usize, z: f64) -> (usize, usize, usize) {
     (ch, top, out)
 }
 
-/// imagecorruptions' `clipped_zoom(img, z)` (REFERENCE H3, IC variant, z ≥ 1) followed by its callers'
-/// top-left crop: each axis cropped with its own size ([`clipped_zoom_axis`]) — so non-square frames
-/// work — zoomed with scipy `zoom(order=1)` (align-corners bilinear, computed in f64) and **not**
-/// trimmed; the top-left `out_w × out_h` of the zoomed crop is returned (the zoomed crop is never smaller
-/// than the input; pass the zoomed size from [`clipped_zoom_axis`] to get all of it). Interleaved f32 in
-/// and out, as zoom_blur holds its image in float32 (scipy computes in f64 and stores the input's type).
+/// imagecorruptions' `clipped_zoom(img, z)` (docs/imagenet-c.md#h3-clipped-zoom, IC variant, z ≥ 1)
+/// followed by its callers' top-left crop: each axis cropped with its own size
+/// ([`clipped_zoom_axis`]) — so non-square frames work — zoomed with scipy `zoom(order=1)`
+/// (align-corners bilinear, computed in f64) and **not** trimmed; the top-left `out_w × out_h` of
+/// the zoomed crop is returned (the zoomed crop is never smaller than the input; pass the zoomed
+/// size from [`clipped_zoom_axis`] to get all of it). Interleaved f32 in and out, as zoom_blur
+/// holds its image in float32 (scipy computes in f64 and stores the input's type).
 pub fn clipped_zoom(
     data: &[f32],
     dims: (usize, usize, usize),
@@ -1431,8 +1438,9 @@ where
     out
 }
 
-/// REFERENCE H5 (imagecorruptions' numpy port of ImageMagick `MotionBlurImage`): taps
-/// `(weight, dx, dy)` for radius `r`, sigma `σ`, angle `θ` degrees on an image of `width × height`.
+/// The motion-blur kernel (docs/imagenet-c.md#h5-motion-blur-kernel; imagecorruptions' numpy port
+/// of ImageMagick `MotionBlurImage`): taps `(weight, dx, dy)` for radius `r`, sigma `σ`, angle `θ`
+/// degrees on an image of `width × height`.
 ///
 /// Width w = 2r + 1; weights `exp(−i²/(2σ²))` for i = 0..w−1, a **one-sided** half-Gaussian whose first
 /// tap is the pixel itself, normalised to sum 1; tap i reads
@@ -1469,7 +1477,7 @@ pub fn motion_kernel(
     taps
 }
 
-/// REFERENCE H7: OpenCV RGB→GRAY on float32, `0.299 R + 0.587 G + 0.114 B`.
+/// OpenCV RGB→GRAY (docs/imagenet-c.md#h7-grayscale) on float32, `0.299 R + 0.587 G + 0.114 B`.
 #[inline]
 pub fn gray(r: f32, g: f32, b: f32) -> f32 {
     0.299 * r + 0.587 * g + 0.114 * b
@@ -1813,7 +1821,8 @@ mod tests {
             let s: f64 = k.iter().sum();
             assert!((s - sum).abs() < 5e-6, "radius {r}: sum {s}");
         }
-        // Non-zero taps before the anti-alias blur: 29, 49, 113, 197, 317 (REFERENCE §2.7).
+        // Non-zero taps before the anti-alias blur: 29, 49, 113, 197, 317
+        // (docs/imagenet-c.md#defocus_blur).
         for (r, taps) in [(3isize, 29), (4, 49), (6, 113), (8, 197), (10, 317)] {
             let n = (-r..=r)
                 .flat_map(|y| (-r..=r).map(move |x| (x, y)))
@@ -1860,7 +1869,8 @@ mod tests {
 
     #[test]
     fn clipped_zoom_sizes_follow_the_reference() {
-        // REFERENCE H3 example: z = 1.03 on 224 → crop 218 at 3, zoomed to 225.
+        // The example of docs/imagenet-c.md#h3-clipped-zoom: z = 1.03 on 224 → crop 218 at 3,
+        // zoomed to 225.
         assert_eq!(clipped_zoom_axis(224, 1.03), (218, 3, 225));
         assert_eq!(clipped_zoom_axis(1, 4.5), (1, 0, 4));
         // Identity zoom returns the image.

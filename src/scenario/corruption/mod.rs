@@ -1,11 +1,12 @@
-//! ImageNet-C corruptions (REFERENCE.md §1–§2), as scenarios `corruption/<name>/<severity>`.
+//! ImageNet-C corruptions (docs/imagenet-c.md), as scenarios `corruption/<name>/<severity>`.
 //!
 //! Every corruption takes an RGB u8 image of any size and a severity 1..=5 and returns an image of the
 //! same size, computed in float on the [0, 1] scale as the reference does and converted back with
-//! truncation (`floor8`, REFERENCE §1.2). Grouped like the benchmark: `noise.rs`, `blur.rs`, `snow.rs`
-//! and `weather.rs` (snow, frost, fog), `digital.rs`, `elastic.rs`, `validation.rs` (spatter); shared
-//! kernels in `kernels.rs` (Gaussian filter, disk, clipped zoom, motion), `hsv.rs` (scikit-image HSV) and
-//! `jpeg.rs` (Pillow/libjpeg-turbo's lossy round trip).
+//! truncation (`floor8`, docs/imagenet-c.md#value-ranges-and-rounding). Grouped like the benchmark:
+//! `noise.rs`, `blur.rs`, `snow.rs` and `weather.rs` (snow, frost, fog), `digital.rs`,
+//! `elastic.rs`, `validation.rs` (spatter); shared kernels in `kernels.rs` (Gaussian filter, disk,
+//! clipped zoom, motion), `hsv.rs` (scikit-image HSV) and `jpeg.rs` (Pillow/libjpeg-turbo's lossy
+//! round trip).
 
 pub mod blur;
 pub mod digital;
@@ -29,88 +30,95 @@ use image::RgbImage;
 
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 
-/// All 19 ImageNet-C corruptions in index order (REFERENCE §1.3): the first [`BENCHMARK_COUNT`] are
-/// the benchmark corruptions (mCE), the rest the validation ones. One-line description each.
+/// All 19 ImageNet-C corruptions in index order (docs/imagenet-c.md#corruption-order-and-groups):
+/// the first [`BENCHMARK_COUNT`] are the benchmark corruptions (mCE), the rest the validation ones.
+/// One-line description each.
 pub const CORRUPTIONS: &[(&str, &str)] = &[
     (
         "gaussian_noise",
-        "additive Gaussian noise per pixel and channel (REFERENCE §2.1)",
+        "additive Gaussian noise per pixel and channel (docs/imagenet-c.md#gaussian_noise)",
     ),
     (
         "shot_noise",
-        "Poisson photon noise per pixel and channel (REFERENCE §2.2)",
+        "Poisson photon noise per pixel and channel (docs/imagenet-c.md#shot_noise)",
     ),
     (
         "impulse_noise",
-        "salt-and-pepper noise, each channel flipped independently (REFERENCE §2.3)",
+        "salt-and-pepper noise, each channel flipped independently \
+         (docs/imagenet-c.md#impulse_noise)",
     ),
     (
         "defocus_blur",
-        "anti-aliased disk kernel, reflect-101 border (REFERENCE §2.7)",
+        "anti-aliased disk kernel, reflect-101 border (docs/imagenet-c.md#defocus_blur)",
     ),
     (
         "glass_blur",
-        "blur, local pixel copies, blur again (REFERENCE §2.6)",
+        "blur, local pixel copies, blur again (docs/imagenet-c.md#glass_blur)",
     ),
     (
         "motion_blur",
-        "one-sided half-Gaussian streak at a random angle (REFERENCE §2.8)",
+        "one-sided half-Gaussian streak at a random angle (docs/imagenet-c.md#motion_blur)",
     ),
     (
         "zoom_blur",
-        "average of centrally zoomed copies (REFERENCE §2.9)",
+        "average of centrally zoomed copies (docs/imagenet-c.md#zoom_blur)",
     ),
     (
         "snow",
-        "motion-blurred snow layer over a darkened, greyed image (REFERENCE §2.10)",
+        "motion-blurred snow layer over a darkened, greyed image (docs/imagenet-c.md#snow)",
     ),
     (
         "frost",
-        "frost texture blended over the image (REFERENCE §2.11)",
+        "frost texture blended over the image (docs/imagenet-c.md#frost)",
     ),
     (
         "fog",
-        "plasma-fractal fog, contrast reduced (REFERENCE §2.12)",
+        "plasma-fractal fog, contrast reduced (docs/imagenet-c.md#fog)",
     ),
-    ("brightness", "HSV value raised (REFERENCE §2.13)"),
+    (
+        "brightness",
+        "HSV value raised (docs/imagenet-c.md#brightness)",
+    ),
     (
         "contrast",
-        "every channel pulled towards its mean (REFERENCE §2.14)",
+        "every channel pulled towards its mean (docs/imagenet-c.md#contrast)",
     ),
     (
         "elastic_transform",
-        "smooth random displacement field, imagecorruptions variant (REFERENCE §2.18)",
+        "smooth random displacement field, imagecorruptions variant \
+         (docs/imagenet-c.md#elastic_transform)",
     ),
     (
         "pixelate",
-        "box-downsampled and box-upsampled back, Pillow-exact (REFERENCE §2.17)",
+        "box-downsampled and box-upsampled back, Pillow-exact (docs/imagenet-c.md#pixelate)",
     ),
     (
         "jpeg_compression",
-        "JPEG round trip at low quality, libjpeg-turbo-exact (REFERENCE §2.16)",
+        "JPEG round trip at low quality, libjpeg-turbo-exact (docs/imagenet-c.md#jpeg_compression)",
     ),
     (
         "speckle_noise",
-        "multiplicative Gaussian noise per pixel and channel (REFERENCE §2.4)",
+        "multiplicative Gaussian noise per pixel and channel (docs/imagenet-c.md#speckle_noise)",
     ),
     (
         "gaussian_blur",
-        "separable Gaussian blur, edge replication (REFERENCE §2.5)",
+        "separable Gaussian blur, edge replication (docs/imagenet-c.md#gaussian_blur)",
     ),
     (
         "spatter",
-        "water highlights or mud blobs from a random liquid layer (REFERENCE §2.19)",
+        "water highlights or mud blobs from a random liquid layer (docs/imagenet-c.md#spatter)",
     ),
     (
         "saturate",
-        "HSV saturation scaled and offset (REFERENCE §2.15)",
+        "HSV saturation scaled and offset (docs/imagenet-c.md#saturate)",
     ),
 ];
 
 /// How many of [`CORRUPTIONS`] (the first ones) make the ImageNet-C benchmark and its mCE.
 pub const BENCHMARK_COUNT: usize = 15;
 
-/// The imagecorruptions families (REFERENCE §1.3): name and the indices into [`CORRUPTIONS`].
+/// The imagecorruptions families (docs/imagenet-c.md#corruption-order-and-groups): name and the
+/// indices into [`CORRUPTIONS`].
 pub const FAMILIES: &[(&str, std::ops::Range<usize>)] = &[
     ("noise", 0..3),
     ("blur", 3..7),
@@ -145,9 +153,9 @@ impl Corruption {
 
     /// As a scenario, also pass the corrupted image through a JPEG round trip at `quality` (Pillow /
     /// libjpeg-turbo exact, [`jpeg::roundtrip`]): the released ImageNet-C images were saved as JPEG
-    /// quality 85 after corrupting (REFERENCE §1.1 step 5), so `Some(85)` evaluates like the published
-    /// dataset. `None` (the default) evaluates the corruption's own output, like imagecorruptions.
-    /// [`Corruption::corrupt`] is never affected.
+    /// quality 85 after corrupting (docs/imagenet-c.md#how-imagenet-c-was-made, step 5), so
+    /// `Some(85)` evaluates like the published dataset. `None` (the default) evaluates the
+    /// corruption's own output, like imagecorruptions. [`Corruption::corrupt`] is never affected.
     pub fn stored_as_jpeg(mut self, quality: Option<u8>) -> Self {
         self.stored_jpeg = quality;
         self
@@ -301,7 +309,8 @@ impl Corruption {
     }
 }
 
-/// `np.uint8(clip(v, 0, 1) * 255)`: clip on the [0, 1] scale, scale, truncate (REFERENCE §1.2).
+/// `np.uint8(clip(v, 0, 1) * 255)`: clip on the [0, 1] scale, scale, truncate
+/// (docs/imagenet-c.md#value-ranges-and-rounding).
 #[inline(always)]
 pub(crate) fn floor8_unit(v: f64) -> u8 {
     (v.clamp(0.0, 1.0) * 255.0) as u8
@@ -354,7 +363,8 @@ mod tests {
 
     #[test]
     fn the_list_keeps_imagenet_c_index_order() {
-        // REFERENCE §1.3 indices of the implemented corruptions, in list order.
+        // The indices (docs/imagenet-c.md#corruption-order-and-groups) of the implemented
+        // corruptions, in list order.
         const INDEX: [&str; 19] = [
             "gaussian_noise",
             "shot_noise",

@@ -1,4 +1,5 @@
-//! The engine of `motion_blur` (REFERENCE §2.8, H5): a sparse correlation with the one-sided motion taps
+//! The engine of `motion_blur` (docs/imagenet-c.md#motion_blur,
+//! docs/imagenet-c.md#h5-motion-blur-kernel): a sparse correlation with the one-sided motion taps
 //! on a u8 RGB image with edge replication, computed band by band.
 //!
 //! Each band of output rows converts just the source rows its taps reach (edge-replicated to the left

@@ -1,10 +1,10 @@
-//! Noise corruptions (REFERENCE §2.1–§2.4): gaussian, shot (Poisson), impulse (salt & pepper) and speckle
-//! noise, each drawn independently per pixel **and** channel.
+//! Noise corruptions (docs/imagenet-c.md#the-19-corruptions): gaussian, shot (Poisson), impulse
+//! (salt & pepper) and speckle noise, each drawn independently per pixel **and** channel.
 //!
 //! All four are size-independent. Rows are processed in parallel; row `y` always draws from the keyed
 //! sub-stream `rng.stream(y)` (in pixel order, R, G, B), so an output depends only on the key and the
 //! image, never on the thread count or on how rows are grouped into tasks. numpy's exact streams are not
-//! reproduced (REFERENCE §1.1 item 7); the distributions are.
+//! reproduced (docs/imagenet-c.md#randomness-and-external-inputs); the distributions are.
 
 use std::sync::OnceLock;
 
@@ -16,16 +16,19 @@ use super::ziggurat::Ziggurat;
 use super::{floor8_unit, lanes, rowrng};
 use crate::scenario::{RngKey, ScenarioRng};
 
-/// Noise standard deviation σ per severity 1..5 on the [0, 1] scale (REFERENCE §2.1).
+/// Noise standard deviation σ per severity 1..5 on the [0, 1] scale
+/// (docs/imagenet-c.md#gaussian_noise).
 pub const GAUSSIAN_SIGMA: [f64; 5] = [0.08, 0.12, 0.18, 0.26, 0.38];
 
-/// Photon count c per severity 1..5: the pixel value x ∈ [0, 1] becomes Poisson(x·c)/c (REFERENCE §2.2).
+/// Photon count c per severity 1..5: the pixel value x ∈ [0, 1] becomes Poisson(x·c)/c
+/// (docs/imagenet-c.md#shot_noise).
 pub const SHOT_PHOTONS: [f64; 5] = [60.0, 25.0, 12.0, 5.0, 3.0];
 
-/// Fraction of elements (pixel × channel) replaced by salt or pepper per severity 1..5 (REFERENCE §2.3).
+/// Fraction of elements (pixel × channel) replaced by salt or pepper per severity 1..5
+/// (docs/imagenet-c.md#impulse_noise).
 pub const IMPULSE_AMOUNT: [f64; 5] = [0.03, 0.06, 0.09, 0.17, 0.27];
 
-/// Multiplicative noise standard deviation σ per severity 1..5 (REFERENCE §2.4).
+/// Multiplicative noise standard deviation σ per severity 1..5 (docs/imagenet-c.md#speckle_noise).
 pub const SPECKLE_SIGMA: [f64; 5] = [0.15, 0.20, 0.35, 0.45, 0.60];
 
 /// Elements (pixel × channel) per rayon task: below about this much work a task costs more than it saves.
@@ -74,11 +77,13 @@ fn unit_lut() -> [f64; 256] {
 }
 
 /// ImageNet-C `gaussian_noise`: `out = floor8(clip(x + N(0, σ), 0, 1)·255)`, x on [0, 1], one independent
-/// draw per pixel **and** channel (REFERENCE §2.1; identical in imagecorruptions). Size-independent.
+/// draw per pixel **and** channel (docs/imagenet-c.md#gaussian_noise; identical in
+/// imagecorruptions). Size-independent.
 ///
 /// Row `y` draws from the keyed sub-stream `rng.stream(y)`, so the output depends only on the key, never
-/// on the thread count. numpy's exact stream is not reproduced (REFERENCE §1.1 item 7); the distribution is
-/// (deviates from [`Ziggurat`], two per 64-bit draw).
+/// on the thread count. numpy's exact stream is not reproduced
+/// (docs/imagenet-c.md#randomness-and-external-inputs); the distribution is (deviates from
+/// [`Ziggurat`], two per 64-bit draw).
 pub fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
     let unit = unit_lut();
     per_element_normal(image, rng, |v, n| {
@@ -88,8 +93,8 @@ pub fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
 
 /// ImageNet-C `shot_noise`: `out = floor8(clip(Poisson(λ = x·c) / c, 0, 1)·255)` with x = value/255 and `c`
 /// the photon count ([`SHOT_PHOTONS`]), one independent Poisson draw per pixel **and** channel
-/// (REFERENCE §2.2; identical in imagecorruptions). Size-independent; keyed row streams as
-/// [`gaussian_noise`].
+/// (docs/imagenet-c.md#shot_noise; identical in imagecorruptions). Size-independent; keyed row
+/// streams as [`gaussian_noise`].
 ///
 /// Every count k ≥ c clips to 255, so for each of the 256 input values the output takes at most
 /// `⌈c⌉ + 1` levels. [`ShotTable`] holds, per input value, a Walker/Vose alias table of their
@@ -225,10 +230,11 @@ fn alias_table(p: &[f64]) -> (Vec<f64>, Vec<usize>) {
 }
 
 /// ImageNet-C `impulse_noise`: scikit-image `random_noise(mode='s&p', amount)` with salt_vs_pepper 0.5
-/// (REFERENCE §2.3; identical in imagecorruptions): every element (pixel × channel, independently, hence
-/// coloured speckles) is flipped with probability `amount`; a flipped element becomes 1 (salt) or 0
-/// (pepper) with probability ½ each; all others stay x. Then `floor8(clip(·, 0, 1)·255)`, so an untouched
-/// value v comes back as `floor8(v/255·255)` (v, or v − 1 where the product lands a hair below v).
+/// (docs/imagenet-c.md#impulse_noise; identical in imagecorruptions): every element (pixel ×
+/// channel, independently, hence coloured speckles) is flipped with probability `amount`; a flipped
+/// element becomes 1 (salt) or 0 (pepper) with probability ½ each; all others stay x. Then
+/// `floor8(clip(·, 0, 1)·255)`, so an untouched value v comes back as `floor8(v/255·255)` (v, or v
+/// − 1 where the product lands a hair below v).
 ///
 /// Each element takes one 64-bit draw: its low 32 bits decide the flip (`< amount·2³²`, rounded: the
 /// flip probability is `amount` to within 2⁻³³) and bit 32 the salt coin, which the reference draws for
@@ -253,8 +259,9 @@ pub fn impulse_noise(image: &RgbImage, amount: f64, rng: RngKey) -> RgbImage {
 }
 
 /// ImageNet-C `speckle_noise`: `out = floor8(clip(x + x·N(0, σ), 0, 1)·255)`, x on [0, 1], one independent
-/// draw per pixel **and** channel (REFERENCE §2.4; identical in imagecorruptions): noise proportional to
-/// the signal, so black stays black. Size-independent; keyed row streams as [`gaussian_noise`].
+/// draw per pixel **and** channel (docs/imagenet-c.md#speckle_noise; identical in
+/// imagecorruptions): noise proportional to the signal, so black stays black. Size-independent;
+/// keyed row streams as [`gaussian_noise`].
 pub fn speckle_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
     let unit = unit_lut();
     per_element_normal(image, rng, |v, z| {

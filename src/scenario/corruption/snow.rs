@@ -1,4 +1,5 @@
-//! ImageNet-C `snow` (REFERENCE §2.10), a weather corruption, as imagecorruptions 1.1.2 computes it:
+//! ImageNet-C `snow` (docs/imagenet-c.md#snow), a weather corruption, as imagecorruptions 1.1.2
+//! computes it:
 //! a thresholded, zoomed Gaussian snow layer streaked by the motion-blur port (H5), added twice (as is
 //! and rotated by 180°) over a brightened image. Built on [`super::kernels`].
 
@@ -10,7 +11,7 @@ use rayon::prelude::*;
 use super::{kernels, lanes};
 use crate::scenario::RngKey;
 
-/// Parameters of one snow severity (REFERENCE §2.10).
+/// Parameters of one snow severity (docs/imagenet-c.md#snow).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SnowParams {
     /// Mean μ of the Gaussian snow field.
@@ -30,7 +31,7 @@ pub struct SnowParams {
     pub blend: f64,
 }
 
-/// (μ, s, z, t, r, σ, b) per severity 1..5 (REFERENCE §2.10).
+/// (μ, s, z, t, r, σ, b) per severity 1..5 (docs/imagenet-c.md#snow).
 pub const SNOW: [SnowParams; 5] = [
     snow(0.1, 0.3, 3.0, 0.5, 10, 4.0, 0.8),
     snow(0.2, 0.3, 2.0, 0.5, 12, 4.0, 0.7),
@@ -60,7 +61,7 @@ const fn snow(
     }
 }
 
-/// ImageNet-C `snow` as imagecorruptions 1.1.2 computes it (REFERENCE §2.10):
+/// ImageNet-C `snow` as imagecorruptions 1.1.2 computes it (docs/imagenet-c.md#snow):
 /// 1. x = value/255 in float32; snow field S = N(μ, s) of H×W (f64);
 /// 2. S = clipped_zoom(S, z) — imagecorruptions' per-axis crop, **untrimmed** (H3); S[S < t] = 0; clip
 ///    to [0, 1];
@@ -199,10 +200,10 @@ fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) ->
 /// [0, 1] in f32 (gray per H7) and the layer values `S = q/255` in f64; `snow` holds this row's layer
 /// bytes and those of the mirrored row (read right to left). Compiled for AVX2 where available.
 ///
-/// The weights are `f32(b)` and `f32(1 − b)` with `1 − b` taken in f64 (REFERENCE §2.10): numpy
-/// multiplies the float32 image by the Python floats `c[6]` and `1 - c[6]`, each cast to float32.
-/// `1 − f32(b)` differs from that in the last bit at b = 0.8 and 0.65 (severities 1 and 4), which
-/// moved about 4 and 1.5 bytes per 224² frame by one level.
+/// The weights are `f32(b)` and `f32(1 − b)` with `1 − b` taken in f64 (docs/imagenet-c.md#snow):
+/// numpy multiplies the float32 image by the Python floats `c[6]` and `1 - c[6]`, each cast to
+/// float32. `1 − f32(b)` differs from that in the last bit at b = 0.8 and 0.65 (severities 1 and
+/// 4), which moved about 4 and 1.5 bytes per 224² frame by one level.
 fn blend_row(src: &[u8], snow: (&[u8], &[u8]), b: f64, out: &mut [u8]) {
     let b = (b as f32, (1.0 - b) as f32);
     #[cfg(target_arch = "x86_64")]

@@ -1,12 +1,13 @@
-//! ImageNet-C `spatter` (validation corruption, REFERENCE §2.19; imagecorruptions 1.1.2 is identical for
-//! RGB): a thresholded, smoothed Gaussian "liquid" layer drawn as water (severities 1–3: pale turquoise
-//! highlights shaped by OpenCV Canny, distanceTransform, equalizeHist and filter2D, reproduced here) or
-//! mud (severities 4–5: brown blobs).
+//! ImageNet-C `spatter` (validation corruption, docs/imagenet-c.md#spatter; imagecorruptions 1.1.2
+//! is identical for RGB): a thresholded, smoothed Gaussian "liquid" layer drawn as water
+//! (severities 1–3: pale turquoise highlights shaped by OpenCV Canny, distanceTransform,
+//! equalizeHist and filter2D, reproduced here) or mud (severities 4–5: brown blobs).
 //!
 //! The OpenCV steps are ported exactly (see [`water_weights`]).
 //!
 //! The liquid field draws row `y` from `rng.stream(y)`, so the output depends only on the key, never on
-//! the thread count. numpy's stream is not reproduced (REFERENCE §1.1 item 7); the distribution is.
+//! the thread count. numpy's stream is not reproduced
+//! (docs/imagenet-c.md#randomness-and-external-inputs); the distribution is.
 
 use image::RgbImage;
 use rand_distr::{Distribution, Normal};
@@ -17,7 +18,7 @@ use super::lanes;
 use crate::scenario::RngKey;
 
 /// Spatter (μ, s, σ1, threshold t, c4, mode) per severity 1..5; mode 0 = water (c4 an intensity),
-/// 1 = mud (c4 a blur σ) (REFERENCE §2.19).
+/// 1 = mud (c4 a blur σ) (docs/imagenet-c.md#spatter).
 pub const SPATTER_PARAMS: [(f64, f64, f64, f64, f64, u8); 5] = [
     (0.65, 0.3, 4.0, 0.69, 0.6, 0),
     (0.65, 0.3, 3.0, 0.68, 0.6, 0),
@@ -467,12 +468,12 @@ pub fn equalize_hist(src: &[u8]) -> Vec<u8> {
     src.par_iter().map(|&v| lut[usize::from(v)]).collect()
 }
 
-/// The water branch's highlight weights (REFERENCE §2.19 steps 1–7, before ×c4): `L8 · D`, with `D`
-/// from Canny → distanceTransform → trunc 20 → box → equalizeHist → filter2D → box, divided by its
-/// maximum; `None` when the maximum is 0 (the reference divides by zero: NaN). `liquid` is the
-/// thresholded liquid layer, row-major `w`×`h`. Checked against OpenCV 4.8.1 (imagecorruptions' venv)
-/// on three random liquid layers (σ 2, 3, 4, 150×120): Canny, distanceTransform and equalizeHist
-/// bit-identical, the weights within 3e−8 (float32 rounding).
+/// The water branch's highlight weights (docs/imagenet-c.md#spatter, water steps 1–7, before ×c4):
+/// `L8 · D`, with `D` from Canny → distanceTransform → trunc 20 → box → equalizeHist → filter2D →
+/// box, divided by its maximum; `None` when the maximum is 0 (the reference divides by zero: NaN).
+/// `liquid` is the thresholded liquid layer, row-major `w`×`h`. Checked against OpenCV 4.8.1
+/// (imagecorruptions' venv) on three random liquid layers (σ 2, 3, 4, 150×120): Canny,
+/// distanceTransform and equalizeHist bit-identical, the weights within 3e−8 (float32 rounding).
 pub fn water_weights(liquid: &[f64], w: usize, h: usize) -> Option<Vec<f64>> {
     let l8: Vec<u8> = liquid
         .iter()
@@ -660,7 +661,8 @@ fn spatter_in_pool(
         )
     };
     let src = image.as_raw();
-    // x/255 in float32, as the reference holds the image (REFERENCE §1.2).
+    // x/255 in float32, as the reference holds the image
+    // (docs/imagenet-c.md#value-ranges-and-rounding).
     let unit: [f64; 256] = std::array::from_fn(|v| f64::from(v as f32 / 255.0));
     let mut out = vec![0u8; src.len()];
     let per = rows_per_task(wu);

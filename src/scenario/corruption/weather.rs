@@ -1,14 +1,16 @@
-//! Weather corruptions (REFERENCE §2.11 frost, §2.12 fog), following imagecorruptions 1.1.2 for
-//! arbitrary frame sizes.
+//! Weather corruptions frost (docs/imagenet-c.md#frost) and fog (docs/imagenet-c.md#fog), following
+//! imagecorruptions 1.1.2 for arbitrary frame sizes.
 //!
-//! * fog: the plasma fractal (REFERENCE §1.4 H4) on an N×N torus with N the next power of two
-//!   ≥ max(H, W, 3) as imagecorruptions does (hendrycks: always 256, 224-only), top-left H×W window.
+//! * fog: the plasma fractal (docs/imagenet-c.md#h4-plasma-fractal) on an N×N torus with N the next
+//!   power of two ≥ max(H, W, 3) as imagecorruptions does (hendrycks: always 256, 224-only),
+//!   top-left H×W window.
 //! * frost: one of frost1–frost5 (`randint(5)`; frost6 is never chosen, frost2 ≡ frost3), rescaled
 //!   with OpenCV-style bicubic by imagecorruptions' factor (always ×1.1, so ≥ 1.1× upscaled), randomly
 //!   cropped and blended on the 0..255 scale.
 //!
-//! numpy's random streams are not reproduced (REFERENCE §1.1 item 7); the distributions are. All draws
-//! come from the key's main generator in a fixed order, so outputs never depend on the thread count.
+//! numpy's random streams are not reproduced (docs/imagenet-c.md#randomness-and-external-inputs);
+//! the distributions are. All draws come from the key's main generator in a fixed order, so outputs
+//! never depend on the thread count.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -21,16 +23,16 @@ use super::lanes;
 use super::rowrng::for_each_row_element;
 use crate::scenario::RngKey;
 
-/// Fog (strength c0, wibble decay c1) per severity 1..5 (REFERENCE §2.12).
+/// Fog (strength c0, wibble decay c1) per severity 1..5 (docs/imagenet-c.md#fog).
 pub const FOG_PARAMS: [(f64, f64); 5] =
     [(1.5, 2.0), (2.0, 2.0), (2.5, 1.7), (2.5, 1.5), (3.0, 1.4)];
 
-/// Frost (image weight a, frost weight f) per severity 1..5 (REFERENCE §2.11).
+/// Frost (image weight a, frost weight f) per severity 1..5 (docs/imagenet-c.md#frost).
 pub const FROST_PARAMS: [(f64, f64); 5] =
     [(1.0, 0.4), (0.8, 0.6), (0.7, 0.7), (0.65, 0.7), (0.6, 0.75)];
 
 /// The frost texture files that can be chosen, in imagecorruptions' order (`randint(5)` picks one of
-/// these five; the listed frost6.jpg is never chosen, REFERENCE §2.11).
+/// these five; the listed frost6.jpg is never chosen, docs/imagenet-c.md#frost).
 pub const FROST_FILES: [&str; 5] = [
     "frost1.png",
     "frost2.png",
@@ -39,7 +41,8 @@ pub const FROST_FILES: [&str; 5] = [
     "frost5.jpg",
 ];
 
-/// imagecorruptions' extra texture upscale factor, applied whatever the frame size (REFERENCE §2.11).
+/// imagecorruptions' extra texture upscale factor, applied whatever the frame size
+/// (docs/imagenet-c.md#frost).
 pub const FROST_EXTRA_SCALE: f64 = 1.1;
 
 /// Environment variable naming the frost texture folder.
@@ -53,11 +56,12 @@ pub fn fog_map_size(w: u32, h: u32) -> usize {
     (w.max(h).max(3) as usize).next_power_of_two()
 }
 
-/// Diamond–square plasma fractal (REFERENCE §1.4 H4) on an `n`×`n` torus (`n` a power of two ≥ 1),
-/// row-major, normalised to [0, 1] (min 0, max 1, unless constant: then all 0 as NaN-free stand-in for
-/// numpy's 0/0). The random term is `wibble · U[−wibble, wibble)` (amplitude ∝ wibble², a reference quirk);
-/// wibble starts at 100 and is divided by `decay` after every step. See [`plasma_window`] for how it is
-/// computed and where the randomness comes from; this materialises the whole map.
+/// Diamond–square plasma fractal (docs/imagenet-c.md#h4-plasma-fractal) on an `n`×`n` torus (`n` a
+/// power of two ≥ 1), row-major, normalised to [0, 1] (min 0, max 1, unless constant: then all 0 as
+/// NaN-free stand-in for numpy's 0/0). The random term is `wibble · U[−wibble, wibble)` (amplitude
+/// ∝ wibble², a reference quirk); wibble starts at 100 and is divided by `decay` after every step.
+/// See [`plasma_window`] for how it is computed and where the randomness comes from; this
+/// materialises the whole map.
 pub fn plasma_fractal(n: usize, decay: f64, rng: RngKey) -> Vec<f64> {
     let p = plasma_window(n, decay, rng, (n, n));
     p.values
@@ -84,7 +88,8 @@ pub struct PlasmaWindow {
 }
 
 /// The top-left `w`×`h` window (`w, h ≤ n`) of the un-normalised [`plasma_fractal`] of side `n`, plus the
-/// whole map's minimum and range (the reference normalises by the whole map, REFERENCE §2.12).
+/// whole map's minimum and range (the reference normalises by the whole map,
+/// docs/imagenet-c.md#fog).
 ///
 /// The map is built as numpy builds it, level by level (step n, n/2, …, 2), but held compactly: at
 /// step s the already computed points form a `g×g` corner grid Q (g = n/s); the level computes the
@@ -434,11 +439,11 @@ fn min_max(v: &[f64]) -> (f64, f64) {
     )
 }
 
-/// ImageNet-C `fog` (imagecorruptions 1.1.2, REFERENCE §2.12): with x on [0, 1], m = max(x) over all
-/// pixels and channels and P the [`plasma_fractal`] of side [`fog_map_size`] (top-left H×W window, same
-/// on every channel): `out = floor8(clip((x + c0·P)·m/(m + c0), 0, 1)·255)`. Any size; an empty image is
-/// returned as is; 1×1 uses a 4×4 map (next power of two ≥ 3). Only the window of the map is stored
-/// ([`plasma_window`]); the blend runs in parallel over rows.
+/// ImageNet-C `fog` (imagecorruptions 1.1.2, docs/imagenet-c.md#fog): with x on [0, 1], m = max(x)
+/// over all pixels and channels and P the [`plasma_fractal`] of side [`fog_map_size`] (top-left H×W
+/// window, same on every channel): `out = floor8(clip((x + c0·P)·m/(m + c0), 0, 1)·255)`. Any size;
+/// an empty image is returned as is; 1×1 uses a 4×4 map (next power of two ≥ 3). Only the window of
+/// the map is stored ([`plasma_window`]); the blend runs in parallel over rows.
 pub fn fog(image: &RgbImage, strength: f64, decay: f64, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| fog_body(image, strength, decay, rng))
 }
@@ -811,11 +816,12 @@ pub fn frost(image: &RgbImage, a: f64, f: f64, rng: RngKey) -> Result<RgbImage, 
     Ok(frost_with(frost_textures()?, image, a, f, rng))
 }
 
-/// ImageNet-C `frost` (imagecorruptions 1.1.2, REFERENCE §2.11) with the given textures (the five of
-/// [`FROST_FILES`], in order): texture `randint(len)`; rescaled to [`frost_rescaled_size`] (OpenCV
-/// bicubic, [`bicubic_window`]); crop top = `randint[0, Hr − H)`, left = `randint[0, Wr − W)`;
-/// `out = floor8(clip(a·x + f·frost, 0, 255))` on the 0..255 scale. Any size (the ×1.1 rescale always
-/// leaves room for a crop); an empty image or an empty texture list returns the input.
+/// ImageNet-C `frost` (imagecorruptions 1.1.2, docs/imagenet-c.md#frost) with the given textures
+/// (the five of [`FROST_FILES`], in order): texture `randint(len)`; rescaled to
+/// [`frost_rescaled_size`] (OpenCV bicubic, [`bicubic_window`]); crop top = `randint[0, Hr − H)`,
+/// left = `randint[0, Wr − W)`; `out = floor8(clip(a·x + f·frost, 0, 255))` on the 0..255 scale.
+/// Any size (the ×1.1 rescale always leaves room for a crop); an empty image or an empty texture
+/// list returns the input.
 pub fn frost_with(
     textures: &[RgbImage],
     image: &RgbImage,

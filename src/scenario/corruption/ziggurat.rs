@@ -12,9 +12,9 @@
 //! outright in about 97.2 % of cases; the rest take the exact slow path, drawing further values from the
 //! same stream, so a row's deviates are still a pure function of its keyed stream.
 //!
-//! ImageNet-C draws with numpy's `np.random.normal`; its stream is not reproduced (REFERENCE §1.1 item 7),
-//! the distribution is: the tests check moments, tail masses and the Kolmogorov–Smirnov distance to Φ on
-//! millions of deviates.
+//! ImageNet-C draws with numpy's `np.random.normal`; its stream is not reproduced
+//! (docs/imagenet-c.md#randomness-and-external-inputs), the distribution is: the tests check
+//! moments, tail masses and the Kolmogorov–Smirnov distance to Φ on millions of deviates.
 
 use std::sync::OnceLock;
 

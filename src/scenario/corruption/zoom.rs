@@ -1,6 +1,7 @@
-//! The engine of `zoom_blur` (REFERENCE §2.9, H3): the running f32 sum of imagecorruptions'
-//! clipped, align-corners-bilinear zooms of one image, computed band by band so that the accumulator
-//! stays in cache, with exactly the f64 arithmetic of scipy `zoom(order=1)` per element.
+//! The engine of `zoom_blur` (docs/imagenet-c.md#zoom_blur, docs/imagenet-c.md#h3-clipped-zoom):
+//! the running f32 sum of imagecorruptions' clipped, align-corners-bilinear zooms of one image,
+//! computed band by band so that the accumulator stays in cache, with exactly the f64 arithmetic of
+//! scipy `zoom(order=1)` per element.
 //!
 //! Per zoom factor z and output element the reference evaluates (scipy, then cast to float32)
 //! `top = a·(1 − tx) + b·tx`, `bot = d·(1 − tx) + e·tx`, `v = top·(1 − ty) + bot·ty` and adds `v as f32`
