@@ -808,13 +808,16 @@ pub fn resize_linear(src: &RgbImage, width: u32, height: u32) -> RgbImage {
     let xs = linear_taps(sw, dw, true);
     let ys = linear_taps(sh as usize, height as usize, false);
     let raw = src.as_raw();
+    // Byte offsets of the two source pixels of each output column, and their weights.
+    let xo: Vec<[usize; 2]> = xs.iter().map(|t| [t.i0 * 3, t.i1 * 3]).collect();
+    let xw: Vec<[i32; 2]> = xs.iter().map(|t| [t.w0, t.w1]).collect();
     let hpass = |row: usize, out: &mut [i32]| {
         let s = &raw[row * sw * 3..(row + 1) * sw * 3];
-        for (o, t) in out.chunks_exact_mut(3).zip(&xs) {
-            let (p0, p1) = (&s[t.i0 * 3..t.i0 * 3 + 3], &s[t.i1 * 3..t.i1 * 3 + 3]);
-            for c in 0..3 {
-                o[c] = i32::from(p0[c]) * t.w0 + i32::from(p1[c]) * t.w1;
-            }
+        for ((o, &[a, b]), &[w0, w1]) in out.chunks_exact_mut(3).zip(&xo).zip(&xw) {
+            let (p0, p1) = (&s[a..a + 3], &s[b..b + 3]);
+            o[0] = i32::from(p0[0]) * w0 + i32::from(p1[0]) * w1;
+            o[1] = i32::from(p0[1]) * w0 + i32::from(p1[1]) * w1;
+            o[2] = i32::from(p0[2]) * w0 + i32::from(p1[2]) * w1;
         }
     };
     // Two horizontally resampled rows, tagged with their source row (rows only move forward).
@@ -842,9 +845,11 @@ pub fn resize_linear(src: &RgbImage, width: u32, height: u32) -> RgbImage {
             tags[1] = t.i1;
         }
         let (b0, b1) = (t.w0, t.w1);
-        for ((o, &h0), &h1) in orow.iter_mut().zip(&rows[0]).zip(&rows[1]) {
-            let v = (((h0 >> 4) * b0) >> 16) + (((h1 >> 4) * b1) >> 16);
-            *o = ((v + 2) >> 2).clamp(0, 255) as u8;
+        let n = orow.len();
+        let (r0, r1) = (&rows[0][..n], &rows[1][..n]);
+        for i in 0..n {
+            let v = (((r0[i] >> 4) * b0) >> 16) + (((r1[i] >> 4) * b1) >> 16);
+            orow[i] = ((v + 2) >> 2).clamp(0, 255) as u8;
         }
     }
     RgbImage::from_raw(width, height, out).expect("width × height × 3 bytes")
