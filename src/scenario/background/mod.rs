@@ -59,9 +59,10 @@
 //! any, these scenarios report that they need a stream or backgrounds.
 //!
 //! An Only-BG-T background of another size than the frame (frames of different sizes at the native
-//! stage; `mixed_*`, `random_bg_*_bgt`) is fitted as IN-9 fits everything to its 256² composites, generalised to W×H: Pillow NEAREST resize so
-//! that it covers W×H with its aspect ratio kept (the side that binds becomes exactly W or H, the other
-//! truncated), then a centred W×H crop (torchvision offsets). At the model-input stage every frame has
+//! stage; `mixed_*`, `random_bg_*_bgt`) is fitted as IN-9 fits everything to its 256² composites,
+//! generalised to W×H: Pillow NEAREST resize so that it covers W×H with its aspect ratio kept (the
+//! side that binds becomes exactly W or H, the other truncated), then a centred W×H crop (torchvision
+//! offsets). At the model-input stage every frame has
 //! the same size and nothing is resized.
 //!
 //! # Geometry
