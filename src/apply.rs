@@ -11,7 +11,8 @@
 //! name; the draw among them is the run's keyed draw). Each `--background` is
 //! - `IMG[:CLASS]`: an image, with its mask `<stem>.mask.png|npy` next to it when there is one (as in
 //!   a folder source). With a mask the pool background is IN-9's Only-BG-T of the image (the object's
-//!   box tiled over, [`pool_background`], as in a run); **without one the whole image is taken as the
+//!   box tiled over, [`pool_background`], as in a run; XIMAGENET-12's `random_bg_add|paste` take
+//!   the whole image, as in a run); **without one the whole image is taken as the
 //!   background** (a run never does this: its pool only holds frames with regions; here it lets any
 //!   photo serve as a background). `CLASS` (after the last `:`) is the background's class: an index,
 //!   or with `--model` a name of the model's labels;
@@ -356,6 +357,9 @@ pub fn background_pool(
     }
     let frames = background_frames(specs, labels)?;
     let mut pool = BackgroundPool::new(frames.len(), seed, background_maker(stage));
+    if let Some(whole) = stage.and_then(|(m, s)| crate::pipeline::pool_whole_maker(m, s)) {
+        pool = pool.with_whole_maker(whole);
+    }
     for frame in &frames {
         pool.offer(frame);
     }

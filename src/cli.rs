@@ -225,7 +225,8 @@ pub struct ApplyArgs {
     pub jpeg_after_corruption: Option<u8>,
     /// A background for the pool scenarios (`background/mixed_*`, `background/random_bg_*`,
     /// `placement/other/…`), repeatable: `IMG[:CLASS]` (mask `<stem>.mask.png|npy` next to it if any:
-    /// its Only-BG-T; without one the whole image) or a manifest `.csv` (`path,label,mask,boxes`).
+    /// its Only-BG-T, the whole image for `random_bg_add|paste`; without one the whole image) or a
+    /// manifest `.csv` (`path,label,mask,boxes`).
     #[arg(long = "background", value_name = "IMG[:CLASS]|CSV")]
     pub backgrounds: Vec<String>,
     /// The input's class (index, or with --model a label name), as a run's truth: `mixed_same` draws

@@ -72,6 +72,12 @@ fn every_background_key_applies_to_a_photo_with_a_mask() {
         assert!(o.status.success(), "{key}: {}", common::text(&o.stderr));
         let got = image::open(&out).unwrap().into_rgb8();
         assert_eq!(got.dimensions(), (96, 80), "{key}");
+        if key == "background/transparent" {
+            // The reference's RGBA with its alpha dropped, as its loader reads it: the image
+            // itself.
+            assert_eq!(got, pixels, "{key}");
+            continue;
+        }
         assert_ne!(got, pixels, "{key} changed nothing");
         // Same seed, same bytes.
         let again = d.path().join(format!("{name}_again.png"));
@@ -170,10 +176,90 @@ fn preview_draws_both_groups() {
         .unwrap();
     assert!(o.status.success(), "{}", common::text(&o.stderr));
     let stdout = common::text(&o.stdout);
-    // clean + 19 background variants.
-    assert!(stdout.contains("20 variants"), "{stdout}");
+    // clean + 20 background variants.
+    assert!(stdout.contains("21 variants"), "{stdout}");
     // The five pool scenarios are grey tiles with a warning each; the others drew.
     let err = common::text(&o.stderr);
     assert_eq!(err.matches("drawn as a grey tile").count(), 5, "{err}");
     assert!(image::open(&sheet).is_ok());
+}
+
+#[test]
+fn transparent_images_on_their_mattes_are_exact() {
+    let d = tempfile::tempdir().unwrap();
+    let (img, mask, pixels, mask_px) = scene(d.path());
+    for (leaf, matte) in [
+        ("transparent_on/black", [0, 0, 0]),
+        ("transparent_on/white", [255, 255, 255]),
+        ("transparent_on/grey", [128, 128, 128]),
+        ("transparent_on/00Ff80", [0, 255, 128]),
+    ] {
+        let out = d.path().join("t.png");
+        let o = apply(&format!("background/{leaf}"), &img, Some(&mask), &out, 0);
+        assert!(o.status.success(), "{leaf}: {}", common::text(&o.stderr));
+        let got = image::open(&out).unwrap().into_rgb8();
+        for (x, y, m) in mask_px.enumerate_pixels() {
+            let want = if m.0[0] > 0 {
+                pixels.get_pixel(x, y).0
+            } else {
+                matte
+            };
+            assert_eq!(got.get_pixel(x, y).0, want, "{leaf} at {x},{y}");
+        }
+    }
+    // A matte that is not a colour is an unknown scenario, named, with where to find the list.
+    let o = apply(
+        "background/transparent_on/grey50",
+        &img,
+        Some(&mask),
+        &d.path().join("x.png"),
+        0,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", common::text(&o.stderr));
+    let err = common::text(&o.stderr);
+    assert!(
+        err.contains("unknown scenario `background/transparent_on/grey50`")
+            && err.contains("robustream scenarios"),
+        "{err}"
+    );
+}
+
+#[test]
+fn random_background_squashes_the_object_onto_a_whole_image_of_another_size() {
+    let d = tempfile::tempdir().unwrap();
+    let (img, mask, pixels, mask_px) = scene(d.path());
+    // A 64×50 photo-like background, given without a mask: taken whole (generated_background.py's
+    // background is a whole image). The variant has its size.
+    let bg = RgbImage::from_fn(64, 50, |x, y| {
+        image::Rgb([(x * 3) as u8, (y * 5) as u8, ((x + y) * 2) as u8])
+    });
+    let bg_path = d.path().join("bg.png");
+    bg.save(&bg_path).unwrap();
+    let segmented = RgbImage::from_fn(96, 80, |x, y| {
+        if mask_px.get_pixel(x, y).0[0] > 0 {
+            *pixels.get_pixel(x, y)
+        } else {
+            image::Rgb([0, 0, 0])
+        }
+    });
+    let fg = robustream::scenario::background::opencv::resize_linear(&segmented, 64, 50);
+    let out = d.path().join("r.png");
+    let o = Command::new(env!("CARGO_BIN_EXE_robustream"))
+        .args(["apply", "--scenario", "background/random_bg_add", "--mask"])
+        .arg(&mask)
+        .arg("--background")
+        .arg(&bg_path)
+        .arg(&img)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", common::text(&o.stderr));
+    let got = image::open(&out).unwrap().into_rgb8();
+    assert_eq!(got.dimensions(), (64, 50));
+    for ((g, b), f) in got.as_raw().iter().zip(bg.as_raw()).zip(fg.as_raw()) {
+        assert_eq!(u16::from(*g), (u16::from(*b) + u16::from(*f)).min(255));
+    }
+    // The object is there (squashed), the corner is the background's.
+    assert_eq!(got.get_pixel(0, 0), bg.get_pixel(0, 0));
+    assert_ne!(got.get_pixel(30, 24), bg.get_pixel(30, 24));
 }

@@ -8,8 +8,11 @@
 //! accuracies of models trained *and* tested on each scenario (EX2), which a stream cannot produce:
 //! the user supplies them as a JSON file ([`InnerResults`]); without it only `score_cross` is given.
 //!
-//! Scenarios: the 12 XIMAGENET-12 keys `background/<name>` ([`SCENARIOS`]), whichever the plan holds.
-//! The paper's Table 2 uses 8 of them; we use every one present (say which in the plan).
+//! Scenarios: the XIMAGENET-12 keys `background/<name>` ([`SCENARIOS`], then the options
+//! `transparent_on/<matte>`, `random_bg_*_bgt`), whichever the plan holds; σ²_cross covers every
+//! one present and the section lists them (`scenarios`). The paper's Table 2 uses eight of them
+//! ([`TABLE2`], group `ximagenet12-table2`): when all eight have an accuracy, `table2` gives
+//! σ²_cross and score_cross over exactly those eight, the numbers that compare with the paper's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,8 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use super::CLEAN;
 
-/// The XIMAGENET-12 scenario names (keys `background/<name>`, docs/ximagenet.md#scenarios).
-pub const SCENARIOS: [&str; 12] = [
+pub use crate::scenario::background::TABLE2;
+
+/// The XIMAGENET-12 scenario names of the `ximagenet12` group (keys `background/<name>`,
+/// docs/ximagenet.md#scenarios).
+pub const SCENARIOS: [&str; 13] = [
     "blur_bg",
     "blur_obj",
     "color_r",
@@ -30,6 +36,7 @@ pub const SCENARIOS: [&str; 12] = [
     "bright_bg",
     "bright_obj",
     "segmented",
+    "transparent",
     "random_bg_add",
     "random_bg_paste",
 ];
@@ -37,6 +44,22 @@ pub const SCENARIOS: [&str; 12] = [
 /// The scenario key of an XIMAGENET-12 scenario name.
 fn key_of(name: &str) -> String {
     format!("background/{name}")
+}
+
+/// Where an XIMAGENET-12 scenario key sorts in the section ([`SCENARIOS`], then the listed options,
+/// then other mattes), `None` for any other key.
+fn rank(key: &str) -> Option<usize> {
+    let name = key.strip_prefix("background/")?;
+    let options = crate::scenario::background::XIMAGENET12_OPTIONS;
+    SCENARIOS
+        .iter()
+        .chain(options.iter().map(|(n, _)| n))
+        .position(|s| *s == name)
+        .or_else(|| {
+            (name.starts_with("transparent_on/")
+                && crate::scenario::background::build(key).is_some())
+            .then_some(SCENARIOS.len() + options.len())
+        })
 }
 
 /// Errors reading the inner (scenario-trained) results file.
@@ -114,7 +137,7 @@ impl InnerResults {
                 source,
             })?;
         for (key, &value) in &map {
-            let known = key == CLEAN || SCENARIOS.iter().any(|s| key_of(s) == *key);
+            let known = key == CLEAN || rank(key).is_some();
             if !known {
                 return Err(InnerError::UnknownKey {
                     path: path.to_path_buf(),
@@ -152,6 +175,14 @@ pub struct Volatility {
     pub drop_volatility: Vec<(String, Option<f64>)>,
     /// Scenarios that entered σ²_cross (those with an accuracy, μ defined).
     pub n: usize,
+    /// Their names, in section order: what σ²_cross covers.
+    #[serde(default)]
+    pub scenarios: Vec<String>,
+    /// σ²_cross and score_cross over exactly the paper's eight Table 2 scenarios ([`TABLE2`]), when
+    /// all eight have an accuracy and μ is defined: the numbers to compare with the paper's
+    /// Table 2.
+    #[serde(default)]
+    pub table2: Option<CrossScore>,
     /// σ²_cross with n − 1; `null` when n < 2 or μ is undefined.
     pub variance_cross: Option<f64>,
     /// 1 − σ²_cross.
@@ -165,6 +196,15 @@ pub struct Volatility {
     pub score: Option<f64>,
 }
 
+/// σ²_cross and its score over a set of scenarios.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CrossScore {
+    /// Σ (C(i) − μ)² / (n − 1).
+    pub variance_cross: f64,
+    /// 1 − σ²_cross.
+    pub score_cross: f64,
+}
+
 /// The volatility metrics from per-scenario top-1 accuracies `(key, top-1)` and optional inner
 /// results. `None` when no XIMAGENET-12 scenario is in the plan.
 pub fn compute<'a>(
@@ -173,14 +213,27 @@ pub fn compute<'a>(
 ) -> Option<Volatility> {
     let top1: Vec<(&str, Option<f64>)> = top1.into_iter().collect();
     let find = |key: &str| top1.iter().find(|(k, _)| *k == key).map(|(_, a)| *a);
-    let present: Vec<(&str, Option<f64>)> = SCENARIOS
+    let mut ranked: Vec<(usize, &str, Option<f64>)> = top1
         .iter()
-        .filter_map(|s| find(&key_of(s)).map(|a| (*s, a)))
+        .filter_map(|&(k, a)| Some((rank(k)?, k.strip_prefix("background/")?, a)))
         .collect();
+    ranked.sort_by_key(|&(r, _, _)| r);
+    let present: Vec<(&str, Option<f64>)> = ranked.into_iter().map(|(_, s, a)| (s, a)).collect();
     if present.is_empty() {
         return None;
     }
     let mu = find(CLEAN).flatten();
+    let table2: Option<Vec<f64>> = TABLE2
+        .iter()
+        .map(|s| present.iter().find(|(p, _)| p == s).and_then(|(_, a)| *a))
+        .collect();
+    let table2 = mu
+        .zip(table2)
+        .and_then(|(m, xs)| variance_n_minus_1(&xs, m))
+        .map(|v| CrossScore {
+            variance_cross: v,
+            score_cross: 1.0 - v,
+        });
     let drop_volatility: Vec<(String, Option<f64>)> = present
         .iter()
         .map(|(s, c)| (s.to_string(), mu.zip(*c).map(|(m, c)| (c - m).powi(2))))
@@ -198,6 +251,15 @@ pub fn compute<'a>(
     Some(Volatility {
         mu,
         n: if mu.is_some() { cross.len() } else { 0 },
+        scenarios: match mu {
+            Some(_) => present
+                .iter()
+                .filter(|(_, c)| c.is_some())
+                .map(|(s, _)| s.to_string())
+                .collect(),
+            None => Vec::new(),
+        },
+        table2,
         drop_volatility,
         score_cross: variance_cross.map(|v| 1.0 - v),
         score: variance_cross
@@ -265,10 +327,89 @@ mod tests {
         assert_eq!(v.n, 8);
         let cross = v.variance_cross.unwrap();
         assert_eq!(format!("{cross:.4}"), "0.0902");
+        // The group `ximagenet12-table2` is exactly these eight, in the paper's column order;
+        // σ²_cross covers them, and the Table 2 score is the same number.
+        let names: Vec<&str> = RESNET50_EX1.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, TABLE2.to_vec());
+        let group = crate::scenario::Catalog::builtin()
+            .expand("ximagenet12-table2")
+            .unwrap();
+        assert_eq!(group, TABLE2.map(key_of).to_vec());
+        let mut covered = v.scenarios.clone();
+        covered.sort();
+        let mut want = TABLE2.map(String::from).to_vec();
+        want.sort();
+        assert_eq!(covered, want);
+        let t2 = v.table2.unwrap();
+        // The same sum in another order (Table 2's, not the section's): equal to rounding.
+        assert!((t2.variance_cross - cross).abs() < 1e-15);
+        assert!((t2.score_cross - (1.0 - cross)).abs() < 1e-15);
         assert!((v.variance_inner.unwrap() - 0.0112).abs() < 1e-12);
         // Printed S_robust 0.8985; 1 − (0.0902 + 0.0112) = 0.8986 after the paper's own rounding.
         assert!((v.score.unwrap() - 0.8985).abs() < 2e-4, "{:?}", v.score);
         assert_eq!(v.score_cross, Some(1.0 - cross));
+    }
+
+    #[test]
+    fn table2_score_is_over_the_eight_only() {
+        // The whole group plus the Table 2 set: σ²_cross covers everything present, `table2` only
+        // the eight (here the paper's ResNet50 accuracies, whatever the others are).
+        let mu = 0.9523;
+        let mut lines: Vec<(String, Option<f64>)> = vec![("clean".into(), Some(mu))];
+        lines.extend(
+            RESNET50_EX1
+                .iter()
+                .map(|(s, a)| (key_of(s), Some(a / 100.0))),
+        );
+        for extra in [
+            "transparent",
+            "bright_bg",
+            "random_bg_paste_bgt",
+            "transparent_on/00ff00",
+        ] {
+            lines.push((key_of(extra), Some(0.1)));
+        }
+        lines.push(("background/only_fg".into(), Some(0.0)));
+        let v = compute(lines.iter().map(|(k, a)| (k.as_str(), *a)), None).unwrap();
+        assert_eq!(v.n, 12);
+        assert_eq!(
+            v.scenarios,
+            [
+                "blur_bg",
+                "blur_obj",
+                "color_r",
+                "color_g",
+                "color_b",
+                "color_grey",
+                "bright_bg",
+                "segmented",
+                "transparent",
+                "random_bg_add",
+                "random_bg_paste_bgt",
+                "transparent_on/00ff00"
+            ]
+        );
+        assert_eq!(format!("{:.4}", v.table2.unwrap().variance_cross), "0.0902");
+        assert!(v.variance_cross.unwrap() > 0.2);
+        // One of the eight missing (or without an accuracy): no Table 2 score.
+        let v = compute(
+            lines
+                .iter()
+                .filter(|(k, _)| k != "background/segmented")
+                .map(|(k, a)| (k.as_str(), *a)),
+            None,
+        )
+        .unwrap();
+        assert_eq!(v.table2, None);
+        let v = compute(
+            lines.iter().map(|(k, a)| {
+                let a = if k == "background/color_r" { None } else { *a };
+                (k.as_str(), a)
+            }),
+            None,
+        )
+        .unwrap();
+        assert_eq!((v.table2, v.n), (None, 11));
     }
 
     #[test]
@@ -347,5 +488,11 @@ mod tests {
             .map(|(n, _)| *n)
             .collect();
         assert_eq!(names, SCENARIOS.to_vec());
+        for t in TABLE2 {
+            assert!(SCENARIOS.contains(&t), "{t}");
+        }
+        assert!(rank("background/transparent_on/grey").is_some());
+        assert!(rank("background/transparent_on/nope").is_none());
+        assert!(rank("background/only_fg").is_none());
     }
 }

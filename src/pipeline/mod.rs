@@ -46,7 +46,7 @@ use crossbeam_channel::{bounded, unbounded};
 
 pub use config::{DropPolicy, PipelineConfig, ScenarioStage};
 pub use reader::GRACE as READ_GRACE;
-pub use work::pool_maker;
+pub use work::{pool_maker, pool_whole_maker};
 
 use crate::engine::Engine;
 use crate::engine::model::ModelDesc;
@@ -282,11 +282,13 @@ pub fn run(
     // The collector drains this at once; the work behind it is bounded upstream.
     let (msg_tx, msg_rx) = unbounded();
     // The background pool (scenario::pool), kept only when a scenario of the plan draws from it.
-    let pool = plan
-        .scenarios()
-        .iter()
-        .any(|s| s.uses_pool())
-        .then(|| BackgroundPool::new(config.pool, seed, pool_maker(&model, stage)));
+    let pool = plan.scenarios().iter().any(|s| s.uses_pool()).then(|| {
+        let pool = BackgroundPool::new(config.pool, seed, pool_maker(&model, stage));
+        match pool_whole_maker(&model, stage) {
+            Some(whole) => pool.with_whole_maker(whole),
+            None => pool,
+        }
+    });
     // Batch buffers with room for the engine's largest batch size (its padding).
     let per = model.input_len();
     let max_batch = config.max_batch.max(1);

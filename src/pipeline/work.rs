@@ -368,3 +368,13 @@ pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMake
         pool_background(&base, masks.mask.as_ref(), &boxes)
     })
 }
+
+/// The pool's whole-image maker (XIMAGENET-12's random background, `PoolEntry::whole`): the frame
+/// at the scenario stage; `None` at the native stage, where the pool takes the frame as it is.
+pub fn pool_whole_maker(model: &ModelDesc, stage: ScenarioStage) -> Option<Arc<BackgroundMaker>> {
+    let model = model.clone();
+    (stage == ScenarioStage::ModelInput).then(|| {
+        Arc::new(move |image: &RgbImage, _: &Regions| Some(ModelView::new(&model).image(image)))
+            as Arc<BackgroundMaker>
+    })
+}

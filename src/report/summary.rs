@@ -24,7 +24,7 @@ use crate::metrics::in9::{ChallengeTally, In9};
 use crate::metrics::latency::Quantiles;
 use crate::metrics::placement::Placement;
 use crate::metrics::rfs::Rfs;
-use crate::metrics::volatility::{InnerResults, Volatility};
+use crate::metrics::volatility::{InnerResults, TABLE2, Volatility};
 use crate::metrics::{CLEAN, Metrics, Record, Tally};
 
 /// Frame counts of a run.
@@ -836,8 +836,24 @@ fn volatility_line(v: &Volatility) -> String {
         _ if v.inner.is_some() => "; S_robust undefined (inner results cover < 2 scenarios)".into(),
         _ => "; S_robust needs [metrics] ximagenet_inner".into(),
     };
+    // What σ²_cross covers: the paper's Table 2 set by name, else the scenarios themselves.
+    let is_table2 = v.scenarios.len() == TABLE2.len()
+        && TABLE2.iter().all(|t| v.scenarios.iter().any(|s| s == t));
+    let covers = match (v.scenarios.is_empty(), is_table2) {
+        (true, _) => String::new(),
+        (false, true) => ": the paper's Table 2 set".into(),
+        (false, false) => format!(": {}", v.scenarios.join(", ")),
+    };
+    let table2 = match (&v.table2, is_table2) {
+        (Some(t), false) => format!(
+            "; Table 2 set (8): σ²_cross {}, score_cross {}",
+            num(Some(t.variance_cross), 4),
+            num(Some(t.score_cross), 4)
+        ),
+        _ => String::new(),
+    };
     format!(
-        "XIMAGENET-12: σ²_cross {} over {} scenario{} (n − 1), score_cross {}{full}\n",
+        "XIMAGENET-12: σ²_cross {} over {} scenario{} (n − 1{covers}), score_cross {}{table2}{full}\n",
         num(v.variance_cross, 4),
         v.n,
         if v.n == 1 { "" } else { "s" },
@@ -1813,7 +1829,7 @@ pub(crate) mod tests {
         // Renderings.
         let t = s.table();
         assert!(
-            t.contains("XIMAGENET-12: σ²_cross 0.0000 over 2 scenarios (n − 1), score_cross 1.0000; S_robust 0.8000 (σ²_inner 0.2000)\n"),
+            t.contains("XIMAGENET-12: σ²_cross 0.0000 over 2 scenarios (n − 1: blur_bg, blur_obj), score_cross 1.0000; S_robust 0.8000 (σ²_inner 0.2000)\n"),
             "{t}"
         );
         assert!(

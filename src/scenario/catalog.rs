@@ -99,7 +99,8 @@ impl Catalog {
             (
                 "ximagenet12",
                 super::background::XIMAGENET12,
-                "XIMAGENET-12 background scenarios: blur, colour, brightness, segmented, random",
+                "XIMAGENET-12 background scenarios: blur, colour, brightness, segmented, transparent, \
+                 random",
             ),
         ] {
             let members: Vec<String> = list
@@ -115,6 +116,21 @@ impl Catalog {
                 members,
             });
         }
+        // XIMAGENET-12 options (listed, in no group) and the paper's Table 2 set
+        // (docs/ximagenet.md#robustness-score).
+        for (leaf, desc) in super::background::XIMAGENET12_OPTIONS {
+            scenarios.push(entry(&format!("background/{leaf}"), desc));
+        }
+        groups.push(CatalogEntry {
+            name: "ximagenet12-table2".into(),
+            description: "the XIMAGENET-12 paper's eight Table 2 scenarios (Blur_bg, Blur_obj, \
+                          Color_g/b/grey/r, Rand_bg, Seg_img): σ²_cross comparable with the paper"
+                .into(),
+            members: super::background::TABLE2
+                .iter()
+                .map(|leaf| format!("background/{leaf}"))
+                .collect(),
+        });
         let demo: Vec<String> = ["gaussian_noise", "contrast"]
             .iter()
             .flat_map(|n| SEVERITIES.map(move |s| format!("corruption/{n}/{s}")))
@@ -159,11 +175,16 @@ impl Catalog {
     }
 
     /// Expands one plan item (a key, a group name, or a prefix ending in `/*`) to keys, in order.
+    /// Besides the listed keys, a parameterised key that builds is accepted as it is
+    /// (`background/transparent_on/RRGGBB`).
     pub fn expand(&self, item: &str) -> Option<Vec<String>> {
         if let Some(g) = self.groups.iter().find(|g| g.name == item) {
             return Some(g.members.clone());
         }
-        if self.scenarios.iter().any(|s| s.name == item) {
+        if self.scenarios.iter().any(|s| s.name == item)
+            || (item.starts_with("background/transparent_on/")
+                && super::background::build(item).is_some())
+        {
             return Some(vec![item.to_string()]);
         }
         let prefix = item.strip_suffix('*')?;
@@ -254,6 +275,35 @@ mod tests {
         let bench = c.expand("imagenet-c").unwrap();
         assert_eq!(bench.last().unwrap(), "corruption/jpeg_compression/5");
         assert!(c.expand("corruption/nope/1").is_none());
+        assert_eq!(
+            c.expand("ximagenet12-table2").unwrap(),
+            [
+                "blur_bg",
+                "blur_obj",
+                "color_g",
+                "color_b",
+                "color_grey",
+                "color_r",
+                "random_bg_add",
+                "segmented"
+            ]
+            .map(|l| format!("background/{l}"))
+        );
+        // Mattes: the listed ones and any RRGGBB colour; nothing else.
+        assert_eq!(
+            c.expand("background/transparent_on/1a2B3c").unwrap(),
+            vec!["background/transparent_on/1a2B3c"]
+        );
+        assert!(c.expand("background/transparent_on/white").is_some());
+        assert!(c.expand("background/transparent_on/12345").is_none());
+        assert!(c.expand("background/transparent_on/zz0000").is_none());
+        assert!(c.expand("background/transparent_on/+1+2+3").is_none());
+        assert!(
+            !c.expand("ximagenet12")
+                .unwrap()
+                .iter()
+                .any(|k| k.ends_with("_bgt"))
+        );
         assert!(c.expand("zzz/*").is_none());
         assert!(c.build("corruption/contrast/9").is_none());
     }

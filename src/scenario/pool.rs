@@ -17,7 +17,10 @@
 //! Entries keep the frame's pixels and regions; the background itself (IN-9's `only_bg_t` at the run's
 //! scenario stage) is made lazily, once, by whichever worker first needs it, through the
 //! [`BackgroundMaker`] the pipeline supplies. It is a pure function of the frame, so who computes it
-//! does not matter.
+//! does not matter. XIMAGENET-12's random background takes a **whole** earlier image instead
+//! ([`PoolEntry::whole`]): the frame at the scenario stage, made the same lazy way by the pool's
+//! whole-image maker ([`BackgroundPool::with_whole_maker`]; without one, the frame's pixels as
+//! offered).
 //!
 //! Warm-up: before the pool holds a suitable background a pool scenario cannot make its variant and
 //! reports [`super::ScenarioError::Unsuitable`] ("background pool warming up"); the frame is counted as
@@ -42,10 +45,12 @@ pub struct PoolEntry {
     pub frame_id: String,
     /// The frame's class in the dataset label space; `None` for unlabelled frames.
     pub class: Option<usize>,
-    image: RgbImage,
+    image: Arc<RgbImage>,
     regions: Regions,
     made: OnceLock<Option<Arc<RgbImage>>>,
     maker: Arc<BackgroundMaker>,
+    whole: OnceLock<Arc<RgbImage>>,
+    whole_maker: Option<Arc<BackgroundMaker>>,
 }
 
 impl std::fmt::Debug for PoolEntry {
@@ -63,6 +68,20 @@ impl PoolEntry {
     pub fn background(&self) -> Option<Arc<RgbImage>> {
         self.made
             .get_or_init(|| (self.maker)(&self.image, &self.regions).map(Arc::new))
+            .clone()
+    }
+
+    /// The whole frame at the scenario stage (XIMAGENET-12's random background), made on first use
+    /// by the pool's whole-image maker; the frame's pixels as offered when the pool has none, or
+    /// when the maker returns `None`.
+    pub fn whole(&self) -> Arc<RgbImage> {
+        self.whole
+            .get_or_init(|| {
+                self.whole_maker
+                    .as_ref()
+                    .and_then(|m| m(&self.image, &self.regions))
+                    .map_or_else(|| self.image.clone(), Arc::new)
+            })
             .clone()
     }
 }
@@ -118,6 +137,7 @@ pub struct BackgroundPool {
     capacity: usize,
     seed: u64,
     maker: Arc<BackgroundMaker>,
+    whole_maker: Option<Arc<BackgroundMaker>>,
     seen: BTreeMap<Option<usize>, u64>,
     view: Arc<PoolView>,
 }
@@ -130,9 +150,17 @@ impl BackgroundPool {
             capacity: capacity.max(1),
             seed,
             maker,
+            whole_maker: None,
             seen: BTreeMap::new(),
             view: Arc::new(PoolView::default()),
         }
+    }
+
+    /// Sets how entries make their whole image at the scenario stage ([`PoolEntry::whole`]), e.g.
+    /// the model's view of the frame; without it the frame's pixels are taken as offered.
+    pub fn with_whole_maker(mut self, maker: Arc<BackgroundMaker>) -> Self {
+        self.whole_maker = Some(maker);
+        self
     }
 
     /// The pool as it is now (what the next frame's scenarios see).
@@ -167,10 +195,12 @@ impl BackgroundPool {
         let entry = Arc::new(PoolEntry {
             frame_id: frame.id.clone(),
             class,
-            image: frame.image.clone(),
+            image: Arc::new(frame.image.clone()),
             regions: regions.clone(),
             made: OnceLock::new(),
             maker: self.maker.clone(),
+            whole: OnceLock::new(),
+            whole_maker: self.whole_maker.clone(),
         });
         let mut next = (*self.view).clone();
         let list = next.by_class.entry(class).or_default();
@@ -219,6 +249,16 @@ mod tests {
         assert_eq!(v.of_class(None)[0].frame_id, "c");
         assert_eq!(v.all().next().map(|e| e.frame_id.as_str()), Some("c"));
         assert!(v.of_class(Some(1))[0].background().is_some());
+        // Whole images: the frame as offered, or what the whole-image maker makes of it.
+        assert_eq!(v.of_class(Some(1))[0].whole().get_pixel(3, 3).0, [1, 2, 3]);
+        let halve: Arc<BackgroundMaker> =
+            Arc::new(|img: &RgbImage, _: &Regions| Some(image::imageops::thumbnail(img, 2, 2)));
+        let mut pool = BackgroundPool::new(4, 0, maker()).with_whole_maker(halve);
+        pool.offer(&frame("a", Some(1), true));
+        let e = pool.view().of_class(Some(1))[0].clone();
+        assert_eq!(e.whole().dimensions(), (2, 2));
+        assert!(Arc::ptr_eq(&e.whole(), &e.whole()), "made once");
+        assert_eq!(e.background().unwrap().dimensions(), (4, 4));
     }
 
     #[test]

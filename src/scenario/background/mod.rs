@@ -6,8 +6,11 @@
 //!   `mixed_rand`, `mixed_next`.
 //! - **XIMAGENET-12** (docs/ximagenet.md#scenarios; group `ximagenet12`, [`ximagenet`]): blurred
 //!   background / object, background recoloured red / green / blue / grey / rainbow, bright
-//!   background / object, segmented object, random background (the published saturating *sum* and a
-//!   clean paste), on OpenCV-exact kernels ([`opencv`]).
+//!   background / object, segmented object, transparent image (alpha dropped as the reference's
+//!   loader does, or composited on a matte), random background (the published saturating *sum* and
+//!   a clean paste), on OpenCV-exact kernels ([`opencv`]). Group `ximagenet12-table2`: the paper's
+//!   eight Table 2 scenarios ([`TABLE2`]), whose σ²_cross compares with the paper
+//!   (`metrics::volatility`).
 //!
 //! # Regions
 //!
@@ -28,8 +31,18 @@
 //!
 //! `mixed_*` and `random_bg_*` draw another frame's background from the stream's
 //! [`BackgroundPool`](super::BackgroundPool) (see [`super::pool`]): a bounded, seeded per-class
-//! reservoir of **earlier** frames. Each entry's background is IN-9's `only_bg_t` of that frame,
-//! made by [`pool_background`] (the pipeline's maker). Which entry ([`draw_background`]):
+//! reservoir of **earlier** frames. For `mixed_*` and the `random_bg_*_bgt` options each entry's
+//! background is IN-9's `only_bg_t` of that frame, made by [`pool_background`] (the pipeline's
+//! maker). `random_bg_add` / `random_bg_paste` follow XIMAGENET-12's `generated_background.py`
+//! instead: the background is a **whole** earlier image ([`draw_whole`],
+//! [`super::pool::PoolEntry::whole`]: the frame at the scenario stage, its own objects included, as
+//! the reference takes whole photos of another class folder), and the segmented object (object on
+//! black) is squashed to that image's size with OpenCV's bilinear resize
+//! ([`opencv::resize_linear`]); the result has the **background's size**, as the reference's file
+//! does, and reaches the model through the model's usual resize and crop. At the model-input stage
+//! every frame has the model's input size, so nothing is resized; at the native stage a background
+//! of another size than the frame gives a variant of its size. Which entry ([`draw_background`],
+//! [`draw_whole`]):
 //!
 //! - `mixed_same`: an entry of the frame's own class (needs the frame's truth);
 //! - `mixed_next`: an entry of the next class *present in the pool* after the frame's class, cyclically
@@ -37,7 +50,8 @@
 //!   a stream has not necessarily seen every class yet, so the next class that has a usable background
 //!   is taken (the same as IN-9's once every class has been seen, for consecutive class indices);
 //! - `mixed_rand` and `random_bg_*`: a uniformly drawn entry of any class, unlabelled frames included
-//!   (IN-9's Mixed-Rand: the background of a random image); no truth needed.
+//!   (IN-9's Mixed-Rand: the background of a random image; XIMAGENET-12 pairs shuffled lists of
+//!   objects and backgrounds 1:1); no truth needed.
 //!
 //! The draw is uniform over the entries of the chosen class(es), keyed by the variant's [`RngKey`];
 //! an entry without a usable background (its frame's box covers the whole frame) is skipped. Until a
@@ -47,18 +61,20 @@
 //! pool is the backgrounds given with `--background` (built as a run's pool builds them); without
 //! any, these scenarios report that they need a stream or backgrounds.
 //!
-//! A background of another size than the frame (frames of different sizes at the native stage) is
-//! fitted as IN-9 fits everything to its 256² composites, generalised to W×H: Pillow NEAREST resize so
-//! that it covers W×H with its aspect ratio kept (the side that binds becomes exactly W or H, the other
-//! truncated), then a centred W×H crop (torchvision offsets). At the model-input stage every frame has
+//! An Only-BG-T background of another size than the frame (frames of different sizes at the native
+//! stage; `mixed_*`, `random_bg_*_bgt`) is fitted as IN-9 fits everything to its 256² composites,
+//! generalised to W×H: Pillow NEAREST resize so that it covers W×H with its aspect ratio kept (the
+//! side that binds becomes exactly W or H, the other truncated), then a centred W×H crop
+//! (torchvision offsets). At the model-input stage every frame has
 //! the same size and nothing is resized.
 //!
 //! # Geometry
 //!
 //! IN-9 builds `only_bg_*` on the original image and composites at 256×256; XIMAGENET-12 works at the
 //! image's own size. Here every scenario works on the frame at the run's scenario stage, at its size,
-//! and returns an image of that size; the only size-dependent rule, the tile strip of `only_bg_t`, is
-//! already defined for any W×H.
+//! and returns an image of that size — except `random_bg_add` / `random_bg_paste`, whose result has
+//! the drawn background's size (above); the only size-dependent rule, the tile strip of
+//! `only_bg_t`, is already defined for any W×H.
 
 pub mod in9;
 pub mod opencv;
@@ -174,16 +190,65 @@ pub const XIMAGENET12: &[(&str, &str)] = &[
          (docs/ximagenet.md#segmented-image; needs a mask)",
     ),
     (
+        "transparent",
+        "XIMAGENET-12 transparent image as its loader sees it: alpha dropped (Pillow convert RGB), i.e. \
+         the original image, a control (docs/ximagenet.md#transparent-image; needs a mask)",
+    ),
+    (
         "random_bg_add",
-        "XIMAGENET-12 random background as published: the segmented object added (saturating u8 sum) \
-         onto a random earlier frame's background \
-         (docs/ximagenet.md#random-background; needs a mask and a stream)",
+        "XIMAGENET-12 random background as published: the segmented object squashed to a random \
+         earlier whole image (OpenCV bilinear) and added to it (saturating u8 sum); the variant has \
+         that image's size (docs/ximagenet.md#random-background; needs a mask and a stream)",
     ),
     (
         "random_bg_paste",
-        "random background, clean paste: the object pasted onto a random earlier frame's background \
-         (XIMAGENET-12 variant, docs/ximagenet.md#random-background; needs a mask and a stream)",
+        "random background, clean paste: the object squashed to a random earlier whole image and \
+         pasted onto it (XIMAGENET-12 variant, docs/ximagenet.md#random-background; needs a mask and a stream)",
     ),
+];
+
+/// XIMAGENET-12 options outside the `ximagenet12` group: the transparent image composited on a
+/// matte (`transparent_on/<black|white|grey|RRGGBB>`; any hex colour builds, these are listed) and
+/// the random backgrounds on an earlier frame's Only-BG-T fitted to the frame (the behaviour before
+/// `random_bg_*` followed the reference).
+pub const XIMAGENET12_OPTIONS: &[(&str, &str)] = &[
+    (
+        "transparent_on/black",
+        "XIMAGENET-12 transparent image composited on black (0, 0, 0): object kept, background black \
+         (docs/ximagenet.md#transparent-image; needs a mask; any matte: transparent_on/RRGGBB)",
+    ),
+    (
+        "transparent_on/white",
+        "XIMAGENET-12 transparent image composited on white (255, 255, 255) (docs/ximagenet.md#transparent-image; needs a mask)",
+    ),
+    (
+        "transparent_on/grey",
+        "XIMAGENET-12 transparent image composited on grey (128, 128, 128) (docs/ximagenet.md#transparent-image; needs a mask)",
+    ),
+    (
+        "random_bg_add_bgt",
+        "random background, sum, on a random earlier frame's Only-BG-T fitted to the frame (IN-9 style \
+         background instead of XIMAGENET-12's whole image; needs a mask and a stream)",
+    ),
+    (
+        "random_bg_paste_bgt",
+        "random background, clean paste, on a random earlier frame's Only-BG-T fitted to the frame \
+         (needs a mask and a stream)",
+    ),
+];
+
+/// The paper's eight Table 2 scenarios (group `ximagenet12-table2`), in its column order: Blur_bg,
+/// Blur_obj, Color_g, Color_b, Color_grey, Color_r, Rand_bg, Seg_img
+/// (docs/ximagenet.md#robustness-score).
+pub const TABLE2: [&str; 8] = [
+    "blur_bg",
+    "blur_obj",
+    "color_g",
+    "color_b",
+    "color_grey",
+    "color_r",
+    "random_bg_add",
+    "segmented",
 ];
 
 /// Every background scenario's kind.
@@ -200,8 +265,14 @@ enum Kind {
     BrightBg,
     BrightObj,
     Segmented,
-    RandomBgAdd,
-    RandomBgPaste,
+    /// The transparent image: alpha dropped (`None`) or composited on a matte colour.
+    Transparent(Option<[u8; 3]>),
+    /// Random background: `paste` (else the published sum), on a whole earlier image (`whole`, the
+    /// reference) or on an earlier frame's Only-BG-T fitted to the frame.
+    RandomBg {
+        paste: bool,
+        whole: bool,
+    },
 }
 
 impl Kind {
@@ -224,11 +295,40 @@ impl Kind {
             "bright_bg" => Kind::BrightBg,
             "bright_obj" => Kind::BrightObj,
             "segmented" => Kind::Segmented,
-            "random_bg_add" => Kind::RandomBgAdd,
-            "random_bg_paste" => Kind::RandomBgPaste,
-            _ => return None,
+            "transparent" => Kind::Transparent(None),
+            "random_bg_add" => Kind::RandomBg {
+                paste: false,
+                whole: true,
+            },
+            "random_bg_paste" => Kind::RandomBg {
+                paste: true,
+                whole: true,
+            },
+            "random_bg_add_bgt" => Kind::RandomBg {
+                paste: false,
+                whole: false,
+            },
+            "random_bg_paste_bgt" => Kind::RandomBg {
+                paste: true,
+                whole: false,
+            },
+            _ => Kind::Transparent(Some(matte(leaf.strip_prefix("transparent_on/")?)?)),
         })
     }
+}
+
+/// A matte colour: `black`, `white`, `grey` (128, 128, 128) or six hex digits `RRGGBB`.
+fn matte(name: &str) -> Option<[u8; 3]> {
+    Some(match name {
+        "black" => [0, 0, 0],
+        "white" => [255, 255, 255],
+        "grey" => [128, 128, 128],
+        hex if hex.len() == 6 && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            let v = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+            [v(0)?, v(2)?, v(4)?]
+        }
+        _ => return None,
+    })
 }
 
 /// A background scenario (`background/<name>`, see the module doc).
@@ -260,10 +360,7 @@ impl Scenario for Background {
     }
 
     fn uses_pool(&self) -> bool {
-        matches!(
-            self.kind,
-            Kind::Mixed(_) | Kind::RandomBgAdd | Kind::RandomBgPaste
-        )
+        matches!(self.kind, Kind::Mixed(_) | Kind::RandomBg { .. })
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
@@ -298,14 +395,21 @@ impl Scenario for Background {
             Kind::BrightBg => ximagenet::bright(image, self.mask(input)?, true),
             Kind::BrightObj => ximagenet::bright(image, self.mask(input)?, false),
             Kind::Segmented => ximagenet::segmented(image, self.mask(input)?),
-            Kind::RandomBgAdd | Kind::RandomBgPaste => {
+            Kind::Transparent(matte) => ximagenet::transparent(image, self.mask(input)?, matte),
+            Kind::RandomBg { paste, whole } => {
                 let mask = self.mask(input)?;
-                let bg = draw_background(&self.key, input, Pick::Any, &mut rng.rng())?;
-                let bg = fit_background(&bg, image.width(), image.height());
-                if self.kind == Kind::RandomBgAdd {
-                    ximagenet::random_background_add(image, mask, &bg)
-                } else {
-                    ximagenet::random_background_paste(image, mask, &bg)
+                let mut rng = rng.rng();
+                let drawn = match whole {
+                    true => draw_whole(&self.key, input, &mut rng)?,
+                    false => draw_background(&self.key, input, Pick::Any, &mut rng)?,
+                };
+                let bg = match whole {
+                    true => Cow::Borrowed(drawn.as_ref()),
+                    false => fit_background(&drawn, image.width(), image.height()),
+                };
+                match paste {
+                    false => ximagenet::random_background_add(image, mask, &bg),
+                    true => ximagenet::random_background_paste(image, mask, &bg),
                 }
             }
         })
@@ -442,6 +546,31 @@ pub fn draw_background(
             )
         }),
     }
+}
+
+/// Draws a whole earlier image for the variant `key` of `input` (XIMAGENET-12's random background,
+/// see the module doc): uniformly among all pool entries, any class.
+///
+/// Errors ([`ScenarioError::Unsuitable`]): no pool attached; an empty pool (reason starting
+/// "background pool warming up").
+pub fn draw_whole(
+    key: &str,
+    input: &ScenarioInput<'_>,
+    rng: &mut ScenarioRng,
+) -> Result<Arc<RgbImage>, ScenarioError> {
+    let unsuitable = |reason: &str| ScenarioError::Unsuitable {
+        key: key.to_string(),
+        reason: reason.into(),
+    };
+    let pool = input.pool.ok_or_else(|| {
+        unsuitable(
+            "needs whole images from earlier frames of a stream (the background pool), which `apply` \
+             and `preview` do not have without `--background`; evaluate it with `robustream run`",
+        )
+    })?;
+    pool.pick(rng, |_| true)
+        .map(|e| e.whole())
+        .ok_or_else(|| unsuitable("background pool warming up: no earlier frame with regions yet"))
 }
 
 /// A uniformly drawn usable background among `entries`: draw, and if that entry has no background,
@@ -590,9 +719,31 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for seed in 0..200 {
             seen.insert(bg_value("background/mixed_rand", None, &p, seed).unwrap());
-            seen.insert(bg_value("background/random_bg_paste", None, &p, seed).unwrap());
+            seen.insert(bg_value("background/random_bg_paste_bgt", None, &p, seed).unwrap());
         }
         assert_eq!(seen.into_iter().collect::<Vec<_>>(), vec![10, 20, 21, 30]);
+        // XIMAGENET-12's random background takes whole images: every entry, the one whose box
+        // covers its frame too (the test pool has no whole-image maker: the frames as offered).
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..200 {
+            seen.insert(bg_value("background/random_bg_paste", None, &p, seed).unwrap());
+            // The sum: the object added onto the drawn grey, the background pixel the grey itself.
+            let (img, mask) = obj();
+            let input = ScenarioInput::new(&img)
+                .with_mask(Some(&mask))
+                .with_pool(Some(&p));
+            let out = build("background/random_bg_add")
+                .unwrap()
+                .apply(&input, RngKey(seed))
+                .unwrap();
+            let g = out.get_pixel(7, 5).0[0];
+            assert!([10, 20, 21, 30, 50].contains(&g), "{g}");
+            assert_eq!(out.get_pixel(0, 0).0, [200 + g, 100 + g, 50 + g]);
+        }
+        assert_eq!(
+            seen.into_iter().collect::<Vec<_>>(),
+            vec![10, 20, 21, 30, 50]
+        );
     }
 
     #[test]
