@@ -850,3 +850,78 @@ fn a_full_disk_mid_frame_leaves_whole_frames_and_names_both_failures() {
     );
     assert!(text(&o.stdout).contains("clean"), "{}", text(&o.stdout));
 }
+
+#[test]
+fn annotations_that_are_devices_fifos_or_huge_are_refused_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(photo("coffee.png"), d.path().join("coffee.png")).unwrap();
+    // A 300 MiB annotation (sparse: no disk used), over the bounded reader's 256 MiB.
+    std::fs::File::create(d.path().join("big.xml"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let mut rows = vec![
+        "path,label,annotation",
+        "coffee.png,espresso,",
+        "coffee.png,espresso,/dev/zero",
+        "coffee.png,espresso,big.xml",
+    ];
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(d.path().join("pipe.xml"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if fifo {
+        rows.push("coffee.png,espresso,pipe.xml");
+    }
+    let src = d.path().join("boxes.csv");
+    std::fs::write(&src, rows.join("\n") + "\n").unwrap();
+    let out = d.path().join("run");
+    let t0 = std::time::Instant::now();
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Neither /dev/zero read to its (missing) end nor the FIFO opened with no writer.
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    let mut wants = vec![
+        (
+            "/dev/zero",
+            "coffee.png: annotation /dev/zero: is a character device, not an annotation file; \
+             give the path of an annotation file",
+        ),
+        (
+            "big.xml",
+            "big.xml: the annotation file is larger than 256 MiB (the most robustream reads of \
+             one file); shrink or re-encode it",
+        ),
+    ];
+    if fifo {
+        wants.push((
+            "pipe.xml",
+            "pipe.xml: is a FIFO (named pipe), not an annotation file; give the path of an \
+             annotation file",
+        ));
+    }
+    for (name, want) in &wants {
+        let lines = lines_with(&err, name);
+        assert_eq!(lines.len(), 1, "{name}:\n{err}");
+        assert!(lines[0].ends_with(want), "{want}\n{err}");
+    }
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], wants.len());
+
+    // Fatal under --strict, naming the first one.
+    let o = run_on(&src, &d.path().join("strict"), &["--strict"]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let e = error_line(&o);
+    assert!(
+        e.contains("annotation /dev/zero: is a character device") && e.contains("--strict"),
+        "{e}"
+    );
+}
