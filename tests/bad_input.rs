@@ -925,3 +925,48 @@ fn annotations_that_are_devices_fifos_or_huge_are_refused_with_one_line() {
         "{e}"
     );
 }
+
+#[test]
+fn heic_and_avif_files_in_a_folder_are_named_and_counted_as_skipped() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("photos");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::copy(photo("coffee.png"), root.join("coffee.png")).unwrap();
+    // Named by extension before anything is read (a phone's HEIC, an AVIF from the web).
+    std::fs::write(root.join("IMG_0001.HEIC"), b"\0\0\0\x18ftypheic").unwrap();
+    std::fs::write(root.join("web.avif"), b"\0\0\0\x1cftypavif").unwrap();
+    std::fs::write(root.join("notes.txt"), b"not an image, passed over").unwrap();
+    let out = d.path().join("run");
+    let o = run_on(&root, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    for (name, ext) in [("IMG_0001.HEIC", "HEIC"), ("web.avif", "avif")] {
+        let lines = lines_with(&err, name);
+        assert_eq!(lines.len(), 1, "{name}:\n{err}");
+        assert!(
+            lines[0].contains(&format!(
+                "{name}: cannot decode image (.{ext} files are not decoded by this robustream, \
+                 which reads .jpg .jpeg .png"
+            )) && lines[0].ends_with("convert the file to PNG or JPEG"),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("notes.txt"), "{err}");
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], 2);
+
+    let o = run_on(&root, &d.path().join("strict"), &["--strict"]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let e = error_line(&o);
+    assert!(
+        e.contains("IMG_0001.HEIC: cannot decode image") && e.contains("--strict"),
+        "{e}"
+    );
+}
