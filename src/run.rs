@@ -260,6 +260,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         pool: config.pipeline.pool,
         max_batch: config.pipeline.max_batch,
         out: &config.out,
+        strict: config.strict,
     };
     let (source, mut engine, harvest) =
         crate::post::attach(&post_context, &model, source, Box::new(engine));

@@ -970,3 +970,84 @@ fn heic_and_avif_files_in_a_folder_are_named_and_counted_as_skipped() {
         "{e}"
     );
 }
+
+#[test]
+fn nan_scores_in_the_challenge_are_counted_not_scored() {
+    // Flat frames with a centred mask: on a bright background the fixture's scores are NaN
+    // (the composite's mean is above 127), on a dark one they are scores.
+    let d = tempfile::tempdir().unwrap();
+    let mut rows = vec!["path,label,mask".to_string()];
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([u8::from((16..48).contains(&x) && (12..36).contains(&y)) * 255])
+    })
+    .save(d.path().join("mask.png"))
+    .unwrap();
+    for (name, level, class) in [
+        ("dark0.png", 20, 0),
+        ("dark1.png", 20, 1),
+        ("bright0.png", 230, 0),
+        ("bright1.png", 230, 1),
+    ] {
+        flat(d.path(), name, level);
+        rows.push(format!("{name},class{class},mask.png"));
+    }
+    let src = d.path().join("m.csv");
+    std::fs::write(&src, rows.join("\n") + "\n").unwrap();
+    let out = d.path().join("run");
+    let o = run(robustream()
+        .args(["run", "--quiet", "--challenge", "--batch", "8"])
+        .args(["--scenarios", "clean", "--model"])
+        .arg(bad_model("nan_when_bright.toml"))
+        .arg("--source")
+        .arg(&src)
+        .arg("--out")
+        .arg(&out));
+    no_panic(&o);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let s = summary(&out);
+    let c = &s["run"]["challenge"];
+    assert_eq!(c["applicable"], true, "{c}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("challenge.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{c}");
+    let sum = |key: &str| lines.iter().map(|l| l[key].as_u64().unwrap()).sum::<u64>();
+    // One batch holds every background, so each foreground meets the bright ones: not scored.
+    let failed = c["failed"].as_u64().unwrap();
+    assert!(failed > 0 && failed == sum("failed"), "{c}");
+    assert!(
+        lines.iter().all(|l| l["failed"].as_u64() > Some(0)),
+        "{lines:?}"
+    );
+    assert_eq!(c["composites"].as_u64(), Some(sum("composites")));
+    // A foreground no scored composite fooled is undecided, out of the accuracy.
+    for l in &lines {
+        assert_eq!(l["undecided"], l["vulnerable"] == false, "{l}");
+    }
+    let (fgs, vulnerable, undecided) = (
+        c["foregrounds"].as_u64().unwrap(),
+        c["vulnerable"].as_u64().unwrap(),
+        c["undecided"].as_u64().unwrap(),
+    );
+    assert_eq!(fgs + undecided, 4, "{c}");
+    assert_eq!(vulnerable, fgs, "{c}");
+    assert_eq!(
+        s["metrics"]["in9"]["challenge"]["failed"].as_u64(),
+        Some(failed)
+    );
+    // One warning line per foreground, naming it, a background and the cause.
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: challenge: frame "))
+        .collect();
+    assert_eq!(warnings.len(), 4, "{err}");
+    assert!(
+        warnings.iter().all(|w| w.contains("on background bright")
+            && w.contains("the model's output holds NaN/inf (NaN)")
+            && w.contains("composites of this foreground not scored")),
+        "{err}"
+    );
+}
