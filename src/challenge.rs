@@ -49,7 +49,6 @@
 //! interruption only: that the bounds sampled fewer foregrounds or backgrounds than the run offered is
 //! `run.challenge.sampled` in `summary.json` (with `candidates` and the background source's counts).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -628,14 +627,10 @@ pub enum ChallengeError {
         /// What is wrong with the row and what to do.
         message: String,
     },
-    /// `challenge.jsonl` could not be written.
-    #[error("challenge: cannot write {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
+    /// `challenge.jsonl` could not be created or written (file, line, cause, fix; a line cut
+    /// short is cut off again, [`crate::report::lines::LineFile`]).
+    #[error("challenge: {0}")]
+    Write(#[from] crate::report::ReportError),
 }
 
 /// What the challenge pass measured.
@@ -710,11 +705,7 @@ pub fn evaluate(
     stop: &AtomicBool,
 ) -> Result<ChallengeReport, ChallengeError> {
     let started = Instant::now();
-    let io = |source| ChallengeError::Io {
-        path: run.jsonl.to_path_buf(),
-        source,
-    };
-    let mut file = std::io::LineWriter::new(std::fs::File::create(run.jsonl).map_err(io)?);
+    let mut file = crate::report::lines::LineFile::create(run.jsonl)?;
     let norm = Normalizer::new(run.model);
     let len = run.model.input_len();
     let classes = run.model.output.classes;
@@ -834,13 +825,14 @@ pub fn evaluate(
             "pred": fooled.map(|(_, _, p)| p),
             "model_class": fooled.and_then(|(_, c, _)| (c != usize::MAX).then_some(c)),
         });
-        writeln!(file, "{line}").map_err(io)?;
+        file.append(&line.to_string(), || {
+            format!("the line of frame `{}`", crate::quote::clip(&fg.id))
+        })?;
         if !run.quiet && last_line.elapsed().as_secs_f64() >= 1.0 {
             progress(&tally, k + 1);
             last_line = Instant::now();
         }
     }
-    file.flush().map_err(io)?;
     if !run.quiet {
         progress(&tally, tally.foregrounds as usize);
     }

@@ -444,6 +444,19 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
         outcome.end = EndReason::Duration;
     }
+    // resources.csv could not be written: the watcher stopped the run; it failed (beside a failed
+    // records write, when both were refused).
+    let resources_error = flags
+        .write_error
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(e) = resources_error {
+        outcome.end = match outcome.end {
+            EndReason::Failed(first) => EndReason::Failed(format!("{first}; also {e}")),
+            _ => EndReason::Failed(e),
+        };
+    }
     // Give the terminal back before anything else is printed.
     drop(view);
     progress.finish();

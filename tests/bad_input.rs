@@ -1051,3 +1051,74 @@ fn nan_scores_in_the_challenge_are_counted_not_scored() {
         "{err}"
     );
 }
+
+#[test]
+fn full_disk_for_resources_challenge_and_saliency_outputs_is_named_and_fails_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    // resources.csv on a full disk: every write to /dev/full fails with ENOSPC.
+    let src = coffee_manifest(d.path(), 3);
+    let out = d.path().join("resources");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("resources.csv")).unwrap();
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let e = error_line(&o);
+    assert!(
+        e.contains("cannot write the header to ")
+            && e.contains("resources.csv: No space left on device")
+            && e.ends_with("free disk space or write the run elsewhere (--out)"),
+        "{e}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["run"]["end"], "failed", "{s}");
+    assert!(
+        s["run"]["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("resources.csv")),
+        "{s}"
+    );
+
+    // challenge.jsonl and saliency.jsonl: dark flat frames with masks (scored by the fixture).
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([u8::from((16..48).contains(&x) && (12..36).contains(&y)) * 255])
+    })
+    .save(d.path().join("mask.png"))
+    .unwrap();
+    flat(d.path(), "dark0.png", 20);
+    flat(d.path(), "dark1.png", 30);
+    let src = d.path().join("masked.csv");
+    std::fs::write(
+        &src,
+        "path,label,mask\ndark0.png,class0,mask.png\ndark1.png,class1,mask.png\n",
+    )
+    .unwrap();
+    for (pass, file) in [
+        ("--challenge", "challenge.jsonl"),
+        ("--saliency", "saliency.jsonl"),
+    ] {
+        let out = d.path().join(file);
+        std::fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink("/dev/full", out.join(file)).unwrap();
+        let o = run(robustream()
+            .args(["run", "--quiet", pass, "--scenarios", "clean", "--model"])
+            .arg(bad_model("nan_when_bright.toml"))
+            .arg("--source")
+            .arg(&src)
+            .arg("--out")
+            .arg(&out));
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", text(&o.stderr));
+        let e = error_line(&o);
+        assert!(
+            e.contains("cannot write the line of frame `dark0.png` to ")
+                && e.contains(&format!("{file}: No space left on device"))
+                && e.ends_with("free disk space or write the run elsewhere (--out)"),
+            "{e}"
+        );
+        // The main pass's measurements are kept; the run failed.
+        let s = summary(&out);
+        assert_eq!(s["run"]["end"], "failed", "{s}");
+        assert_eq!(records(&out).len(), 2, "{file}");
+    }
+}
