@@ -153,6 +153,8 @@ fn parse_vmrss_kib(status: &str) -> Option<u64> {
 /// Watches until `flags.finished`: raises `flags.stop` when `external` (Ctrl-C) is raised or
 /// `duration` has passed (then also `duration_hit`), and writes one `resources.csv` line per
 /// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames`, flushed as written) into `dir`. Returns the RSS summary.
+/// A row that cannot be written (a full disk) stops the run with its message in
+/// `flags.write_error` (the run then ends as failed).
 pub fn watch(
     external: &AtomicBool,
     flags: &Flags,
