@@ -49,7 +49,6 @@
 //! interruption only: that the bounds sampled fewer foregrounds or backgrounds than the run offered is
 //! `run.challenge.sampled` in `summary.json` (with `candidates` and the background source's counts).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -636,14 +635,10 @@ pub enum ChallengeError {
         /// What is wrong with the row and what to do.
         message: String,
     },
-    /// `challenge.jsonl` could not be written.
-    #[error("challenge: cannot write {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
+    /// `challenge.jsonl` could not be created or written (file, line, cause, fix; a line cut
+    /// short is cut off again, [`crate::report::lines::LineFile`]).
+    #[error("challenge: {0}")]
+    Write(#[from] crate::report::ReportError),
 }
 
 /// What the challenge pass measured.
@@ -673,6 +668,9 @@ pub struct ChallengeRun<'a> {
     pub jsonl: &'a Path,
     /// No progress lines.
     pub quiet: bool,
+    /// `--strict`: an output row that cannot be scored fails the pass (otherwise it is counted in
+    /// [`ChallengeTally::failed`] with a warning line per foreground, and not scored).
+    pub strict: bool,
 }
 
 /// The keyed order in which foreground `id` visits `n` backgrounds (Fisher–Yates).
@@ -715,11 +713,7 @@ pub fn evaluate(
     stop: &AtomicBool,
 ) -> Result<ChallengeReport, ChallengeError> {
     let started = Instant::now();
-    let io = |source| ChallengeError::Io {
-        path: run.jsonl.to_path_buf(),
-        source,
-    };
-    let mut file = std::io::LineWriter::new(std::fs::File::create(run.jsonl).map_err(io)?);
+    let mut file = crate::report::lines::LineFile::create(run.jsonl)?;
     let norm = Normalizer::new(run.model);
     let len = run.model.input_len();
     let classes = run.model.output.classes;
@@ -750,6 +744,9 @@ pub fn evaluate(
         let order = background_order(run.seed, &fg.id, backgrounds.len());
         let mut evaluated = 0u64;
         let mut fooled: Option<(usize, usize, i64)> = None;
+        // Composites of this foreground whose row could not be scored, and the first one's error.
+        let mut failed = 0u64;
+        let mut first_failure: Option<ChallengeError> = None;
         for chunk in order.chunks(batch) {
             if stop.load(Ordering::Relaxed) {
                 tally.complete = false;
@@ -778,15 +775,25 @@ pub fn evaluate(
             }
             evaluated += n as u64;
             for (row, &b) in out.chunks_exact(classes).zip(chunk) {
-                let top = try_decode_row(row, kind, 1)
-                    .map_err(|e| ChallengeError::Output {
-                        frame: fg.id.clone(),
-                        background: backgrounds[b].id.clone(),
-                        message: e.in_model(&run.model.path),
-                    })?
-                    .top
-                    .first()
-                    .copied();
+                let decoded = match try_decode_row(row, kind, 1) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        // Not scored: neither a wrong nor a right prediction (REFERENCE §6.6
+                        // counts predictions), counted like a failed variant of the main pass.
+                        let e = ChallengeError::Output {
+                            frame: fg.id.clone(),
+                            background: backgrounds[b].id.clone(),
+                            message: e.in_model(&run.model.path),
+                        };
+                        if run.strict {
+                            return Err(e);
+                        }
+                        failed += 1;
+                        first_failure.get_or_insert(e);
+                        continue;
+                    }
+                };
+                let top = decoded.top.first().copied();
                 let pred = top.map_or(-1, |c| run.class_map.pred(c));
                 if fooled.is_none() && usize::try_from(pred).ok() != Some(fg.truth) {
                     fooled = Some((b, top.unwrap_or(usize::MAX), pred));
@@ -796,25 +803,44 @@ pub fn evaluate(
                 break;
             }
         }
-        tally.foregrounds += 1;
+        // A foreground some of whose composites could not be scored survives nothing it was not
+        // scored on: unless a scored composite fooled the model, it is undecided.
+        let undecided = failed > 0 && fooled.is_none();
+        if let Some(e) = first_failure {
+            eprintln!(
+                "warning: {e}; {failed} of {evaluated} composites of this foreground not scored{} \
+                 (--strict makes this fatal)",
+                if undecided {
+                    ", the foreground left out of the challenge accuracy"
+                } else {
+                    ""
+                }
+            );
+        }
+        tally.foregrounds += u64::from(!undecided);
+        tally.undecided += u64::from(undecided);
         tally.vulnerable += u64::from(fooled.is_some());
         tally.composites += evaluated;
+        tally.failed += failed;
         let line = json!({
             "frame": fg.id,
             "truth": fg.truth,
             "vulnerable": fooled.is_some(),
+            "undecided": undecided,
             "composites": evaluated,
+            "failed": failed,
             "fooled_by": fooled.map(|(b, _, _)| backgrounds[b].id.clone()),
             "pred": fooled.map(|(_, _, p)| p),
             "model_class": fooled.and_then(|(_, c, _)| (c != usize::MAX).then_some(c)),
         });
-        writeln!(file, "{line}").map_err(io)?;
+        file.append(&line.to_string(), || {
+            format!("the line of frame `{}`", crate::quote::clip(&fg.id))
+        })?;
         if !run.quiet && last_line.elapsed().as_secs_f64() >= 1.0 {
             progress(&tally, k + 1);
             last_line = Instant::now();
         }
     }
-    file.flush().map_err(io)?;
     if !run.quiet {
         progress(&tally, tally.foregrounds as usize);
     }
@@ -902,6 +928,114 @@ mod tests {
         assert!(pos.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(kept, keep_ranked(ids.clone(), 7, 5, |s| s.as_str()));
         assert_eq!(keep_ranked(ids.clone(), 7, 50, |s| s.as_str()), ids);
+    }
+
+    /// Scores class 0 for a composite whose first input value (a background pixel) is dark, NaN
+    /// for a bright one.
+    struct NanOnBright {
+        len: usize,
+    }
+
+    impl Engine for NanOnBright {
+        fn describe(&self) -> String {
+            "NaN on bright".into()
+        }
+        fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
+            Ok((0..batch)
+                .flat_map(|i| match input[i * self.len] > 128.0 {
+                    true => [f32::NAN; 3],
+                    false => [5.0, 0.0, 0.0],
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn composites_the_model_cannot_score_are_counted_not_scored() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("labels.txt"), "a\nb\nc\n").unwrap();
+        let p = d.path().join("m.toml");
+        let desc = "onnx = \"m.onnx\"\nlabels = \"labels.txt\"\n[input]\nname = \"x\"\n\
+                    layout = \"nchw\"\nheight = 8\nwidth = 8\n[preprocess]\nresize_shorter = 8\n\
+                    crop = \"center\"\nmean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]\n[output]\n\
+                    name = \"y\"\nkind = \"logits\"\nclasses = 3\n";
+        std::fs::write(&p, desc).unwrap();
+        let model = ModelDesc::load(&p).unwrap();
+        let labels = crate::frame::LabelSpace::new(vec!["a".into(), "b".into(), "c".into()]);
+        let class_map = ClassMap::identity(&labels);
+        let mask = GrayImage::from_fn(8, 8, |x, y| {
+            image::Luma([u8::from((2..6).contains(&x) && (2..6).contains(&y)) * 255])
+        });
+        // Class 0 survives the dark background and is not scored on the bright one: undecided.
+        // Class 1 is fooled on the dark one: vulnerable whatever the bright one would have said.
+        let fgs: Vec<Foreground> = (0..2)
+            .map(|truth| Foreground {
+                id: format!("fg{truth}"),
+                truth,
+                image: RgbImage::from_pixel(8, 8, image::Rgb([60; 3])),
+                mask: mask.clone(),
+                order: truth as u64,
+            })
+            .collect();
+        let bgs: Vec<Background> = [("dark", 10), ("bright", 240)]
+            .into_iter()
+            .map(|(id, v)| Background {
+                id: id.into(),
+                image: RgbImage::from_pixel(8, 8, image::Rgb([v; 3])),
+            })
+            .collect();
+        let jsonl = d.path().join("challenge.jsonl");
+        let mut run = ChallengeRun {
+            model: &model,
+            class_map: &class_map,
+            seed: 1,
+            batch: 2,
+            jsonl: &jsonl,
+            quiet: true,
+            strict: false,
+        };
+        let mut engine = NanOnBright {
+            len: model.input_len(),
+        };
+        let stop = AtomicBool::new(false);
+        let r = evaluate(&run, &mut engine, &fgs, &bgs, &stop).unwrap();
+        let t = r.tally;
+        assert_eq!((t.composites, t.failed), (4, 2), "{t:?}");
+        assert_eq!(
+            (t.foregrounds, t.vulnerable, t.undecided),
+            (1, 1, 1),
+            "{t:?}"
+        );
+        assert_eq!(t.accuracy(), Some(0.0));
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&jsonl)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            (
+                &lines[0]["undecided"],
+                &lines[0]["failed"],
+                &lines[0]["vulnerable"]
+            ),
+            (&json!(true), &json!(1), &json!(false))
+        );
+        assert_eq!(
+            (
+                &lines[1]["undecided"],
+                &lines[1]["failed"],
+                &lines[1]["fooled_by"]
+            ),
+            (&json!(false), &json!(1), &json!("dark"))
+        );
+        // --strict: the first such composite fails the pass, naming frame and background.
+        run.strict = true;
+        let e = evaluate(&run, &mut engine, &fgs, &bgs, &stop).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "challenge: frame fg0 on background bright: the model's output holds NaN/inf (NaN); \
+             the model or its input is broken"
+        );
     }
 
     #[test]

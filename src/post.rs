@@ -37,6 +37,9 @@ pub struct PostContext<'a> {
     pub max_batch: usize,
     /// The run directory (`challenge.jsonl`, `saliency.jsonl`, maps).
     pub out: &'a Path,
+    /// `--strict`: a challenge composite whose output cannot be scored fails the pass instead of
+    /// being counted.
+    pub strict: bool,
 }
 
 /// Wraps the main pass's source and engine for the post passes `ctx` asks for: the source hands
@@ -132,6 +135,7 @@ impl PostPasses {
                         batch: ctx.max_batch,
                         jsonl: &ctx.out.join(CHALLENGE_JSONL),
                         quiet,
+                        strict: ctx.strict,
                     };
                     let r = evaluate(&run, engine, &fgs, &bgs, stop)?;
                     let per = |ms: f64| {
@@ -144,6 +148,8 @@ impl PostPasses {
                             "vulnerable": r.tally.vulnerable,
                             "backgrounds": r.tally.backgrounds,
                             "composites": r.tally.composites,
+                            "failed": r.tally.failed,
+                            "undecided": r.tally.undecided,
                             "upper_bound": fgs.len() as u64 * bgs.len() as u64,
                             "complete": r.tally.complete,
                             "accuracy": r.tally.accuracy(),

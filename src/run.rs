@@ -245,12 +245,19 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut pipeline_config = config.pipeline.clone();
     pipeline_config.schedule = mode;
     pipeline_config.per_frame = per_frame;
+    // Loading cannot be given up half way (ONNX Runtime builds the session in one call, minutes
+    // with TensorRT), so a stop during it (its line printed at once by the signal thread) takes
+    // effect right after: no warm-up, and the pipeline, which sees the stop before its first
+    // read, ends the run as interrupted with the usual report and exit code.
     let mut engine = OnnxEngine::new(&model, &config.engine)?;
     // Every batch size once before the first frame, so no batch pays a provider's per-shape
     // tuning (engine::shapes); the time is reported.
-    let warmup = engine
-        .warm_up()
-        .context("the engine failed on its warm-up batches")?;
+    let warmup = match stop.load(Ordering::Relaxed) {
+        true => Vec::new(),
+        false => engine
+            .warm_up()
+            .context("the engine failed on its warm-up batches")?,
+    };
     let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
     // its engine afterwards.
@@ -262,6 +269,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         pool: config.pipeline.pool,
         max_batch: config.pipeline.max_batch,
         out: &config.out,
+        strict: config.strict,
     };
     let (source, mut engine, harvest) =
         crate::post::attach(&post_context, &model, source, Box::new(engine));
@@ -437,6 +445,19 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let (mut outcome, cpu) = outcome;
     if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
         outcome.end = EndReason::Duration;
+    }
+    // resources.csv could not be written: the watcher stopped the run; it failed (beside a failed
+    // records write, when both were refused).
+    let resources_error = flags
+        .write_error
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    if let Some(e) = resources_error {
+        outcome.end = match outcome.end {
+            EndReason::Failed(first) => EndReason::Failed(format!("{first}; also {e}")),
+            _ => EndReason::Failed(e),
+        };
     }
     // Give the terminal back before anything else is printed.
     drop(view);

@@ -22,7 +22,6 @@
 //! as `inferences` and `seconds` in `metrics.saliency`. Per-frame lines go to `saliency.jsonl`, and
 //! with `maps = true` (`--saliency-maps`) the scaled maps to `saliency/<n>.png` (8-bit gray).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -246,10 +245,8 @@ pub fn run_pass(
     let batch = batch.max(1);
     let mut input = vec![0f32; batch * len];
     let jsonl_path = out.join(SALIENCY_JSONL);
-    let mut jsonl = std::io::LineWriter::new(
-        std::fs::File::create(&jsonl_path)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", jsonl_path.display()))?,
-    );
+    let mut jsonl = crate::report::lines::LineFile::create(&jsonl_path)
+        .map_err(|e| anyhow::anyhow!("saliency: {e}"))?;
     let maps_dir: Option<PathBuf> = config.maps.then(|| out.join("saliency"));
     if let Some(d) = &maps_dir {
         std::fs::create_dir_all(d)
@@ -319,15 +316,31 @@ pub fn run_pass(
             "frame": f.id, "truth": f.truth, "p_true": p0,
             "iou": a.iou, "dice": a.dice, "delta_density": a.delta_density,
         });
-        writeln!(jsonl, "{line}")
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", jsonl_path.display()))?;
+        jsonl
+            .append(&line.to_string(), || {
+                format!("the line of frame `{}`", crate::quote::clip(&f.id))
+            })
+            .map_err(|e| anyhow::anyhow!("saliency: {e}"))?;
         if let Some(d) = &maps_dir {
             let px: Vec<u8> = map.iter().map(|&v| (v * 255.0).round() as u8).collect();
             let path = d.join(format!("{n}.png"));
             image::GrayImage::from_raw(width, height, px)
                 .ok_or_else(|| anyhow::anyhow!("saliency map of {} has the wrong size", f.id))?
                 .save(&path)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                .map_err(|e| {
+                    // No half-written map is left behind.
+                    let _ = std::fs::remove_file(&path);
+                    let fix = match &e {
+                        image::ImageError::IoError(io) => crate::report::write_fix(io),
+                        _ => "check the disk that holds the run directory (--out)",
+                    };
+                    anyhow::anyhow!(
+                        "saliency: cannot write the map of frame `{}` to {}: {}; {fix}",
+                        crate::quote::clip(&f.id),
+                        crate::quote::clip_path(&path),
+                        crate::source::decode::one_line(&e.to_string())
+                    )
+                })?;
         }
         if !quiet && last_line.elapsed().as_secs_f64() >= 1.0 {
             eprintln!(

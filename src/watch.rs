@@ -6,12 +6,13 @@
 //! `docker stop`, Kubernetes, systemd and a closed terminal send) all act as Ctrl-C does; the binary
 //! receives them on a thread of its own (`signal-hook`) and raises the flag this watcher passes on.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::report::lines::LineFile;
 
 /// The signals that stop a run as Ctrl-C does: the first raises the stop flag (frames in flight
 /// finish, the summary is written with `run.end = "interrupted"`), a second aborts.
@@ -50,6 +51,9 @@ pub struct Flags {
     pub finished: AtomicBool,
     /// Frames done so far (evaluated, skipped or dropped), for the progress column.
     pub frames: AtomicU64,
+    /// Why `resources.csv` could not be written (a full disk): set with `stop` raised, so the run
+    /// ends, as failed with this message (file, cause, fix).
+    pub write_error: std::sync::Mutex<Option<String>>,
 }
 
 /// Resident memory over the run, MiB (from `/proc/self/status`; absent on systems without it).
@@ -149,6 +153,8 @@ fn parse_vmrss_kib(status: &str) -> Option<u64> {
 /// Watches until `flags.finished`: raises `flags.stop` when `external` (Ctrl-C) is raised or
 /// `duration` has passed (then also `duration_hit`), and writes one `resources.csv` line per
 /// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames`, flushed as written) into `dir`. Returns the RSS summary.
+/// A row that cannot be written (a full disk) stops the run with its message in
+/// `flags.write_error` (the run then ends as failed).
 pub fn watch(
     external: &AtomicBool,
     flags: &Flags,
@@ -156,10 +162,26 @@ pub fn watch(
     dir: &Path,
 ) -> RssSummary {
     let start = Instant::now();
-    let mut csv = std::fs::File::create(dir.join("resources.csv")).ok();
-    if let Some(f) = csv.as_mut() {
-        let _ = writeln!(f, "t_s,rss_mib,frames");
-    }
+    // A failed write ends the run as failed, like a failed records write: the file stops being
+    // written (ending with whole rows) and the message waits in `flags.write_error`.
+    let fail = |e: crate::report::ReportError| {
+        let mut slot = flags
+            .write_error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.get_or_insert(e.to_string());
+        flags.stop.store(true, Ordering::Relaxed);
+    };
+    let mut csv = match LineFile::create(&dir.join("resources.csv")).and_then(|mut f| {
+        f.append("t_s,rss_mib,frames", || "the header".into())
+            .map(|()| f)
+    }) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            fail(e);
+            None
+        }
+    };
     let mut rss = RssSummary::default();
     let mut next_sample = start;
     loop {
@@ -175,8 +197,11 @@ pub fn watch(
                 if let Some(f) = csv.as_mut() {
                     let t = now.duration_since(start).as_secs_f64();
                     let frames = flags.frames.load(Ordering::Relaxed);
-                    let _ = writeln!(f, "{t:.3},{mib:.1},{frames}");
-                    let _ = f.flush();
+                    let row = format!("{t:.3},{mib:.1},{frames}");
+                    if let Err(e) = f.append(&row, || format!("the row at {t:.3} s")) {
+                        fail(e);
+                        csv = None;
+                    }
                 }
             }
             next_sample += SAMPLE_EVERY;

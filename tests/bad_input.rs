@@ -850,3 +850,275 @@ fn a_full_disk_mid_frame_leaves_whole_frames_and_names_both_failures() {
     );
     assert!(text(&o.stdout).contains("clean"), "{}", text(&o.stdout));
 }
+
+#[test]
+fn annotations_that_are_devices_fifos_or_huge_are_refused_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(photo("coffee.png"), d.path().join("coffee.png")).unwrap();
+    // A 300 MiB annotation (sparse: no disk used), over the bounded reader's 256 MiB.
+    std::fs::File::create(d.path().join("big.xml"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let mut rows = vec![
+        "path,label,annotation",
+        "coffee.png,espresso,",
+        "coffee.png,espresso,/dev/zero",
+        "coffee.png,espresso,big.xml",
+    ];
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(d.path().join("pipe.xml"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if fifo {
+        rows.push("coffee.png,espresso,pipe.xml");
+    }
+    let src = d.path().join("boxes.csv");
+    std::fs::write(&src, rows.join("\n") + "\n").unwrap();
+    let out = d.path().join("run");
+    let t0 = std::time::Instant::now();
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Neither /dev/zero read to its (missing) end nor the FIFO opened with no writer.
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    let mut wants = vec![
+        (
+            "/dev/zero",
+            "coffee.png: annotation /dev/zero: is a character device, not an annotation file; \
+             give the path of an annotation file",
+        ),
+        (
+            "big.xml",
+            "big.xml: the annotation file is larger than 256 MiB (the most robustream reads of \
+             one file); shrink or re-encode it",
+        ),
+    ];
+    if fifo {
+        wants.push((
+            "pipe.xml",
+            "pipe.xml: is a FIFO (named pipe), not an annotation file; give the path of an \
+             annotation file",
+        ));
+    }
+    for (name, want) in &wants {
+        let lines = lines_with(&err, name);
+        assert_eq!(lines.len(), 1, "{name}:\n{err}");
+        assert!(lines[0].ends_with(want), "{want}\n{err}");
+    }
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], wants.len());
+
+    // Fatal under --strict, naming the first one.
+    let o = run_on(&src, &d.path().join("strict"), &["--strict"]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let e = error_line(&o);
+    assert!(
+        e.contains("annotation /dev/zero: is a character device") && e.contains("--strict"),
+        "{e}"
+    );
+}
+
+#[test]
+fn heic_and_avif_files_in_a_folder_are_named_and_counted_as_skipped() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("photos");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::copy(photo("coffee.png"), root.join("coffee.png")).unwrap();
+    // Named by extension before anything is read (a phone's HEIC, an AVIF from the web).
+    std::fs::write(root.join("IMG_0001.HEIC"), b"\0\0\0\x18ftypheic").unwrap();
+    std::fs::write(root.join("web.avif"), b"\0\0\0\x1cftypavif").unwrap();
+    std::fs::write(root.join("notes.txt"), b"not an image, passed over").unwrap();
+    let out = d.path().join("run");
+    let o = run_on(&root, &out, &[]);
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().all(|l| l.starts_with("warning: skipped ")),
+        "{err}"
+    );
+    for (name, ext) in [("IMG_0001.HEIC", "HEIC"), ("web.avif", "avif")] {
+        let lines = lines_with(&err, name);
+        assert_eq!(lines.len(), 1, "{name}:\n{err}");
+        assert!(
+            lines[0].contains(&format!(
+                "{name}: cannot decode image (.{ext} files are not decoded by this robustream, \
+                 which reads .jpg .jpeg .png"
+            )) && lines[0].ends_with("convert the file to PNG or JPEG"),
+            "{err}"
+        );
+    }
+    assert!(!err.contains("notes.txt"), "{err}");
+    let s = summary(&out);
+    assert_eq!(s["frames"]["read"], 1);
+    assert_eq!(s["frames"]["skipped"], 2);
+
+    let o = run_on(&root, &d.path().join("strict"), &["--strict"]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1));
+    let e = error_line(&o);
+    assert!(
+        e.contains("IMG_0001.HEIC: cannot decode image") && e.contains("--strict"),
+        "{e}"
+    );
+}
+
+#[test]
+fn nan_scores_in_the_challenge_are_counted_not_scored() {
+    // Flat frames with a centred mask: on a bright background the fixture's scores are NaN
+    // (the composite's mean is above 127), on a dark one they are scores.
+    let d = tempfile::tempdir().unwrap();
+    let mut rows = vec!["path,label,mask".to_string()];
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([u8::from((16..48).contains(&x) && (12..36).contains(&y)) * 255])
+    })
+    .save(d.path().join("mask.png"))
+    .unwrap();
+    for (name, level, class) in [
+        ("dark0.png", 20, 0),
+        ("dark1.png", 20, 1),
+        ("bright0.png", 230, 0),
+        ("bright1.png", 230, 1),
+    ] {
+        flat(d.path(), name, level);
+        rows.push(format!("{name},class{class},mask.png"));
+    }
+    let src = d.path().join("m.csv");
+    std::fs::write(&src, rows.join("\n") + "\n").unwrap();
+    let out = d.path().join("run");
+    let o = run(robustream()
+        .args(["run", "--quiet", "--challenge", "--batch", "8"])
+        .args(["--scenarios", "clean", "--model"])
+        .arg(bad_model("nan_when_bright.toml"))
+        .arg("--source")
+        .arg(&src)
+        .arg("--out")
+        .arg(&out));
+    no_panic(&o);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let s = summary(&out);
+    let c = &s["run"]["challenge"];
+    assert_eq!(c["applicable"], true, "{c}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("challenge.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{c}");
+    let sum = |key: &str| lines.iter().map(|l| l[key].as_u64().unwrap()).sum::<u64>();
+    // One batch holds every background, so each foreground meets the bright ones: not scored.
+    let failed = c["failed"].as_u64().unwrap();
+    assert!(failed > 0 && failed == sum("failed"), "{c}");
+    assert!(
+        lines.iter().all(|l| l["failed"].as_u64() > Some(0)),
+        "{lines:?}"
+    );
+    assert_eq!(c["composites"].as_u64(), Some(sum("composites")));
+    // A foreground no scored composite fooled is undecided, out of the accuracy.
+    for l in &lines {
+        assert_eq!(l["undecided"], l["vulnerable"] == false, "{l}");
+    }
+    let (fgs, vulnerable, undecided) = (
+        c["foregrounds"].as_u64().unwrap(),
+        c["vulnerable"].as_u64().unwrap(),
+        c["undecided"].as_u64().unwrap(),
+    );
+    assert_eq!(fgs + undecided, 4, "{c}");
+    assert_eq!(vulnerable, fgs, "{c}");
+    assert_eq!(
+        s["metrics"]["in9"]["challenge"]["failed"].as_u64(),
+        Some(failed)
+    );
+    // One warning line per foreground, naming it, a background and the cause.
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("warning: challenge: frame "))
+        .collect();
+    assert_eq!(warnings.len(), 4, "{err}");
+    assert!(
+        warnings.iter().all(|w| w.contains("on background bright")
+            && w.contains("the model's output holds NaN/inf (NaN)")
+            && w.contains("composites of this foreground not scored")),
+        "{err}"
+    );
+}
+
+#[test]
+fn full_disk_for_resources_challenge_and_saliency_outputs_is_named_and_fails_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    // resources.csv on a full disk: every write to /dev/full fails with ENOSPC.
+    let src = coffee_manifest(d.path(), 3);
+    let out = d.path().join("resources");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("resources.csv")).unwrap();
+    let o = run_on(&src, &out, &[]);
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let e = error_line(&o);
+    assert!(
+        e.contains("cannot write the header to ")
+            && e.contains("resources.csv: No space left on device")
+            && e.ends_with("free disk space or write the run elsewhere (--out)"),
+        "{e}"
+    );
+    let s = summary(&out);
+    assert_eq!(s["run"]["end"], "failed", "{s}");
+    assert!(
+        s["run"]["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("resources.csv")),
+        "{s}"
+    );
+
+    // challenge.jsonl and saliency.jsonl: dark flat frames with masks (scored by the fixture).
+    image::GrayImage::from_fn(64, 48, |x, y| {
+        image::Luma([u8::from((16..48).contains(&x) && (12..36).contains(&y)) * 255])
+    })
+    .save(d.path().join("mask.png"))
+    .unwrap();
+    flat(d.path(), "dark0.png", 20);
+    flat(d.path(), "dark1.png", 30);
+    let src = d.path().join("masked.csv");
+    std::fs::write(
+        &src,
+        "path,label,mask\ndark0.png,class0,mask.png\ndark1.png,class1,mask.png\n",
+    )
+    .unwrap();
+    for (pass, file) in [
+        ("--challenge", "challenge.jsonl"),
+        ("--saliency", "saliency.jsonl"),
+    ] {
+        let out = d.path().join(file);
+        std::fs::create_dir(&out).unwrap();
+        std::os::unix::fs::symlink("/dev/full", out.join(file)).unwrap();
+        let o = run(robustream()
+            .args(["run", "--quiet", pass, "--scenarios", "clean", "--model"])
+            .arg(bad_model("nan_when_bright.toml"))
+            .arg("--source")
+            .arg(&src)
+            .arg("--out")
+            .arg(&out));
+        no_panic(&o);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", text(&o.stderr));
+        let e = error_line(&o);
+        assert!(
+            e.contains("cannot write the line of frame `dark0.png` to ")
+                && e.contains(&format!("{file}: No space left on device"))
+                && e.ends_with("free disk space or write the run elsewhere (--out)"),
+            "{e}"
+        );
+        // The main pass's measurements are kept; the run failed.
+        let s = summary(&out);
+        assert_eq!(s["run"]["end"], "failed", "{s}");
+        assert_eq!(records(&out).len(), 2, "{file}");
+    }
+}

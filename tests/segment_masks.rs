@@ -233,6 +233,19 @@ fn a_model_failing_on_frames_skips_them_or_stops_a_strict_run() {
             && err.contains("inference failed"),
         "{err}"
     );
+    // Each skipped frame's line says what to check, on one line.
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("failed on this frame"))
+        .collect();
+    assert!(!lines.is_empty(), "{err}");
+    assert!(
+        lines.iter().all(|l| l.ends_with(
+            "check that the model runs on a float32 [1, 32, 32, 3] input (`[source.segment] size` \
+             and `layout = \"nhwc\"`)"
+        )),
+        "{err}"
+    );
     let s = summary(&out);
     assert_eq!(s["frames"]["skipped"], FRAMES, "{s}");
     assert_eq!(s["run"]["source_report"]["segment"]["failed"], FRAMES);

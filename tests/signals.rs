@@ -206,3 +206,40 @@ fn a_second_signal_aborts_at_once() {
     assert_eq!(status.code(), Some(129), "{seen}{rest}");
     assert!(rest.contains("SIGHUP again: aborting"), "{seen}{rest}");
 }
+
+/// Whether process `pid` has installed its own handler of signal number `sig` (the `SigCgt`
+/// mask of /proc/<pid>/status).
+fn catches(pid: u32, sig: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+        })
+        .is_some_and(|mask| mask & (1 << (sig - 1)) != 0)
+}
+
+#[test]
+fn a_stop_while_the_model_loads_ends_the_run_right_after_the_load() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("run");
+    // An endless camera: only the signal ends this run.
+    let mut child = start(Path::new("synthetic:160x120@30"), &out, &["--realtime"]);
+    // The signal handlers are installed just before the run opens the source and loads the
+    // model; SIGTERM sent the moment they are is taken while loading (nothing read yet).
+    wait_for("a SIGTERM handler", || catches(child.id(), 15));
+    kill(&child, "TERM");
+    let status = exit_within(&mut child, Duration::from_secs(60));
+    let err = rest_of_stderr(&mut child);
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The stop line at once, and nothing else but the usual end.
+    assert!(err.contains("SIGTERM received: stopping"), "{err}");
+    assert!(!err.contains("error"), "{err}");
+    let s = summary(&out);
+    assert_eq!(s["run"]["end"], "interrupted", "{s}");
+    // No warm-up after the stop, and no frame read.
+    assert_eq!(s["run"]["engine_warmup_ms"], serde_json::json!({}), "{s}");
+    assert_eq!(s["frames"]["read"], 0, "{s}");
+}

@@ -27,6 +27,15 @@ pub struct ChallengeTally {
     /// Whether every kept foreground was evaluated against every background it needed (false when
     /// the run was interrupted or a bound cut the challenge short).
     pub complete: bool,
+    /// Composites whose model output row could not be scored (NaN/inf, or `probabilities` that are
+    /// not), counted and never scored: like a failed variant of the main pass.
+    #[serde(default)]
+    pub failed: u64,
+    /// Foregrounds left undecided: no scored composite fooled the model, but some could not be
+    /// scored, so surviving every background is not shown. Not in `foregrounds` (nor in the
+    /// accuracy).
+    #[serde(default)]
+    pub undecided: u64,
 }
 
 impl ChallengeTally {
@@ -128,6 +137,7 @@ mod tests {
             backgrounds: 20,
             composites: 70,
             complete: true,
+            ..ChallengeTally::default()
         };
         assert_eq!(t.accuracy(), Some(0.25));
         assert_eq!(ChallengeTally::default().accuracy(), None);
@@ -183,6 +193,7 @@ mod tests {
             backgrounds: 3,
             composites: 9,
             complete: false,
+            ..ChallengeTally::default()
         };
         // A challenge alone makes the section, without per-variation accuracies.
         let m = compute([("clean", Some(1.0))], Some(t)).unwrap();

@@ -3,6 +3,7 @@
 //! and a terminal table.
 
 pub mod jsonl;
+pub mod lines;
 pub mod progress;
 pub mod prometheus;
 pub mod summary;
@@ -52,6 +53,25 @@ pub enum ReportError {
         /// What of the frame reached the file.
         cut: PartialWrite,
     },
+    /// Writing a line of another run output (`resources.csv`, `challenge.jsonl`,
+    /// `saliency.jsonl`) failed: the file, the line, the cause, the fix, and what became of the
+    /// part written ([`lines::LineFile`]).
+    #[error(
+        "cannot write {what} to {}: {source}; {}{}",
+        crate::quote::clip_path(path),
+        write_fix(source),
+        cut.lines_note()
+    )]
+    LineWrite {
+        /// The file.
+        path: PathBuf,
+        /// Which line ("the header", "the line of frame `x`").
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+        /// What of the line reached the file.
+        cut: PartialWrite,
+    },
     /// A complete line of a records file is not a valid record.
     #[error("{}:{line}: malformed record: {source}", path.display())]
     MalformedRecord {
@@ -93,6 +113,22 @@ pub enum PartialWrite {
     CutBack(usize),
     /// This many bytes, left in the file because cutting them off failed too.
     Left(usize, std::io::Error),
+}
+
+impl PartialWrite {
+    /// What became of a failed line of a [`lines::LineFile`], for its message.
+    fn lines_note(&self) -> String {
+        match self {
+            Self::Nothing => String::new(),
+            Self::CutBack(_) => {
+                " (the part written was cut off again: the file ends with whole lines)".into()
+            }
+            Self::Left(n, e) => format!(
+                " ({n} bytes of it stay in the file, cutting them off failed: {e}; its last line \
+                 is torn)"
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for PartialWrite {

@@ -821,6 +821,14 @@ fn in9_lines(m: &In9) -> String {
             c.composites,
             if c.complete { "" } else { "; incomplete" }
         );
+        if c.failed > 0 {
+            let _ = writeln!(
+                out,
+                "  {} composites not scored (the model's output could not be scored), {} \
+                 foregrounds undecided and left out",
+                c.failed, c.undecided
+            );
+        }
     }
     out
 }
@@ -1683,6 +1691,7 @@ pub(crate) mod tests {
             backgrounds: 7,
             composites: 20,
             complete: true,
+            ..ChallengeTally::default()
         };
         s.set_challenge(tally);
         let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
@@ -1695,7 +1704,7 @@ pub(crate) mod tests {
         assert!((in9["challenge_accuracy"].as_f64().unwrap() - 0.2).abs() < 1e-15);
         assert_eq!(
             in9["challenge"],
-            json!({"foregrounds": 5, "vulnerable": 4, "backgrounds": 7, "composites": 20, "complete": true})
+            json!({"foregrounds": 5, "vulnerable": 4, "backgrounds": 7, "composites": 20, "complete": true, "failed": 0, "undecided": 0})
         );
         // Through summary.json and back, then rebuilt from the records with it as `previous`.
         let back = Summary::from_json(&s.to_json()).unwrap();
@@ -1734,6 +1743,7 @@ pub(crate) mod tests {
             backgrounds: 2,
             composites: 4,
             complete: false,
+            ..ChallengeTally::default()
         });
         let m = s.in9().unwrap();
         assert!(m.accuracy.is_empty() && m.bg_gap.is_none());

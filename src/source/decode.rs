@@ -68,6 +68,38 @@ pub fn has_image_extension(path: &Path) -> bool {
         .any(|known| ext.eq_ignore_ascii_case(known))
 }
 
+/// Extensions (lowercase) of image formats outside the `image` crate, which this build cannot
+/// decode: HEIC/HEIF (phones), JPEG XL, JPEG 2000, Photoshop, SVG and camera raw files.
+const FOREIGN_IMAGE_EXTENSIONS: [&str; 17] = [
+    "heic", "heif", "jxl", "jp2", "j2k", "jpx", "jpf", "psd", "svg", "dng", "cr2", "cr3", "nef",
+    "arw", "orf", "rw2", "raf",
+];
+
+/// The extension of `path` (as written) when it names an image format this build does not decode:
+/// one of the `image` crate's formats left out of the build (`.avif`, `.ico`, `.tga`, `.exr`,
+/// `.hdr`, `.qoi`, `.pnm`, …; AVIF decoding would need the system dav1d library) or one outside
+/// it (`.heic`, `.jxl`, `.jp2`, `.psd`, `.svg`, camera raw, …). A folder source names such files as
+/// skipped (see [`undecodable_message`]) instead of passing over them as it does other files.
+pub fn undecodable_extension(path: &Path) -> Option<&str> {
+    let ext = path.extension()?.to_str()?;
+    if has_image_extension(path) {
+        return None;
+    }
+    let lower = ext.to_ascii_lowercase();
+    let ours = ImageFormat::from_extension(&lower).is_some_and(|f| !f.reading_enabled());
+    (ours || FOREIGN_IMAGE_EXTENSIONS.contains(&lower.as_str())).then_some(ext)
+}
+
+/// The skip message for a file whose extension is an [`undecodable_extension`] `ext`: what this
+/// build decodes and the fix (convert it).
+pub fn undecodable_message(ext: &str) -> String {
+    format!(
+        "cannot decode image (.{ext} files are not decoded by this robustream, which reads {}); \
+         convert the file to PNG or JPEG",
+        extension_list()
+    )
+}
+
 /// What a path that is not a regular file is, for messages: "a directory", "a character device",
 /// "a block device", "a FIFO (named pipe)", "a socket", or "not a regular file". `None` for a
 /// regular file.
@@ -399,6 +431,40 @@ mod tests {
         assert!(!has_image_extension(Path::new("b.txt")));
         assert!(!has_image_extension(Path::new("png")));
         assert!(!has_image_extension(Path::new(".DS_Store")));
+    }
+
+    #[test]
+    fn formats_we_cannot_decode_are_told_apart_from_other_files() {
+        for name in [
+            "a.heic", "a.HEIF", "a.avif", "a.AVIF", "a.jxl", "a.jp2", "a.ico", "a.tga", "a.exr",
+            "a.hdr", "a.qoi", "a.ppm", "a.psd", "a.svg", "a.dng", "a.NEF",
+        ] {
+            let ext = undecodable_extension(Path::new(name));
+            assert_eq!(ext, Path::new(name).extension().and_then(|e| e.to_str()));
+            // If one of these ever decodes here, the test says so: it must not be listed as both.
+            assert!(!has_image_extension(Path::new(name)), "{name}");
+        }
+        for name in [
+            "a.png", "a.JPG", "a.webp", "a.tiff", "a.txt", "a.xml", "a.npy", "avif",
+        ] {
+            assert_eq!(undecodable_extension(Path::new(name)), None, "{name}");
+        }
+        // AVIF files are AVIF by content too: the decoder's refusal says the same thing.
+        let avif = b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf\0\0\0\0";
+        let e = decode_bytes(avif).unwrap_err();
+        assert!(
+            e.contains("not built into this robustream")
+                && e.ends_with("convert the file to PNG or JPEG"),
+            "{e}"
+        );
+        assert_eq!(
+            undecodable_message("HEIC"),
+            format!(
+                "cannot decode image (.HEIC files are not decoded by this robustream, which reads \
+                 {}); convert the file to PNG or JPEG",
+                extension_list()
+            )
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::decode::has_image_extension;
+use super::decode::{has_image_extension, undecodable_extension, undecodable_message};
 use super::regions::BoxSpec;
 use super::{ClassOrder, Item, ItemSource, SourceError};
 use crate::frame::{LabelSpace, Truth};
@@ -37,11 +37,13 @@ pub(crate) fn open(
 ) -> Result<ItemSource, SourceError> {
     let listing = list_dir(root)?;
     let mut walk = Walk::new(root)?;
-    let mut items: Vec<Result<Item, SourceError>> = listing
-        .files
-        .into_iter()
-        .map(|(name, path)| image_item(&listing.names, name, path, None))
-        .collect();
+    let mut items = listing_items(
+        listing.files,
+        listing.undecodable,
+        &listing.names,
+        |name| name.to_string(),
+        None,
+    );
     // Links that are not followed are items of their own (skipped), not classes.
     let mut class_dirs = Vec::new();
     for (name, dir) in listing.dirs {
@@ -130,6 +132,9 @@ fn cannot_list(dir: &Path, e: &std::io::Error) -> SourceError {
 pub(crate) struct Listing {
     pub(crate) dirs: Vec<(String, PathBuf)>,
     pub(crate) files: Vec<(String, PathBuf)>,
+    /// Files of image formats this build cannot decode (`.heic`, `.avif`, …, see
+    /// [`undecodable_extension`]), sorted by name: named as skipped, never read.
+    pub(crate) undecodable: Vec<(String, PathBuf)>,
     pub(crate) names: HashSet<String>,
 }
 
@@ -182,6 +187,7 @@ pub(crate) fn list_dir(dir: &Path) -> Result<Listing, SourceError> {
     let cannot = |e: std::io::Error| cannot_list(dir, &e);
     let mut dirs = Vec::new();
     let mut files = Vec::new();
+    let mut undecodable = Vec::new();
     let mut names = HashSet::new();
     for entry in std::fs::read_dir(dir).map_err(cannot)? {
         let entry = entry.map_err(cannot)?;
@@ -196,13 +202,43 @@ pub(crate) fn list_dir(dir: &Path) -> Result<Listing, SourceError> {
         } else {
             if has_image_extension(&path) && !is_mask_name(&name) {
                 files.push((name.clone(), path));
+            } else if undecodable_extension(&path).is_some() && !is_mask_name(&name) {
+                undecodable.push((name.clone(), path));
             }
             names.insert(name);
         }
     }
     dirs.sort();
     files.sort();
-    Ok(Listing { dirs, files, names })
+    undecodable.sort();
+    Ok(Listing {
+        dirs,
+        files,
+        undecodable,
+        names,
+    })
+}
+
+/// The items of a folder's image `files` and `undecodable` files, in name order, each with the
+/// frame id `id(name)`: an image's item, or for a file of a format this build cannot decode the
+/// skipped item naming it (the same line as for any file that does not decode, with the fix:
+/// convert it).
+fn listing_items(
+    mut files: Vec<(String, PathBuf)>,
+    undecodable: Vec<(String, PathBuf)>,
+    names: &HashSet<String>,
+    id: impl Fn(&str) -> String,
+    truth: Option<Truth>,
+) -> Vec<Result<Item, SourceError>> {
+    files.extend(undecodable);
+    files.sort();
+    files
+        .into_iter()
+        .map(|(name, path)| match undecodable_extension(&path) {
+            Some(ext) => Err(SourceError::at(&path, undecodable_message(ext))),
+            None => image_item(names, id(&name), path, truth),
+        })
+        .collect()
 }
 
 /// Appends to `out` the item of every image under `dir` (with `truth`), where ids are
@@ -218,11 +254,13 @@ fn collect_images(
     out: &mut Vec<Result<Item, SourceError>>,
 ) -> Result<(), SourceError> {
     let listing = list_dir(dir)?;
-    out.extend(
-        listing.files.into_iter().map(|(name, path)| {
-            image_item(&listing.names, format!("{prefix}/{name}"), path, truth)
-        }),
-    );
+    out.extend(listing_items(
+        listing.files,
+        listing.undecodable,
+        &listing.names,
+        |name| format!("{prefix}/{name}"),
+        truth,
+    ));
     for (name, sub) in listing.dirs {
         if depth >= MAX_DEPTH {
             out.push(Err(SourceError::at(
@@ -560,6 +598,45 @@ mod tests {
                 "tench/a.webp"
             ]
         );
+    }
+
+    #[test]
+    fn formats_this_build_cannot_decode_are_named_as_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path().join("tench");
+        write_rgb(&c.join("b.png"), 3, 2, [9, 9, 9]);
+        // Named by extension, never read: the content does not matter.
+        for name in ["a.heic", "c.AVIF", "d.jxl", "z.mask.avif", ".hidden.heic"] {
+            std::fs::write(c.join(name), "x").unwrap();
+        }
+        let mut s = open(dir.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let got: Vec<Result<String, String>> = std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.map(|f| f.id).map_err(|e| e.to_string()))
+            .collect();
+        let list = crate::source::decode::extension_list();
+        let skip = |name: &str, ext: &str| {
+            Err(format!(
+                "{}: cannot decode image (.{ext} files are not decoded by this robustream, which \
+                 reads {list}); convert the file to PNG or JPEG",
+                c.join(name).display()
+            ))
+        };
+        assert_eq!(
+            got,
+            [
+                skip("a.heic", "heic"),
+                Ok("tench/b.png".to_string()),
+                skip("c.AVIF", "AVIF"),
+                skip("d.jxl", "jxl"),
+            ]
+        );
+        // A folder holding only such files is not "no images": each is named.
+        let only = tempfile::tempdir().unwrap();
+        std::fs::write(only.path().join("IMG_0001.HEIC"), "x").unwrap();
+        let mut s = open(only.path(), &ClassOrder::Labels, &labels()).unwrap();
+        let e = s.next_frame().unwrap().unwrap_err();
+        assert!(e.item.ends_with("IMG_0001.HEIC"), "{e}");
+        assert!(s.next_frame().is_none());
     }
 
     #[cfg(unix)]

@@ -241,7 +241,8 @@ impl Layout {
                 )));
             }
             for (wnid, path) in listing.dirs {
-                len += list_dir(&path)?.files.len();
+                let listing = list_dir(&path)?;
+                len += listing.files.len() + listing.undecodable.len();
                 units.push_back(Unit::Folder {
                     key: (*key).to_string(),
                     id_prefix: format!("{prefix}/{wnid}"),
@@ -347,11 +348,20 @@ impl ImagenetCSource {
                 dir,
             } => (key, id_prefix, wnid, truth, dir),
         };
-        let files = match list_dir(&dir) {
-            Ok(l) => l.files,
+        let (mut files, undecodable) = match list_dir(&dir) {
+            Ok(l) => (l.files, l.undecodable),
             Err(e) => return Some(Err(e)),
         };
+        files.extend(undecodable);
+        files.sort();
         for (name, path) in files {
+            // A format this build cannot decode (`.heic`, `.avif`, …): named as skipped.
+            if let Some(ext) = super::decode::undecodable_extension(&path) {
+                let why = super::decode::undecodable_message(ext);
+                self.pending
+                    .push_back((key.clone(), Err(SourceError::at(&path, why))));
+                continue;
+            }
             let item = match truth {
                 Some(t) => Ok(Item::new(path, format!("{id_prefix}/{name}"), Some(t))),
                 None => Err(SourceError::at(
@@ -430,6 +440,31 @@ mod tests {
         assert_eq!(wnid_index("n07920052"), Some(967)); // espresso
         assert_eq!(wnid_index("n15075141"), Some(999)); // toilet tissue
         assert_eq!(wnid_index("n99999999"), None);
+    }
+
+    #[test]
+    fn formats_this_build_cannot_decode_are_named_as_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path().join("ImageNet-C");
+        write_rgb(&r.join("fog/3/n07920052/a.JPEG"), 4, 4, [1, 2, 3]);
+        std::fs::write(r.join("fog/3/n07920052/b.avif"), "x").unwrap();
+        let layout = Layout::scan(&config(&r, None)).unwrap();
+        let mut s = layout
+            .open(&["corruption/fog/3"], &imagenet_labels())
+            .unwrap();
+        assert_eq!(s.len_hint(), Some(2));
+        let got: Vec<Result<String, String>> = drain(&mut s)
+            .into_iter()
+            .map(|f| f.map(|f| f.id).map_err(|e| e.to_string()))
+            .collect();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0], Ok("fog/3/n07920052/a.JPEG".to_string()));
+        let e = got[1].as_ref().unwrap_err();
+        assert!(
+            e.contains("b.avif: cannot decode image (.avif files are not decoded")
+                && e.ends_with("convert the file to PNG or JPEG"),
+            "{e}"
+        );
     }
 
     #[test]

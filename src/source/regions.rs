@@ -303,16 +303,20 @@ pub fn resolve_boxes(
             })
             .collect(),
         BoxSpec::Voc(xml) => {
-            let x = xml.display();
-            let text = std::fs::read_to_string(xml).map_err(|e| {
-                SourceError::at(
-                    image_path,
-                    format!("cannot read annotation {x} ({e}); check the path or remove it"),
-                )
+            let x = crate::quote::clip_path(xml);
+            let at = |why: String| SourceError::at(image_path, format!("annotation {x}: {why}"));
+            // Through the bounded reader, like images and masks: a FIFO, a device or a huge file
+            // given as the annotation is refused before it is opened or read.
+            let bytes = super::decode::read_file(xml, "annotation").map_err(at)?;
+            let text = std::str::from_utf8(&bytes).map_err(|e| {
+                at(format!(
+                    "is not UTF-8 text (invalid byte at offset {}); save the XML as UTF-8",
+                    e.valid_up_to()
+                ))
             })?;
-            parse_voc(&text)
+            parse_voc(text)
                 .and_then(|ann| voc_boxes(&ann, size))
-                .map_err(|why| SourceError::at(image_path, format!("annotation {x}: {why}")))
+                .map_err(at)
         }
     }
 }
@@ -695,8 +699,45 @@ mod tests {
                 .starts_with(&format!("annotation {}: ", xml.display())),
             "{e}"
         );
-        let e = resolve_boxes(&BoxSpec::Voc(dir.path().join("no.xml")), img, (1, 1)).unwrap_err();
-        assert!(e.message.starts_with("cannot read annotation"), "{e}");
+        let no = dir.path().join("no.xml");
+        let e = resolve_boxes(&BoxSpec::Voc(no.clone()), img, (1, 1)).unwrap_err();
+        assert!(
+            e.message.starts_with(&format!(
+                "annotation {}: cannot read annotation (",
+                no.display()
+            )) && e
+                .message
+                .ends_with("check that the file exists and is readable"),
+            "{e}"
+        );
+        // Not a file, too large, not text: refused through the bounded reader, one line each.
+        let e = resolve_boxes(&BoxSpec::Voc(dir.path().to_path_buf()), img, (1, 1)).unwrap_err();
+        assert!(
+            e.message.ends_with(
+                ": is a directory, not an annotation file; give the path of an annotation file"
+            ),
+            "{e}"
+        );
+        let big = dir.path().join("big.xml");
+        std::fs::File::create(&big)
+            .unwrap()
+            .set_len(super::super::decode::MAX_FILE_BYTES + 1)
+            .unwrap();
+        let e = resolve_boxes(&BoxSpec::Voc(big), img, (1, 1)).unwrap_err();
+        assert!(
+            e.message
+                .ends_with(": the annotation file is larger than 256 MiB (the most robustream reads of one file); shrink or re-encode it"),
+            "{e}"
+        );
+        let latin1 = dir.path().join("latin1.xml");
+        std::fs::write(&latin1, b"<annotation>caf\xe9</annotation>").unwrap();
+        let e = resolve_boxes(&BoxSpec::Voc(latin1), img, (1, 1)).unwrap_err();
+        assert!(
+            e.message.ends_with(
+                ": is not UTF-8 text (invalid byte at offset 15); save the XML as UTF-8"
+            ),
+            "{e}"
+        );
         let spec = BoxSpec::Normalized(parse_norm_boxes("0 0 0.5 1;0.5 0.5 0.5001 1").unwrap());
         let e = resolve_boxes(&spec, img, (10, 10)).unwrap_err();
         assert!(e.message.starts_with("box 2 "), "{e}");

@@ -52,6 +52,7 @@ use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 
+use super::decode::one_line;
 use super::regions::{Connectivity, label_components};
 use super::{Source, SourceError};
 use crate::engine::EngineConfig;
@@ -163,24 +164,28 @@ impl SegmentConfig {
             && !((1..=8192).contains(&w) && (1..=8192).contains(&h))
         {
             return Err(format!(
-                "[source.segment] size = [{w}, {h}] must be [width, height] in 1..=8192"
+                "[source.segment] size = [{w}, {h}] must be [width, height] in 1..=8192; set the \
+                 model's input size, or remove `size` to use the model's own"
             ));
         }
         if !(self.scale.is_finite() && self.scale > 0.0) {
             return Err(format!(
-                "[source.segment] scale = {} must be a number above 0",
+                "[source.segment] scale = {} must be a number above 0; set the factor from \
+                 0..255 pixels to the model's scale (e.g. 0.00392156 for 0..1), or remove it",
                 self.scale
             ));
         }
         if self.mean.iter().any(|m| !m.is_finite()) {
             return Err(format!(
-                "[source.segment] mean = {:?} must be finite numbers",
+                "[source.segment] mean = {:?} must be finite numbers; give three, e.g. mean = \
+                 [0.485, 0.456, 0.406] (ImageNet's, the default)",
                 self.mean
             ));
         }
         if self.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
             return Err(format!(
-                "[source.segment] std = {:?} must be numbers above 0",
+                "[source.segment] std = {:?} must be numbers above 0; give three, e.g. std = \
+                 [0.229, 0.224, 0.225] (ImageNet's, the default)",
                 self.std
             ));
         }
@@ -209,7 +214,8 @@ impl SegmentConfig {
             }
             (None, Some(t)) if !t.is_finite() => {
                 return Err(format!(
-                    "[source.segment] threshold = {t} must be a finite number"
+                    "[source.segment] threshold = {t} must be a finite number; give e.g. \
+                     threshold = 0.5 (the default)"
                 ));
             }
             _ => {}
@@ -290,7 +296,8 @@ pub fn output_geometry(shape: &[i64], layout: Layout) -> Result<(usize, usize, u
         ([h, w], _) => Ok((1, d(*h), d(*w))),
         _ => Err(format!(
             "its first output has shape {shape:?}; robustream reads a batch of one as [1, C, H, W] \
-             (layout nchw), [1, H, W, C] (layout nhwc) or [1, H, W]"
+             (layout nchw), [1, H, W, C] (layout nhwc) or [1, H, W]: fix `[source.segment] \
+             layout`, or re-export the model with such an output"
         )),
     }
 }
@@ -444,11 +451,31 @@ impl Segmenter {
         };
         let lib = crate::engine::onnx::library_path(&engine)
             .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
-        let env = crate::engine::onnx::environment(&lib)
-            .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
-        let setup = |e: ort::Error<_>| err(format!("cannot configure its session ({e})"));
+        let env = crate::engine::onnx::environment(&lib).map_err(|e| {
+            SourceError::new(
+                "[source.segment]",
+                format!(
+                    "{}; point `[engine] library` or ORT_DYLIB_PATH at a working \
+                     libonnxruntime.so (`bash scripts/setup.sh` installs one)",
+                    super::decode::fold(&e.to_string())
+                ),
+            )
+        })?;
+        let setup = |e: ort::Error<_>| {
+            err(format!(
+                "ONNX Runtime cannot configure its session ({}); check `[source.segment] \
+                 threads` and `[engine] library`",
+                one_line(&e.to_string())
+            ))
+        };
         let mut builder = Session::builder(&env)
-            .map_err(|e| err(format!("cannot create its session ({e})")))?
+            .map_err(|e| {
+                err(format!(
+                    "ONNX Runtime cannot create its session ({}); check `[engine] library` \
+                     (the ONNX Runtime the classifier uses too)",
+                    one_line(&e.to_string())
+                ))
+            })?
             .with_optimization_level(GraphOptimizationLevel::All)
             .map_err(setup)?
             .with_inter_threads(1)
@@ -460,7 +487,8 @@ impl Segmenter {
         }
         let session = builder.commit_from_file(&path).map_err(|e| {
             err(format!(
-                "ONNX Runtime cannot load it ({e}); give an .onnx model"
+                "ONNX Runtime cannot load it ({}); give an .onnx model",
+                one_line(&e.to_string())
             ))
         })?;
         let (input_name, size) = check_input(&session, config).map_err(err)?;
@@ -501,24 +529,55 @@ impl Segmenter {
             Layout::Nchw => [1, 3, h as usize, w as usize],
             Layout::Nhwc => [1, h as usize, w as usize, 3],
         };
-        let tensor = TensorRef::from_array_view((shape, self.tensor.as_slice()))
-            .map_err(|e| e.to_string())?;
+        let layout = match self.layout {
+            Layout::Nchw => "nchw",
+            Layout::Nhwc => "nhwc",
+        };
+        let input_fix = || {
+            format!(
+                "check that the model runs on a float32 {shape:?} input (`[source.segment] size` \
+                 and `layout = \"{layout}\"`)"
+            )
+        };
+        let tensor = TensorRef::from_array_view((shape, self.tensor.as_slice())).map_err(|e| {
+            format!(
+                "cannot make its input tensor ({}); {}",
+                one_line(&e.to_string()),
+                input_fix()
+            )
+        })?;
         let outputs = self
             .session
             .run(ort::inputs![self.input_name.as_str() => tensor])
-            .map_err(|e| format!("inference failed ({e})"))?;
-        let value = outputs
-            .get(&self.output_name)
-            .ok_or_else(|| format!("no output `{}`", self.output_name))?;
-        let (out_shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| format!("output `{}`: {e}", self.output_name))?;
+            .map_err(|e| {
+                format!(
+                    "inference failed ({}); {}",
+                    one_line(&e.to_string()),
+                    input_fix()
+                )
+            })?;
+        let value = outputs.get(&self.output_name).ok_or_else(|| {
+            format!(
+                "it gave no output `{}`; re-export the model with its map as the first output",
+                self.output_name
+            )
+        })?;
+        let (out_shape, data) = value.try_extract_tensor::<f32>().map_err(|e| {
+            format!(
+                "output `{}` is not a float32 tensor ({}); re-export the model with a float32 \
+                 map as its first output",
+                self.output_name,
+                one_line(&e.to_string())
+            )
+        })?;
         let dims: Vec<i64> = out_shape.iter().copied().collect();
         let (c, oh, ow) = output_geometry(&dims, self.layout)?;
         self.readout.check_channels(c)?;
         if oh == 0 || ow == 0 || data.len() != c * oh * ow {
             return Err(format!(
-                "output `{}` has shape {dims:?}, which holds no {c} × H × W map",
+                "output `{}` has shape {dims:?}, which holds no {c} × H × W map; check \
+                 `[source.segment] layout = \"{layout}\"`, or re-export the model with a [1, C, H, \
+                 W] or [1, H, W, C] output",
                 self.output_name
             ));
         }
@@ -565,17 +624,22 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
     let [input] = inputs else {
         let names: Vec<&str> = inputs.iter().map(|i| i.name()).collect();
         return Err(format!(
-            "it has {} inputs ({names:?}); robustream feeds one image tensor",
-            inputs.len()
+            "it has {} inputs ({}); robustream feeds one image tensor: give a segmentation \
+             model with a single image input",
+            inputs.len(),
+            crate::quote::clip_list(names)
         ));
     };
     let name = input.name().to_string();
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
-        return Err(format!("input `{name}` is not a tensor"));
+        return Err(format!(
+            "input `{name}` is not a tensor; give a model whose input is a float32 image tensor"
+        ));
     };
     if *ty != TensorElementType::Float32 {
         return Err(format!(
-            "input `{name}` is {ty:?}; robustream feeds float32"
+            "input `{name}` is {ty:?}; robustream feeds float32: re-export the model with a \
+             float32 input"
         ));
     }
     let dims: Vec<i64> = shape.iter().copied().collect();
@@ -589,7 +653,7 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
         _ => {
             return Err(format!(
                 "input `{name}` has shape {dims:?}, not an image batch; robustream feeds [1, 3, H, \
-                 W] (layout nchw) or [1, H, W, 3] (layout nhwc)"
+                 W] (layout nchw) or [1, H, W, 3] (layout nhwc): give a model with such an input"
             ));
         }
     };
@@ -628,17 +692,19 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
 
 /// Checks the model's first output against the readout; returns its name.
 fn check_output(session: &Session, layout: Layout, readout: &Readout) -> Result<String, String> {
-    let output = session
-        .outputs()
-        .first()
-        .ok_or_else(|| "it has no output".to_string())?;
+    let output = session.outputs().first().ok_or_else(|| {
+        "it has no output; give a segmentation model (its first output a map)".to_string()
+    })?;
     let name = output.name().to_string();
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
-        return Err(format!("output `{name}` is not a tensor"));
+        return Err(format!(
+            "output `{name}` is not a tensor; give a model whose first output is a float32 map"
+        ));
     };
     if *ty != TensorElementType::Float32 {
         return Err(format!(
-            "output `{name}` is {ty:?}; robustream reads float32"
+            "output `{name}` is {ty:?}; robustream reads float32: re-export the model with a \
+             float32 output"
         ));
     }
     let dims: Vec<i64> = shape.iter().copied().collect();
@@ -759,8 +825,8 @@ impl Source for SegmentSource {
                     return Some(Err(SourceError::new(
                         frame.id,
                         format!(
-                            "segmentation model {} failed on this frame: {e}; the frame is skipped",
-                            self.segmenter.path.display()
+                            "segmentation model {} failed on this frame (skipped): {e}",
+                            crate::quote::clip_path(&self.segmenter.path)
                         ),
                     )));
                 }
@@ -868,6 +934,45 @@ mod tests {
         render(w, h, &bg, &objects)
     }
 
+    /// Every one-line error of this source says what to do: after the problem, a `;` or `:` and
+    /// an instruction (give, set, fix, remove, …).
+    fn assert_says_what_to_do(message: &str) {
+        const VERBS: [&str; 10] = [
+            "give",
+            "set",
+            "fix",
+            "remove",
+            "re-export",
+            "check",
+            "keep",
+            "list",
+            "point",
+            "use",
+        ];
+        let told = VERBS
+            .iter()
+            .any(|v| message.contains(&format!("; {v} ")) || message.contains(&format!(": {v} ")));
+        assert!(told, "no fix in: {message}");
+        assert!(!message.contains('\n'), "{message}");
+    }
+
+    #[test]
+    fn every_readout_error_says_what_to_do() {
+        for (readout, channels) in [
+            (Readout::Classes(vec![1]), 1),
+            (Readout::Classes(vec![5]), 3),
+            (SegmentConfig::new("m").readout(), 21),
+        ] {
+            assert_says_what_to_do(&readout.check_channels(channels).unwrap_err());
+        }
+        let e = output_geometry(&[2, 1, 8, 8], Layout::Nchw).unwrap_err();
+        assert!(
+            e.contains("[2, 1, 8, 8]") && e.contains("fix `[source.segment] layout`"),
+            "{e}"
+        );
+        assert_says_what_to_do(&e);
+    }
+
     #[test]
     fn config_checks_name_the_key() {
         let ok = SegmentConfig::new("m.onnx");
@@ -884,11 +989,15 @@ mod tests {
             edit(&mut c);
             let e = c.check().unwrap_err();
             assert!(e.contains(key), "{e}");
+            assert_says_what_to_do(&e);
         };
         bad(&|c| c.every = 0, "every = 0");
         bad(&|c| c.size = Some([0, 10]), "size = [0, 10]");
         bad(&|c| c.scale = f32::NAN, "scale");
         bad(&|c| c.std = [1.0, 0.0, 1.0], "std");
+        bad(&|c| c.mean = [f32::INFINITY, 0.0, 0.0], "mean");
+        bad(&|c| c.threshold = Some(f32::NAN), "threshold");
+        bad(&|c| c.scale = -1.0, "scale = -1");
         bad(
             &|c| {
                 c.classes = Some(vec![1]);
@@ -1085,7 +1194,11 @@ mod tests {
     #[test]
     fn model_shape_mismatches_are_one_line_errors() {
         assert!(ort_ready());
-        let open_err = |c: SegmentConfig| Segmenter::open(&c).err().unwrap().to_string();
+        let open_err = |c: SegmentConfig| {
+            let e = Segmenter::open(&c).err().unwrap().to_string();
+            assert_says_what_to_do(&e);
+            e
+        };
         let mut c = prob_config();
         c.classes = Some(vec![1]);
         assert!(open_err(c).contains("remove `classes`"));
@@ -1121,6 +1234,33 @@ mod tests {
             ..logits_config()
         });
         assert!(e.contains("cannot load it") && !e.contains('\n'), "{e}");
+        // A classifier with a uint8 input and one whose output is class scores, not a map.
+        let engine = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/engine");
+        let e = open_err(SegmentConfig {
+            model: engine.join("uint8_input.onnx"),
+            ..logits_config()
+        });
+        assert!(
+            e.contains("robustream feeds float32: re-export the model with a float32 input"),
+            "{e}"
+        );
+        // A model that fails on the frame: the per-frame error names the input it was given.
+        let mut c = SegmentConfig {
+            model: fixture("fails_unless_64.onnx"),
+            ..prob_config()
+        };
+        c.size = Some([32, 32]);
+        let mut failing = Segmenter::open(&c).unwrap();
+        let e = failing.mask(&RgbImage::new(40, 30)).unwrap_err();
+        assert!(
+            e.starts_with("inference failed (")
+                && e.ends_with(
+                    "check that the model runs on a float32 [1, 32, 32, 3] input \
+                     (`[source.segment] size` and `layout = \"nhwc\"`)"
+                ),
+            "{e}"
+        );
+        assert_says_what_to_do(&e);
     }
 
     fn frame(n: u64, image: RgbImage, regions: Option<Regions>) -> Frame {

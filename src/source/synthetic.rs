@@ -316,12 +316,15 @@ fn load_sprite(
     mask: &std::path::Path,
     config: &SyntheticConfig,
 ) -> Result<Sprite, SourceError> {
-    let image = image::open(photo)
-        .map_err(|e| SourceError::at(photo, format!("cannot read the sprite photo ({e})")))?
-        .to_rgb8();
-    let m = image::open(mask)
-        .map_err(|e| SourceError::at(mask, format!("cannot read the sprite mask ({e})")))?
-        .to_luma8();
+    // Through the bounded reader and the checked decoders, like every image and mask: a FIFO, a
+    // device, a huge file or a truncated image is refused with one line saying what to do.
+    let image = super::decode::read_file(photo, "image")
+        .and_then(|bytes| super::decode::decode_bytes(&bytes))
+        .map_err(|why| SourceError::at(photo, format!("sprite photo: {why}")))?
+        .into_rgb8();
+    let m = super::decode::read_file(mask, "mask")
+        .and_then(|bytes| super::mask::decode_mask(&bytes))
+        .map_err(|why| SourceError::at(mask, format!("sprite mask: {why}")))?;
     if m.dimensions() != image.dimensions() {
         return Err(SourceError::at(
             mask,
@@ -611,6 +614,36 @@ mod tests {
         crate::source::test_util::write_gray(&mask, 10, 8, 0);
         let e = open(&c, &labels()).err().unwrap();
         assert!(e.to_string().contains("no foreground"), "{e}");
+        // A device or a FIFO as the photo or the mask: refused by the bounded reader, not read
+        // for ever (/dev/zero) nor opened (a FIFO with no writer blocks the open).
+        if std::path::Path::new("/dev/zero").exists() {
+            let zero = SyntheticConfig {
+                sprite: Some("/dev/zero".into()),
+                ..c.clone()
+            };
+            let e = open(&zero, &labels()).err().unwrap();
+            assert_eq!(
+                e.to_string(),
+                "/dev/zero: sprite photo: is a character device, not an image file; give the \
+                 path of an image file"
+            );
+        }
+        let fifo = dir.path().join("pipe.png");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let piped = SyntheticConfig {
+                sprite_mask: Some(fifo.clone()),
+                ..c.clone()
+            };
+            let e = open(&piped, &labels()).err().unwrap();
+            assert!(
+                e.to_string().ends_with(
+                    "pipe.png: sprite mask: is a FIFO (named pipe), not a mask file; give the \
+                     path of a mask file"
+                ),
+                "{e}"
+            );
+        }
         crate::source::test_util::write_gray(&mask, 10, 8, 255);
         let s = open(&c, &labels()).unwrap();
         let (img, m, boxes) = s.render(2);
