@@ -778,8 +778,9 @@ pub fn evaluate(
                 let decoded = match try_decode_row(row, kind, 1) {
                     Ok(d) => d,
                     Err(e) => {
-                        // Not scored: neither a wrong nor a right prediction (REFERENCE §6.6
-                        // counts predictions), counted like a failed variant of the main pass.
+                        // Not scored: neither a wrong nor a right prediction
+                        // (docs/in9.md#challenge-accuracy counts predictions), counted like a failed
+                        // variant of the main pass.
                         let e = ChallengeError::Output {
                             frame: fg.id.clone(),
                             background: backgrounds[b].id.clone(),
