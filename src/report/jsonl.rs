@@ -2,10 +2,11 @@
 //! operating system after every batch, so a killed run loses nothing already written.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::{PartialWrite, ReportError};
+use super::ReportError;
+use super::lines::WholeAppender;
 use crate::metrics::Record;
 
 /// File name of the records file in a run directory.
@@ -15,12 +16,10 @@ pub const RECORDS_JSONL: &str = "records.jsonl";
 #[derive(Debug)]
 pub struct RecordWriter {
     path: PathBuf,
-    file: File,
+    out: WholeAppender,
     /// Reused serialisation buffer: one batch is written with a single `write_all`.
     buf: Vec<u8>,
     written: u64,
-    /// Bytes of whole batches in the file: where a failed batch is cut back to.
-    len: u64,
 }
 
 impl RecordWriter {
@@ -29,10 +28,9 @@ impl RecordWriter {
         let file = File::create(path).map_err(ReportError::io("create", path))?;
         Ok(Self {
             path: path.to_path_buf(),
-            file,
+            out: WholeAppender::new(file),
             buf: Vec::new(),
             written: 0,
-            len: 0,
         })
     }
 
@@ -47,42 +45,16 @@ impl RecordWriter {
             serde_json::to_writer(&mut self.buf, r).expect("a Record serialises to JSON");
             self.buf.push(b'\n');
         }
-        let mut done = 0;
-        let failed = loop {
-            if done == self.buf.len() {
-                break self.file.flush().err();
-            }
-            match self.file.write(&self.buf[done..]) {
-                Ok(0) => break Some(std::io::ErrorKind::WriteZero.into()),
-                Ok(n) => done += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => break Some(e),
-            }
-        };
-        if let Some(source) = failed {
-            let cut = match done {
-                0 => PartialWrite::Nothing,
-                n => match self.cut_back() {
-                    Ok(()) => PartialWrite::CutBack(n),
-                    Err(e) => PartialWrite::Left(n, e),
-                },
-            };
-            return Err(ReportError::RecordsWrite {
+        self.out
+            .write_whole(&self.buf)
+            .map_err(|(source, cut)| ReportError::RecordsWrite {
                 path: self.path.clone(),
                 frame: records.first().map(|r| r.frame.clone()).unwrap_or_default(),
                 source,
                 cut,
-            });
-        }
-        self.len += self.buf.len() as u64;
+            })?;
         self.written += records.len() as u64;
         Ok(())
-    }
-
-    /// Truncates the file to its whole batches and writes on from there.
-    fn cut_back(&mut self) -> std::io::Result<()> {
-        self.file.set_len(self.len)?;
-        self.file.seek(SeekFrom::Start(self.len)).map(|_| ())
     }
 
     /// Number of records written so far.
@@ -147,6 +119,7 @@ pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
 mod tests {
     use super::*;
     use crate::metrics::tests::{rec, timed};
+    use crate::report::PartialWrite;
 
     fn sample() -> Vec<Record> {
         vec![

@@ -10,36 +10,29 @@ use std::path::{Path, PathBuf};
 
 use super::{PartialWrite, ReportError};
 
-/// An output file written whole lines at a time.
+/// A file appended whole units at a time (a line; a frame's batch of records): each unit goes to the
+/// system in one write loop, and a unit that cannot be written completely is cut off again, so the
+/// file always ends with whole units. Shared by [`LineFile`] and [`super::jsonl::RecordWriter`].
 #[derive(Debug)]
-pub struct LineFile {
-    path: PathBuf,
+pub(crate) struct WholeAppender {
     file: File,
-    /// Bytes of whole lines in the file: where a failed line is cut back to.
+    /// Bytes of whole units in the file: where a failed unit is cut back to.
     len: u64,
 }
 
-impl LineFile {
-    /// Creates (or truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, ReportError> {
-        let file = File::create(path).map_err(ReportError::io("create", path))?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            file,
-            len: 0,
-        })
+impl WholeAppender {
+    /// Appends to `file`, which is empty (just created).
+    pub(crate) fn new(file: File) -> Self {
+        Self { file, len: 0 }
     }
 
-    /// Appends `line` and a newline. `what` names the line in the error ("the header", "the line
-    /// of frame `x`").
-    pub fn append(&mut self, line: &str, what: impl FnOnce() -> String) -> Result<(), ReportError> {
-        let mut buf = Vec::with_capacity(line.len() + 1);
-        buf.extend_from_slice(line.as_bytes());
-        buf.push(b'\n');
+    /// Writes `buf` whole and flushes; on failure returns the cause and what became of the part of
+    /// `buf` that reached the file (cut off again, or left when cutting failed too).
+    pub(crate) fn write_whole(&mut self, buf: &[u8]) -> Result<(), (std::io::Error, PartialWrite)> {
         let mut done = 0;
         let failed = loop {
             if done == buf.len() {
-                break None;
+                break self.file.flush().err();
             }
             match self.file.write(&buf[done..]) {
                 Ok(0) => break Some(std::io::ErrorKind::WriteZero.into()),
@@ -56,21 +49,50 @@ impl LineFile {
                     Err(e) => PartialWrite::Left(n, e),
                 },
             };
-            return Err(ReportError::LineWrite {
-                path: self.path.clone(),
-                what: what(),
-                source,
-                cut,
-            });
+            return Err((source, cut));
         }
         self.len += buf.len() as u64;
         Ok(())
     }
 
-    /// Truncates the file to its whole lines and writes on from there.
+    /// Truncates the file to its whole units and writes on from there.
     fn cut_back(&mut self) -> std::io::Result<()> {
         self.file.set_len(self.len)?;
         self.file.seek(SeekFrom::Start(self.len)).map(|_| ())
+    }
+}
+
+/// An output file written whole lines at a time.
+#[derive(Debug)]
+pub struct LineFile {
+    path: PathBuf,
+    out: WholeAppender,
+}
+
+impl LineFile {
+    /// Creates (or truncates) the file at `path`.
+    pub fn create(path: &Path) -> Result<Self, ReportError> {
+        let file = File::create(path).map_err(ReportError::io("create", path))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            out: WholeAppender::new(file),
+        })
+    }
+
+    /// Appends `line` and a newline. `what` names the line in the error ("the header", "the line
+    /// of frame `x`").
+    pub fn append(&mut self, line: &str, what: impl FnOnce() -> String) -> Result<(), ReportError> {
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        self.out
+            .write_whole(&buf)
+            .map_err(|(source, cut)| ReportError::LineWrite {
+                path: self.path.clone(),
+                what: what(),
+                source,
+                cut,
+            })
     }
 }
 
