@@ -238,10 +238,11 @@ impl RunConfig {
     pub fn load(file: Option<&Path>, o: &Overrides) -> Result<Self, ConfigError> {
         let (raw, base) = match file {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
+                let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES)
+                    .map_err(|source| ConfigError::Read {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
                 let raw: RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
                     path: path.to_path_buf(),
                     message: one_line(&e.to_string()),

@@ -137,8 +137,10 @@ impl LabelSpace {
     }
 
     /// Reads a class list file: one class per line, line i = class i; blank trailing lines ignored.
+    /// The file is read through [`crate::fsread::read_text`] (a regular UTF-8 file of at most
+    /// [`crate::fsread::MAX_TEXT_BYTES`]); the error says what is wrong, the caller names the file.
     pub fn from_file(path: &std::path::Path) -> std::io::Result<Self> {
-        let text = std::fs::read_to_string(path)?;
+        let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES)?;
         let mut names: Vec<String> = text.lines().map(|l| l.trim().to_string()).collect();
         while names.last().is_some_and(|n| n.is_empty()) {
             names.pop();
@@ -228,5 +230,18 @@ mod tests {
         // "crane" is a whole entry twice: the first exact entry wins (ImageNet has two "crane"s;
         // write the index to pick the other one).
         assert_eq!(s.resolve("crane"), Some(3));
+    }
+
+    #[test]
+    fn a_class_list_file_is_read_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let ok = dir.path().join("classes.txt");
+        std::fs::write(&ok, "cat\ndog\n\n").unwrap();
+        assert_eq!(LabelSpace::from_file(&ok).unwrap().len(), 2);
+        let limit = crate::fsread::MAX_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = LabelSpace::from_file(&path).unwrap_err();
+            assert!(e.to_string().starts_with(why), "{e}");
+        }
     }
 }

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod frame;
+pub mod fsread;
 pub mod metrics;
 pub mod pipeline;
 pub mod post;

@@ -1122,3 +1122,56 @@ fn full_disk_for_resources_challenge_and_saliency_outputs_is_named_and_fails_the
         assert_eq!(records(&out).len(), 2, "{file}");
     }
 }
+
+/// A FIFO at `path` (`mkfifo`), or `None` where there is no `mkfifo`.
+fn fifo(path: &Path) -> Option<std::path::PathBuf> {
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    made.is_ok_and(|s| s.success()).then(|| path.to_path_buf())
+}
+
+/// A sparse file of `len` bytes at `path` (no disk used).
+fn sparse(path: &Path, len: u64) -> std::path::PathBuf {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn config_and_model_description_that_are_devices_fifos_or_huge_are_one_line_each() {
+    let d = tempfile::tempdir().unwrap();
+    let mut bad = vec![std::path::PathBuf::from("/dev/zero")];
+    bad.extend(fifo(&d.path().join("pipe.toml")));
+    bad.push(sparse(&d.path().join("huge.toml"), (16 << 20) + 1));
+    for path in &bad {
+        let why = match path.file_name().and_then(|n| n.to_str()) {
+            Some("zero") => "it is a character device, not a regular file",
+            Some("pipe.toml") => "it is a FIFO (named pipe), not a regular file",
+            _ => "the file is larger than 16 MiB",
+        };
+        // As the run config: refused before anything else (a FIFO without blocking).
+        let o = run(robustream().args(["run", "--config"]).arg(path));
+        no_panic(&o);
+        let line = one_error_line(&o);
+        assert!(
+            line.contains(&format!("cannot read config {}: {why}", path.display()))
+                && line.contains("check the --config path"),
+            "{line}"
+        );
+        // As the model description.
+        let o = run(robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(path)
+            .arg("--source")
+            .arg(photo("coffee.png"))
+            .arg("--out")
+            .arg(d.path().join("run")));
+        no_panic(&o);
+        let line = one_error_line(&o);
+        assert!(
+            line.contains(&format!(
+                "cannot read model description {}: {why}",
+                path.display()
+            )) && line.contains("check --model"),
+            "{line}"
+        );
+    }
+}

@@ -322,10 +322,13 @@ pub struct ModelDesc {
 impl ModelDesc {
     /// Reads and validates a model description; relative paths are resolved against its folder.
     pub fn load(path: &Path) -> Result<Self, ModelDescError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ModelDescError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
+                ModelDescError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::parse(&text, path)
     }
 
@@ -350,7 +353,8 @@ impl ModelDesc {
         let labels_path = dir.join(&raw.labels);
         let labels = LabelSpace::from_file(&labels_path).map_err(|e| {
             invalid(format!(
-                "cannot read labels file {}: {e}",
+                "cannot read labels file {}: {e}; check `labels` in the description (relative \
+                 to its folder): a text file with one class name per line",
                 labels_path.display()
             ))
         })?;

@@ -22,7 +22,11 @@ use crate::quote::{clip, clip_path};
 #[derive(Debug, thiserror::Error)]
 pub enum ClassMapError {
     /// The file could not be read.
-    #[error("cannot read class map {}: {source}", clip_path(path))]
+    #[error(
+        "cannot read class map {}: {source}; check --class-map, `class_map` in `[dataset]` or in \
+         the model description",
+        clip_path(path)
+    )]
     Io {
         /// The file.
         path: PathBuf,
@@ -165,10 +169,13 @@ impl ClassMap {
 
     /// Reads and validates a class map file (format in the module docs).
     pub fn from_file(path: &Path) -> Result<Self, ClassMapError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ClassMapError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
+                ClassMapError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::from_json(&text, path)
     }
 
@@ -418,5 +425,21 @@ mod tests {
         assert!(e.to_string().contains("map.json"), "{e}");
         let e = ClassMap::from_file(&dir.path().join("nope.json")).unwrap_err();
         assert!(matches!(e, ClassMapError::Io { .. }) && e.to_string().contains("nope.json"));
+    }
+
+    #[test]
+    fn a_class_map_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = ClassMap::load(&path, 1000).unwrap_err();
+            assert!(matches!(e, ClassMapError::Io { .. }), "{e}");
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!("cannot read class map {}: {why}", path.display()))
+                    && e.contains("check --class-map"),
+                "{e}"
+            );
+        }
     }
 }

@@ -115,9 +115,14 @@ impl BaselineTable {
     /// Reads and validates a table file (see [`BaselineTable::parse`]); the path names it in errors.
     pub fn read(path: &Path) -> Result<Self, TableError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TableError {
-            origin: origin.clone(),
-            message: format!("cannot be read ({e})"),
+        let text = crate::fsread::read_text(path, crate::fsread::MAX_TEXT_BYTES).map_err(|e| {
+            TableError {
+                origin: origin.clone(),
+                message: format!(
+                    "cannot be read ({e}); check the path (--ce-baseline, or `ce_baseline` in \
+                     `[metrics]`)"
+                ),
+            }
         })?;
         Self::parse(&text, &origin)
     }
@@ -980,5 +985,22 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn a_table_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = BaselineTable::read(&path).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "ImageNet-C baseline table {}: cannot be read ({why}",
+                    path.display()
+                )) && e
+                    .ends_with("check the path (--ce-baseline, or `ce_baseline` in `[metrics]`)"),
+                "{e}"
+            );
+        }
     }
 }

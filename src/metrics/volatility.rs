@@ -66,7 +66,10 @@ fn rank(key: &str) -> Option<usize> {
 #[derive(Debug, thiserror::Error)]
 pub enum InnerError {
     /// The file could not be read.
-    #[error("cannot read XIMAGENET-12 inner results {path}: {source}")]
+    #[error(
+        "cannot read XIMAGENET-12 inner results {path}: {source}; check `ximagenet_inner` in \
+         `[metrics]` (relative to the config file)"
+    )]
     Io {
         /// The file.
         path: PathBuf,
@@ -122,10 +125,13 @@ impl InnerResults {
     /// Reads and checks a results file: a JSON object whose keys are `clean` or XIMAGENET-12 scenario
     /// keys and whose values are fractions in [0, 1]. Errors name the file and the key.
     pub fn read(path: &Path) -> Result<Self, InnerError> {
-        let text = std::fs::read_to_string(path).map_err(|source| InnerError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
+                InnerError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
         Self::parse(&text, path)
     }
 
@@ -494,5 +500,21 @@ mod tests {
         assert!(rank("background/transparent_on/grey").is_some());
         assert!(rank("background/transparent_on/nope").is_none());
         assert!(rank("background/only_fg").is_none());
+    }
+
+    #[test]
+    fn inner_results_that_are_a_device_a_fifo_or_huge_are_refused_with_their_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = InnerResults::read(&path).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "cannot read XIMAGENET-12 inner results {}: {why}",
+                    path.display()
+                )) && e.contains("check `ximagenet_inner` in `[metrics]`"),
+                "{e}"
+            );
+        }
     }
 }

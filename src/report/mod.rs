@@ -148,9 +148,17 @@ impl std::fmt::Display for PartialWrite {
     }
 }
 
-/// `; ` and what to do, for a failed write of a run output ([`write_fix`]); nothing for reads.
+/// `; ` and what to do, for a failed write of a run output ([`write_fix`]) or for a run output that
+/// is not what robustream wrote (a device, a FIFO, a file over the read limit, bytes that are not
+/// UTF-8: [`crate::fsread`]'s refusals); nothing for other failed reads.
 fn io_fix(action: &str, e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
     match action {
+        "read" if matches!(e.kind(), K::InvalidInput | K::FileTooLarge | K::InvalidData) => {
+            "; it is not the file robustream wrote: move it out of the run directory (`robustream \
+             report` rebuilds the summary from records.jsonl) or give the right run directory"
+                .into()
+        }
         "read" => String::new(),
         _ => format!("; {}", write_fix(e)),
     }

@@ -456,7 +456,8 @@ impl Summary {
 
     /// Reads a `summary.json` file.
     pub fn read(path: &Path) -> Result<Self, ReportError> {
-        let text = std::fs::read_to_string(path).map_err(ReportError::io("read", path))?;
+        let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TABLE_TEXT_BYTES)
+            .map_err(ReportError::io("read", path))?;
         Self::from_json(&text).map_err(|source| ReportError::MalformedSummary {
             path: path.to_path_buf(),
             source,
@@ -1909,5 +1910,21 @@ pub(crate) mod tests {
             lines[6],
             "ImageNet-C incomplete, no CE: fog (no severity 1, 2, 4, 5)"
         );
+    }
+
+    #[test]
+    fn a_summary_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TABLE_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = Summary::read(&path).unwrap_err();
+            assert!(matches!(e, ReportError::Io { .. }), "{e}");
+            let e = e.to_string();
+            assert!(
+                e.contains(&format!("{}: {why}", path.display()))
+                    && e.contains("move it out of the run directory"),
+                "{e}"
+            );
+        }
     }
 }

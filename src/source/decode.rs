@@ -8,13 +8,15 @@
 //! ([`check_complete`]: the decoders fill a cut-off JPEG with grey and return it as whole); and a
 //! decoder's error text is folded to one bounded line ([`one_line`]).
 
-use std::fs::Metadata;
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 use std::path::Path;
 
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits, RgbImage};
 
 use super::SourceError;
+use crate::fsread::{ReadError, size_text};
+
+pub use crate::fsread::non_file_kind;
 
 /// The largest file read as an image, mask or manifest (256 MiB): larger files are refused before
 /// they are read, and no read goes past it (a file that grows while read included).
@@ -100,86 +102,27 @@ pub fn undecodable_message(ext: &str) -> String {
     )
 }
 
-/// What a path that is not a regular file is, for messages: "a directory", "a character device",
-/// "a block device", "a FIFO (named pipe)", "a socket", or "not a regular file". `None` for a
-/// regular file.
-pub fn non_file_kind(meta: &Metadata) -> Option<&'static str> {
-    let t = meta.file_type();
-    if t.is_file() {
-        return None;
-    }
-    if t.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_char_device() {
-            return Some("a character device");
-        }
-        if t.is_block_device() {
-            return Some("a block device");
-        }
-        if t.is_fifo() {
-            return Some("a FIFO (named pipe)");
-        }
-        if t.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file")
-}
-
-/// `n` bytes in MiB or GiB, for messages ("256 MiB", "10.1 GiB").
-fn size_text(n: u64) -> String {
-    const MIB: f64 = (1u64 << 20) as f64;
-    let mib = n as f64 / MIB;
-    if mib >= 1024.0 {
-        format!("{:.1} GiB", mib / 1024.0)
-    } else if mib >= 10.0 || mib.fract() == 0.0 {
-        format!("{mib:.0} MiB")
-    } else {
-        format!("{mib:.1} MiB")
-    }
-}
-
-/// Reads the regular file at `path`, at most [`MAX_FILE_BYTES`]: `what` names it in the message
-/// ("image", "mask", "manifest"). A directory, device, FIFO or socket is refused without being
-/// opened (reading `/dev/zero` would never end, opening a FIFO can block), a larger file before
-/// it is read. The error is a complete message: what is wrong and what to do.
+/// Reads the regular file at `path`, at most [`MAX_FILE_BYTES`] (through
+/// [`crate::fsread::read_bounded`]): `what` names it in the message ("image", "mask", "manifest").
+/// A directory, device, FIFO or socket is refused without being opened (reading `/dev/zero` would
+/// never end, opening a FIFO can block), a larger file before it is read. The error is a complete
+/// message: what is wrong and what to do.
 pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
-    let cannot = |e: std::io::Error| {
-        format!(
-            "cannot read {what} ({}); check that the file exists and is readable",
-            one_line(&e.to_string())
-        )
-    };
-    let meta = std::fs::metadata(path).map_err(cannot)?;
-    if let Some(kind) = non_file_kind(&meta) {
-        return Err(format!(
+    crate::fsread::read_bounded(path, MAX_FILE_BYTES).map_err(|e| match e {
+        ReadError::NotAFile(kind) => format!(
             "is {kind}, not {what} file; give the path of {what} file",
             what = article(what),
-        ));
-    }
-    let too_large = || {
-        format!(
+        ),
+        ReadError::TooLarge { limit } => format!(
             "the {what} file is larger than {} (the most robustream reads of one file); shrink \
              or re-encode it",
-            size_text(MAX_FILE_BYTES)
-        )
-    };
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    Ok(bytes)
+            size_text(limit)
+        ),
+        other => format!(
+            "cannot read {what} ({}); check that the file exists and is readable",
+            one_line(&other.to_string())
+        ),
+    })
 }
 
 /// "an image", "a mask", "a manifest" (the article for `what`).

@@ -317,12 +317,13 @@ pub(crate) fn class_indices(
             ))
         }
         ClassOrder::List(list) => {
-            let text = std::fs::read_to_string(list).map_err(|e| {
-                SourceError::at(
-                    list,
-                    format!("cannot read class list ({e}); check `classes` in `[source]`"),
-                )
-            })?;
+            let text =
+                crate::fsread::read_text(list, crate::fsread::MAX_TEXT_BYTES).map_err(|e| {
+                    SourceError::at(
+                        list,
+                        format!("cannot read class list ({e}); check `classes` in `[source]`"),
+                    )
+                })?;
             let lines: Vec<&str> = text.lines().map(str::trim).collect();
             let mut indices = Vec::with_capacity(names.len());
             let mut missing = Vec::new();
@@ -707,5 +708,24 @@ mod tests {
         let e = class_indices(&names, &ClassOrder::Labels, &labels(), Path::new("r")).unwrap_err();
         assert!(e.message.starts_with("class folders `c0`, `c1`"), "{e}");
         assert!(e.message.contains("(7 in all) are not a class"), "{e}");
+    }
+
+    #[test]
+    fn a_class_list_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
+        let dir = tree();
+        let files = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TEXT_BYTES;
+        for (list, why) in crate::fsread::refused_paths(files.path(), limit) {
+            let e = open(dir.path(), &ClassOrder::List(list.clone()), &labels())
+                .err()
+                .unwrap();
+            assert_eq!(e.item, list.display().to_string());
+            assert!(
+                e.message
+                    .starts_with(&format!("cannot read class list ({why}"))
+                    && e.message.ends_with("check `classes` in `[source]`"),
+                "{e}"
+            );
+        }
     }
 }

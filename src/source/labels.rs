@@ -51,12 +51,15 @@ impl Sidecar {
     /// Reads and checks a sidecar file against the run's label space. Every problem names the file
     /// and line and says what to do.
     pub fn load(path: &Path, labels: &LabelSpace) -> Result<Sidecar, SourceError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            SourceError::at(
-                path,
-                format!("cannot read the labels file ({e}); check `[source] labels` or --labels"),
-            )
-        })?;
+        let text =
+            crate::fsread::read_text(path, crate::fsread::MAX_TABLE_TEXT_BYTES).map_err(|e| {
+                SourceError::at(
+                    path,
+                    format!(
+                        "cannot read the labels file ({e}); check `[source] labels` or --labels"
+                    ),
+                )
+            })?;
         Self::parse(path, &text, labels)
     }
 
@@ -388,5 +391,29 @@ mod tests {
         assert_eq!(got.len(), 2);
         let e = got[0].clone().unwrap_err();
         assert!(e.contains("f0") && e.contains("key it by `frame`"), "{e}");
+    }
+
+    #[test]
+    fn a_labels_file_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = crate::fsread::MAX_TABLE_TEXT_BYTES;
+        for (path, why) in crate::fsread::refused_paths(dir.path(), limit) {
+            let e = Sidecar::load(&path, &space()).unwrap_err();
+            assert_eq!(e.item, path.display().to_string());
+            assert!(
+                e.message
+                    .starts_with(&format!("cannot read the labels file ({why}"))
+                    && e.message.ends_with("check `[source] labels` or --labels"),
+                "{e}"
+            );
+        }
+        // Not UTF-8: the line is named.
+        let latin1 = dir.path().join("l.csv");
+        std::fs::write(&latin1, b"frame,label\n0,caf\xe9\n").unwrap();
+        let e = Sidecar::load(&latin1, &space()).unwrap_err();
+        assert!(
+            e.message.contains("line 2 holds a byte that is not UTF-8"),
+            "{e}"
+        );
     }
 }
