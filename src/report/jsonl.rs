@@ -82,6 +82,18 @@ pub struct RecordsRead {
 /// record is an error naming the file and line; an unterminated, unparsable last line is skipped and
 /// counted in [`RecordsRead::truncated`].
 pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
+    // A FIFO or device in its place is refused before it is opened: opening a FIFO blocks, and
+    // /dev/zero (no newline, ever) would be read without end.
+    let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
+    if let Some(kind) = crate::fsread::non_file_kind(&meta) {
+        return Err(ReportError::io("read", path)(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            match kind.strip_prefix("not ") {
+                Some(_) => format!("it is {kind}"),
+                None => format!("it is {kind}, not a regular file"),
+            },
+        )));
+    }
     let file = File::open(path).map_err(ReportError::io("read", path))?;
     let mut reader = BufReader::new(file);
     let mut out = RecordsRead::default();
@@ -156,6 +168,27 @@ mod tests {
                 truncated: 0
             }
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_device_as_records_is_refused_unopened() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join(RECORDS_JSONL);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            // Opening the FIFO would block for ever: the error must come from its metadata.
+            let e = read_records(&fifo).unwrap_err().to_string();
+            assert!(
+                e.contains("it is a FIFO (named pipe), not a regular file"),
+                "{e}"
+            );
+            assert!(e.ends_with("give the right run directory"), "{e}");
+        }
+        let e = read_records(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("it is a character device"), "{e}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub enum ReportError {
     #[error(
         "cannot {action} {}: {source}{}",
         crate::quote::clip_path(path),
-        io_fix(action, source)
+        io_fix(action, path, source)
     )]
     Io {
         /// What was being done ("create", "write", "read", ...).
@@ -151,13 +151,18 @@ impl std::fmt::Display for PartialWrite {
 /// `; ` and what to do, for a failed write of a run output ([`write_fix`]) or for a run output that
 /// is not what robustream wrote (a device, a FIFO, a file over the read limit, bytes that are not
 /// UTF-8: [`crate::fsread`]'s refusals); nothing for other failed reads.
-fn io_fix(action: &str, e: &std::io::Error) -> String {
+fn io_fix(action: &str, path: &Path, e: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
     match action {
         "read" if matches!(e.kind(), K::InvalidInput | K::FileTooLarge | K::InvalidData) => {
-            "; it is not the file robustream wrote: move it out of the run directory (`robustream \
-             report` rebuilds the summary from records.jsonl) or give the right run directory"
-                .into()
+            if path.file_name() == Some(std::ffi::OsStr::new(jsonl::RECORDS_JSONL)) {
+                "; it is not the records file robustream wrote: give the right run directory".into()
+            } else {
+                "; it is not the file robustream wrote: move it out of the run directory \
+                 (`robustream report` rebuilds the summary from records.jsonl) or give the right \
+                 run directory"
+                    .into()
+            }
         }
         "read" => String::new(),
         _ => format!("; {}", write_fix(e)),
