@@ -252,11 +252,12 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let mut engine = OnnxEngine::new(&model, &config.engine)?;
     // Every batch size once before the first frame, so no batch pays a provider's per-shape
     // tuning (engine::shapes); the time is reported.
-    let warmup = match stop.load(Ordering::Relaxed) {
-        true => Vec::new(),
-        false => engine
+    let warmup = if stop.load(Ordering::Relaxed) {
+        Vec::new()
+    } else {
+        engine
             .warm_up()
-            .context("the engine failed on its warm-up batches")?,
+            .context("the engine failed on its warm-up batches")?
     };
     let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on

@@ -86,13 +86,9 @@ pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
     // /dev/zero (no newline, ever) would be read without end.
     let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
     if let Some(kind) = crate::fsread::non_file_kind(&meta) {
-        return Err(ReportError::io("read", path)(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            match kind.strip_prefix("not ") {
-                Some(_) => format!("it is {kind}"),
-                None => format!("it is {kind}, not a regular file"),
-            },
-        )));
+        return Err(ReportError::io("read", path)(
+            crate::fsread::ReadError::NotAFile(kind).into(),
+        ));
     }
     let file = File::open(path).map_err(ReportError::io("read", path))?;
     let mut reader = BufReader::new(file);
