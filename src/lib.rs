@@ -14,6 +14,7 @@ pub mod engine;
 pub mod frame;
 pub mod fsread;
 pub mod metrics;
+pub mod one_image;
 pub mod pipeline;
 pub mod post;
 pub mod preprocess;

@@ -971,17 +971,13 @@ fn draw_failed(image: &mut RgbImage, cell: Rect, e: &ScenarioError) {
 pub fn short_reason(e: &ScenarioError) -> String {
     match e {
         ScenarioError::NeedsMask(_) => "needs a foreground mask (--mask)".into(),
-        ScenarioError::Unsuitable { reason, .. } if reason.contains(NO_POOL) => {
+        ScenarioError::NoPool { .. } => {
             "needs backgrounds: give --background IMG[:CLASS] (or evaluate it with `robustream run`)"
                 .into()
         }
         ScenarioError::Unsuitable { reason, .. } => reason.clone(),
     }
 }
-
-/// How the pool scenarios say that they have no pool (`scenario::background::draw_background`,
-/// `scenario::placement`): `apply` and `preview` then point at `--background`.
-pub(crate) const NO_POOL: &str = "earlier frames of a stream";
 
 /// What to draw and where to write it: the options of `robustream preview`, mirroring
 /// `robustream apply`.
@@ -1012,7 +1008,7 @@ pub struct PreviewRequest {
     pub tile: u32,
     /// JPEG quality corruption outputs are stored at (a run's `jpeg_after_corruption`).
     pub jpeg_after_corruption: Option<u8>,
-    /// Backgrounds for the pool scenarios, as `apply --background` ([`crate::apply::background_pool`]).
+    /// Backgrounds for the pool scenarios, as `apply --background` ([`crate::one_image::background_pool`]).
     pub backgrounds: Vec<String>,
     /// The image's class (an index, or with a model a label name), as `apply --class`.
     pub class: Option<String>,
@@ -1043,7 +1039,7 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
     let catalog = Catalog::builtin().with_corruption_jpeg(req.jpeg_after_corruption);
     let plan = Plan::from_items(&req.scenarios, &catalog)?;
     let rows = grid(&plan.keys());
-    let (image, mask, boxes) = crate::apply::read_input(
+    let (image, mask, boxes) = crate::one_image::read_input(
         &req.image,
         req.mask.as_ref(),
         req.boxes.as_deref(),
@@ -1068,8 +1064,13 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
         (Some(m), ScenarioStage::ModelInput) => {
             let mut view = ModelView::new(m);
             let bilinear = needs_bilinear_mask(plan.scenarios().iter().map(|s| s.as_ref()));
-            let (image, masks, boxes) =
-                crate::apply::model_view_input(&mut view, &image, mask.as_ref(), &boxes, bilinear);
+            let (image, masks, boxes) = crate::one_image::model_view_input(
+                &mut view,
+                &image,
+                mask.as_ref(),
+                &boxes,
+                bilinear,
+            );
             (
                 image,
                 masks,
@@ -1098,9 +1099,9 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
             ),
         ),
     };
-    let labels = crate::apply::labels_of(model.as_ref());
-    let truth = crate::apply::resolve_class(req.class.as_deref(), &labels, "--class")?;
-    let pool = crate::apply::background_pool(
+    let labels = crate::one_image::labels_of(model.as_ref());
+    let truth = crate::one_image::resolve_class(req.class.as_deref(), &labels, "--class")?;
+    let pool = crate::one_image::background_pool(
         &req.backgrounds,
         &labels,
         model.as_ref().map(|m| (m, req.stage)),

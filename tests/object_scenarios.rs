@@ -263,7 +263,13 @@ fn missing_masks_and_pool_backgrounds_fail_with_clear_lines() {
         &["--boxes", BOXES],
         &input,
     );
-    assert!(err.contains("background pool warming up"), "{err}");
+    // No stream here, so no pool: the line says what is missing and both ways to give it.
+    assert!(
+        err.contains("scenario `placement/other/centre/84` needs backgrounds from earlier frames")
+            && err.contains("--background IMG[:CLASS]")
+            && err.contains("robustream run"),
+        "{err}"
+    );
 }
 
 #[test]

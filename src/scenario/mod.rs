@@ -189,6 +189,19 @@ pub enum ScenarioError {
         "scenario `{0}` needs a foreground mask; give the source masks (manifest `mask` column)"
     )]
     NeedsMask(String),
+    /// The scenario draws from the stream's background pool ([`pool`]) and the caller has none: a
+    /// run always keeps one when its plan needs it, so this is `apply` or `preview` without
+    /// `--background`, which tell the user so.
+    #[error(
+        "scenario `{key}` needs {what} from earlier frames of a stream (the background pool), \
+         which `apply` and `preview` do not have; evaluate it with `robustream run`"
+    )]
+    NoPool {
+        /// Scenario key.
+        key: String,
+        /// What it draws from the pool ("backgrounds", "whole images").
+        what: &'static str,
+    },
     /// The frame is too small or otherwise unsuitable.
     #[error("scenario `{key}`: {reason}")]
     Unsuitable {

@@ -49,7 +49,7 @@
 //!   earlier frames of another class (any earlier frame when the frame's class is unknown). While
 //!   the pool has none the scenario reports [`ScenarioError::Unsuitable`] starting with "background
 //!   pool warming up" and the frame is skipped for it; `robustream apply` and `preview` draw from
-//!   the backgrounds given with `--background`.
+//!   the backgrounds given with `--background` (without any: [`ScenarioError::NoPool`]).
 //! * The reference saves its composites as OpenCV JPEGs; we hand the pixels to the model as they
 //!   are (the u8 round trip `x/255·255 → astype(uint8)` is exact for every u8 value, checked).
 
@@ -405,9 +405,10 @@ impl Placement {
     ) -> Result<RgbImage, ScenarioError> {
         const WARMING: &str = "background pool warming up";
         let Some(pool) = input.pool else {
-            return Err(self.unsuitable(format!(
-                "{WARMING}: backgrounds come from earlier frames of a stream (none here; use `robustream run`)"
-            )));
+            return Err(ScenarioError::NoPool {
+                key: self.key.clone(),
+                what: "backgrounds",
+            });
         };
         let own = input.truth.map(|t| t.0);
         let mut candidates: Vec<_> = pool

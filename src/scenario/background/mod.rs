@@ -485,10 +485,9 @@ pub enum Pick {
 /// Draws a background for the variant `key` of `input` from its pool (see the module doc): uniformly
 /// among the entries `pick` allows, skipping entries without a usable background.
 ///
-/// Errors ([`ScenarioError::Unsuitable`]): no pool attached (apply / preview without
-/// `--background`); the frame's truth is
-/// missing and `pick` needs a class; no suitable entry yet (reason starting "background pool warming
-/// up").
+/// Errors: [`ScenarioError::NoPool`] when no pool is attached (apply / preview without
+/// `--background`); [`ScenarioError::Unsuitable`] when the frame's truth is missing and `pick` needs
+/// a class, or no suitable entry is there yet (reason starting "background pool warming up").
 pub fn draw_background(
     key: &str,
     input: &ScenarioInput<'_>,
@@ -500,11 +499,10 @@ pub fn draw_background(
         reason,
     };
     let Some(pool) = input.pool else {
-        return Err(unsuitable(
-            "needs backgrounds from earlier frames of a stream (the background pool), which `apply` \
-             and `preview` do not have; evaluate it with `robustream run`"
-                .into(),
-        ));
+        return Err(ScenarioError::NoPool {
+            key: key.to_string(),
+            what: "backgrounds",
+        });
     };
     let class = match pick {
         Pick::Any => None,
@@ -551,8 +549,8 @@ pub fn draw_background(
 /// Draws a whole earlier image for the variant `key` of `input` (XIMAGENET-12's random background,
 /// see the module doc): uniformly among all pool entries, any class.
 ///
-/// Errors ([`ScenarioError::Unsuitable`]): no pool attached; an empty pool (reason starting
-/// "background pool warming up").
+/// Errors: [`ScenarioError::NoPool`] when no pool is attached; [`ScenarioError::Unsuitable`] for an
+/// empty pool (reason starting "background pool warming up").
 pub fn draw_whole(
     key: &str,
     input: &ScenarioInput<'_>,
@@ -562,11 +560,9 @@ pub fn draw_whole(
         key: key.to_string(),
         reason: reason.into(),
     };
-    let pool = input.pool.ok_or_else(|| {
-        unsuitable(
-            "needs whole images from earlier frames of a stream (the background pool), which `apply` \
-             and `preview` do not have without `--background`; evaluate it with `robustream run`",
-        )
+    let pool = input.pool.ok_or_else(|| ScenarioError::NoPool {
+        key: key.to_string(),
+        what: "whole images",
     })?;
     pool.pick(rng, |_| true)
         .map(|e| e.whole())
@@ -788,7 +784,22 @@ mod tests {
             .unwrap()
             .apply(&input, RngKey(0));
         assert!(
-            matches!(r, Err(ScenarioError::Unsuitable { ref reason, .. }) if reason.contains("robustream run")),
+            matches!(r, Err(ScenarioError::NoPool { ref key, what: "backgrounds" }) if key == "background/mixed_rand"),
+            "{r:?}"
+        );
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("robustream run"), "{e}");
+        let r = build("background/random_bg_add")
+            .unwrap()
+            .apply(&input, RngKey(0));
+        assert!(
+            matches!(
+                r,
+                Err(ScenarioError::NoPool {
+                    what: "whole images",
+                    ..
+                })
+            ),
             "{r:?}"
         );
     }
