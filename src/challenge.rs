@@ -951,17 +951,25 @@ mod tests {
         }
     }
 
+    /// A description of a 3-class model (labels a, b, c) with a `width`×`height` input, resized
+    /// to `shorter` and centre-cropped, written into `dir` (the ONNX file is never loaded).
+    fn three_class_model(dir: &Path, width: u32, height: u32, shorter: u32) -> ModelDesc {
+        std::fs::write(dir.join("labels.txt"), "a\nb\nc\n").unwrap();
+        let p = dir.join("m.toml");
+        let desc = format!(
+            "onnx = \"m.onnx\"\nlabels = \"labels.txt\"\n[input]\nname = \"x\"\n\
+             layout = \"nchw\"\nheight = {height}\nwidth = {width}\n[preprocess]\n\
+             resize_shorter = {shorter}\ncrop = \"center\"\nmean = [0.0, 0.0, 0.0]\n\
+             std = [1.0, 1.0, 1.0]\n[output]\nname = \"y\"\nkind = \"logits\"\nclasses = 3\n"
+        );
+        std::fs::write(&p, desc).unwrap();
+        ModelDesc::load(&p).unwrap()
+    }
+
     #[test]
     fn composites_the_model_cannot_score_are_counted_not_scored() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("labels.txt"), "a\nb\nc\n").unwrap();
-        let p = d.path().join("m.toml");
-        let desc = "onnx = \"m.onnx\"\nlabels = \"labels.txt\"\n[input]\nname = \"x\"\n\
-                    layout = \"nchw\"\nheight = 8\nwidth = 8\n[preprocess]\nresize_shorter = 8\n\
-                    crop = \"center\"\nmean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]\n[output]\n\
-                    name = \"y\"\nkind = \"logits\"\nclasses = 3\n";
-        std::fs::write(&p, desc).unwrap();
-        let model = ModelDesc::load(&p).unwrap();
+        let model = three_class_model(d.path(), 8, 8, 8);
         let labels = crate::frame::LabelSpace::new(vec!["a".into(), "b".into(), "c".into()]);
         let class_map = ClassMap::identity(&labels);
         let mask = GrayImage::from_fn(8, 8, |x, y| {
@@ -1044,14 +1052,7 @@ mod tests {
         use crate::frame::{BBox, Regions};
         use crate::pipeline::ScenarioStage;
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("labels.txt"), "a\nb\nc\n").unwrap();
-        let p = d.path().join("m.toml");
-        let desc = "onnx = \"m.onnx\"\nlabels = \"labels.txt\"\n[input]\nname = \"x\"\n\
-                    layout = \"nchw\"\nheight = 48\nwidth = 64\n[preprocess]\nresize_shorter = 56\n\
-                    crop = \"center\"\nmean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]\n[output]\n\
-                    name = \"y\"\nkind = \"logits\"\nclasses = 3\n";
-        std::fs::write(&p, desc).unwrap();
-        let model = ModelDesc::load(&p).unwrap();
+        let model = three_class_model(d.path(), 64, 48, 56);
         let pipeline = crate::pipeline::pool_maker(&model, ScenarioStage::ModelInput);
         let ours = crate::pipeline::pool_maker(&model, ScenarioStage::Native);
         let mut view = ModelView::new(&model);

@@ -556,21 +556,13 @@ fn truncated_images_are_skipped_with_a_line_and_fatal_under_strict() {
 
 /// A PNG chunk with its CRC-32.
 fn png_chunk(kind: &[u8; 4], data: &[u8]) -> Vec<u8> {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &byte in kind.iter().chain(data) {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(kind);
+    crc.update(data);
     let mut out = (data.len() as u32).to_be_bytes().to_vec();
     out.extend_from_slice(kind);
     out.extend_from_slice(data);
-    out.extend_from_slice(&(!crc).to_be_bytes());
+    out.extend_from_slice(&crc.finalize().to_be_bytes());
     out
 }
 

@@ -2,8 +2,8 @@
 //!
 //! An execution provider that tunes per input shape (cuDNN's convolution algorithm search, a
 //! TensorRT optimisation profile, ONNX Runtime's memory planning) pays that cost the first time it
-//! sees each shape: 0.7–1.4 s per new batch size with cuDNN's exhaustive search on an H100 (measured,
-//! `shared/docs/GPU.md`). A stream's partial batches would otherwise present a new shape every few
+//! sees each shape: 0.7–1.4 s per new batch size with cuDNN's exhaustive search on an H100 (measured
+//! on the earlier pipeline; BENCHMARKS.md, "Latency and cores"). A stream's partial batches would otherwise present a new shape every few
 //! batches. So the engine only ever sees the sizes in [`BatchShapes`], each run once when the
 //! session starts ([`crate::engine::Engine::warm_up`]), and a batch of `n` images goes through
 //! [`BatchShapes::runs`]:
