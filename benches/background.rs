@@ -26,9 +26,10 @@ mod common;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use robustream::frame::{Frame, Regions, Truth};
+use robustream::rng::RngKey;
 use robustream::scenario::background::{IN9, XIMAGENET12, build, pool_background};
 use robustream::scenario::pool::{BackgroundMaker, BackgroundPool};
-use robustream::scenario::{PoolView, RngKey, ScenarioInput};
+use robustream::scenario::{PoolView, ScenarioInput};
 use robustream::scene::{Scene, random_scene};
 
 /// A pool of six earlier scenes of `width × height`, classes 0, 1, 2.

@@ -33,10 +33,11 @@ mod common;
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use image::RgbImage;
 use robustream::engine::ModelDesc;
+use robustream::key::{CORRUPTIONS, SEVERITIES};
 use robustream::preprocess::ModelView;
 use robustream::resample::{Filter, Resampler};
-use robustream::scenario::RngKey;
-use robustream::scenario::corruption::{CORRUPTIONS, Corruption, SEVERITIES};
+use robustream::rng::RngKey;
+use robustream::scenario::corruption::Corruption;
 
 /// The two benchmark frames: (label, image).
 fn frames() -> Vec<(&'static str, RgbImage)> {

@@ -30,8 +30,9 @@ use robustream::engine::ModelDesc;
 use robustream::frame::{Frame, Regions, Truth};
 use robustream::preprocess::{MaskResize, ModelView};
 use robustream::resample::{Filter, Resampler, resize_gray_nearest};
+use robustream::rng::RngKey;
 use robustream::scenario::pool::{BackgroundMaker, BackgroundPool};
-use robustream::scenario::{Catalog, RngKey, ScenarioInput};
+use robustream::scenario::{Catalog, ScenarioInput};
 use robustream::source::regions::tight_box;
 
 /// One key per kind of work.

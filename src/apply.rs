@@ -11,7 +11,8 @@ use crate::engine::ModelDesc;
 use crate::one_image::{background_pool, labels_of, model_view_input, read_input, resolve_class};
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
-use crate::scenario::{Catalog, RngKey, ScenarioInput, StageMasks, needs_bilinear_mask};
+use crate::rng::RngKey;
+use crate::scenario::{Catalog, ScenarioInput, StageMasks, needs_bilinear_mask};
 use crate::source::regions::stage_boxes;
 
 /// What to apply to which image.

@@ -65,7 +65,8 @@ use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
 use crate::preprocess::{MaskResize, ModelView, Normalizer};
-use crate::scenario::{BackgroundPool, RngKey};
+use crate::rng::RngKey;
+use crate::scenario::BackgroundPool;
 use crate::source::{Source, SourceConfig, SourceError, SourceKind, in9};
 
 /// The file of per-foreground challenge lines in the run directory.
@@ -285,7 +286,7 @@ impl Harvest {
     /// Offers one frame read by the source (call in source order).
     pub fn offer(&mut self, frame: &Frame) {
         let stored = frame.variant.as_deref();
-        if stored.is_some_and(|k| k != crate::metrics::CLEAN) {
+        if stored.is_some_and(|k| k != crate::key::CLEAN) {
             return; // a stored variation is neither a foreground nor a pool frame
         }
         // The frame at the model's view, made at most once.

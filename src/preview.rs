@@ -32,8 +32,9 @@ use crate::frame::BBox;
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::resample::{Filter, Resampler};
+use crate::rng::RngKey;
 use crate::scenario::{
-    Catalog, Plan, RngKey, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
+    Catalog, Plan, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
 };
 use crate::source::regions::stage_boxes;
 

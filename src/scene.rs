@@ -23,7 +23,7 @@ use image::{GrayImage, RgbImage};
 use rand::{Rng, RngExt};
 
 use crate::frame::BBox;
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// The shape of an object, inscribed in its box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -241,7 +241,7 @@ pub fn paint_objects(image: &mut RgbImage, mask: &mut GrayImage, objects: &[Obje
 /// pixels get a one-pixel object.
 pub fn random_scene(width: u32, height: u32, seed: u64) -> Scene {
     let mut rng = RngKey::new(seed, "scene", &format!("{width}x{height}")).rng();
-    let dark = |rng: &mut crate::scenario::ScenarioRng| -> [u8; 3] {
+    let dark = |rng: &mut crate::rng::ScenarioRng| -> [u8; 3] {
         [
             rng.random_range(0..120),
             rng.random_range(0..120),

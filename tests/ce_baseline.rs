@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 // The 19 ImageNet-C corruptions in index order (the first 15 are the benchmark).
-use robustream::scenario::corruption::CORRUPTIONS;
+use robustream::key::CORRUPTIONS;
 use serde_json::Value;
 
 /// A baseline table in the format of configs/imagenet_c_alexnet.toml: every error `error`, clean

@@ -20,8 +20,10 @@
 use std::path::PathBuf;
 
 use image::RgbImage;
-use robustream::scenario::corruption::{CORRUPTIONS, Corruption, SEVERITIES};
-use robustream::scenario::{RngKey, Scenario};
+use robustream::key::{CORRUPTIONS, SEVERITIES};
+use robustream::rng::RngKey;
+use robustream::scenario::Scenario;
+use robustream::scenario::corruption::Corruption;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {

@@ -3,8 +3,9 @@
 //! (changed, but not wiped out).
 
 use image::RgbImage;
-use robustream::scenario::RngKey;
-use robustream::scenario::corruption::{CORRUPTIONS, Corruption, SEVERITIES};
+use robustream::key::{CORRUPTIONS, SEVERITIES};
+use robustream::rng::RngKey;
+use robustream::scenario::corruption::Corruption;
 
 /// A smooth synthetic scene with edges (so blurs, Canny-based spatter and JPEG all have work to do).
 fn scene(w: u32, h: u32) -> RgbImage {

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::CLEAN;
+use crate::key::CLEAN;
 
 /// The ablation scenarios in the reference's order, with their keys (`ablation/<name>`).
 pub const ABLATIONS: [&str; 3] = ["gray", "gray_bbox", "tile"];

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::corruption::{CORRUPTIONS, SEVERITIES};
+use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES};
 
 /// The text of `configs/imagenet_c_alexnet.toml`, embedded so the binary works from any directory.
 pub const BUILTIN_TABLE_TOML: &str = include_str!("../../configs/imagenet_c_alexnet.toml");
@@ -374,7 +374,7 @@ pub fn compute<'a>(
     let mut seen = vec![false; table.errors.len()];
     let mut found = vec![[None; 5]; table.errors.len()];
     for (key, error) in scenarios {
-        if key == crate::metrics::CLEAN {
+        if key == CLEAN {
             clean_error = error;
             continue;
         }

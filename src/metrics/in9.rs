@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::CLEAN;
+use crate::key::CLEAN;
 
 /// The outcome of the adversarial-background challenge (docs/in9.md#challenge-accuracy): each kept
 /// foreground was composited onto backgrounds until one prediction was wrong (then it is

@@ -24,8 +24,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use self::accuracy::{Z95, fraction, wilson_interval};
 use self::latency::LatencyHistogram;
 
-/// The key of the reference scenario: the unmodified frame.
-pub const CLEAN: &str = "clean";
+use crate::key::CLEAN;
 
 /// The per-stage timing keys of [`Record::ms`], in pipeline order: the source's `decode` and
 /// `mask`; `wait` (capture → a worker starts on the frame: admission); the variant's `scenario`

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::CLEAN;
+use crate::key::CLEAN;
 
 pub use crate::scenario::background::TABLE2;
 

@@ -16,7 +16,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CLEAN, Record};
+use super::Record;
+use crate::key::CLEAN;
 
 /// Most points kept in the trend series.
 pub const MAX_SERIES: usize = 1000;

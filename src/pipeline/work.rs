@@ -21,10 +21,11 @@ use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
 use crate::engine::model::ModelDesc;
 use crate::frame::{BBox, Frame, Regions};
 use crate::preprocess::{ModelView, Normalizer};
+use crate::rng::RngKey;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::schedule::Schedule;
-use crate::scenario::{Plan, PoolView, RngKey, ScenarioInput, StageMasks, needs_bilinear_mask};
+use crate::scenario::{Plan, PoolView, ScenarioInput, StageMasks, needs_bilinear_mask};
 use crate::source::regions::stage_boxes;
 
 /// What a batch row carries to the engine thread besides its values.
@@ -268,7 +269,7 @@ impl Worker<'_> {
             ScenarioStage::ModelInput => variant,
             ScenarioStage::Native => self.view.image(&variant),
         };
-        let is_clean = scenario.key() == crate::metrics::CLEAN;
+        let is_clean = scenario.key() == crate::key::CLEAN;
         let boxes = (is_clean && !p.boxes.is_empty())
             .then(|| crate::metrics::placement::normalised_boxes(&p.boxes, p.base.dimensions()));
         let geometry = if i == 0 { p.geometry_ms } else { 0.0 };
@@ -319,7 +320,7 @@ impl Worker<'_> {
 /// instead re-applies Resize(256) + CenterCrop(224) to the corrupted JPEGs; we follow the
 /// leaderboard.)
 fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelView) -> RgbImage {
-    if key != crate::metrics::CLEAN && image.dimensions() == input {
+    if key != crate::key::CLEAN && image.dimensions() == input {
         image
     } else {
         view.image(&image)

@@ -18,6 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
+use crate::key::CLEAN;
 use crate::metrics::hard_imagenet::HardImagenet;
 use crate::metrics::imagenet_c::{BaselineTable, ImagenetC};
 use crate::metrics::in9::{ChallengeTally, In9};
@@ -25,7 +26,7 @@ use crate::metrics::latency::Quantiles;
 use crate::metrics::placement::Placement;
 use crate::metrics::rfs::Rfs;
 use crate::metrics::volatility::{InnerResults, TABLE2, Volatility};
-use crate::metrics::{CLEAN, Metrics, Record, Tally};
+use crate::metrics::{Metrics, Record, Tally};
 
 /// Frame counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -1522,7 +1523,7 @@ pub(crate) mod tests {
             "model = \"Quarter | net\"\nclean = 0.125\nbenchmark = [\"gaussian_noise\", \"fog\"]\n\
              [errors]\n",
         );
-        for (name, _) in crate::scenario::corruption::CORRUPTIONS {
+        for (name, _) in crate::key::CORRUPTIONS {
             text += &format!("{name} = [0.25, 0.25, 0.25, 0.25, 0.25]\n");
         }
         let table = BaselineTable::parse(&text, "q.toml").unwrap();

@@ -36,7 +36,8 @@ use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
 use serde::Deserialize;
 
 use super::summary::FrameCounts;
-use crate::metrics::{CLEAN, Metrics};
+use crate::key::CLEAN;
+use crate::metrics::Metrics;
 
 /// Most redraws per second.
 pub const REFRESH: Duration = Duration::from_millis(200);

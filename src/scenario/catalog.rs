@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::Scenario;
 use super::clean::Clean;
-use super::corruption::{BENCHMARK_COUNT, CORRUPTIONS, Corruption, FAMILIES, SEVERITIES};
+use super::corruption::Corruption;
+use crate::key::{BENCHMARK_COUNT, CORRUPTIONS, FAMILIES, SEVERITIES};
 
 /// One scenario key or group.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,6 @@ pub mod placement;
 pub mod plan;
 pub mod pool;
 pub mod region_noise;
-pub mod rng;
 pub mod schedule;
 
 use image::{GrayImage, RgbImage};
@@ -23,10 +22,10 @@ use image::{GrayImage, RgbImage};
 use crate::frame::{BBox, Truth};
 use crate::preprocess::{MaskResize, ModelView};
 
+use crate::rng::{RngKey, ScenarioRng};
 pub use catalog::{Catalog, CatalogEntry};
 pub use plan::Plan;
 pub use pool::{BackgroundPool, PoolView};
-pub use rng::{RngKey, ScenarioRng};
 
 /// What a scenario gets to work on. Build it with [`ScenarioInput::new`] and the `with_*` methods so
 /// that new context (e.g. a background pool) can be added without touching every call site.

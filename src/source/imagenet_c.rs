@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use super::folder::list_dir;
 use super::{Item, Source, SourceConfig, SourceError};
 use crate::frame::{Frame, LabelSpace, Truth};
-use crate::scenario::corruption::{CORRUPTIONS, SEVERITIES};
+use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES};
 
 /// `configs/imagenet_wnids.txt`, embedded: the 1000 ImageNet-1k wnids in sorted order after `#`
 /// comment lines (provenance in its header).
@@ -134,7 +134,7 @@ impl Layout {
         let mut variants = Vec::new();
         if let Some(clean) = &config.clean {
             list_dir(clean)?;
-            variants.push((crate::metrics::CLEAN.to_string(), clean.clone()));
+            variants.push((CLEAN.to_string(), clean.clone()));
         }
         for (name, mut sevs) in names.iter().zip(found) {
             sevs.sort();
@@ -183,7 +183,7 @@ impl Layout {
         }
         if let Some(other) = plan
             .iter()
-            .find(|k| **k != crate::metrics::CLEAN && !k.starts_with("corruption/"))
+            .find(|k| **k != CLEAN && !k.starts_with("corruption/"))
         {
             return Err(SourceError::at(
                 &self.root,
@@ -195,15 +195,12 @@ impl Layout {
             ));
         }
         let present = |k: &str| self.variants.iter().any(|(v, _)| v == k);
-        if !plan
-            .iter()
-            .any(|k| *k != crate::metrics::CLEAN && present(k))
-        {
+        if !plan.iter().any(|k| *k != CLEAN && present(k)) {
             let held: Vec<&str> = self
                 .variants
                 .iter()
                 .map(|(k, _)| k.as_str())
-                .filter(|k| *k != crate::metrics::CLEAN)
+                .filter(|k| *k != CLEAN)
                 .take(6)
                 .collect();
             return Err(SourceError::at(
@@ -274,7 +271,7 @@ impl Layout {
         let corruptions = self
             .variants
             .iter()
-            .filter(|(k, _)| plan.contains(&k.as_str()) && k != crate::metrics::CLEAN)
+            .filter(|(k, _)| plan.contains(&k.as_str()) && k != CLEAN)
             .count();
         let description = format!(
             "imagenet-c {} ({corruptions} corruption variants{}, {len} images)",
@@ -299,8 +296,8 @@ impl Layout {
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<ImagenetCSource, SourceError> {
     let layout = Layout::scan(config)?;
     let mut keys = layout.keys();
-    if !keys.iter().any(|k| k == crate::metrics::CLEAN) {
-        keys.insert(0, crate::metrics::CLEAN.to_string());
+    if !keys.iter().any(|k| k == CLEAN) {
+        keys.insert(0, CLEAN.to_string());
     }
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     layout.open(&keys, labels)

@@ -20,7 +20,7 @@ use rand::RngExt;
 
 use super::{Source, SourceError};
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 use crate::scene::{Background, Object, Shape, paint_objects, render};
 use crate::source::regions::tight_box;
 
@@ -244,7 +244,7 @@ pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSo
     };
     let (w, h) = (config.width, config.height);
     let mut rng = RngKey::new(config.seed, "synthetic", &format!("{w}x{h}")).rng();
-    let dark = |rng: &mut crate::scenario::ScenarioRng| -> [u8; 3] {
+    let dark = |rng: &mut crate::rng::ScenarioRng| -> [u8; 3] {
         [
             rng.random_range(20..110),
             rng.random_range(20..110),

@@ -264,7 +264,7 @@ pub fn random_background_paste(image: &RgbImage, mask: &GrayImage, bg: &RgbImage
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RngKey;
+    use crate::rng::RngKey;
 
     fn scene() -> (RgbImage, GrayImage) {
         // 40×33: a diagonal gradient; the object is the disc of radius 9 around (20, 15).

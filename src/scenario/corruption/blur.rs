@@ -12,7 +12,7 @@ use rand::RngExt;
 
 use super::kernels::{self, Border};
 use super::{gauss_u8, glass, motion, zoom};
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Gaussian σ per severity 1..5 (docs/imagenet-c.md#gaussian_blur); radius int(4σ + 0.5) = 4, 8,
 /// 12, 16, 24.

@@ -22,7 +22,7 @@ use rayon::prelude::*;
 
 use super::kernels::{self, Border};
 use super::lanes;
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Displacement scale α per severity 1..5: 250 × (0.05, 0.065, 0.085, 0.1, 0.12)
 /// (docs/imagenet-c.md#elastic_transform, IC).

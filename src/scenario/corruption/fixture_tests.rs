@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 use image::RgbImage;
 use serde_json::Value;
 
-use super::{Corruption, SEVERITIES, digital};
+use super::{Corruption, digital};
+use crate::key::SEVERITIES;
 use crate::resample::Filter;
-use crate::scenario::{RngKey, Scenario};
+use crate::rng::RngKey;
+use crate::scenario::Scenario;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corruptions")

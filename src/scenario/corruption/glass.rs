@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use super::kernels::gaussian_kernel1d;
 use super::lanes;
 use super::rowrng::for_each_row_element;
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Walk offsets drawn per rayon task (a few tens of microseconds of work).
 const OFFSETS_PER_TASK: usize = 16_384;

@@ -14,7 +14,7 @@ use rand_distr::{Distribution, Poisson};
 
 use super::ziggurat::Ziggurat;
 use super::{floor8_unit, lanes, rowrng};
-use crate::scenario::{RngKey, ScenarioRng};
+use crate::rng::{RngKey, ScenarioRng};
 
 /// Noise standard deviation σ per severity 1..5 on the [0, 1] scale
 /// (docs/imagenet-c.md#gaussian_noise).

@@ -6,7 +6,7 @@
 //! row still draws its own stream in element order, so the values are exactly those of processing the
 //! rows one by one (and therefore independent of how rows are grouped into tasks or threads).
 
-use crate::scenario::{RngKey, ScenarioRng};
+use crate::rng::{RngKey, ScenarioRng};
 
 /// Calls `f(generator, element)` for every element of every row of `rows` (consecutive rows of
 /// `row_len` elements; a trailing partial row is ignored), row `i` drawing from `key.stream(first + i)`

@@ -9,7 +9,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 
 use super::{kernels, lanes};
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Parameters of one snow severity (docs/imagenet-c.md#snow).
 #[derive(Debug, Clone, Copy, PartialEq)]

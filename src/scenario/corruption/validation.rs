@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::kernels::{self, Border, border_index};
 use super::lanes;
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Spatter (μ, s, σ1, threshold t, c4, mode) per severity 1..5; mode 0 = water (c4 an intensity),
 /// 1 = mud (c4 a blur σ) (docs/imagenet-c.md#spatter).

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use super::lanes;
 use super::rowrng::for_each_row_element;
-use crate::scenario::RngKey;
+use crate::rng::RngKey;
 
 /// Fog (strength c0, wibble decay c1) per severity 1..5 (docs/imagenet-c.md#fog).
 pub const FOG_PARAMS: [(f64, f64); 5] =
@@ -933,7 +933,7 @@ mod tests {
             let at = |m: &[f64], y: usize, x: usize| m[(y % n) * n + x % n];
             let draw =
                 |phase: u64, i: usize| RngKey::stream(rng, ((3 * level + phase) << 32) + i as u64);
-            let noise = |r: &mut crate::scenario::ScenarioRng| {
+            let noise = |r: &mut crate::rng::ScenarioRng| {
                 wibble * (wibble * (2.0 * r.random::<f64>() - 1.0))
             };
             for i in 0..g {

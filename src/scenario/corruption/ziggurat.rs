@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 
-use crate::scenario::ScenarioRng;
+use crate::rng::ScenarioRng;
 
 /// Layers of the ziggurat.
 const LAYERS: usize = 128;
@@ -132,7 +132,7 @@ fn open01(rng: &mut ScenarioRng) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::RngKey;
+    use crate::rng::RngKey;
 
     /// `n` deviates, pairs from stream 0 of a fixed key.
     fn deviates(n: usize, key: u64) -> Vec<f64> {

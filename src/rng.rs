@@ -17,7 +17,7 @@ impl RngKey {
     /// (FNV-1a over the bytes with separators, finished with SplitMix64), unlike `std`'s hasher.
     ///
     /// ```
-    /// use robustream::scenario::RngKey;
+    /// use robustream::rng::RngKey;
     /// let a = RngKey::new(0, "cat/1.jpg", "corruption/gaussian_noise/3");
     /// assert_eq!(a, RngKey::new(0, "cat/1.jpg", "corruption/gaussian_noise/3"));
     /// assert_ne!(a, RngKey::new(1, "cat/1.jpg", "corruption/gaussian_noise/3"));
