@@ -32,8 +32,8 @@ mod common;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use image::RgbImage;
-use robustream::engine::ModelDesc;
 use robustream::key::{CORRUPTIONS, SEVERITIES};
+use robustream::model::ModelDesc;
 use robustream::preprocess::ModelView;
 use robustream::resample::{Filter, Resampler};
 use robustream::rng::RngKey;

@@ -26,8 +26,8 @@ mod common;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use image::{GrayImage, RgbImage};
-use robustream::engine::ModelDesc;
 use robustream::frame::{Frame, Regions, Truth};
+use robustream::model::ModelDesc;
 use robustream::preprocess::{MaskResize, ModelView};
 use robustream::resample::{Filter, Resampler, resize_gray_nearest};
 use robustream::rng::RngKey;

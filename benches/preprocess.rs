@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use robustream::engine::ModelDesc;
+use robustream::model::ModelDesc;
 use robustream::preprocess::{ModelView, Normalizer};
 
 fn bench(c: &mut Criterion) {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
-use crate::engine::ModelDesc;
+use crate::model::ModelDesc;
 use crate::one_image::{background_pool, labels_of, model_view_input, read_input, resolve_class};
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;

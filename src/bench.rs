@@ -35,7 +35,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::engine::onnx::OnnxEngine;
-use crate::engine::{Engine, EngineConfig, ModelDesc};
+use crate::engine::{Engine, EngineConfig};
+use crate::model::ModelDesc;
 use crate::preprocess::{ModelView, Normalizer};
 use crate::watch::{CpuMeter, CpuUse};
 

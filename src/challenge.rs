@@ -60,10 +60,11 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::engine::{Engine, EngineError, ModelDesc, try_decode_row};
+use crate::engine::{Engine, EngineError, try_decode_row};
 use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
+use crate::model::ModelDesc;
 use crate::preprocess::{MaskResize, ModelView, Normalizer};
 use crate::rng::RngKey;
 use crate::scenario::BackgroundPool;

@@ -15,6 +15,7 @@ pub mod frame;
 pub mod fsread;
 pub mod key;
 pub mod metrics;
+pub mod model;
 pub mod one_image;
 pub mod pipeline;
 pub mod post;
@@ -58,7 +59,7 @@ mod tests {
     #[test]
     fn error_line_says_each_cause_once() {
         let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
-        let e = crate::engine::model::ModelDescError::Read {
+        let e = crate::model::ModelDescError::Read {
             path: "m.toml".into(),
             source: io(),
         };

@@ -182,7 +182,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         (Some(n), _) => Length::Iterations(n),
         (None, d) => Length::Duration(secs(d.unwrap_or(10.0), "--duration")?),
     };
-    let model = robustream::engine::ModelDesc::load(&args.model)?;
+    let model = robustream::model::ModelDesc::load(&args.model)?;
     let (frame, frame_name) = robustream::bench::bench_frame(args.image.as_ref())?;
     let engine = robustream::engine::EngineConfig {
         provider: args.provider.into(),
@@ -303,7 +303,7 @@ fn out(text: &str) {
 
 /// `robustream labels`: `index<TAB>name` per label.
 fn labels(args: LabelsArgs) -> anyhow::Result<()> {
-    let model = robustream::engine::ModelDesc::load(&args.model)?;
+    let model = robustream::model::ModelDesc::load(&args.model)?;
     let space = match &args.class_map {
         Some(path) => robustream::metrics::classmap::ClassMap::load(path, model.output.classes)?
             .classes()

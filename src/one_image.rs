@@ -29,8 +29,8 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use image::{GrayImage, RgbImage};
 
-use crate::engine::ModelDesc;
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
+use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::scenario::background::pool_background;

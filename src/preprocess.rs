@@ -9,8 +9,8 @@
 
 use image::{GrayImage, RgbImage};
 
-use crate::engine::model::{Crop, Layout, ModelDesc};
 use crate::frame::BBox;
+use crate::model::{Crop, Layout, ModelDesc};
 use crate::resample::{Filter, Resampler, Window};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side

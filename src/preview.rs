@@ -27,8 +27,8 @@ use anyhow::Context;
 use image::{GrayImage, RgbImage};
 use rayon::prelude::*;
 
-use crate::engine::ModelDesc;
 use crate::frame::BBox;
+use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::resample::{Filter, Resampler};

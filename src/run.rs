@@ -9,11 +9,12 @@ use anyhow::Context;
 use serde_json::json;
 
 use crate::config::RunConfig;
+use crate::engine::Engine;
 use crate::engine::onnx::OnnxEngine;
-use crate::engine::{Engine, ModelDesc};
 use crate::frame::LabelSpace;
 use crate::metrics::Metrics;
 use crate::metrics::classmap::ClassMap;
+use crate::model::ModelDesc;
 use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;

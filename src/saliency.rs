@@ -31,10 +31,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::challenge::{Foreground, round3};
-use crate::engine::model::{Layout, OutputKind};
-use crate::engine::{Engine, ModelDesc};
+use crate::engine::Engine;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
+use crate::model::ModelDesc;
+use crate::model::{Layout, OutputKind};
 use crate::preprocess::{MaskResize, Normalizer};
 
 /// How the pass brings a frame's mask to the model's view: Hard ImageNet's rule (bilinear, then

@@ -10,9 +10,10 @@ use std::process::Output;
 use std::sync::atomic::AtomicBool;
 
 use common::*;
+use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
-use robustream::engine::{EngineConfig, ModelDesc};
 use robustream::metrics::classmap::ClassMap;
+use robustream::model::ModelDesc;
 use robustream::pipeline::{self, EndReason, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;

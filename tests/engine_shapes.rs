@@ -6,9 +6,8 @@
 mod common;
 
 use robustream::engine::onnx::OnnxEngine;
-use robustream::engine::{
-    BatchShapes, Engine, EngineConfig, ModelDesc, Partial, Prediction, decode_row,
-};
+use robustream::engine::{BatchShapes, Engine, EngineConfig, Partial, Prediction, decode_row};
+use robustream::model::ModelDesc;
 use robustream::preprocess::{ModelView, Normalizer};
 
 const PHOTOS: [&str; 5] = [

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use image::{GrayImage, RgbImage};
-use robustream::engine::ModelDesc;
+use robustream::model::ModelDesc;
 use robustream::preprocess::{MaskResize, ModelView};
 use robustream::scenario::ablation::gray_object;
 

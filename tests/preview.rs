@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use image::{GrayImage, RgbImage};
-use robustream::engine::ModelDesc;
+use robustream::model::ModelDesc;
 use robustream::preprocess::{MaskResize, ModelView};
 use robustream::preview::{
     BACKGROUND, BAND_GAP, DEFAULT_TILE, FAILED, GAP, Geometry, HEADER_H, LABEL_PAD, LETTERBOX,

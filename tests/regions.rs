@@ -122,7 +122,7 @@ fn manifest_with_masks_and_boxes_runs_end_to_end() {
 
 #[test]
 fn apply_maps_the_annotated_box_into_the_model_view() {
-    use robustream::engine::ModelDesc;
+    use robustream::model::ModelDesc;
     use robustream::preprocess::ModelView;
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();

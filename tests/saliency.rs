@@ -5,8 +5,8 @@
 mod common;
 
 use common::*;
-use robustream::engine::ModelDesc;
 use robustream::metrics::saliency::{dice, iou};
+use robustream::model::ModelDesc;
 use robustream::preprocess::ModelView;
 use robustream::source::mask::decode_mask;
 

@@ -7,10 +7,11 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
+use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
-use robustream::engine::{EngineConfig, ModelDesc};
 use robustream::frame::Frame;
 use robustream::metrics::classmap::ClassMap;
+use robustream::model::ModelDesc;
 use robustream::pipeline::{self, Event, PipelineInputs};
 use robustream::pipeline::{PipelineConfig, ScenarioStage};
 use robustream::scenario::{Catalog, Plan};

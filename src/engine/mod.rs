@@ -2,7 +2,6 @@
 //! class scores per image out. Model specifics come from the [`ModelDesc`]; execution settings from
 //! [`EngineConfig`].
 
-pub mod model;
 pub mod onnx;
 pub mod output;
 pub mod shapes;
@@ -11,7 +10,6 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-pub use model::ModelDesc;
 pub use output::{Prediction, RowError, check_row, decode_row, try_decode_row};
 pub use shapes::{BatchShapes, Partial, ShapeRun};
 

@@ -26,9 +26,9 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{IoBinding, Session};
 use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
 
-use super::model::{Layout, ModelDesc};
 use super::shapes::{BatchShapes, Partial};
 use super::{BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, Provider};
+use crate::model::{Layout, ModelDesc};
 
 /// An ONNX Runtime session for one model.
 pub struct OnnxEngine {

@@ -1,6 +1,6 @@
 //! Decoding one row of model output into a [`Prediction`]: top-k classes and their probabilities.
 
-use super::model::OutputKind;
+use crate::model::OutputKind;
 
 /// How far a `kind = "probabilities"` row may be from a distribution: each value within
 /// `[-PROB_TOLERANCE, 1 + PROB_TOLERANCE]` and the sum within `1 ± PROB_TOLERANCE`. Rounding in an

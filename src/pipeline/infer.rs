@@ -13,10 +13,10 @@ use crossbeam_channel::Sender;
 use super::assembly::Assembler;
 use super::work::RowMeta;
 use super::{Message, ms};
-use crate::engine::model::ModelDesc;
 use crate::engine::{Engine, try_decode_row};
 use crate::metrics::Record;
 use crate::metrics::classmap::ClassMap;
+use crate::model::ModelDesc;
 
 /// Runs batches until the assembly is closed and empty, or the engine fails (a fatal message; the
 /// assembly is then closed so the workers stop).

@@ -56,9 +56,9 @@ use super::decode::one_line;
 use super::regions::{Connectivity, label_components};
 use super::{Source, SourceError};
 use crate::engine::EngineConfig;
-use crate::engine::model::Layout;
 use crate::frame::{Frame, Regions};
 use crate::metrics::latency::LatencyHistogram;
+use crate::model::Layout;
 use crate::resample::{Filter, Resampler};
 
 /// ImageNet channel means on 0..1 (the default `mean`).
