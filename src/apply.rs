@@ -7,13 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 
+use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::one_image::{background_pool, labels_of, model_view_input, read_input, resolve_class};
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
 use crate::rng::RngKey;
 use crate::scenario::{Catalog, ScenarioInput, StageMasks, needs_bilinear_mask};
-use crate::source::regions::stage_boxes;
 
 /// What to apply to which image.
 #[derive(Debug, Clone)]

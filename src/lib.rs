@@ -13,6 +13,7 @@ pub mod config;
 pub mod engine;
 pub mod frame;
 pub mod fsread;
+pub mod geometry;
 pub mod key;
 pub mod metrics;
 pub mod model;

@@ -457,7 +457,7 @@ mod tests {
 
     #[test]
     fn boxes_map_like_their_rectangle_masks() {
-        use crate::source::regions::{box_mask, tight_box};
+        use crate::geometry::{box_mask, tight_box};
         let views = [
             (Resize::Shorter(256), 224, 224),
             (Resize::Shorter(28), 24, 24),

@@ -28,6 +28,7 @@ use image::{GrayImage, RgbImage};
 use rayon::prelude::*;
 
 use crate::frame::BBox;
+use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
 use crate::preprocess::ModelView;
@@ -36,7 +37,6 @@ use crate::rng::RngKey;
 use crate::scenario::{
     Catalog, Plan, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
 };
-use crate::source::regions::stage_boxes;
 
 /// Default tile size in pixels (the longer side of each scaled variant).
 pub const DEFAULT_TILE: u32 = 160;

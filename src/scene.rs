@@ -287,7 +287,7 @@ pub fn random_scene(width: u32, height: u32, seed: u64) -> Scene {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::regions::{Connectivity, component_boxes, tight_box};
+    use crate::geometry::{Connectivity, component_boxes, tight_box};
 
     #[test]
     fn shapes_have_the_expected_pixels() {

@@ -19,6 +19,7 @@ use super::admission::Admitted;
 use super::assembly::Assembler;
 use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
 use crate::frame::{BBox, Frame, Regions};
+use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::preprocess::{ModelView, Normalizer};
 use crate::rng::RngKey;
@@ -26,7 +27,6 @@ use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{Plan, PoolView, ScenarioInput, StageMasks, needs_bilinear_mask};
-use crate::source::regions::stage_boxes;
 
 /// What a batch row carries to the engine thread besides its values.
 pub(super) struct RowMeta {
@@ -329,7 +329,7 @@ fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelVi
 
 /// A frame's pixels, masks and boxes at the scenario stage: the model view (image, masks and boxes
 /// through the same geometry; the bilinear mask only when `bilinear`) or the native frame. Boxes
-/// are the frame's own, else the (nearest) mask's tight box (`source::regions::stage_boxes`).
+/// are the frame's own, else the (nearest) mask's tight box (`geometry::stage_boxes`).
 fn at_stage(
     view: &mut ModelView,
     stage: ScenarioStage,

@@ -62,8 +62,8 @@ use rand::RngExt;
 use super::ablation::{GRAY, fill_box, tile_fill};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
+use crate::geometry::{box_mask, tight_box};
 use crate::resample::{Filter, Resampler};
-use crate::source::regions::{box_mask, tight_box};
 
 /// Object sizes on the reference's 224×224 canvas (docs/corner-cases.md#composition).
 pub const SIZES: [u32; 3] = [56, 84, 112];

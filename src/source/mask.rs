@@ -45,7 +45,7 @@ pub fn load(
             ),
         ));
     }
-    if !super::regions::has_foreground(&mask) {
+    if !crate::geometry::has_foreground(&mask) {
         return Err(SourceError::at(
             image_path,
             format!(

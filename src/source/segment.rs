@@ -53,10 +53,10 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 
 use super::decode::one_line;
-use super::regions::{Connectivity, label_components};
 use super::{Source, SourceError};
 use crate::engine::EngineConfig;
 use crate::frame::{Frame, Regions};
+use crate::geometry::{Connectivity, label_components};
 use crate::metrics::latency::LatencyHistogram;
 use crate::model::Layout;
 use crate::resample::{Filter, Resampler};
@@ -1113,10 +1113,7 @@ mod tests {
         let mut one = [-1.0f32; 9];
         one[4] = 1.0;
         let up = upsample_mask(&one, 3, 3, 9, 9);
-        assert_eq!(
-            crate::source::regions::tight_box(&up),
-            Some(BBox::new(3, 3, 6, 6))
-        );
+        assert_eq!(crate::geometry::tight_box(&up), Some(BBox::new(3, 3, 6, 6)));
         // Same size: the map itself.
         let same = upsample_mask(&m, 4, 2, 4, 2);
         assert_eq!(same.as_raw(), &vec![0, 0, 255, 255, 0, 0, 255, 255]);

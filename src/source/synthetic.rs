@@ -20,9 +20,9 @@ use rand::RngExt;
 
 use super::{Source, SourceError};
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
+use crate::geometry::tight_box;
 use crate::rng::RngKey;
 use crate::scene::{Background, Object, Shape, paint_objects, render};
-use crate::source::regions::tight_box;
 
 /// `[source.synthetic]`: what the synthetic camera shows and how fast.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
