@@ -34,10 +34,10 @@ use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion
 use image::RgbImage;
 use robustream::key::{CORRUPTIONS, SEVERITIES};
 use robustream::model::ModelDesc;
-use robustream::preprocess::ModelView;
 use robustream::resample::{Filter, Resampler};
 use robustream::rng::RngKey;
 use robustream::scenario::corruption::Corruption;
+use robustream::view::ModelView;
 
 /// The two benchmark frames: (label, image).
 fn frames() -> Vec<(&'static str, RgbImage)> {

@@ -29,11 +29,11 @@ use image::{GrayImage, RgbImage};
 use robustream::frame::{Frame, Regions, Truth};
 use robustream::geometry::tight_box;
 use robustream::model::ModelDesc;
-use robustream::preprocess::{MaskResize, ModelView};
 use robustream::resample::{Filter, Resampler, resize_gray_nearest};
 use robustream::rng::RngKey;
 use robustream::scenario::pool::{BackgroundMaker, BackgroundPool};
 use robustream::scenario::{Catalog, ScenarioInput};
+use robustream::view::{MaskResize, ModelView};
 
 /// One key per kind of work.
 const KEYS: &[&str] = &[

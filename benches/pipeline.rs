@@ -31,9 +31,10 @@ use robustream::frame::Frame;
 use robustream::metrics::classmap::ClassMap;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, PipelineConfig, PipelineInputs, ScenarioStage};
-use robustream::preprocess::{ModelView, Normalizer};
+use robustream::preprocess::Normalizer;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
+use robustream::view::ModelView;
 use robustream::watch::CpuMeter;
 
 const BATCH: usize = 8;

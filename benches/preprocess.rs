@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use robustream::model::ModelDesc;
-use robustream::preprocess::{ModelView, Normalizer};
+use robustream::preprocess::Normalizer;
+use robustream::view::ModelView;
 
 fn bench(c: &mut Criterion) {
     let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");

@@ -11,9 +11,9 @@ use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::one_image::{background_pool, labels_of, model_view_input, read_input, resolve_class};
 use crate::pipeline::ScenarioStage;
-use crate::preprocess::ModelView;
 use crate::rng::RngKey;
 use crate::scenario::{Catalog, ScenarioInput, StageMasks, needs_bilinear_mask};
+use crate::view::ModelView;
 
 /// What to apply to which image.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 //! - **single-stream**: one sample at a time, the next issued when the previous is done; the figure
 //!   of merit is the 90th-percentile latency of a sample (MLPerf inference rules, single-stream).
 //!   Each timed iteration is the host work of a live evaluation followed by inference: the model
-//!   view of a real frame (Pillow-exact resize + crop, [`crate::preprocess::ModelView`]) and its
+//!   view of a real frame (Pillow-exact resize + crop, [`crate::view::ModelView`]) and its
 //!   normalisation (*host preprocessing*), then the engine (*inference*);
 //! - **offline**: batches of `--batch` samples back to back; the figure of merit is samples per
 //!   second. As MLPerf's offline scenario and trtexec do, the inputs are prepared before the timed
@@ -37,7 +37,8 @@ use serde::Serialize;
 use crate::engine::onnx::OnnxEngine;
 use crate::engine::{Engine, EngineConfig};
 use crate::model::ModelDesc;
-use crate::preprocess::{ModelView, Normalizer};
+use crate::preprocess::Normalizer;
+use crate::view::ModelView;
 use crate::watch::{CpuMeter, CpuUse};
 
 /// How samples are issued (MLPerf's scenarios).

@@ -65,10 +65,11 @@ use crate::frame::Frame;
 use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
-use crate::preprocess::{MaskResize, ModelView, Normalizer};
+use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
 use crate::scenario::BackgroundPool;
 use crate::source::{Source, SourceConfig, SourceError, SourceKind, in9};
+use crate::view::{MaskResize, ModelView};
 
 /// The file of per-foreground challenge lines in the run directory.
 pub const CHALLENGE_JSONL: &str = "challenge.jsonl";

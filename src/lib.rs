@@ -32,6 +32,7 @@ pub mod saliency;
 pub mod scenario;
 pub mod scene;
 pub mod source;
+pub mod view;
 pub mod watch;
 
 /// An error and its causes on one line, `what: cause: cause`, each cause once: the library's errors

@@ -33,12 +33,12 @@ use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
 use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
-use crate::preprocess::ModelView;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::{BackgroundPool, PoolView, StageMasks};
 use crate::source::Source;
 use crate::source::regions::{BoxSpec, parse_norm_boxes, resolve_boxes};
+use crate::view::ModelView;
 
 /// Reads a single input as `apply` and `preview` take it: the image, its mask (checked against the
 /// image's size) and its boxes (`--boxes` normalised xyxy, else a VOC `--annotation`), all at the

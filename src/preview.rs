@@ -31,12 +31,12 @@ use crate::frame::BBox;
 use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
-use crate::preprocess::ModelView;
 use crate::resample::{Filter, Resampler};
 use crate::rng::RngKey;
 use crate::scenario::{
     Catalog, Plan, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
 };
+use crate::view::ModelView;
 
 /// Default tile size in pixels (the longer side of each scaled variant).
 pub const DEFAULT_TILE: u32 = 160;

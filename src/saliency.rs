@@ -36,7 +36,8 @@ use crate::metrics::classmap::ClassMap;
 use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
 use crate::model::ModelDesc;
 use crate::model::{Layout, OutputKind};
-use crate::preprocess::{MaskResize, Normalizer};
+use crate::preprocess::Normalizer;
+use crate::view::MaskResize;
 
 /// How the pass brings a frame's mask to the model's view: Hard ImageNet's rule (bilinear, then
 /// non-zero → object, docs/hard-imagenet.md#data-and-preprocessing), since its

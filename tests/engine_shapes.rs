@@ -8,7 +8,8 @@ mod common;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::engine::{BatchShapes, Engine, EngineConfig, Partial, Prediction, decode_row};
 use robustream::model::ModelDesc;
-use robustream::preprocess::{ModelView, Normalizer};
+use robustream::preprocess::Normalizer;
+use robustream::view::ModelView;
 
 const PHOTOS: [&str; 5] = [
     "coffee.png",

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use common::*;
 use image::{GrayImage, RgbImage};
 use robustream::model::ModelDesc;
-use robustream::preprocess::{MaskResize, ModelView};
 use robustream::scenario::ablation::gray_object;
+use robustream::view::{MaskResize, ModelView};
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/hard_imagenet").join(name)

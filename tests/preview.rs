@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use common::*;
 use image::{GrayImage, RgbImage};
 use robustream::model::ModelDesc;
-use robustream::preprocess::{MaskResize, ModelView};
 use robustream::preview::{
     BACKGROUND, BAND_GAP, DEFAULT_TILE, FAILED, GAP, Geometry, HEADER_H, LABEL_PAD, LETTERBOX,
     MARGIN, Rect, grid, placement, scale_to_tile,
 };
 use robustream::resample::Resampler;
 use robustream::scenario::{Catalog, Plan};
+use robustream::view::{MaskResize, ModelView};
 
 fn rgb(path: &Path) -> RgbImage {
     image::open(path)

@@ -123,7 +123,7 @@ fn manifest_with_masks_and_boxes_runs_end_to_end() {
 #[test]
 fn apply_maps_the_annotated_box_into_the_model_view() {
     use robustream::model::ModelDesc;
-    use robustream::preprocess::ModelView;
+    use robustream::view::ModelView;
     let d = tempfile::tempdir().unwrap();
     let dir = d.path();
     let scene = random_scene(400, 300, 11);

@@ -7,8 +7,8 @@ mod common;
 use common::*;
 use robustream::metrics::saliency::{dice, iou};
 use robustream::model::ModelDesc;
-use robustream::preprocess::ModelView;
 use robustream::source::mask::decode_mask;
+use robustream::view::ModelView;
 
 #[test]
 fn occlusion_map_is_written_and_scored_against_the_mask() {

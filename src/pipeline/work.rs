@@ -21,12 +21,13 @@ use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
 use crate::frame::{BBox, Frame, Regions};
 use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
-use crate::preprocess::{ModelView, Normalizer};
+use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{Plan, PoolView, ScenarioInput, StageMasks, needs_bilinear_mask};
+use crate::view::ModelView;
 
 /// What a batch row carries to the engine thread besides its values.
 pub(super) struct RowMeta {

@@ -46,7 +46,7 @@ use image::{GrayImage, RgbImage};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
 use crate::geometry::{Connectivity, label_components, tight_box};
-use crate::preprocess::MaskResize;
+use crate::view::MaskResize;
 
 /// How Hard ImageNet brings its masks to the model's view
 /// (docs/hard-imagenet.md#data-and-preprocessing): the image's `Resize((256, 256))` →

@@ -20,7 +20,7 @@ pub mod schedule;
 use image::{GrayImage, RgbImage};
 
 use crate::frame::{BBox, Truth};
-use crate::preprocess::{MaskResize, ModelView};
+use crate::view::{MaskResize, ModelView};
 
 use crate::rng::{RngKey, ScenarioRng};
 pub use catalog::{Catalog, CatalogEntry};

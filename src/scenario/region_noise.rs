@@ -181,7 +181,7 @@ impl Scenario for RegionNoise {
 
     /// Hard ImageNet's masks: bilinear, then non-zero → object
     /// (docs/hard-imagenet.md#data-and-preprocessing).
-    fn mask_resize(&self) -> crate::preprocess::MaskResize {
+    fn mask_resize(&self) -> crate::view::MaskResize {
         MASK_RESIZE
     }
 

@@ -605,8 +605,8 @@ pub fn fit_background(bg: &RgbImage, width: u32, height: u32) -> Cow<'_, RgbImag
         )
     };
     let window = Window {
-        x: crate::preprocess::center_offset(rw, width).max(0) as u32,
-        y: crate::preprocess::center_offset(rh, height).max(0) as u32,
+        x: crate::view::center_offset(rw, width).max(0) as u32,
+        y: crate::view::center_offset(rh, height).max(0) as u32,
         width,
         height,
     };
