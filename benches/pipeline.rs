@@ -25,10 +25,10 @@ use std::sync::atomic::AtomicBool;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use robustream::challenge::SharedEngine;
+use robustream::classmap::ClassMap;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::engine::{Engine, EngineConfig};
 use robustream::frame::Frame;
-use robustream::metrics::classmap::ClassMap;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::preprocess::Normalizer;

@@ -60,9 +60,9 @@ use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::classmap::ClassMap;
 use crate::engine::{Engine, EngineError, try_decode_row};
 use crate::frame::Frame;
-use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
 use crate::preprocess::Normalizer;

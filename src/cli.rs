@@ -108,7 +108,7 @@ pub struct RunArgs {
     pub realtime: bool,
     /// Stop after this long (`90`, `90s`, `15m`, `1h`): a soak run on an endless source. The
     /// frames in flight finish and the summary is written; exit code 0.
-    #[arg(long, value_parser = crate::watch::parse_duration)]
+    #[arg(long, value_parser = crate::duration::parse_duration)]
     pub duration: Option<std::time::Duration>,
     /// Make any bad input fatal instead of skipping it.
     #[arg(long)]

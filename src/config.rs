@@ -89,7 +89,7 @@ struct RawConfig {
     #[serde(default)]
     stage: ScenarioStage,
     jpeg_after_corruption: Option<u8>,
-    /// `duration = "1h"`: stop after this long (see `watch::parse_duration`).
+    /// `duration = "1h"`: stop after this long (see `duration::parse_duration`).
     duration: Option<String>,
     #[serde(default)]
     engine: EngineConfig,
@@ -224,7 +224,7 @@ impl ReportConfig {
     pub fn summary_every(&self) -> Option<std::time::Duration> {
         let every = match &self.summary_every {
             None => DEFAULT_SUMMARY_EVERY,
-            Some(text) => crate::watch::parse_duration(text).unwrap_or(DEFAULT_SUMMARY_EVERY),
+            Some(text) => crate::duration::parse_duration(text).unwrap_or(DEFAULT_SUMMARY_EVERY),
         };
         (!every.is_zero()).then_some(every)
     }
@@ -386,13 +386,13 @@ impl RunConfig {
                 .map_err(|m| invalid(&m))?;
         }
         if let Some(text) = &raw.report.summary_every {
-            crate::watch::parse_duration(text)
+            crate::duration::parse_duration(text)
                 .map_err(|m| invalid(&format!("`[report] summary_every`: {m}")))?;
         }
         let duration = match (o.duration, &raw.duration) {
             (Some(d), _) => Some(d),
             (None, Some(text)) => Some(
-                crate::watch::parse_duration(text)
+                crate::duration::parse_duration(text)
                     .map_err(|m| invalid(&format!("`duration`: {m}")))?,
             ),
             (None, None) => None,

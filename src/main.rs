@@ -305,7 +305,7 @@ fn out(text: &str) {
 fn labels(args: LabelsArgs) -> anyhow::Result<()> {
     let model = robustream::model::ModelDesc::load(&args.model)?;
     let space = match &args.class_map {
-        Some(path) => robustream::metrics::classmap::ClassMap::load(path, model.output.classes)?
+        Some(path) => robustream::classmap::ClassMap::load(path, model.output.classes)?
             .classes()
             .clone(),
         None => model.labels.clone(),

@@ -309,7 +309,7 @@ pub struct ModelDesc {
     pub onnx: PathBuf,
     /// The model's class names (its output space).
     pub labels: LabelSpace,
-    /// Optional class map file (model classes → dataset label space), see `metrics::classmap`.
+    /// Optional class map file (model classes → dataset label space), see `classmap`.
     pub class_map: Option<PathBuf>,
     /// Input tensor.
     pub input: InputDesc,

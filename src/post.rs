@@ -14,8 +14,8 @@ use crate::challenge::{
     CHALLENGE_JSONL, ChallengeConfig, ChallengeRun, Harvest, Keep, KeepingSource, SharedEngine,
     SharedHarvest, evaluate, round3,
 };
+use crate::classmap::ClassMap;
 use crate::engine::Engine;
-use crate::metrics::classmap::ClassMap;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
 use crate::saliency::SaliencyConfig;

@@ -8,12 +8,12 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use serde_json::json;
 
+use crate::classmap::ClassMap;
 use crate::config::RunConfig;
 use crate::engine::Engine;
 use crate::engine::onnx::OnnxEngine;
 use crate::frame::LabelSpace;
 use crate::metrics::Metrics;
-use crate::metrics::classmap::ClassMap;
 use crate::model::ModelDesc;
 use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
 use crate::report::jsonl::RecordWriter;

@@ -31,8 +31,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::challenge::{Foreground, round3};
+use crate::classmap::ClassMap;
 use crate::engine::Engine;
-use crate::metrics::classmap::ClassMap;
 use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
 use crate::model::ModelDesc;
 use crate::model::{Layout, OutputKind};

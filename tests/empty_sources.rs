@@ -10,9 +10,9 @@ use std::process::Output;
 use std::sync::atomic::AtomicBool;
 
 use common::*;
+use robustream::classmap::ClassMap;
 use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
-use robustream::metrics::classmap::ClassMap;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, EndReason, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::scenario::{Catalog, Plan};

@@ -7,10 +7,10 @@ mod common;
 
 use std::sync::atomic::AtomicBool;
 
+use robustream::classmap::ClassMap;
 use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::frame::Frame;
-use robustream::metrics::classmap::ClassMap;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, Event, PipelineInputs};
 use robustream::pipeline::{PipelineConfig, ScenarioStage};

@@ -31,7 +31,7 @@ pub struct Ablation {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HardImagenet {
     /// Ablation name → numbers.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub ablations: Vec<(String, Ablation)>,
 }
 

@@ -82,7 +82,7 @@ pub struct BaselineTable {
     /// The corruptions mCE averages, in ImageNet-C index order.
     benchmark: Vec<String>,
     /// Every corruption's five errors, in ImageNet-C index order.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     errors: Vec<(String, [f64; 5])>,
 }
 
@@ -304,15 +304,15 @@ pub struct ImagenetC {
     pub clean_error: Option<f64>,
     /// Per corruption in the plan: top-1 error at severities 1..5 (`null` for a severity that is not
     /// in the plan or had no labelled frames).
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub errors: Vec<(String, [Option<f64>; 5])>,
     /// CE per complete corruption (all five severities),
     /// docs/imagenet-c.md#corruption-error-and-mce.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub ce: Vec<(String, f64)>,
     /// Relative CE per complete corruption (docs/imagenet-c.md#relative-ce-and-relative-mce);
     /// `null` without a clean error (the run's or the baseline's).
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub relative_ce: Vec<(String, Option<f64>)>,
     /// mCE: mean CE over the table's benchmark corruptions (ImageNet-C's 15); `null` unless all of
     /// them are complete.
@@ -328,7 +328,7 @@ pub struct ImagenetC {
     pub relative_mce_all19: Option<f64>,
     /// Corruptions in the plan without all five severities evaluated on labelled frames → the
     /// missing severities.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub incomplete: Vec<(String, Vec<u8>)>,
     /// What the ratios are normalised by.
     pub normalisation: String,

@@ -77,7 +77,7 @@ pub struct In9 {
     /// Top-1 accuracy per variation present in the plan, in [`VARIATIONS`] order (`original` =
     /// the `clean` scenario; listed only when some other variation is present). Accuracy =
     /// #(mapped top-1 == label) / #labelled records (docs/in9.md#evaluation-preprocessing).
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub accuracy: Vec<(String, Option<f64>)>,
     /// BG-Gap = accuracy(mixed_same) − accuracy(mixed_rand) (docs/in9.md#bg-gap); `null` unless
     /// both variations have an accuracy.

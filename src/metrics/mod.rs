@@ -6,11 +6,9 @@
 //! live view and the final report, and rebuilding them from `records.jsonl` gives the same numbers.
 
 pub mod accuracy;
-pub mod classmap;
 pub mod hard_imagenet;
 pub mod imagenet_c;
 pub mod in9;
-pub mod latency;
 pub mod placement;
 pub mod rfs;
 pub mod saliency;
@@ -22,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Deserializer, Serialize};
 
 use self::accuracy::{Z95, fraction, wilson_interval};
-use self::latency::LatencyHistogram;
+use crate::latency::LatencyHistogram;
 
 use crate::key::CLEAN;
 

@@ -151,23 +151,23 @@ pub struct Worst {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Variant {
     /// `<background>/<position>/<size>` → counts, in report order.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub cells: Vec<(String, Cell)>,
     /// `<background>/<position>` (the paper's groups) → counts pooled over sizes.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub groups: Vec<(String, Cell)>,
     /// Size (px on 224²) → counts pooled over groups.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub sizes: Vec<(String, Cell)>,
     /// Background → counts pooled over positions and sizes.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub backgrounds: Vec<(String, Cell)>,
     /// Position → counts pooled over backgrounds and sizes.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub positions: Vec<(String, Cell)>,
     /// The paper's `easy` / `medium` / `hard` ([`difficulty`]) → counts pooled over their cells
     /// (absent in summaries written before it existed).
-    #[serde(default, with = "crate::report::summary::ordered")]
+    #[serde(default, with = "crate::ordered")]
     pub difficulties: Vec<(String, Cell)>,
     /// The cell with the lowest accuracy (first in report order on ties); `null` without labels.
     pub worst: Option<Worst>,
@@ -188,10 +188,10 @@ pub struct ClassScores {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// `square` and/or `ar` (aspect-preserving), when present.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub variants: Vec<(String, Variant)>,
     /// Truth class (dataset label index, as a string key) → centre and size scores.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub classes: Vec<(String, ClassScores)>,
 }
 

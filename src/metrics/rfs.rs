@@ -69,7 +69,7 @@ pub struct RfsLevel {
 pub struct Rfs {
     /// Noise type (`linf`, `l2`, any other in order of first appearance) → level (as written in the
     /// key) → results.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub noise: Vec<(String, Levels)>,
     /// The `linf` 0.25 level, the reference's headline number; `null` when not in the plan.
     pub typical: Option<RfsLevel>,
@@ -78,7 +78,7 @@ pub struct Rfs {
 /// The levels of one noise type, in increasing numeric order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Levels(#[serde(with = "crate::report::summary::ordered")] pub Vec<(String, RfsLevel)>);
+pub struct Levels(#[serde(with = "crate::ordered")] pub Vec<(String, RfsLevel)>);
 
 /// Parts of an RFS key: (side is foreground, noise type, level, trial).
 fn parse(key: &str) -> Option<(bool, &str, &str, &str)> {

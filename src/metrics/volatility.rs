@@ -177,7 +177,7 @@ pub struct Volatility {
     pub mu: Option<f64>,
     /// Per scenario present (in [`SCENARIOS`] order, keyed by name): (C(i) − μ)²; `null` when either
     /// accuracy is undefined.
-    #[serde(with = "crate::report::summary::ordered")]
+    #[serde(with = "crate::ordered")]
     pub drop_volatility: Vec<(String, Option<f64>)>,
     /// Scenarios that entered σ²_cross (those with an accuracy, μ defined).
     pub n: usize,

@@ -13,9 +13,9 @@ use crossbeam_channel::Sender;
 use super::assembly::Assembler;
 use super::work::RowMeta;
 use super::{Message, ms};
+use crate::classmap::ClassMap;
 use crate::engine::{Engine, try_decode_row};
 use crate::metrics::Record;
-use crate::metrics::classmap::ClassMap;
 use crate::model::ModelDesc;
 
 /// Runs batches until the assembly is closed and empty, or the engine fails (a fatal message; the

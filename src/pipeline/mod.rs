@@ -48,10 +48,10 @@ pub use config::{DropPolicy, PipelineConfig, ScenarioStage};
 pub use reader::GRACE as READ_GRACE;
 pub use work::{pool_maker, pool_whole_maker};
 
+use crate::classmap::ClassMap;
 use crate::engine::Engine;
 use crate::frame::Truth;
 use crate::metrics::Record;
-use crate::metrics::classmap::ClassMap;
 use crate::model::ModelDesc;
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{BackgroundPool, Plan};

@@ -19,10 +19,10 @@ use serde::{Deserialize, Serialize};
 
 use super::ReportError;
 use crate::key::CLEAN;
+use crate::latency::Quantiles;
 use crate::metrics::hard_imagenet::HardImagenet;
 use crate::metrics::imagenet_c::{BaselineTable, ImagenetC};
 use crate::metrics::in9::{ChallengeTally, In9};
-use crate::metrics::latency::Quantiles;
 use crate::metrics::placement::Placement;
 use crate::metrics::rfs::Rfs;
 use crate::metrics::volatility::{InnerResults, TABLE2, Volatility};
@@ -96,14 +96,14 @@ pub struct Summary {
     /// Frame counts.
     pub frames: FrameCounts,
     /// Per-scenario results in plan order.
-    #[serde(with = "ordered")]
+    #[serde(with = "crate::ordered")]
     pub scenarios: Vec<(String, ScenarioSummary)>,
     /// Per metric family results (filled by the metric families; an empty object otherwise).
     #[serde(default)]
     pub metrics: serde_json::Map<String, serde_json::Value>,
     /// Latency quantiles per stage in milliseconds, in [`crate::metrics::STAGES`] order, stages seen
     /// only.
-    #[serde(default, with = "ordered")]
+    #[serde(default, with = "crate::ordered")]
     pub latency_ms: Vec<(String, Quantiles)>,
 }
 
@@ -1113,45 +1113,6 @@ fn md_table(rows: &[Vec<String>]) -> String {
         }
     }
     out
-}
-
-/// `Vec<(String, T)>` as a JSON object, keeping order; duplicate keys are rejected when reading.
-pub(crate) mod ordered {
-    use std::fmt;
-    use std::marker::PhantomData;
-
-    use serde::de::{Deserializer, Error, MapAccess, Visitor};
-    use serde::{Deserialize, Serialize, Serializer};
-
-    pub fn serialize<T: Serialize, S: Serializer>(
-        v: &[(String, T)],
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        s.collect_map(v.iter().map(|(k, v)| (k, v)))
-    }
-
-    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<(String, T)>, D::Error> {
-        struct Entries<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for Entries<T> {
-            type Value = Vec<(String, T)>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Self::Value, A::Error> {
-                let mut out: Vec<(String, T)> = Vec::new();
-                while let Some((k, v)) = access.next_entry::<String, T>()? {
-                    if out.iter().any(|(seen, _)| *seen == k) {
-                        return Err(A::Error::custom(format!("duplicate key `{k}`")));
-                    }
-                    out.push((k, v));
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_map(Entries(PhantomData))
-    }
 }
 
 #[cfg(test)]

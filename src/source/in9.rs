@@ -40,8 +40,8 @@ use std::path::{Path, PathBuf};
 
 use super::decode::has_image_extension;
 use super::{Item, Source, SourceError, load_item};
+use crate::classmap::{ClassMap, ClassMapError};
 use crate::frame::{Frame, LabelSpace, Truth};
-use crate::metrics::classmap::{ClassMap, ClassMapError};
 
 /// The IN-9 variations of the release, in the order frames of one image come out, with the scenario
 /// key each is recorded under (`original` is `clean`).

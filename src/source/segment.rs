@@ -57,7 +57,7 @@ use super::{Source, SourceError};
 use crate::engine::EngineConfig;
 use crate::frame::{Frame, Regions};
 use crate::geometry::{Connectivity, label_components};
-use crate::metrics::latency::LatencyHistogram;
+use crate::latency::LatencyHistogram;
 use crate::model::Layout;
 use crate::resample::{Filter, Resampler};
 

@@ -150,7 +150,7 @@ impl TimeSpec {
 }
 
 /// Parses a time like `"90"`, `"90s"`, `"1.5m"` or a sum of such parts (`"1m30s"`, `"1h2m3.5s"`) into
-/// seconds; every part goes through the `--duration` parser ([`crate::watch::parse_duration`]).
+/// seconds; every part goes through the `--duration` parser ([`crate::duration::parse_duration`]).
 pub fn parse_time(text: &str) -> Result<f64, String> {
     let t = text.trim();
     if t.is_empty() {
@@ -167,7 +167,7 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
             .find(|c: char| !c.is_ascii_alphabetic())
             .map_or(rest.len(), |i| num_end + i);
         let part = &rest[..unit_end];
-        let d = crate::watch::parse_duration(part)
+        let d = crate::duration::parse_duration(part)
             .map_err(|e| format!("time `{}`: {e}", crate::quote::clip(text)))?;
         total += d.as_secs_f64();
         rest = &rest[unit_end..];
