@@ -1,6 +1,6 @@
 //! The adversarial-background challenge (the Backgrounds Challenge,
 //! docs/in9.md#challenge-accuracy), run by the engine after the main pass, and the foreground
-//! keeping it (and the occlusion saliency pass, [`crate::saliency`]) needs during the main pass.
+//! keeping it (and the occlusion saliency pass, `crate::saliency`) needs during the main pass.
 //!
 //! **What is measured.** Each kept foreground (image `I`, mask `M`, truth `y`) is composited onto
 //! backgrounds `B` of every class (its own included): `C = B·(1−M) + M·I`, pixel-wise at the model's
@@ -205,6 +205,9 @@ pub struct Keep<'a> {
     pub challenge: &'a ChallengeConfig,
     /// Frames the saliency pass keeps; `None` without a saliency pass.
     pub saliency_frames: Option<usize>,
+    /// The rule the saliency pass's masks are brought to the model's view by (the saliency pass
+    /// says which: `saliency::MASK_RESIZE`).
+    pub saliency_mask: MaskResize,
     /// The run's source (an IN-9 release brings its own masks and backgrounds).
     pub source: &'a SourceConfig,
     /// Run seed.
@@ -223,6 +226,8 @@ pub struct Harvest {
     in9_backgrounds: Option<PathBuf>,
     challenge: Option<(Reservoir, Option<BackgroundPool>)>,
     saliency: Option<Reservoir>,
+    /// [`Keep::saliency_mask`].
+    saliency_mask: MaskResize,
     /// Labelled frames whose mask could not be used (missing, unreadable, empty in the view).
     unusable_masks: u64,
     /// Frames with a mask but no truth (not candidates).
@@ -280,6 +285,7 @@ impl Harvest {
             saliency: keep
                 .saliency_frames
                 .map(|n| Reservoir::new(n, keep.seed, "saliency/frame")),
+            saliency_mask: keep.saliency_mask,
             unusable_masks: 0,
             unlabelled_masks: 0,
         })
@@ -363,7 +369,7 @@ impl Harvest {
                 .filter(|m| m.as_raw().iter().any(|&v| v != 0))
         };
         let challenge_mask = view_mask(self.challenge.is_some(), MaskResize::Nearest);
-        let saliency_mask = view_mask(self.saliency.is_some(), crate::saliency::MASK_RESIZE);
+        let saliency_mask = view_mask(self.saliency.is_some(), self.saliency_mask);
         if challenge_mask.is_none() && saliency_mask.is_none() {
             self.unusable_masks += 1;
             return;

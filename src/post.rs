@@ -55,6 +55,7 @@ pub fn attach(
     let keep = Keep {
         challenge: ctx.challenge,
         saliency_frames: ctx.saliency.enabled.then_some(ctx.saliency.frames),
+        saliency_mask: crate::saliency::MASK_RESIZE,
         source: ctx.source,
         seed: ctx.seed,
         pool: ctx.pool,
