@@ -32,6 +32,7 @@ pub mod resample;
 pub mod rng;
 pub mod run;
 pub mod run_lock;
+pub mod runtime;
 pub mod saliency;
 pub mod scenario;
 pub mod scene;

@@ -169,8 +169,8 @@ impl Default for EngineConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The ONNX Runtime library could not be found or loaded.
-    #[error("{0}")]
-    Library(String),
+    #[error(transparent)]
+    Library(#[from] crate::runtime::RuntimeError),
     /// The model could not be loaded, or does not match its description.
     #[error("model {path}: {message}")]
     Model {

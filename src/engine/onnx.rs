@@ -89,79 +89,12 @@ impl BatchMemory for AllocatedMemory {
     }
 }
 
-/// Where the set-up script puts the library, relative to the repository root.
-const SETUP_LIBRARY: &str = "assets/lib/libonnxruntime.so";
-
-/// Finds the ONNX Runtime library: the configured path, else `ORT_DYLIB_PATH`, else the set-up
-/// script's copy (`assets/lib/libonnxruntime.so` under the working directory, or under the repository
-/// a `target/<profile>/robustream` binary was built in).
-pub fn library_path(config: &EngineConfig) -> Result<PathBuf, EngineError> {
-    let path = match (&config.library, std::env::var_os("ORT_DYLIB_PATH")) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => PathBuf::from(p),
-        (None, None) => {
-            let exe_repo = std::env::current_exe()
-                .ok()
-                .and_then(|e| Some(e.parent()?.parent()?.parent()?.join(SETUP_LIBRARY)));
-            return [Some(PathBuf::from(SETUP_LIBRARY)), exe_repo]
-                .into_iter()
-                .flatten()
-                .find(|p| p.is_file())
-                .ok_or_else(|| {
-                    EngineError::Library(
-                        "no ONNX Runtime library: set `[engine] library` in the config or \
-                         ORT_DYLIB_PATH, or run `bash scripts/setup.sh` to install \
-                         assets/lib/libonnxruntime.so"
-                            .into(),
-                    )
-                });
-        }
-    };
-    // ort panics on a missing file; check first and say what to do.
-    if !path.is_file() {
-        return Err(EngineError::Library(format!(
-            "ONNX Runtime library {} does not exist; run `bash scripts/setup.sh` or point \
-             `[engine] library` / ORT_DYLIB_PATH at libonnxruntime.so",
-            path.display()
-        )));
-    }
-    Ok(path)
-}
-
-/// The process's ONNX Runtime environment, made on first use from the library at `lib` (see
-/// [`library_path`]) and shared by every later session: `ort` allows one environment per process
-/// (a second `build` fails), and the classifier and a segmentation mask source
-/// (`source::segment`) each need a session. The library is loaded once; a later call with another
-/// path gets the environment of the first.
-pub fn environment(lib: &Path) -> Result<ort::environment::Environment, EngineError> {
-    static ENV: std::sync::Mutex<Option<ort::environment::Environment>> =
-        std::sync::Mutex::new(None);
-    let mut env = ENV
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some(e) = env.as_ref() {
-        return Ok(e.clone());
-    }
-    let made = ort::init_from(lib)
-        .map_err(|e| {
-            EngineError::Library(format!(
-                "cannot load ONNX Runtime from {}: {e}",
-                lib.display()
-            ))
-        })?
-        .with_name("robustream")
-        .build()
-        .map_err(|e| EngineError::Library(format!("cannot start ONNX Runtime: {e}")))?;
-    *env = Some(made.clone());
-    Ok(made)
-}
-
 impl OnnxEngine {
     /// Loads the ONNX Runtime library, creates a session for `model` with `config`, and checks that the
     /// model's input and output match the description.
     pub fn new(model: &ModelDesc, config: &EngineConfig) -> Result<Self, EngineError> {
-        let lib = library_path(config)?;
-        let env = environment(&lib)?;
+        let lib = crate::runtime::library_path(config.library.as_deref())?;
+        let env = crate::runtime::environment(&lib)?;
         let model_err = |message: String| EngineError::Model {
             path: model.onnx.clone(),
             message,

@@ -39,7 +39,7 @@
 //! **Runtime.** The session is a second ONNX Runtime session in the classifier's process, always on
 //! the CPU, with `threads` intra-op threads (default 1, no spinning, so it does not starve the
 //! classifier or the scenario workers). It shares the process's ONNX Runtime environment and finds
-//! the library the same way as the classifier ([`crate::engine::onnx::library_path`]:
+//! the library the same way as the classifier ([`crate::runtime::library_path`]:
 //! `[engine] library`, `ORT_DYLIB_PATH`, the set-up script's copy).
 //!
 //! A frame the model fails on comes out as one skipped item (fatal under `--strict`), like any
@@ -54,7 +54,6 @@ use ort::value::{TensorElementType, TensorRef, ValueType};
 
 use super::decode::one_line;
 use super::{Source, SourceError};
-use crate::engine::EngineConfig;
 use crate::frame::{Frame, Regions};
 use crate::geometry::{Connectivity, label_components};
 use crate::latency::LatencyHistogram;
@@ -445,13 +444,9 @@ impl Segmenter {
                     .into(),
             ));
         }
-        let engine = EngineConfig {
-            library: config.library.clone(),
-            ..EngineConfig::default()
-        };
-        let lib = crate::engine::onnx::library_path(&engine)
+        let lib = crate::runtime::library_path(config.library.as_deref())
             .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
-        let env = crate::engine::onnx::environment(&lib).map_err(|e| {
+        let env = crate::runtime::environment(&lib).map_err(|e| {
             SourceError::new(
                 "[source.segment]",
                 format!(

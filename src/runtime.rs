@@ -1,0 +1,77 @@
+//! ONNX Runtime itself: finding the shared library and starting the one environment a process may
+//! have. The classifier (`engine::onnx`) and a segmentation mask source (`source::segment`) both
+//! run sessions in it, so it sits below both.
+
+use std::path::{Path, PathBuf};
+
+/// ONNX Runtime could not be found or started; the message names the library and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct RuntimeError(pub String);
+
+/// Where the set-up script puts the library, relative to the repository root.
+const SETUP_LIBRARY: &str = "assets/lib/libonnxruntime.so";
+
+/// Finds the ONNX Runtime library: the configured path, else `ORT_DYLIB_PATH`, else the set-up
+/// script's copy (`assets/lib/libonnxruntime.so` under the working directory, or under the repository
+/// a `target/<profile>/robustream` binary was built in).
+pub fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> {
+    let path = match (configured, std::env::var_os("ORT_DYLIB_PATH")) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(p)) => PathBuf::from(p),
+        (None, None) => {
+            let exe_repo = std::env::current_exe()
+                .ok()
+                .and_then(|e| Some(e.parent()?.parent()?.parent()?.join(SETUP_LIBRARY)));
+            return [Some(PathBuf::from(SETUP_LIBRARY)), exe_repo]
+                .into_iter()
+                .flatten()
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    RuntimeError(
+                        "no ONNX Runtime library: set `[engine] library` in the config or \
+                         ORT_DYLIB_PATH, or run `bash scripts/setup.sh` to install \
+                         assets/lib/libonnxruntime.so"
+                            .into(),
+                    )
+                });
+        }
+    };
+    // ort panics on a missing file; check first and say what to do.
+    if !path.is_file() {
+        return Err(RuntimeError(format!(
+            "ONNX Runtime library {} does not exist; run `bash scripts/setup.sh` or point \
+             `[engine] library` / ORT_DYLIB_PATH at libonnxruntime.so",
+            path.display()
+        )));
+    }
+    Ok(path)
+}
+
+/// The process's ONNX Runtime environment, made on first use from the library at `lib` (see
+/// [`library_path`]) and shared by every later session: `ort` allows one environment per process
+/// (a second `build` fails), and the classifier and a segmentation mask source
+/// (`source::segment`) each need a session. The library is loaded once; a later call with another
+/// path gets the environment of the first.
+pub fn environment(lib: &Path) -> Result<ort::environment::Environment, RuntimeError> {
+    static ENV: std::sync::Mutex<Option<ort::environment::Environment>> =
+        std::sync::Mutex::new(None);
+    let mut env = ENV
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(e) = env.as_ref() {
+        return Ok(e.clone());
+    }
+    let made = ort::init_from(lib)
+        .map_err(|e| {
+            RuntimeError(format!(
+                "cannot load ONNX Runtime from {}: {e}",
+                lib.display()
+            ))
+        })?
+        .with_name("robustream")
+        .build()
+        .map_err(|e| RuntimeError(format!("cannot start ONNX Runtime: {e}")))?;
+    *env = Some(made.clone());
+    Ok(made)
+}
