@@ -18,6 +18,8 @@ pub mod fsread;
 pub mod geometry;
 pub mod key;
 pub mod latency;
+#[cfg(test)]
+mod layering;
 pub mod metrics;
 pub mod model;
 pub mod one_image;
