@@ -1,4 +1,4 @@
-//! User text quoted in messages, bounded (issue 14): a header, row field, path, label, key or value
+//! User text quoted in messages, bounded: a header, row field, path, label, key or value
 //! that a message repeats is cut to [`MAX`] characters, so a 2,000-column header or a megabyte line
 //! cannot turn one error line into 17,000 characters. The first and last characters are kept (the
 //! start names what it is, the end of a path is its file name) with `…[N characters cut]…` between,

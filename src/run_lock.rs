@@ -1,4 +1,4 @@
-//! The run directory's lock (issue 14): one run writes a run directory at a time. Two runs with the
+//! The run directory's lock: one run writes a run directory at a time. Two runs with the
 //! same `--out` would otherwise both succeed and interleave their records.
 //!
 //! The lock is an OS advisory lock (`flock(2)`, through [`std::fs::File::try_lock`]) on

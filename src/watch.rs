@@ -1,4 +1,4 @@
-//! The run's watcher thread (issue 5): ends a run after `--duration`, passes Ctrl-C on, and samples
+//! The run's watcher thread: ends a run after `--duration`, passes Ctrl-C on, and samples
 //! the process's resident memory and progress once a second into `resources.csv` — the record a
 //! soak run (hours on the synthetic camera) is judged by: RSS flat, frames per second steady.
 //!

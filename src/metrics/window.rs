@@ -1,4 +1,4 @@
-//! Sliding-window metrics for long runs on a stream (issue 5): the same per-scenario figures as the
+//! Sliding-window metrics for long runs on a stream: the same per-scenario figures as the
 //! cumulative tallies — top-1 accuracy, drop against clean, agreement with clean — over the last
 //! `size` frames only, the drop volatility across the window's scenarios, and its trend over time.
 //!

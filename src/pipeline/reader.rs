@@ -1,5 +1,5 @@
 //! The source's calls on a thread of their own, so that a read blocked in the kernel cannot hold
-//! the run after a stop (issue 14).
+//! the run after a stop.
 //!
 //! Most sources return soon after the stop flag ([`Source::set_stop`]), but a read of a file that
 //! never answers (a FIFO nobody writes to, a stalled network mount) blocks in the kernel, where no

@@ -1,4 +1,4 @@
-//! The Prometheus endpoint (issue 5): a run's live state served as the Prometheus text exposition
+//! The Prometheus endpoint: a run's live state served as the Prometheus text exposition
 //! format (version 0.0.4) on `GET /metrics`, opt-in (`--prometheus ADDR` or `[report] prometheus`),
 //! bound to loopback unless an address says otherwise.
 //!
@@ -20,7 +20,7 @@
 //!
 //! The exporter holds a rendered snapshot: the run's collector re-renders it at most every
 //! [`REFRESH`] (a few tens of µs for a 95-scenario plan) and a scrape only takes a reference to it,
-//! so scrapes never contend with the evaluation. Clients cannot block it or each other (issue 14):
+//! so scrapes never contend with the evaluation. Clients cannot block it or each other:
 //! each connection is answered on a thread of its own (at most 16 at once, `503` beyond), its
 //! request head must arrive within 2 s (`408`) and 8 KiB (`414` / `431`), the answer must be taken
 //! within 2 s; `GET`/`HEAD` of `/metrics` (and `/`, a pointer to it), `404` for other paths,
@@ -179,7 +179,7 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
     out
 }
 
-/// Limits that keep clients from blocking or slowing the run or each other (issue 14): every
+/// Limits that keep clients from blocking or slowing the run or each other: every
 /// connection is answered on its own short-lived thread, at most [`MAX_CONNECTIONS`] at a time.
 const MAX_CONNECTIONS: usize = 16;
 /// The whole request head (request line and headers) must arrive within this, from the accept.

@@ -1,4 +1,4 @@
-//! The live terminal view of a run (issue 5, "Continuous reporting"): a full-screen ratatui view on
+//! The live terminal view of a run: a full-screen ratatui view on
 //! stderr that a person watching a camera run reads at a glance —
 //!
 //! - the stream: frames in and frames evaluated per second, drops (count and share), skipped items,

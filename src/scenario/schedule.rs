@@ -1,4 +1,4 @@
-//! Scenario scheduling for live streams (issue 5): which of the plan's scenarios a frame is
+//! Scenario scheduling for live streams: which of the plan's scenarios a frame is
 //! evaluated under.
 //!
 //! Running every scenario on every frame of a 30 fps camera is out of reach on small devices (95

@@ -1,4 +1,4 @@
-//! A V4L2 camera as a live source (issue 5, "Sources"), and `robustream devices`.
+//! A V4L2 camera as a live source, and `robustream devices`.
 //!
 //! **Device.** `--source /dev/video0` (any `/dev/video*` or `/dev/v4l/…` path), `--source camera:0`
 //! (= `/dev/video0`; `camera` alone = `camera:0`), or `kind = "camera"` with any device path (e.g. a

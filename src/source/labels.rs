@@ -1,4 +1,4 @@
-//! Labels on a stream (issue 5, "Labels on a stream"): a camera or a video carries no truth of its
+//! Labels on a stream: a camera or a video carries no truth of its
 //! own, so it is given one of
 //!
 //! - a **fixed label** (`[source] label = "…"`, `--label`): every frame shows the same class — a

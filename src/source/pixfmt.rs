@@ -1,4 +1,4 @@
-//! Camera pixel formats → RGB (issue 5): the conversions a V4L2 capture needs, as pure functions on
+//! Camera pixel formats → RGB: the conversions a V4L2 capture needs, as pure functions on
 //! the raw buffers a driver hands over, so they are tested on recorded buffers on machines without a
 //! camera.
 //!

@@ -1,4 +1,4 @@
-//! Masks on a fixed camera from a learned background plate (issue 5): the background scenarios need
+//! Masks on a fixed camera from a learned background plate: the background scenarios need
 //! a foreground mask per frame, and a line camera that watches one scene can make its own.
 //!
 //! **Learning.** The first `frames` frames (default 30) are kept and the plate is their per-pixel,

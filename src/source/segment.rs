@@ -1,4 +1,4 @@
-//! Masks from a segmentation ONNX model (issue 5): the alternative to a background plate
+//! Masks from a segmentation ONNX model: the alternative to a background plate
 //! ([`super::plate`]) when the camera moves or the scene has no empty moment. `[source.segment]`
 //! wraps any source; every k-th frame goes through the model and the foreground it finds becomes
 //! the frame's mask, which **replaces the source's own masks and boxes** (as the plate does; boxes

@@ -1,5 +1,5 @@
 //! The synthetic camera: a procedural scene in motion with exact foreground masks, at a chosen size
-//! and frame rate, for demos, tests and soak runs without a camera (issue 5).
+//! and frame rate, for demos, tests and soak runs without a camera.
 //!
 //! The scene is a static textured background (like a fixed line camera's view) with objects moving
 //! across it on straight lines that bounce off the frame edges. Objects are either procedural shapes

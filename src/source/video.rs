@@ -1,4 +1,4 @@
-//! Video files and network streams decoded with FFmpeg (issue 5; feature `video`, on by default).
+//! Video files and network streams decoded with FFmpeg (feature `video`, on by default).
 //!
 //! A video source is a file detected by its extension ([`VIDEO_EXTENSIONS`]: `mp4`, `mkv`, `avi`,
 //! `mov`, `webm`, `ts`, `y4m`, …) or a URL whose scheme is one of [`URL_SCHEMES`] (`rtsp://`,
@@ -384,7 +384,7 @@ pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
 }
 
 /// What keeps the file at `path` from being read as a video, as far as the file system tells
-/// (issue 14): a missing path, a folder, a file this user may not read, an empty file. `None`
+///: a missing path, a folder, a file this user may not read, an empty file. `None`
 /// when FFmpeg may try (it then tells a file that is no video, a stream-less or video-less file
 /// and a codec it cannot decode apart, `imp::open_error`).
 pub fn file_problem(path: &Path) -> Option<String> {
@@ -605,8 +605,7 @@ mod imp {
     const PROBE_SLACK: Duration = Duration::from_secs(6);
 
     /// What an FFmpeg error opening a file (`network` false) or a stream means, and what to do
-    /// (issue 14: "cannot open as video (Invalid data found when processing input)" whatever the
-    /// cause). The file-system causes of a file are found before FFmpeg tries ([`super::file_problem`]);
+    /// (instead of FFmpeg's "Invalid data found when processing input" whatever the cause). The file-system causes of a file are found before FFmpeg tries ([`super::file_problem`]);
     /// they are here too for a file that changed in between or a path only FFmpeg can open.
     pub(super) fn open_error(e: ffmpeg::Error, network: bool) -> String {
         use ffmpeg::Error as E;
