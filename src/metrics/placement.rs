@@ -15,8 +15,8 @@
 //! **easy** = the own background at sizes 84 and 112, **hard** = another class's background at 56 and
 //! 84, **medium** = the rest (own at 56, other at 112), each over both positions (centre and corner).
 //! The split is the paper's (Fatima et al., "Corner Cases", arXiv 2505.03569); it is not in the
-//! reference code (Mishalfatima/Corner_Cases), which only numbers the four groups, and we took it from
-//! the paper's text as our issue 14 quotes it. Our `own-gray` and `own-tile` both count as "own";
+//! reference code (Mishalfatima/Corner_Cases), which only numbers the four groups, so it follows
+//! the paper's text. Our `own-gray` and `own-tile` both count as "own";
 //! `random-corner` counts as "corner".
 //!
 //! Centre and size scores (docs/corner-cases.md#centre-and-size-scores, from a third-party summary
