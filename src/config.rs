@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::engine::EngineConfig;
-use crate::pipeline::config::{PipelineConfig, ScenarioStage};
-use crate::source::{ClassOrder, SourceConfig};
+use crate::pipeline::config::{PipelineConfig, RawPipelineConfig, ScenarioStage};
+use crate::scenario::schedule::ScheduleSettings;
+use crate::source::{ClassOrder, SourceConfig, SourceKind};
 
 /// A configuration problem: which file, which key, what to do.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,13 @@ pub enum ConfigError {
         /// The config file.
         path: PathBuf,
         /// The parser's message.
+        message: String,
+    },
+    /// A command-line flag that does not apply to the source (`--realtime` on a folder); the
+    /// message names the source and the flag.
+    #[error("{message}")]
+    Flag {
+        /// What is wrong and what to do.
         message: String,
     },
     /// A required setting is missing or a value is out of range.
@@ -94,7 +102,7 @@ struct RawConfig {
     #[serde(default)]
     engine: EngineConfig,
     #[serde(default)]
-    pipeline: PipelineConfig,
+    pipeline: RawPipelineConfig,
     #[serde(default)]
     dataset: DatasetConfig,
     #[serde(default)]
@@ -116,6 +124,9 @@ pub struct RunConfig {
     pub model: PathBuf,
     /// Frame source.
     pub source: SourceConfig,
+    /// What the source is, settled when the config loads ([`SourceConfig::settled_kind`]): later
+    /// stages take it as it is and never detect it again.
+    pub source_kind: SourceKind,
     /// Plan items (keys, groups, `prefix/*`); `clean` is always added.
     pub scenarios: Vec<String>,
     /// Run directory for records and summaries.
@@ -137,6 +148,9 @@ pub struct RunConfig {
     pub engine: EngineConfig,
     /// Threads and batching.
     pub pipeline: PipelineConfig,
+    /// The scenario schedule settings of `[pipeline]`, checked; a budget without `fps` is fixed
+    /// at the source's rate when the run opens it ([`ScheduleSettings::at_rate`]).
+    pub schedule: ScheduleSettings,
     /// Label space settings.
     pub dataset: DatasetConfig,
     /// Inputs of metric families (`[metrics]`).
@@ -194,6 +208,9 @@ pub struct Overrides {
     pub labels: Option<PathBuf>,
     /// `--view` (replaces `[report] view`).
     pub view: Option<crate::report::tui::ViewMode>,
+    /// `--realtime` (paces a video or the synthetic camera in real time, see
+    /// [`crate::source::video::set_realtime`]).
+    pub realtime: bool,
 }
 
 /// `[report]`: live outputs of a run besides records and summaries.
@@ -354,7 +371,7 @@ impl RunConfig {
         if let Some(t) = o.threads {
             engine.threads = t;
         }
-        let mut pipeline = raw.pipeline;
+        let mut pipeline = raw.pipeline.pipeline();
         if let Some(w) = o.workers {
             pipeline.workers = w;
         }
@@ -372,19 +389,15 @@ impl RunConfig {
         if pipeline.queue == 0 {
             return Err(invalid("`pipeline.queue` must be at least 1"));
         }
-        // The schedule's settings do not depend on the plan: check them before the run (a budget
-        // without `fps` is checked against the source's rate when the run opens it).
-        if pipeline.budget.is_some() && pipeline.per_frame.is_some() {
-            return Err(invalid(
-                "`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one",
-            ));
-        }
-        if let (Some(b), Some(f)) = (pipeline.budget, pipeline.fps) {
-            crate::scenario::schedule::Budget::new(b, f).map_err(|m| invalid(&m))?;
-        } else if pipeline.budget.is_none() {
-            crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
-                .map_err(|m| invalid(&m))?;
-        }
+        // The schedule's settings do not depend on the plan: checked here, once (a budget without
+        // `fps` is checked against the source's rate when the run opens it).
+        let schedule = ScheduleSettings::new(
+            raw.pipeline.schedule,
+            raw.pipeline.per_frame,
+            raw.pipeline.budget,
+            raw.pipeline.fps,
+        )
+        .map_err(|m| invalid(&m))?;
         if let Some(text) = &raw.report.summary_every {
             crate::watch::parse_duration(text)
                 .map_err(|m| invalid(&format!("`[report] summary_every`: {m}")))?;
@@ -446,9 +459,14 @@ impl RunConfig {
         if let Some(map) = &o.class_map {
             dataset.class_map = Some(map.clone());
         }
+        if o.realtime {
+            crate::source::video::set_realtime(&mut source)
+                .map_err(|message| ConfigError::Flag { message })?;
+        }
         Ok(Self {
             file: file.map(Path::to_path_buf),
             model,
+            source_kind: source.settled_kind(),
             source,
             scenarios: o.scenarios.clone().unwrap_or(raw.scenarios),
             out,
@@ -460,6 +478,7 @@ impl RunConfig {
             jpeg_after_corruption: raw.jpeg_after_corruption,
             engine,
             pipeline,
+            schedule,
             dataset,
             metrics,
             challenge,

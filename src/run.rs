@@ -37,7 +37,8 @@ pub struct RunResult {
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
-/// description's, else — for an IN-9 source ([`source_kind`]) scored by a 1000-class model — the
+/// description's, else — for an IN-9 source ([`RunConfig::source_kind`]) scored by a 1000-class
+/// model — the
 /// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
 /// docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes count as wrong), else identity
 /// over the model's labels (a 9-output IN-9 model scores in its own labels).
@@ -49,7 +50,7 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
         .or(model.class_map.as_ref())
     {
         Some(path) => Ok(ClassMap::load(path, model.output.classes)?),
-        None if builtin_in9_map(source_kind(&config.source), model.output.classes) => {
+        None if builtin_in9_map(Some(config.source_kind), model.output.classes) => {
             let map = in9::in_to_in9()?;
             map.check_model_classes(model.output.classes)?;
             Ok(map)
@@ -63,15 +64,6 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
 /// model with any other number of outputs (e.g. a 9-class IN-9 model) scores in its own labels.
 pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
     kind == Some(SourceKind::In9) && model_classes == 1000
-}
-
-/// The kind of the run's source as far as planning needs it: the configured `kind`, else
-/// [`SourceKind::In9`] for a folder laid out as the IN-9 release (the detection of
-/// [`crate::source::open`]); `None` for every other detected kind.
-pub fn source_kind(source: &SourceConfig) -> Option<SourceKind> {
-    source.kind.or_else(|| {
-        (source.path.is_dir() && in9::looks_like_release(&source.path)).then_some(SourceKind::In9)
-    })
 }
 
 /// The plan items and the variations an IN-9 source reads
@@ -176,12 +168,12 @@ fn open_source_or_stop(
     }
 }
 
-/// The run's plan and its source, opened: an `imagenet-c` layout's plan is what it holds (or the
-/// config's items), an IN-9 release's too ([`in9_plan`]), any other source takes the config's
-/// plan. `labels` is the run's label space.
+/// The run's plan and its source, opened as the kind settled with the config: an `imagenet-c`
+/// layout's plan is what it holds (or the config's items), an IN-9 release's too ([`in9_plan`]),
+/// any other source takes the config's plan. `labels` is the run's label space.
 fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan, Box<dyn Source>)> {
     let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
-    if config.source.kind == Some(SourceKind::ImagenetC) {
+    if config.source_kind == SourceKind::ImagenetC {
         // Stored variants: the plan is what the layout holds, or the config's items.
         let layout = imagenet_c::Layout::scan(&config.source)?;
         let items = match config.scenarios.is_empty() {
@@ -191,17 +183,17 @@ fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan,
         let plan = Plan::from_items(&items, &catalog)?;
         let source = layout.open(&plan.keys(), labels)?;
         Ok((plan, Box::new(source) as Box<dyn Source>))
-    } else if source_kind(&config.source) == Some(SourceKind::In9) {
+    } else if config.source_kind == SourceKind::In9 {
         // Stored IN-9 variations: the plan is what the release holds (or the config's items).
         let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
         let mut source_config = config.source.clone();
-        source_config.kind = Some(SourceKind::In9);
         source_config.variations = variations;
-        let source = crate::source::open(&source_config, labels)?;
+        let source = crate::source::open_as(&source_config, SourceKind::In9, labels)?;
         Ok((plan, source))
     } else {
         let plan = Plan::from_items(&config.scenarios, &catalog)?;
-        Ok((plan, crate::source::open(&config.source, labels)?))
+        let source = crate::source::open_as(&config.source, config.source_kind, labels)?;
+        Ok((plan, source))
     }
 }
 
@@ -234,18 +226,13 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let model = ModelDesc::load(&config.model)?;
     let class_map = class_map(config, &model)?;
     let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
-    // A compute budget becomes scenarios per frame at the source's rate (scenario::schedule).
-    let (mode, per_frame, budget) = crate::scenario::schedule::Budget::resolve(
-        config.pipeline.budget,
-        config.pipeline.fps,
-        source.fps(),
-        config.pipeline.schedule,
-        config.pipeline.per_frame,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut pipeline_config = config.pipeline.clone();
-    pipeline_config.schedule = mode;
-    pipeline_config.per_frame = per_frame;
+    // A compute budget becomes scenarios per frame at the source's rate (scenario::schedule); the
+    // schedule is built here, once, for the plan.
+    let (spread, budget) = config
+        .schedule
+        .at_rate(source.fps())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let schedule = spread.schedule(plan.len(), config.seed);
     // Loading cannot be given up half way (ONNX Runtime builds the session in one call, minutes
     // with TensorRT), so a stop during it (its line printed at once by the signal thread) takes
     // effect right after: no warm-up, and the pipeline, which sees the stop before its first
@@ -266,7 +253,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let post_context = crate::post::PostContext {
         challenge: &config.challenge,
         saliency: &config.saliency,
-        source: &config.source,
+        in9_root: (config.source_kind == SourceKind::In9).then_some(config.source.path.as_path()),
         seed: config.seed,
         pool: config.pipeline.pool,
         max_batch: config.pipeline.max_batch,
@@ -287,13 +274,6 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let records_path = config.out.join("records.jsonl");
     let mut writer = RecordWriter::create(&records_path)?;
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
-    let schedule = crate::scenario::schedule::Schedule::new(
-        pipeline_config.schedule,
-        pipeline_config.per_frame,
-        keys.len(),
-        config.seed,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut metrics = Metrics::new(keys.clone()).with_window(
         config
             .report
@@ -361,12 +341,13 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     let inputs = PipelineInputs {
         source,
         plan,
+        schedule,
         model: model.clone(),
         engine: Box::new(engine.clone()),
         class_map,
         seed: config.seed,
         stage: config.stage,
-        config: pipeline_config,
+        config: config.pipeline.clone(),
         strict: config.strict,
         limit: config.limit,
     };
