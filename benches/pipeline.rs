@@ -32,6 +32,7 @@ use robustream::frame::Frame;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::preprocess::Normalizer;
+use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
 use robustream::view::ModelView;
@@ -80,6 +81,7 @@ fn evaluate(
     let inputs = PipelineInputs {
         source: Box::new(MemorySource::new(frames)),
         plan: plan.clone(),
+        schedule: Spread::default().schedule(plan.len(), 0),
         model: model.clone(),
         engine: Box::new(engine.clone()),
         class_map: ClassMap::identity(&model.labels),

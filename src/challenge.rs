@@ -68,7 +68,7 @@ use crate::model::ModelDesc;
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
 use crate::scenario::BackgroundPool;
-use crate::source::{Source, SourceConfig, SourceError, SourceKind, in9};
+use crate::source::{Source, SourceError, in9};
 use crate::view::{MaskResize, ModelView};
 
 /// The file of per-foreground challenge lines in the run directory.
@@ -208,8 +208,9 @@ pub struct Keep<'a> {
     /// The rule the saliency pass's masks are brought to the model's view by (the saliency pass
     /// says which: `saliency::MASK_RESIZE`).
     pub saliency_mask: MaskResize,
-    /// The run's source (an IN-9 release brings its own masks and backgrounds).
-    pub source: &'a SourceConfig,
+    /// The root of the run's source when it is an IN-9 release (its kind settled with the config):
+    /// the release brings its own masks and backgrounds.
+    pub in9_root: Option<&'a Path>,
     /// Run seed.
     pub seed: u64,
     /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
@@ -255,11 +256,10 @@ impl Harvest {
         if !keep.challenge.enabled && keep.saliency_frames.is_none() {
             return None;
         }
-        let root = &keep.source.path;
-        let is_in9 = keep.source.kind == Some(SourceKind::In9)
-            || (keep.source.kind.is_none() && root.is_dir() && in9::looks_like_release(root));
-        let bg_dir = root.join("only_bg_t").join("val");
-        let in9_backgrounds = (is_in9 && bg_dir.is_dir()).then_some(bg_dir);
+        let in9_backgrounds = keep
+            .in9_root
+            .map(|root| root.join("only_bg_t").join("val"))
+            .filter(|bg_dir| bg_dir.is_dir());
         let challenge = keep.challenge.enabled.then(|| {
             let pool = in9_backgrounds.is_none().then(|| {
                 BackgroundPool::new(
@@ -279,7 +279,9 @@ impl Harvest {
         });
         Some(Self {
             view: ModelView::new(model),
-            in9_masks: is_in9.then(|| root.join(in9::MASK_FOLDER).join("val")),
+            in9_masks: keep
+                .in9_root
+                .map(|root| root.join(in9::MASK_FOLDER).join("val")),
             in9_backgrounds,
             challenge,
             saliency: keep

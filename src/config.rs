@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::engine::EngineConfig;
-use crate::pipeline::config::{PipelineConfig, ScenarioStage};
-use crate::source::{ClassOrder, SourceConfig};
+use crate::pipeline::config::{PipelineConfig, RawPipelineConfig, ScenarioStage};
+use crate::scenario::schedule::ScheduleSettings;
+use crate::source::{ClassOrder, SourceConfig, SourceKind};
 
 /// A configuration problem: which file, which key, what to do.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,13 @@ pub enum ConfigError {
         /// The config file.
         path: PathBuf,
         /// The parser's message.
+        message: String,
+    },
+    /// A command-line flag that does not apply to the source (`--realtime` on a folder); the
+    /// message names the source and the flag.
+    #[error("{message}")]
+    Flag {
+        /// What is wrong and what to do.
         message: String,
     },
     /// A required setting is missing or a value is out of range.
@@ -94,7 +102,7 @@ struct RawConfig {
     #[serde(default)]
     engine: EngineConfig,
     #[serde(default)]
-    pipeline: PipelineConfig,
+    pipeline: RawPipelineConfig,
     #[serde(default)]
     dataset: DatasetConfig,
     #[serde(default)]
@@ -116,6 +124,9 @@ pub struct RunConfig {
     pub model: PathBuf,
     /// Frame source.
     pub source: SourceConfig,
+    /// What the source is, settled when the config loads ([`SourceConfig::settled_kind`]): later
+    /// stages take it as it is and never detect it again.
+    pub source_kind: SourceKind,
     /// Plan items (keys, groups, `prefix/*`); `clean` is always added.
     pub scenarios: Vec<String>,
     /// Run directory for records and summaries.
@@ -137,6 +148,9 @@ pub struct RunConfig {
     pub engine: EngineConfig,
     /// Threads and batching.
     pub pipeline: PipelineConfig,
+    /// The scenario schedule settings of `[pipeline]`, checked; a budget without `fps` is fixed
+    /// at the source's rate when the run opens it ([`ScheduleSettings::at_rate`]).
+    pub schedule: ScheduleSettings,
     /// Label space settings.
     pub dataset: DatasetConfig,
     /// Inputs of metric families (`[metrics]`).
@@ -194,6 +208,9 @@ pub struct Overrides {
     pub labels: Option<PathBuf>,
     /// `--view` (replaces `[report] view`).
     pub view: Option<crate::report::tui::ViewMode>,
+    /// `--realtime` (paces a video or the synthetic camera in real time, see
+    /// [`crate::source::video::set_realtime`]).
+    pub realtime: bool,
 }
 
 /// `[report]`: live outputs of a run besides records and summaries.
@@ -234,221 +251,42 @@ impl ReportConfig {
 pub const DEFAULT_WINDOW: usize = 100;
 
 impl RunConfig {
-    /// Reads a config file (if given) and applies the overrides.
+    /// Reads a config file (if given) and applies the overrides: every setting is checked and
+    /// settled here (paths resolved, the source's kind decided, the schedule settings checked), so
+    /// the run takes the result as it is.
     pub fn load(file: Option<&Path>, o: &Overrides) -> Result<Self, ConfigError> {
-        let (raw, base) = match file {
-            Some(path) => {
-                let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES)
-                    .map_err(|source| ConfigError::Read {
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
-                let raw: RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
-                    path: path.to_path_buf(),
-                    message: one_line(&e.to_string()),
-                })?;
-                (
-                    raw,
-                    path.parent().map(Path::to_path_buf).unwrap_or_default(),
-                )
-            }
-            None => (
-                toml::from_str::<RawConfig>("").expect("empty config parses"),
-                PathBuf::new(),
-            ),
-        };
-        let origin = file.map_or_else(|| "command line".to_string(), |p| p.display().to_string());
-        let invalid = |message: &str| ConfigError::Invalid {
-            origin: origin.clone(),
-            message: message.into(),
-        };
-        let rel = |p: PathBuf| {
-            if p.is_absolute() {
-                p
-            } else {
-                normalize(&base.join(p))
-            }
-        };
-
-        let model = match (&o.model, raw.model) {
+        let (mut raw, origin) = read_raw(file)?;
+        let model = match (&o.model, raw.model.take()) {
             (Some(m), _) => m.clone(),
-            (None, Some(m)) => rel(m),
+            (None, Some(m)) => origin.rel(m),
             (None, None) => {
-                return Err(invalid(
-                    "no model: set `model = \"path/to/model.toml\"` or pass --model",
-                ));
+                return Err(origin
+                    .invalid("no model: set `model = \"path/to/model.toml\"` or pass --model"));
             }
         };
-        // The config's `[source]` table with its paths resolved against the config's folder.
-        let configured = raw.source.map(|mut s| {
-            // A `synthetic:…` spec names no file (source::synthetic).
-            // Nor does a stream URL (source::video).
-            if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
-                && !crate::source::video::is_url(&s.path)
-                // Nor a `camera:N` device spec (source::camera).
-                && !s.path.to_str().is_some_and(|p| p.starts_with("camera:") || p == "camera")
-            {
-                s.path = rel(std::mem::take(&mut s.path));
-            }
-            if let Some(syn) = &mut s.synthetic {
-                syn.sprite = syn.sprite.take().map(&rel);
-                syn.sprite_mask = syn.sprite_mask.take().map(&rel);
-            }
-            if let Some(ClassOrder::List(list)) = s.classes {
-                s.classes = Some(ClassOrder::List(rel(list)));
-            }
-            s.clean = s.clean.map(&rel);
-            if let Some(plate) = &mut s.plate {
-                plate.relearn_file = plate.relearn_file.take().map(&rel);
-            }
-            if let Some(seg) = &mut s.segment {
-                seg.model = rel(std::mem::take(&mut seg.model));
-            }
-            s.labels = s.labels.map(&rel);
-            s
-        });
-        let replaced = o.source.is_some();
-        let mut source = match (&o.source, configured) {
-            // --source replaces what the frames are (path, kind, classes, truth); the mask source
-            // and the kind's own table stay (the latter only if it still applies, checked below).
-            (Some(p), Some(c)) => SourceConfig {
-                plate: c.plate,
-                segment: c.segment,
-                synthetic: c.synthetic,
-                video: c.video,
-                camera: c.camera,
-                ..SourceConfig::new(p.clone())
-            },
-            (Some(p), None) => SourceConfig::new(p.clone()),
-            (None, Some(s)) => s,
-            (None, None) => {
-                return Err(invalid(
-                    "no source: add a `[source]` table with `path` or pass --source",
-                ));
-            }
-        };
-        if let Some(kind) = o.source_kind {
-            source.kind = Some(kind);
-        }
-        if replaced {
-            crate::source::drop_foreign_tables(&mut source);
-        }
-        if let Some(clean) = &o.clean {
-            source.clean = Some(clean.clone());
-        }
-        if let Some(label) = &o.label {
-            source.label = Some(label.clone());
-            source.labels = None;
-        }
-        if let Some(file) = &o.labels {
-            source.labels = Some(file.clone());
-            source.label = None;
-        }
-        let mut engine = raw.engine;
-        engine.library = engine.library.map(&rel);
+        let mut source = settle_source(raw.source.take(), o, &origin)?;
+        let engine = settle_engine(std::mem::take(&mut raw.engine), o, &origin);
         // The segmentation mask source loads ONNX Runtime like the engine (source::segment).
         if let Some(seg) = &mut source.segment {
             seg.library = engine.library.clone();
         }
-        engine.engine_cache = engine.engine_cache.map(&rel);
-        if let Some(t) = o.threads {
-            engine.threads = t;
-        }
-        let mut pipeline = raw.pipeline;
-        if let Some(w) = o.workers {
-            pipeline.workers = w;
-        }
-        if let Some(b) = o.max_batch {
-            pipeline.max_batch = b;
-        }
-        if pipeline.max_batch == 0 {
-            return Err(invalid("`pipeline.max_batch` must be at least 1"));
-        }
-        engine.validate().map_err(|m| invalid(&m))?;
-        pipeline.validate().map_err(|m| invalid(&m))?;
-        // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
-        let shapes = engine.shapes(pipeline.max_batch).map_err(|m| invalid(&m))?;
-        engine.batch_sizes = Some(shapes.sizes().to_vec());
-        if pipeline.queue == 0 {
-            return Err(invalid("`pipeline.queue` must be at least 1"));
-        }
-        // The schedule's settings do not depend on the plan: check them before the run (a budget
-        // without `fps` is checked against the source's rate when the run opens it).
-        if pipeline.budget.is_some() && pipeline.per_frame.is_some() {
-            return Err(invalid(
-                "`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one",
-            ));
-        }
-        if let (Some(b), Some(f)) = (pipeline.budget, pipeline.fps) {
-            crate::scenario::schedule::Budget::new(b, f).map_err(|m| invalid(&m))?;
-        } else if pipeline.budget.is_none() {
-            crate::scenario::schedule::Schedule::new(pipeline.schedule, pipeline.per_frame, 2, 0)
-                .map_err(|m| invalid(&m))?;
-        }
-        if let Some(text) = &raw.report.summary_every {
-            crate::duration::parse_duration(text)
-                .map_err(|m| invalid(&format!("`[report] summary_every`: {m}")))?;
-        }
-        let duration = match (o.duration, &raw.duration) {
-            (Some(d), _) => Some(d),
-            (None, Some(text)) => Some(
-                crate::duration::parse_duration(text)
-                    .map_err(|m| invalid(&format!("`duration`: {m}")))?,
-            ),
-            (None, None) => None,
-        };
-        let out = match (&o.out, raw.out) {
-            (Some(d), _) => d.clone(),
-            (None, Some(d)) => rel(d),
-            (None, None) => PathBuf::from("runs").join(
-                file.and_then(|f| f.file_stem())
-                    .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),
-            ),
-        };
-        if let Some(q) = raw.jpeg_after_corruption
-            && !(1..=100).contains(&q)
-        {
-            return Err(invalid(
-                "`jpeg_after_corruption` is a JPEG quality, 1..=100 (ImageNet-C used 85)",
-            ));
-        }
-        let mut challenge = raw.challenge;
-        challenge.enabled |= o.challenge;
-        challenge.validate().map_err(|m| invalid(&m))?;
-        let mut saliency = raw.saliency;
-        saliency.maps |= o.saliency_maps;
-        saliency.enabled |= o.saliency || o.saliency_maps;
-        saliency.validate().map_err(|m| invalid(&m))?;
-        let metrics = MetricsConfig {
-            ximagenet_inner: match raw.metrics.ximagenet_inner.map(&rel) {
-                Some(path) => Some(
-                    crate::metrics::volatility::InnerResults::read(&path)
-                        .map_err(|e| invalid(&format!("[metrics] ximagenet_inner: {e}")))?,
-                ),
-                None => None,
-            },
-            ce_baseline: match raw.metrics.ce_baseline.map(&rel) {
-                Some(path) => Some(
-                    crate::metrics::imagenet_c::BaselineTable::read(&path).map_err(|e| {
-                        let hint = if e.message.starts_with("cannot be read") {
-                            "; the path is relative to the config file"
-                        } else {
-                            "; the format is that of configs/imagenet_c_alexnet.toml"
-                        };
-                        invalid(&format!("[metrics] ce_baseline: {e}{hint}"))
-                    })?,
-                ),
-                None => None,
-            },
-        };
+        let (engine, pipeline, schedule) = settle_pipeline(engine, &raw.pipeline, o, &origin)?;
+        let (duration, out) = settle_run_limits(&raw, o, &origin, file)?;
+        let (challenge, saliency) = settle_post_passes(raw.challenge, raw.saliency, o, &origin)?;
+        let metrics = MetricsConfig::read(raw.metrics, &origin)?;
         let mut dataset = raw.dataset;
-        dataset.class_map = dataset.class_map.map(&rel);
+        dataset.class_map = dataset.class_map.map(|p| origin.rel(p));
         if let Some(map) = &o.class_map {
             dataset.class_map = Some(map.clone());
+        }
+        if o.realtime {
+            crate::source::video::set_realtime(&mut source)
+                .map_err(|message| ConfigError::Flag { message })?;
         }
         Ok(Self {
             file: file.map(Path::to_path_buf),
             model,
+            source_kind: source.settled_kind(),
             source,
             scenarios: o.scenarios.clone().unwrap_or(raw.scenarios),
             out,
@@ -460,6 +298,7 @@ impl RunConfig {
             jpeg_after_corruption: raw.jpeg_after_corruption,
             engine,
             pipeline,
+            schedule,
             dataset,
             metrics,
             challenge,
@@ -470,6 +309,275 @@ impl RunConfig {
                 view: o.view.or(raw.report.view),
                 summary_every: raw.report.summary_every,
             },
+        })
+    }
+}
+
+/// Where a config's settings come from: the name its errors start with (the file, or "command
+/// line") and the folder its relative paths are resolved against.
+struct Origin {
+    name: String,
+    base: PathBuf,
+}
+
+impl Origin {
+    /// A [`ConfigError::Invalid`] from this origin.
+    fn invalid(&self, message: &str) -> ConfigError {
+        ConfigError::Invalid {
+            origin: self.name.clone(),
+            message: message.into(),
+        }
+    }
+
+    /// `p` resolved against the config's folder (absolute paths as they are), normalised.
+    fn rel(&self, p: PathBuf) -> PathBuf {
+        if p.is_absolute() {
+            p
+        } else {
+            normalize(&self.base.join(p))
+        }
+    }
+}
+
+/// The config file parsed (an empty config without one) and its [`Origin`].
+fn read_raw(file: Option<&Path>) -> Result<(RawConfig, Origin), ConfigError> {
+    let Some(path) = file else {
+        let origin = Origin {
+            name: "command line".to_string(),
+            base: PathBuf::new(),
+        };
+        return Ok((
+            toml::from_str::<RawConfig>("").expect("empty config parses"),
+            origin,
+        ));
+    };
+    let text =
+        crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
+            ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    let raw: RawConfig = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        message: one_line(&e.to_string()),
+    })?;
+    let origin = Origin {
+        name: path.display().to_string(),
+        base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    Ok((raw, origin))
+}
+
+/// The run's source: the config's `[source]` table with its paths resolved
+/// ([`resolve_source_paths`]), or `--source`, with the other source flags applied.
+fn settle_source(
+    configured: Option<SourceConfig>,
+    o: &Overrides,
+    origin: &Origin,
+) -> Result<SourceConfig, ConfigError> {
+    let configured = configured.map(|s| resolve_source_paths(s, origin));
+    let mut source = match (&o.source, configured) {
+        // --source replaces what the frames are (path, kind, classes, truth); the mask source
+        // and the kind's own table stay (the latter only if it still applies, checked below).
+        (Some(p), Some(c)) => SourceConfig {
+            plate: c.plate,
+            segment: c.segment,
+            synthetic: c.synthetic,
+            video: c.video,
+            camera: c.camera,
+            ..SourceConfig::new(p.clone())
+        },
+        (Some(p), None) => SourceConfig::new(p.clone()),
+        (None, Some(s)) => s,
+        (None, None) => {
+            return Err(
+                origin.invalid("no source: add a `[source]` table with `path` or pass --source")
+            );
+        }
+    };
+    if let Some(kind) = o.source_kind {
+        source.kind = Some(kind);
+    }
+    if o.source.is_some() {
+        crate::source::drop_foreign_tables(&mut source);
+    }
+    if let Some(clean) = &o.clean {
+        source.clean = Some(clean.clone());
+    }
+    if let Some(label) = &o.label {
+        source.label = Some(label.clone());
+        source.labels = None;
+    }
+    if let Some(file) = &o.labels {
+        source.labels = Some(file.clone());
+        source.label = None;
+    }
+    Ok(source)
+}
+
+/// The `[source]` table with its file paths resolved against the config's folder. A path spelled
+/// as a synthetic camera, a stream URL or a `camera[:N]` device names no file and stays as written.
+fn resolve_source_paths(mut s: SourceConfig, origin: &Origin) -> SourceConfig {
+    let rel = |p: PathBuf| origin.rel(p);
+    // A `synthetic:…` spec names no file (source::synthetic).
+    // Nor does a stream URL (source::video).
+    if !s.path.to_str().is_some_and(|p| p.starts_with("synthetic"))
+        && !crate::source::video::is_url(&s.path)
+        // Nor a `camera:N` device spec (source::camera).
+        && !s.path.to_str().is_some_and(|p| p.starts_with("camera:") || p == "camera")
+    {
+        s.path = rel(std::mem::take(&mut s.path));
+    }
+    if let Some(syn) = &mut s.synthetic {
+        syn.sprite = syn.sprite.take().map(rel);
+        syn.sprite_mask = syn.sprite_mask.take().map(rel);
+    }
+    if let Some(ClassOrder::List(list)) = s.classes {
+        s.classes = Some(ClassOrder::List(rel(list)));
+    }
+    s.clean = s.clean.map(rel);
+    if let Some(plate) = &mut s.plate {
+        plate.relearn_file = plate.relearn_file.take().map(rel);
+    }
+    if let Some(seg) = &mut s.segment {
+        seg.model = rel(std::mem::take(&mut seg.model));
+    }
+    s.labels = s.labels.map(rel);
+    s
+}
+
+/// `[engine]` with its paths resolved and `--threads` applied (checked with the pipeline, in
+/// [`settle_pipeline`]).
+fn settle_engine(mut engine: EngineConfig, o: &Overrides, origin: &Origin) -> EngineConfig {
+    engine.library = engine.library.map(|p| origin.rel(p));
+    engine.engine_cache = engine.engine_cache.map(|p| origin.rel(p));
+    if let Some(t) = o.threads {
+        engine.threads = t;
+    }
+    engine
+}
+
+/// `[engine]` and `[pipeline]` checked together (the engine's batch sizes follow the largest
+/// batch), with `--workers` and `--batch` applied, and the schedule settings checked.
+fn settle_pipeline(
+    mut engine: EngineConfig,
+    raw: &RawPipelineConfig,
+    o: &Overrides,
+    origin: &Origin,
+) -> Result<(EngineConfig, PipelineConfig, ScheduleSettings), ConfigError> {
+    let invalid = |m: String| origin.invalid(&m);
+    let mut pipeline = raw.pipeline();
+    if let Some(w) = o.workers {
+        pipeline.workers = w;
+    }
+    if let Some(b) = o.max_batch {
+        pipeline.max_batch = b;
+    }
+    if pipeline.max_batch == 0 {
+        return Err(origin.invalid("`pipeline.max_batch` must be at least 1"));
+    }
+    engine.validate().map_err(invalid)?;
+    pipeline.validate().map_err(invalid)?;
+    // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
+    let shapes = engine.shapes(pipeline.max_batch).map_err(invalid)?;
+    engine.batch_sizes = Some(shapes.sizes().to_vec());
+    if pipeline.queue == 0 {
+        return Err(origin.invalid("`pipeline.queue` must be at least 1"));
+    }
+    // The schedule's settings do not depend on the plan: checked here, once (a budget without
+    // `fps` is checked against the source's rate when the run opens it).
+    let schedule =
+        ScheduleSettings::new(raw.schedule, raw.per_frame, raw.budget, raw.fps).map_err(invalid)?;
+    Ok((engine, pipeline, schedule))
+}
+
+/// How long the run may go (`duration`, `--duration`) and where it writes (`out`, `--out`, else
+/// `runs/<config file stem>`), with `[report] summary_every` and `jpeg_after_corruption` checked.
+fn settle_run_limits(
+    raw: &RawConfig,
+    o: &Overrides,
+    origin: &Origin,
+    file: Option<&Path>,
+) -> Result<(Option<std::time::Duration>, PathBuf), ConfigError> {
+    if let Some(text) = &raw.report.summary_every {
+        crate::duration::parse_duration(text)
+            .map_err(|m| origin.invalid(&format!("`[report] summary_every`: {m}")))?;
+    }
+    let duration = match (o.duration, &raw.duration) {
+        (Some(d), _) => Some(d),
+        (None, Some(text)) => Some(
+            crate::duration::parse_duration(text)
+                .map_err(|m| origin.invalid(&format!("`duration`: {m}")))?,
+        ),
+        (None, None) => None,
+    };
+    let out = match (&o.out, &raw.out) {
+        (Some(d), _) => d.clone(),
+        (None, Some(d)) => origin.rel(d.clone()),
+        (None, None) => PathBuf::from("runs").join(
+            file.and_then(|f| f.file_stem())
+                .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),
+        ),
+    };
+    if let Some(q) = raw.jpeg_after_corruption
+        && !(1..=100).contains(&q)
+    {
+        return Err(origin
+            .invalid("`jpeg_after_corruption` is a JPEG quality, 1..=100 (ImageNet-C used 85)"));
+    }
+    Ok((duration, out))
+}
+
+/// `[challenge]` and `[saliency]` with `--challenge`, `--saliency` and `--saliency-maps` applied,
+/// checked.
+fn settle_post_passes(
+    mut challenge: crate::challenge::ChallengeConfig,
+    mut saliency: crate::saliency::SaliencyConfig,
+    o: &Overrides,
+    origin: &Origin,
+) -> Result<
+    (
+        crate::challenge::ChallengeConfig,
+        crate::saliency::SaliencyConfig,
+    ),
+    ConfigError,
+> {
+    challenge.enabled |= o.challenge;
+    challenge.validate().map_err(|m| origin.invalid(&m))?;
+    saliency.maps |= o.saliency_maps;
+    saliency.enabled |= o.saliency || o.saliency_maps;
+    saliency.validate().map_err(|m| origin.invalid(&m))?;
+    Ok((challenge, saliency))
+}
+
+impl MetricsConfig {
+    /// Reads the `[metrics]` input files (paths relative to the config file), so a bad file fails
+    /// the load, naming the key.
+    fn read(raw: RawMetricsConfig, origin: &Origin) -> Result<Self, ConfigError> {
+        let ximagenet_inner = match raw.ximagenet_inner.map(|p| origin.rel(p)) {
+            Some(path) => Some(
+                crate::metrics::volatility::InnerResults::read(&path)
+                    .map_err(|e| origin.invalid(&format!("[metrics] ximagenet_inner: {e}")))?,
+            ),
+            None => None,
+        };
+        let ce_baseline = match raw.ce_baseline.map(|p| origin.rel(p)) {
+            Some(path) => Some(
+                crate::metrics::imagenet_c::BaselineTable::read(&path).map_err(|e| {
+                    let hint = if e.message.starts_with("cannot be read") {
+                        "; the path is relative to the config file"
+                    } else {
+                        "; the format is that of configs/imagenet_c_alexnet.toml"
+                    };
+                    origin.invalid(&format!("[metrics] ce_baseline: {e}{hint}"))
+                })?,
+            ),
+            None => None,
+        };
+        Ok(Self {
+            ximagenet_inner,
+            ce_baseline,
         })
     }
 }

@@ -80,11 +80,9 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         label: args.label,
         labels: args.labels,
         view: args.view,
+        realtime: args.realtime,
     };
-    let mut config = RunConfig::load(args.config.as_deref(), &overrides)?;
-    if args.realtime {
-        robustream::source::video::set_realtime(&mut config.source).map_err(anyhow::Error::msg)?;
-    }
+    let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));
     // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).
     let signal = Arc::new(AtomicI32::new(0));

@@ -19,7 +19,7 @@ use crate::engine::Engine;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
 use crate::saliency::SaliencyConfig;
-use crate::source::{Source, SourceConfig};
+use crate::source::Source;
 
 /// What the post passes need of a run besides their own configs.
 #[derive(Debug, Clone, Copy)]
@@ -28,8 +28,9 @@ pub struct PostContext<'a> {
     pub challenge: &'a ChallengeConfig,
     /// `[saliency]`.
     pub saliency: &'a SaliencyConfig,
-    /// The run's source (an IN-9 release brings its own masks and backgrounds).
-    pub source: &'a SourceConfig,
+    /// The root of the run's source when it is an IN-9 release (an IN-9 release brings its own
+    /// masks and backgrounds).
+    pub in9_root: Option<&'a Path>,
     /// Run seed.
     pub seed: u64,
     /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
@@ -56,7 +57,7 @@ pub fn attach(
         challenge: ctx.challenge,
         saliency_frames: ctx.saliency.enabled.then_some(ctx.saliency.frames),
         saliency_mask: crate::saliency::MASK_RESIZE,
-        source: ctx.source,
+        in9_root: ctx.in9_root,
         seed: ctx.seed,
         pool: ctx.pool,
     };

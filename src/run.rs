@@ -20,6 +20,7 @@ use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
 use crate::run_lock::{LockError, RunLock};
+use crate::scenario::schedule::Schedule;
 use crate::scenario::{Catalog, Plan};
 use crate::source::{Source, SourceConfig, SourceKind, imagenet_c, in9};
 
@@ -37,7 +38,8 @@ pub struct RunResult {
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
-/// description's, else — for an IN-9 source ([`source_kind`]) scored by a 1000-class model — the
+/// description's, else — for an IN-9 source ([`RunConfig::source_kind`]) scored by a 1000-class
+/// model — the
 /// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
 /// docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes count as wrong), else identity
 /// over the model's labels (a 9-output IN-9 model scores in its own labels).
@@ -49,7 +51,7 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
         .or(model.class_map.as_ref())
     {
         Some(path) => Ok(ClassMap::load(path, model.output.classes)?),
-        None if builtin_in9_map(source_kind(&config.source), model.output.classes) => {
+        None if builtin_in9_map(Some(config.source_kind), model.output.classes) => {
             let map = in9::in_to_in9()?;
             map.check_model_classes(model.output.classes)?;
             Ok(map)
@@ -63,15 +65,6 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
 /// model with any other number of outputs (e.g. a 9-class IN-9 model) scores in its own labels.
 pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
     kind == Some(SourceKind::In9) && model_classes == 1000
-}
-
-/// The kind of the run's source as far as planning needs it: the configured `kind`, else
-/// [`SourceKind::In9`] for a folder laid out as the IN-9 release (the detection of
-/// [`crate::source::open`]); `None` for every other detected kind.
-pub fn source_kind(source: &SourceConfig) -> Option<SourceKind> {
-    source.kind.or_else(|| {
-        (source.path.is_dir() && in9::looks_like_release(&source.path)).then_some(SourceKind::In9)
-    })
 }
 
 /// The plan items and the variations an IN-9 source reads
@@ -176,12 +169,12 @@ fn open_source_or_stop(
     }
 }
 
-/// The run's plan and its source, opened: an `imagenet-c` layout's plan is what it holds (or the
-/// config's items), an IN-9 release's too ([`in9_plan`]), any other source takes the config's
-/// plan. `labels` is the run's label space.
+/// The run's plan and its source, opened as the kind settled with the config: an `imagenet-c`
+/// layout's plan is what it holds (or the config's items), an IN-9 release's too ([`in9_plan`]),
+/// any other source takes the config's plan. `labels` is the run's label space.
 fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan, Box<dyn Source>)> {
     let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
-    if config.source.kind == Some(SourceKind::ImagenetC) {
+    if config.source_kind == SourceKind::ImagenetC {
         // Stored variants: the plan is what the layout holds, or the config's items.
         let layout = imagenet_c::Layout::scan(&config.source)?;
         let items = match config.scenarios.is_empty() {
@@ -191,17 +184,17 @@ fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan,
         let plan = Plan::from_items(&items, &catalog)?;
         let source = layout.open(&plan.keys(), labels)?;
         Ok((plan, Box::new(source) as Box<dyn Source>))
-    } else if source_kind(&config.source) == Some(SourceKind::In9) {
+    } else if config.source_kind == SourceKind::In9 {
         // Stored IN-9 variations: the plan is what the release holds (or the config's items).
         let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
         let mut source_config = config.source.clone();
-        source_config.kind = Some(SourceKind::In9);
         source_config.variations = variations;
-        let source = crate::source::open(&source_config, labels)?;
+        let source = crate::source::open_as(&source_config, SourceKind::In9, labels)?;
         Ok((plan, source))
     } else {
         let plan = Plan::from_items(&config.scenarios, &catalog)?;
-        Ok((plan, crate::source::open(&config.source, labels)?))
+        let source = crate::source::open_as(&config.source, config.source_kind, labels)?;
+        Ok((plan, source))
     }
 }
 
@@ -213,46 +206,182 @@ fn round3(v: f64) -> f64 {
 /// Runs an evaluation as configured. `stop` is the Ctrl-C flag: when raised, reading stops, frames in
 /// flight finish, and the summary of what was done is written.
 pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
-    // One run writes a run directory at a time (crate::run_lock): a second one fails here, before
-    // any work. Held until this function returns (the summary written); the OS releases it if the
-    // process dies.
-    let _lock = match RunLock::acquire(&config.out) {
-        Ok(lock) => Some(lock),
+    // Held until this function returns (the summary written); the OS releases it if the process
+    // dies.
+    let _lock = lock_run_dir(config)?;
+    let started = Instant::now();
+    let started_unix = unix_now();
+    let model = ModelDesc::load(&config.model)?;
+    let class_map = class_map(config, &model)?;
+    let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
+    let (schedule, schedule_desc) = build_schedule(config, &plan, source.fps())?;
+    let (engine, warmup) = start_engine(&model, config, stop)?;
+    let runtime = engine.runtime().to_string();
+    // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
+    // its engine afterwards.
+    let post_context = post_context(config);
+    let (source, mut engine, harvest) =
+        crate::post::attach(&post_context, &model, source, Box::new(engine));
+    let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
+    let described = Described {
+        engine: engine.describe(),
+        runtime,
+        source: source.describe(),
+        schedule: schedule_desc,
+        plan: keys.clone(),
+    };
+    let total = source
+        .len_hint()
+        .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)));
+    let info = started_info(config, &model, &described, &warmup, started_unix);
+    let mut outputs = LiveOutputs::start(config, keys, total, quiet, started, &described, &info)?;
+    let inputs = PipelineInputs {
+        source,
+        plan,
+        schedule,
+        model: model.clone(),
+        engine: Box::new(engine.clone()),
+        class_map: class_map.clone(),
+        seed: config.seed,
+        stage: config.stage,
+        config: config.pipeline.clone(),
+        strict: config.strict,
+        limit: config.limit,
+    };
+    let pass = main_pass(config, inputs, stop, &mut outputs);
+    let (metrics, mut exporter) = outputs.finish();
+    let MainPass {
+        mut outcome,
+        cpu,
+        rss,
+    } = pass;
+    let main_ok = matches!(
+        outcome.end,
+        EndReason::Completed | EndReason::Limit | EndReason::Duration
+    );
+    // A failed post pass fails the run, but what the main pass measured is still summarised.
+    let post = match crate::post::PostPasses::run(
+        &post_context,
+        harvest.as_ref(),
+        &mut engine,
+        &model,
+        &class_map,
+        stop,
+        quiet,
+        main_ok,
+    ) {
+        Ok(post) => Some(post),
+        Err(e) => {
+            outcome.end = EndReason::Failed(crate::error_line(e.as_ref()));
+            None
+        }
+    };
+    let run_info = ended_info(info, &outcome, rss, cpu, started);
+    let (summary, summary_error) = summarise(
+        config,
+        &metrics,
+        exporter.as_mut(),
+        run_info,
+        &outcome,
+        post,
+    );
+    Ok(RunResult {
+        summary,
+        outcome,
+        dir: config.out.clone(),
+        summary_error,
+    })
+}
+
+/// The run's summary (its `run` part `run_info`), with the configured metric inputs and the post
+/// passes' results, written to the run directory; the endpoint gets the final figures. A summary
+/// that cannot be written is reported beside how the run ended (which may itself be a failed
+/// records write), never instead of it: the error comes back with the summary.
+fn summarise(
+    config: &RunConfig,
+    metrics: &Metrics,
+    exporter: Option<&mut crate::report::prometheus::Exporter>,
+    run_info: serde_json::Value,
+    outcome: &Outcome,
+    post: Option<crate::post::PostPasses>,
+) -> (Summary, Option<crate::report::ReportError>) {
+    let frames = FrameCounts {
+        read: outcome.frames_read,
+        skipped: outcome.frames_skipped,
+        dropped: outcome.frames_dropped,
+        lost: outcome.frames_lost,
+    };
+    if let Some(e) = exporter {
+        e.update(metrics, &frames, true);
+    }
+    let mut summary = Summary::from_metrics(metrics, run_info, frames);
+    if let Some(inner) = &config.metrics.ximagenet_inner {
+        summary.set_ximagenet_inner(inner);
+    }
+    if let Some(table) = &config.metrics.ce_baseline {
+        summary.set_ce_baseline(table);
+    }
+    if let Some(post) = post {
+        post.apply(&mut summary);
+    }
+    let summary_error = crate::report::write_run_summary(&config.out, &summary).err();
+    (summary, summary_error)
+}
+
+/// One run writes a run directory at a time ([`crate::run_lock`]): a second one fails here, before
+/// any work. Where the file system cannot lock, the run goes on with a warning (`None`).
+fn lock_run_dir(config: &RunConfig) -> anyhow::Result<Option<RunLock>> {
+    match RunLock::acquire(&config.out) {
+        Ok(lock) => Ok(Some(lock)),
         Err(e @ LockError::Unsupported { .. }) => {
             eprintln!(
                 "warning: {e}; the run goes on, but another run writing this directory would not \
                  be noticed"
             );
-            None
+            Ok(None)
         }
-        Err(e) => return Err(e.into()),
-    };
-    let started = Instant::now();
-    let started_unix = SystemTime::now()
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Seconds since the Unix epoch (0 on a clock set before it).
+fn unix_now() -> u64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let model = ModelDesc::load(&config.model)?;
-    let class_map = class_map(config, &model)?;
-    let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
-    // A compute budget becomes scenarios per frame at the source's rate (scenario::schedule).
-    let (mode, per_frame, budget) = crate::scenario::schedule::Budget::resolve(
-        config.pipeline.budget,
-        config.pipeline.fps,
-        source.fps(),
-        config.pipeline.schedule,
-        config.pipeline.per_frame,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut pipeline_config = config.pipeline.clone();
-    pipeline_config.schedule = mode;
-    pipeline_config.per_frame = per_frame;
-    // Loading cannot be given up half way (ONNX Runtime builds the session in one call, minutes
-    // with TensorRT), so a stop during it (its line printed at once by the signal thread) takes
-    // effect right after: no warm-up, and the pipeline, which sees the stop before its first
-    // read, ends the run as interrupted with the usual report and exit code.
-    let mut engine = OnnxEngine::new(&model, &config.engine)?;
-    // Every batch size once before the first frame, so no batch pays a provider's per-shape
-    // tuning (engine::shapes); the time is reported.
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The run's schedule, built once for `plan`, and its one-line description: a compute budget becomes
+/// scenarios per frame at the source's rate `source_fps` ([`crate::scenario::schedule`]).
+fn build_schedule(
+    config: &RunConfig,
+    plan: &Plan,
+    source_fps: Option<f64>,
+) -> anyhow::Result<(Schedule, String)> {
+    let (spread, budget) = config
+        .schedule
+        .at_rate(source_fps)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let schedule = spread.schedule(plan.len(), config.seed);
+    let description = match &budget {
+        Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
+        None => schedule.describe(),
+    };
+    Ok((schedule, description))
+}
+
+/// The engine, loaded and warmed up: every batch size runs once before the first frame, so no
+/// batch pays a provider's per-shape tuning (engine::shapes); the times are reported. Loading
+/// cannot be given up half way (ONNX Runtime builds the session in one call, minutes with
+/// TensorRT), so a stop during it (its line printed at once by the signal thread) takes effect
+/// right after: no warm-up, and the pipeline, which sees the stop before its first read, ends the
+/// run as interrupted with the usual report and exit code.
+fn start_engine(
+    model: &ModelDesc,
+    config: &RunConfig,
+    stop: &AtomicBool,
+) -> anyhow::Result<(OnnxEngine, Vec<(usize, f64)>)> {
+    let mut engine = OnnxEngine::new(model, &config.engine)?;
     let warmup = if stop.load(Ordering::Relaxed) {
         Vec::new()
     } else {
@@ -260,80 +389,53 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             .warm_up()
             .context("the engine failed on its warm-up batches")?
     };
-    let runtime = engine.runtime().to_string();
-    // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
-    // its engine afterwards.
-    let post_context = crate::post::PostContext {
+    Ok((engine, warmup))
+}
+
+/// The few run settings the post passes take besides their own configs.
+fn post_context(config: &RunConfig) -> crate::post::PostContext<'_> {
+    crate::post::PostContext {
         challenge: &config.challenge,
         saliency: &config.saliency,
-        source: &config.source,
+        in9_root: (config.source_kind == SourceKind::In9).then_some(config.source.path.as_path()),
         seed: config.seed,
         pool: config.pipeline.pool,
         max_batch: config.pipeline.max_batch,
         out: &config.out,
         strict: config.strict,
-    };
-    let (source, mut engine, harvest) =
-        crate::post::attach(&post_context, &model, source, Box::new(engine));
-    let post_class_map = class_map.clone();
-    let engine_desc = engine.describe();
-    let source_desc = source.describe();
-    let total = source
-        .len_hint()
-        .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)));
+    }
+}
 
-    std::fs::create_dir_all(&config.out)
-        .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
-    let records_path = config.out.join("records.jsonl");
-    let mut writer = RecordWriter::create(&records_path)?;
-    let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
-    let schedule = crate::scenario::schedule::Schedule::new(
-        pipeline_config.schedule,
-        pipeline_config.per_frame,
-        keys.len(),
-        config.seed,
-    )
-    .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut metrics = Metrics::new(keys.clone()).with_window(
-        config
-            .report
-            .window
-            .unwrap_or(crate::config::DEFAULT_WINDOW),
-    );
-    // The live view (report::tui) when asked for and stderr is a terminal; else a bar or lines.
-    let mut view = match config.report.view.unwrap_or_default().wants_live(quiet) {
-        false => None,
-        true => match crate::report::tui::LiveView::start() {
-            Ok(v) => Some(v),
-            Err(e) => {
-                eprintln!("warning: cannot start the live view ({e}); plain progress instead");
-                None
-            }
-        },
-    };
-    let live_view = view.is_some();
-    let mut progress = match view {
-        Some(_) => Progress::held(total),
-        None => Progress::new(total, quiet),
-    };
-    let schedule_desc = match &budget {
-        Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
-        None => schedule.describe(),
-    };
-    // What summary.json's `run` says before the run ends (interim summaries) and after.
-    let started_info = json!({
+/// What the run is, in the one-line forms the summary and the live view show.
+struct Described {
+    engine: String,
+    runtime: String,
+    source: String,
+    schedule: String,
+    plan: Vec<String>,
+}
+
+/// What summary.json's `run` says before the run ends (interim summaries) and after.
+fn started_info(
+    config: &RunConfig,
+    model: &ModelDesc,
+    d: &Described,
+    warmup: &[(usize, f64)],
+    started_unix: u64,
+) -> serde_json::Value {
+    json!({
         "robustream": env!("CARGO_PKG_VERSION"),
         "config": config.file.as_ref().map(|p| p.display().to_string()),
         "model": model.path.display().to_string(),
         "onnx": model.onnx.display().to_string(),
-        "engine": engine_desc,
-        "onnxruntime": runtime,
-        "source": source_desc,
+        "engine": d.engine,
+        "onnxruntime": d.runtime,
+        "source": d.source,
         "seed": config.seed,
         "stage": config.stage,
         "jpeg_after_corruption": config.jpeg_after_corruption,
-        "plan": keys,
-        "schedule": schedule_desc,
+        "plan": d.plan,
+        "schedule": d.schedule,
         "workers": config.pipeline.workers,
         "max_batch": config.pipeline.max_batch,
         "max_wait_ms": config.pipeline.max_wait_ms,
@@ -345,95 +447,234 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         "limit": config.limit,
         "duration_s": config.duration.map(|d| d.as_secs_f64()),
         "started_unix": started_unix,
-    });
-    let summary_every = config.report.summary_every();
-    let mut last_summary = Instant::now();
-    let mut exporter = match &config.report.prometheus {
-        Some(addr) => {
-            let e = crate::report::prometheus::Exporter::start(addr)?;
-            eprintln!("prometheus: serving http://{}/metrics", e.addr());
-            Some(e)
-        }
-        None => None,
-    };
-    let mut live = FrameCounts::default();
+    })
+}
 
-    let inputs = PipelineInputs {
-        source,
-        plan,
-        model: model.clone(),
-        engine: Box::new(engine.clone()),
-        class_map,
-        seed: config.seed,
-        stage: config.stage,
-        config: pipeline_config,
-        strict: config.strict,
-        limit: config.limit,
-    };
-    // The watcher passes Ctrl-C on, ends the run after --duration, and samples memory
-    // (crate::watch); the pipeline watches its flag.
-    let flags = crate::watch::Flags::default();
-    let mut sink = |event: Event| -> Result<(), String> {
+/// `run` of summary.json at the end: `info` with the resources, the end and its error, and the
+/// source's own report.
+fn ended_info(
+    mut info: serde_json::Value,
+    outcome: &Outcome,
+    rss: crate::watch::RssSummary,
+    cpu: Option<crate::watch::CpuUse>,
+    started: Instant,
+) -> serde_json::Value {
+    if let Some(o) = info.as_object_mut() {
+        for (k, v) in [
+            ("rss_mib", json!(rss)),
+            // The main pass's process CPU time over its wall time and the cores.
+            ("cpu", json!(cpu)),
+            ("variants_failed", json!(outcome.variants_failed)),
+            ("ended_unix", json!(unix_now())),
+            ("wall_s", json!(round3(started.elapsed().as_secs_f64()))),
+            ("end", json!(outcome.end.as_str())),
+            (
+                "error",
+                json!(match &outcome.end {
+                    EndReason::Failed(e) => Some(e.clone()),
+                    _ => None,
+                }),
+            ),
+        ] {
+            o.insert(k.into(), v);
+        }
+    }
+    if let (Some(report), Some(o)) = (&outcome.source_report, info.as_object_mut()) {
+        o.insert("source_report".into(), report.clone());
+    }
+    info
+}
+
+/// What the main pass writes and shows while it runs: records.jsonl, the metrics, the progress
+/// bar or live view, the Prometheus endpoint and the interim summaries.
+struct LiveOutputs<'a> {
+    config: &'a RunConfig,
+    writer: RecordWriter,
+    metrics: Metrics,
+    progress: Progress,
+    /// The live terminal view (report::tui), when it runs.
+    view: Option<crate::report::tui::LiveView>,
+    exporter: Option<crate::report::prometheus::Exporter>,
+    /// Frame counts so far.
+    live: FrameCounts,
+    started: Instant,
+    described: &'a Described,
+    started_info: &'a serde_json::Value,
+    summary_every: Option<std::time::Duration>,
+    last_summary: Instant,
+}
+
+impl<'a> LiveOutputs<'a> {
+    /// Creates the run directory and records.jsonl, and starts the view and the endpoint.
+    fn start(
+        config: &'a RunConfig,
+        keys: Vec<String>,
+        total: Option<u64>,
+        quiet: bool,
+        started: Instant,
+        described: &'a Described,
+        started_info: &'a serde_json::Value,
+    ) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&config.out)
+            .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
+        let writer = RecordWriter::create(&config.out.join("records.jsonl"))?;
+        let window = config
+            .report
+            .window
+            .unwrap_or(crate::config::DEFAULT_WINDOW);
+        let metrics = Metrics::new(keys).with_window(window);
+        // The live view (report::tui) when asked for and stderr is a terminal; else a bar or lines.
+        let view = match config.report.view.unwrap_or_default().wants_live(quiet) {
+            false => None,
+            true => match crate::report::tui::LiveView::start() {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    eprintln!("warning: cannot start the live view ({e}); plain progress instead");
+                    None
+                }
+            },
+        };
+        let progress = match view {
+            Some(_) => Progress::held(total),
+            None => Progress::new(total, quiet),
+        };
+        let exporter = match &config.report.prometheus {
+            Some(addr) => {
+                let e = crate::report::prometheus::Exporter::start(addr)?;
+                eprintln!("prometheus: serving http://{}/metrics", e.addr());
+                Some(e)
+            }
+            None => None,
+        };
+        Ok(Self {
+            config,
+            writer,
+            metrics,
+            progress,
+            view,
+            exporter,
+            live: FrameCounts::default(),
+            started,
+            described,
+            started_info,
+            summary_every: config.report.summary_every(),
+            last_summary: Instant::now(),
+        })
+    }
+
+    /// Ends the progress output, the terminal given back before anything else is printed; the
+    /// metrics and the endpoint stay for the summary.
+    fn finish(self) -> (Metrics, Option<crate::report::prometheus::Exporter>) {
+        drop(self.view);
+        self.progress.finish();
+        (self.metrics, self.exporter)
+    }
+
+    /// Takes one pipeline event: records written and counted, then the live outputs refreshed. A
+    /// failed write ends the run as failed, naming records.jsonl and the frame; the file is left
+    /// ending with the last whole frame (jsonl::RecordWriter).
+    fn on_event(&mut self, event: Event) -> Result<(), String> {
         match event {
             Event::Frame(records) => {
-                // A failed write ends the run as failed, naming records.jsonl and the frame; the
-                // file is left ending with the last whole frame (jsonl::RecordWriter).
-                writer.write_batch(&records).map_err(|e| e.to_string())?;
-                metrics.add_frame(&records);
-                progress.frame();
-                live.read += 1;
+                self.writer
+                    .write_batch(&records)
+                    .map_err(|e| e.to_string())?;
+                self.metrics.add_frame(&records);
+                self.progress.frame();
+                self.live.read += 1;
             }
             Event::Skipped(reason) => {
-                progress.warn(&format!("skipped {reason}"));
-                progress.frame();
-                live.skipped += 1;
+                self.progress.warn(&format!("skipped {reason}"));
+                self.progress.frame();
+                self.live.skipped += 1;
             }
-            Event::VariantFailed(reason) => progress.warn(&reason),
+            Event::VariantFailed(reason) => self.progress.warn(&reason),
             Event::Dropped => {
-                progress.frame();
-                live.read += 1;
-                live.dropped += 1;
+                self.progress.frame();
+                self.live.read += 1;
+                self.live.dropped += 1;
             }
-            Event::Lost(n) => live.lost += n,
+            Event::Lost(n) => self.live.lost += n,
             Event::Tick => {}
         }
-        if let Some(e) = exporter.as_mut() {
-            e.update(&metrics, &live, false);
+        self.refresh();
+        Ok(())
+    }
+
+    /// The endpoint and the view updated, and the interim summary rewritten when due.
+    fn refresh(&mut self) {
+        if let Some(e) = self.exporter.as_mut() {
+            e.update(&self.metrics, &self.live, false);
         }
-        if let Some(v) = view.as_mut().filter(|v| v.due(false)) {
+        if let Some(v) = self.view.as_mut().filter(|v| v.due(false)) {
+            let d = self.described;
             v.draw(&crate::report::tui::Snapshot::take(
-                &metrics,
-                &live,
-                started.elapsed(),
-                (&source_desc, &schedule_desc),
-                progress.recent(),
+                &self.metrics,
+                &self.live,
+                self.started.elapsed(),
+                (&d.source, &d.schedule),
+                self.progress.recent(),
             ));
         }
-        if summary_every.is_some_and(|every| last_summary.elapsed() >= every) {
-            last_summary = Instant::now();
-            let mut info = started_info.clone();
-            if let Some(o) = info.as_object_mut() {
-                o.insert(
-                    "wall_s".into(),
-                    json!(round3(started.elapsed().as_secs_f64())),
-                );
-                o.insert("end".into(), json!("running"));
-            }
-            let mut interim = Summary::from_metrics(&metrics, info, live);
-            if let Some(table) = &config.metrics.ce_baseline {
-                interim.set_ce_baseline(table);
-            }
-            // A failed interim write is a warning; the final summary is what must not be lost.
-            if let Err(e) = crate::report::write_run_summary(&config.out, &interim) {
-                progress.warn(&format!("interim summary not written: {e}"));
-            }
+        if self
+            .summary_every
+            .is_some_and(|every| self.last_summary.elapsed() >= every)
+        {
+            self.last_summary = Instant::now();
+            self.write_interim_summary();
         }
+    }
+
+    /// summary.json and summary.md of the run so far (`run.end` = `"running"`). A failed write is
+    /// a warning; the final summary is what must not be lost.
+    fn write_interim_summary(&mut self) {
+        let mut info = self.started_info.clone();
+        if let Some(o) = info.as_object_mut() {
+            o.insert(
+                "wall_s".into(),
+                json!(round3(self.started.elapsed().as_secs_f64())),
+            );
+            o.insert("end".into(), json!("running"));
+        }
+        let mut interim = Summary::from_metrics(&self.metrics, info, self.live);
+        if let Some(table) = &self.config.metrics.ce_baseline {
+            interim.set_ce_baseline(table);
+        }
+        if let Err(e) = crate::report::write_run_summary(&self.config.out, &interim) {
+            self.progress
+                .warn(&format!("interim summary not written: {e}"));
+        }
+    }
+}
+
+/// How the main pass went: its outcome (the end made `duration` or failed by the watcher where
+/// that is why it ended), its CPU use and its memory samples.
+struct MainPass {
+    outcome: Outcome,
+    cpu: Option<crate::watch::CpuUse>,
+    rss: crate::watch::RssSummary,
+}
+
+/// Runs the pipeline with the watcher beside it: the watcher passes Ctrl-C on, ends the run after
+/// --duration, and samples memory (crate::watch); the pipeline watches its flag. With the live
+/// view, a thread reads its keys.
+fn main_pass(
+    config: &RunConfig,
+    inputs: PipelineInputs,
+    stop: &AtomicBool,
+    outputs: &mut LiveOutputs,
+) -> MainPass {
+    let flags = crate::watch::Flags::default();
+    let live_view = outputs.view.is_some();
+    let mut sink = |event: Event| -> Result<(), String> {
+        outputs.on_event(event)?;
+        let live = &outputs.live;
         flags
             .frames
             .store(live.read + live.skipped, Ordering::Relaxed);
         Ok(())
     };
-    let (outcome, rss) = std::thread::scope(|s| {
+    let ((mut outcome, cpu), rss) = std::thread::scope(|s| {
         let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
         if live_view {
             s.spawn(|| crate::report::tui::watch_keys(stop, &flags.finished));
@@ -444,7 +685,6 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         flags.finished.store(true, Ordering::Relaxed);
         ((outcome, cpu), watcher.join().unwrap_or_default())
     });
-    let (mut outcome, cpu) = outcome;
     if flags.duration_hit.load(Ordering::Relaxed) && outcome.end == EndReason::Interrupted {
         outcome.end = EndReason::Duration;
     }
@@ -461,86 +701,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
             _ => EndReason::Failed(e),
         };
     }
-    // Give the terminal back before anything else is printed.
-    drop(view);
-    progress.finish();
-    let main_ok = matches!(
-        outcome.end,
-        EndReason::Completed | EndReason::Limit | EndReason::Duration
-    );
-    // A failed post pass fails the run, but what the main pass measured is still summarised.
-    let post = match crate::post::PostPasses::run(
-        &post_context,
-        harvest.as_ref(),
-        &mut engine,
-        &model,
-        &post_class_map,
-        stop,
-        quiet,
-        main_ok,
-    ) {
-        Ok(post) => Some(post),
-        Err(e) => {
-            outcome.end = EndReason::Failed(crate::error_line(e.as_ref()));
-            None
-        }
-    };
-
-    let ended_unix = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let mut run_info = started_info;
-    if let Some(o) = run_info.as_object_mut() {
-        for (k, v) in [
-            ("rss_mib", json!(rss)),
-            // The main pass's process CPU time over its wall time and the cores.
-            ("cpu", json!(cpu)),
-            ("variants_failed", json!(outcome.variants_failed)),
-            ("ended_unix", json!(ended_unix)),
-            ("wall_s", json!(round3(started.elapsed().as_secs_f64()))),
-            ("end", json!(outcome.end.as_str())),
-            (
-                "error",
-                json!(match &outcome.end {
-                    EndReason::Failed(e) => Some(e.clone()),
-                    _ => None,
-                }),
-            ),
-        ] {
-            o.insert(k.into(), v);
-        }
-    }
-    if let (Some(report), Some(info)) = (&outcome.source_report, run_info.as_object_mut()) {
-        info.insert("source_report".into(), report.clone());
-    }
-    let frames = FrameCounts {
-        read: outcome.frames_read,
-        skipped: outcome.frames_skipped,
-        dropped: outcome.frames_dropped,
-        lost: outcome.frames_lost,
-    };
-    if let Some(e) = exporter.as_mut() {
-        e.update(&metrics, &frames, true);
-    }
-    let mut summary = Summary::from_metrics(&metrics, run_info, frames);
-    if let Some(inner) = &config.metrics.ximagenet_inner {
-        summary.set_ximagenet_inner(inner);
-    }
-    if let Some(table) = &config.metrics.ce_baseline {
-        summary.set_ce_baseline(table);
-    }
-    if let Some(post) = post {
-        post.apply(&mut summary);
-    }
-    // A summary that cannot be written is reported beside how the run ended (which may itself be
-    // a failed records write), never instead of it.
-    let summary_error = crate::report::write_run_summary(&config.out, &summary).err();
-    Ok(RunResult {
-        summary,
-        outcome,
-        dir: config.out.clone(),
-        summary_error,
-    })
+    MainPass { outcome, cpu, rss }
 }
 
 #[cfg(test)]

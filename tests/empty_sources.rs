@@ -15,6 +15,7 @@ use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, EndReason, PipelineConfig, PipelineInputs, ScenarioStage};
+use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
 
@@ -240,9 +241,12 @@ fn any_source_that_gives_nothing_at_all_fails_the_run() {
         library: Some(ort_lib()),
         ..EngineConfig::default()
     };
+    let plan = Plan::from_items::<&str>(&[], &Catalog::builtin()).unwrap();
+    let schedule = Spread::default().schedule(plan.len(), 0);
     let inputs = PipelineInputs {
         source: Box::new(MemorySource::new(Vec::new())),
-        plan: Plan::from_items::<&str>(&[], &Catalog::builtin()).unwrap(),
+        plan,
+        schedule,
         model: model.clone(),
         engine: Box::new(OnnxEngine::new(&model, &config).unwrap()),
         class_map: ClassMap::identity(&model.labels),

@@ -14,6 +14,7 @@ use robustream::frame::Frame;
 use robustream::model::ModelDesc;
 use robustream::pipeline::{self, Event, PipelineInputs};
 use robustream::pipeline::{PipelineConfig, ScenarioStage};
+use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::{Source, SourceError};
 
@@ -56,9 +57,12 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
         ..EngineConfig::default()
     };
     let engine = OnnxEngine::new(&model, &config).unwrap();
+    let plan = Plan::from_items::<&str>(&[], &Catalog::builtin()).unwrap();
+    let schedule = Spread::default().schedule(plan.len(), 0);
     let inputs = PipelineInputs {
         source: Box::new(Lossy { given: 0 }),
-        plan: Plan::from_items::<&str>(&[], &Catalog::builtin()).unwrap(),
+        plan,
+        schedule,
         model: model.clone(),
         engine: Box::new(engine),
         class_map: ClassMap::identity(&model.labels),

@@ -17,9 +17,10 @@ pub enum ScenarioStage {
     Native,
 }
 
-/// `[pipeline]`: threads, batching and queues.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// `[pipeline]`: threads, batching and queues, checked ([`PipelineConfig::validate`]). The table's
+/// schedule settings are parsed with it ([`RawPipelineConfig`]) and settled apart
+/// ([`crate::scenario::schedule::ScheduleSettings`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PipelineConfig {
     /// Scenario/preprocess worker threads; 0 = one per core.
     pub workers: usize,
@@ -34,6 +35,28 @@ pub struct PipelineConfig {
     /// Backgrounds kept per class by the stream's background pool (`scenario::pool`; used by the
     /// IN-9 mixed, random-background and other-background placement scenarios).
     pub pool: usize,
+    /// What a live source (a camera, a paced file) does with a new frame while a frame is already
+    /// waiting for the workers (admission, `pipeline::admission`): `"oldest"` (default: the waiting
+    /// frame is dropped and the new one waits, so the freshest frame is evaluated), `"newest"`
+    /// (the new frame is dropped) or `"never"` (the source waits, as offline sources always do).
+    /// Every drop is counted in `frames.dropped`.
+    pub drop: DropPolicy,
+}
+
+/// The `[pipeline]` table as written: [`PipelineConfig`]'s settings and the scenario schedule's.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawPipelineConfig {
+    /// See [`PipelineConfig::workers`].
+    pub workers: usize,
+    /// See [`PipelineConfig::max_batch`].
+    pub max_batch: usize,
+    /// See [`PipelineConfig::max_wait_ms`].
+    pub max_wait_ms: u64,
+    /// See [`PipelineConfig::queue`].
+    pub queue: usize,
+    /// See [`PipelineConfig::pool`].
+    pub pool: usize,
     /// Which scenarios each frame is evaluated under: `"all"` (default), `"round-robin"` or
     /// `"random"` (seeded) — `clean` always, plus `per_frame` others (`scenario::schedule`), so a
     /// live stream keeps up with a plan too big to run on every frame.
@@ -47,12 +70,40 @@ pub struct PipelineConfig {
     /// The frame rate the budget is shared over, frames per second; default: the source's nominal
     /// rate (synthetic camera, video, camera).
     pub fps: Option<f64>,
-    /// What a live source (a camera, a paced file) does with a new frame while a frame is already
-    /// waiting for the workers (admission, `pipeline::admission`): `"oldest"` (default: the waiting
-    /// frame is dropped and the new one waits, so the freshest frame is evaluated), `"newest"`
-    /// (the new frame is dropped) or `"never"` (the source waits, as offline sources always do).
-    /// Every drop is counted in `frames.dropped`.
+    /// See [`PipelineConfig::drop`].
     pub drop: DropPolicy,
+}
+
+impl Default for RawPipelineConfig {
+    fn default() -> Self {
+        let d = PipelineConfig::default();
+        Self {
+            workers: d.workers,
+            max_batch: d.max_batch,
+            max_wait_ms: d.max_wait_ms,
+            queue: d.queue,
+            pool: d.pool,
+            schedule: crate::scenario::schedule::ScheduleMode::All,
+            per_frame: None,
+            budget: None,
+            fps: None,
+            drop: d.drop,
+        }
+    }
+}
+
+impl RawPipelineConfig {
+    /// The pipeline's own settings, unchecked (the schedule's stay here).
+    pub(crate) fn pipeline(&self) -> PipelineConfig {
+        PipelineConfig {
+            workers: self.workers,
+            max_batch: self.max_batch,
+            max_wait_ms: self.max_wait_ms,
+            queue: self.queue,
+            pool: self.pool,
+            drop: self.drop,
+        }
+    }
 }
 
 /// `[pipeline] drop`: which frame a live source loses when the workers are busy.
@@ -76,8 +127,8 @@ pub const MAX_BATCH: usize = 4096;
 
 impl PipelineConfig {
     /// Checks the values that do not depend on the source or the plan; each message names the key,
-    /// says why and what to set. (`per_frame` against `schedule` is checked by
-    /// [`crate::scenario::schedule::Schedule::new`].)
+    /// says why and what to set. (The schedule settings are checked by
+    /// [`crate::scenario::schedule::ScheduleSettings::new`].)
     pub fn validate(&self) -> Result<(), String> {
         let max_threads = crate::engine::MAX_THREADS;
         if self.workers > max_threads {
@@ -123,10 +174,6 @@ impl Default for PipelineConfig {
             max_wait_ms: 5,
             queue: 4,
             pool: 32,
-            schedule: crate::scenario::schedule::ScheduleMode::All,
-            per_frame: None,
-            budget: None,
-            fps: None,
             drop: DropPolicy::Oldest,
         }
     }

@@ -63,6 +63,9 @@ pub struct PipelineInputs {
     pub source: Box<dyn Source>,
     /// Scenarios applied to every frame, `clean` first.
     pub plan: Plan,
+    /// Which of the plan's scenarios each frame is evaluated under, built for `plan` (see
+    /// [`crate::scenario::schedule::Spread::schedule`]).
+    pub schedule: Schedule,
     /// The model's description (input geometry, normalisation, output kind).
     pub model: ModelDesc,
     /// The engine running the model.
@@ -257,6 +260,7 @@ pub fn run(
     let PipelineInputs {
         source,
         plan,
+        schedule,
         model,
         mut engine,
         class_map,
@@ -270,10 +274,6 @@ pub fn run(
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
         config.workers
-    };
-    let schedule = match Schedule::new(config.schedule, config.per_frame, plan.len(), seed) {
-        Ok(s) => s,
-        Err(e) => return Outcome::failed(e),
     };
     let live = source.is_live();
     // A live source keeps one frame waiting (admission.rs); an offline one reads ahead.

@@ -1,5 +1,4 @@
-//! Scenario scheduling for live streams: which of the plan's scenarios a frame is
-//! evaluated under.
+//! Scenario scheduling for live streams: which of the plan's scenarios a frame is evaluated under.
 //!
 //! Running every scenario on every frame of a 30 fps camera is out of reach on small devices (95
 //! ImageNet-C variants per frame), so a stream can evaluate `clean` on every frame and only
@@ -20,6 +19,11 @@
 //! of which is `clean`. The rate is the source's nominal one (the synthetic camera's fps, a video's
 //! frame rate, a camera's negotiated rate) or `[pipeline] fps`; it is fixed before the run, so the
 //! schedule — and the run — repeat exactly (a budget that followed the measured speed would not).
+//!
+//! The settings are checked once, when the config loads ([`ScheduleSettings::new`]); the one thing
+//! left open then is the source's rate for a budget without `[pipeline] fps`, fixed when the source
+//! opens ([`ScheduleSettings::at_rate`]). The [`Schedule`] is built from the resulting [`Spread`]
+//! and the plan, which cannot fail.
 
 use rand::RngExt;
 use serde::Deserialize;
@@ -81,19 +85,56 @@ impl Budget {
         })
     }
 
-    /// Resolves the `[pipeline]` scheduling settings: with a `budget`, `per_frame` comes from it
-    /// at `fps` (the setting, else the source's nominal rate `source_fps`) and an `all` schedule
-    /// becomes `round-robin`; without one, the settings are returned as they are. Errors when both
-    /// `budget` and `per_frame` are set or no frame rate is known.
-    pub fn resolve(
-        budget: Option<f64>,
-        fps: Option<f64>,
-        source_fps: Option<f64>,
+    /// One line, e.g. `budget 60 inferences/s at 15 frames/s = clean + 3 per frame`.
+    pub fn describe(&self) -> String {
+        format!(
+            "budget {} inferences/s at {} frames/s = clean + {} per frame",
+            self.inferences_per_s, self.fps, self.per_frame
+        )
+    }
+}
+
+/// The `[pipeline]` scheduling settings (`schedule`, `per_frame`, `budget`, `fps`), checked when the
+/// config loads. Only a budget without `fps` is still open: it is shared over the source's nominal
+/// rate, known once the source is open ([`ScheduleSettings::at_rate`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScheduleSettings {
+    /// No budget: the spread as set.
+    Fixed(Spread),
+    /// A budget at the rate of `[pipeline] fps`, resolved; `mode` is the `schedule` setting.
+    Budget {
+        /// The budget at the given rate.
+        budget: Budget,
+        /// `[pipeline] schedule`.
+        mode: ScheduleMode,
+    },
+    /// A budget shared over the source's nominal rate (no `[pipeline] fps`).
+    BudgetAtSourceRate {
+        /// `[pipeline] budget`, inferences per second (checked with the rate).
+        inferences_per_s: f64,
+        /// `[pipeline] schedule`.
+        mode: ScheduleMode,
+    },
+}
+
+impl Default for ScheduleSettings {
+    fn default() -> Self {
+        Self::Fixed(Spread::default())
+    }
+}
+
+impl ScheduleSettings {
+    /// Checks the settings: `budget` and `per_frame` exclude each other, a budget with `fps` must
+    /// leave a scenario besides `clean` ([`Budget::new`]), and without a budget `per_frame` must
+    /// fit `mode` ([`Spread::new`]). Errors name the setting to change.
+    pub fn new(
         mode: ScheduleMode,
         per_frame: Option<usize>,
-    ) -> Result<(ScheduleMode, Option<usize>, Option<Budget>), String> {
-        let Some(b) = budget else {
-            return Ok((mode, per_frame, None));
+        budget: Option<f64>,
+        fps: Option<f64>,
+    ) -> Result<Self, String> {
+        let Some(inferences_per_s) = budget else {
+            return Ok(Self::Fixed(Spread::new(mode, per_frame)?));
         };
         if per_frame.is_some() {
             return Err(
@@ -101,27 +142,106 @@ impl Budget {
                     .into(),
             );
         }
-        let Some(rate) = fps.or(source_fps) else {
-            return Err(
-                "`[pipeline] budget` needs the stream's frame rate and this source has none; set \
-                 `[pipeline] fps`"
-                    .into(),
-            );
+        Ok(match fps {
+            Some(fps) => Self::Budget {
+                budget: Budget::new(inferences_per_s, fps)?,
+                mode,
+            },
+            None => Self::BudgetAtSourceRate {
+                inferences_per_s,
+                mode,
+            },
+        })
+    }
+
+    /// The spread of a run whose source runs at `source_fps` (its nominal rate, if any), and the
+    /// budget it comes from: a budget gives `per_frame` at its rate and turns an `all` schedule into
+    /// `round-robin`. Errors when a budget needs the source's rate and there is none, or the budget
+    /// leaves no scenario besides `clean` at that rate.
+    pub fn at_rate(self, source_fps: Option<f64>) -> Result<(Spread, Option<Budget>), String> {
+        let (budget, mode) = match self {
+            Self::Fixed(spread) => return Ok((spread, None)),
+            Self::Budget { budget, mode } => (budget, mode),
+            Self::BudgetAtSourceRate {
+                inferences_per_s,
+                mode,
+            } => {
+                let Some(rate) = source_fps else {
+                    return Err(
+                        "`[pipeline] budget` needs the stream's frame rate and this source has \
+                         none; set `[pipeline] fps`"
+                            .into(),
+                    );
+                };
+                (Budget::new(inferences_per_s, rate)?, mode)
+            }
         };
-        let budget = Budget::new(b, rate)?;
         let mode = match mode {
             ScheduleMode::All => ScheduleMode::RoundRobin,
             m => m,
         };
-        Ok((mode, Some(budget.per_frame), Some(budget)))
+        let spread = Spread {
+            mode,
+            per_frame: Some(budget.per_frame),
+        };
+        Ok((spread, Some(budget)))
+    }
+}
+
+/// How a plan's scenarios are spread over frames, checked: `all`, or `per_frame` (at least 1) of the
+/// scenarios besides `clean` by `round-robin` or `random`. Default: `all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Spread {
+    mode: ScheduleMode,
+    /// `None` exactly when `mode` is [`ScheduleMode::All`].
+    per_frame: Option<usize>,
+}
+
+impl Spread {
+    /// The spread of `mode` with `per_frame` non-clean scenarios per frame (none for
+    /// [`ScheduleMode::All`]; at least 1 otherwise). Errors name the setting to change.
+    pub fn new(mode: ScheduleMode, per_frame: Option<usize>) -> Result<Self, String> {
+        match (mode, per_frame) {
+            (ScheduleMode::All, None) => Ok(Self::default()),
+            (ScheduleMode::All, Some(k)) => Err(format!(
+                "`[pipeline] per_frame` = {k} applies to the \"round-robin\" and \"random\" \
+                 schedules, but `schedule` is \"all\" (every scenario on every frame), so it \
+                 would be ignored; set `schedule = \"round-robin\"` (or \"random\"), or \
+                 remove `per_frame`"
+            )),
+            (_, None) => Err(
+                "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides \
+                 clean per frame)"
+                    .into(),
+            ),
+            (_, Some(0)) => Err("`[pipeline] per_frame` must be at least 1".into()),
+            (mode, Some(k)) => Ok(Self {
+                mode,
+                per_frame: Some(k),
+            }),
+        }
     }
 
-    /// One line, e.g. `budget 60 inferences/s at 15 frames/s = clean + 3 per frame`.
-    pub fn describe(&self) -> String {
-        format!(
-            "budget {} inferences/s at {} frames/s = clean + {} per frame",
-            self.inferences_per_s, self.fps, self.per_frame
-        )
+    /// The schedule mode.
+    pub fn mode(&self) -> ScheduleMode {
+        self.mode
+    }
+
+    /// Scenarios besides `clean` per frame; `None` for `all`.
+    pub fn per_frame(&self) -> Option<usize> {
+        self.per_frame
+    }
+
+    /// The schedule of this spread for a plan of `scenarios` scenarios whose first is `clean`
+    /// (`per_frame` capped at the plan's other scenarios), random draws keyed by `seed`.
+    pub fn schedule(self, scenarios: usize, seed: u64) -> Schedule {
+        let others = scenarios.saturating_sub(1);
+        Schedule {
+            mode: self.mode,
+            per_frame: self.per_frame.map_or(others, |k| k.min(others)),
+            scenarios,
+            seed,
+        }
     }
 }
 
@@ -137,42 +257,15 @@ pub struct Schedule {
 impl Schedule {
     /// The schedule of `mode` with `per_frame` non-clean scenarios per frame (none for
     /// [`ScheduleMode::All`]; at least 1 and at most the plan's other scenarios otherwise), for a
-    /// plan of `scenarios` scenarios whose first is `clean`. Errors name the setting to change.
+    /// plan of `scenarios` scenarios whose first is `clean`: [`Spread::new`], then
+    /// [`Spread::schedule`]. Errors name the setting to change.
     pub fn new(
         mode: ScheduleMode,
         per_frame: Option<usize>,
         scenarios: usize,
         seed: u64,
     ) -> Result<Self, String> {
-        let others = scenarios.saturating_sub(1);
-        let per_frame = match (mode, per_frame) {
-            (ScheduleMode::All, None) => others,
-            (ScheduleMode::All, Some(k)) => {
-                return Err(format!(
-                    "`[pipeline] per_frame` = {k} applies to the \"round-robin\" and \"random\" \
-                     schedules, but `schedule` is \"all\" (every scenario on every frame), so it \
-                     would be ignored; set `schedule = \"round-robin\"` (or \"random\"), or \
-                     remove `per_frame`"
-                ));
-            }
-            (_, None) => {
-                return Err(
-                    "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides \
-                     clean per frame)"
-                        .into(),
-                );
-            }
-            (_, Some(0)) => {
-                return Err("`[pipeline] per_frame` must be at least 1".into());
-            }
-            (_, Some(k)) => k.min(others),
-        };
-        Ok(Self {
-            mode,
-            per_frame,
-            scenarios,
-            seed,
-        })
+        Ok(Spread::new(mode, per_frame)?.schedule(scenarios, seed))
     }
 
     /// Whether every frame gets every scenario.
@@ -237,6 +330,22 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Budget {
+        /// Load-time check and open-time resolution in one call, as the tests below use it: the
+        /// mode, `per_frame` and budget a run with these settings gets at `source_fps`.
+        fn resolve(
+            budget: Option<f64>,
+            fps: Option<f64>,
+            source_fps: Option<f64>,
+            mode: ScheduleMode,
+            per_frame: Option<usize>,
+        ) -> Result<(ScheduleMode, Option<usize>, Option<Budget>), String> {
+            let settings = ScheduleSettings::new(mode, per_frame, budget, fps)?;
+            let (spread, budget) = settings.at_rate(source_fps)?;
+            Ok((spread.mode(), spread.per_frame(), budget))
+        }
+    }
 
     #[test]
     fn budget_gives_per_frame_at_the_stream_rate() {

@@ -1,7 +1,7 @@
 //! Sources: where frames come from. A [`Source`] yields decoded RGB [`Frame`]s one at a time, in a
 //! deterministic order, with ground truth and foreground masks when the input provides them.
 //!
-//! Three kinds (see [`SourceKind`]):
+//! The kinds (see [`SourceKind`]):
 //! - **folder** ([`folder`]): an ImageFolder tree `root/<class>/<image>`;
 //! - **manifest** ([`manifest`]): a CSV file with `path,label[,mask]` columns;
 //! - **image** ([`single`]): one image file;
@@ -114,6 +114,35 @@ impl SourceConfig {
             segment: None,
             label: None,
             labels: None,
+        }
+    }
+
+    /// What this source is, settled: the spelling first (a synthetic camera, a camera device, a
+    /// video file or stream; `kind` decides for each when given), then the configured `kind`, else
+    /// the path: a folder laid out as the IN-9 release is [`SourceKind::In9`]
+    /// ([`in9::looks_like_release`]), any other path is taken by [`SourceKind::detect`]. A path
+    /// that cannot be read is taken for a file here; opening it says what is wrong.
+    pub fn settled_kind(&self) -> SourceKind {
+        let spec = self.path.to_str().unwrap_or_default();
+        let synthetic = match self.kind {
+            Some(kind) => kind == SourceKind::Synthetic,
+            // A `[source.synthetic]` table needs `kind = "synthetic"` (refused at open otherwise).
+            None => {
+                self.synthetic.is_none() && synthetic::SyntheticConfig::parse_spec(spec).is_some()
+            }
+        };
+        if synthetic {
+            SourceKind::Synthetic
+        } else if camera::device_path(self).is_some() {
+            SourceKind::Camera
+        } else if video::is_video_source(self) {
+            SourceKind::Video
+        } else if let Some(kind) = self.kind {
+            kind
+        } else if self.path.is_dir() && in9::looks_like_release(&self.path) {
+            SourceKind::In9
+        } else {
+            SourceKind::detect(&self.path, self.path.is_dir())
         }
     }
 }
@@ -346,11 +375,21 @@ impl SourceError {
     }
 }
 
-/// Opens the source. `labels` is the run's dataset label space (class names, see
-/// [`LabelSpace::resolve`]) used to resolve labels written as names or indices. Errors that make the
-/// whole source unusable (missing path, unreadable manifest header, a folder class name not in the
-/// label space) are returned here.
+/// Opens the source, its kind settled here ([`SourceConfig::settled_kind`]). `labels` is the run's
+/// dataset label space (class names, see [`LabelSpace::resolve`]) used to resolve labels written as
+/// names or indices. Errors that make the whole source unusable (missing path, unreadable manifest
+/// header, a folder class name not in the label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
+    open_as(config, config.settled_kind(), labels)
+}
+
+/// [`open`] for a source whose kind is already settled ([`SourceConfig::settled_kind`], or a kind
+/// the caller knows, such as a run's IN-9 release).
+pub fn open_as(
+    config: &SourceConfig,
+    kind: SourceKind,
+    labels: &LabelSpace,
+) -> Result<Box<dyn Source>, SourceError> {
     let stream_labels = stream_labels(config, labels)?;
     if config.plate.is_some() && config.segment.is_some() {
         return Err(SourceError::new(
@@ -361,7 +400,7 @@ pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source
     if let Some(s) = &config.segment {
         s.check().map_err(|e| SourceError::at(&config.path, e))?;
     }
-    let mut source = open_kind(config, labels)?;
+    let mut source = open_kind(config, kind, labels)?;
     if let Some(s) = &config.segment {
         source = Box::new(segment::SegmentSource::new(source, s)?);
     }
@@ -381,7 +420,7 @@ pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source
 /// `[source.segment]` mask source and is not refused for its `[source.camera]` table.
 pub fn drop_foreign_tables(config: &mut SourceConfig) {
     // A `synthetic:…` spec describes its camera itself; the table applies with `--source-kind
-    // synthetic` only (as in a config, see `synthetic_config`).
+    // synthetic` only (as in a config, see `SourceConfig::settled_kind`).
     if config.kind != Some(SourceKind::Synthetic) {
         config.synthetic = None;
     }
@@ -431,37 +470,67 @@ fn stream_labels(
     }
 }
 
-/// [`open`] without the plate wrapper.
-fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
+/// The tables of the stream kinds, in the order a source's spelling is tried
+/// ([`SourceConfig::settled_kind`]), each with the error for a source of an earlier-tried kind or a
+/// path that carries it. A source of one of these kinds is not asked about the tables tried after
+/// its own.
+const STREAM_TABLES: [(SourceKind, &str); 3] = [
+    (
+        SourceKind::Synthetic,
+        "`[source.synthetic]` applies to synthetic sources only; remove it or set \
+         `kind = \"synthetic\"`",
+    ),
+    (
+        SourceKind::Camera,
+        "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
+    ),
+    (
+        SourceKind::Video,
+        "`[source.video]` applies to video sources only; remove it or set `kind = \"video\"`",
+    ),
+];
+
+/// [`open`] without the mask and label wrappers, for a source of the settled `kind`.
+fn open_kind(
+    config: &SourceConfig,
+    kind: SourceKind,
+    labels: &LabelSpace,
+) -> Result<Box<dyn Source>, SourceError> {
+    for (table_kind, message) in STREAM_TABLES {
+        if kind == table_kind {
+            break;
+        }
+        let present = match table_kind {
+            SourceKind::Synthetic => config.synthetic.is_some(),
+            SourceKind::Camera => config.camera.is_some(),
+            _ => config.video.is_some(),
+        };
+        if present {
+            return Err(SourceError::at(&config.path, message));
+        }
+    }
+    match kind {
+        SourceKind::Synthetic => Ok(Box::new(synthetic::open(
+            &synthetic_config(config)?,
+            labels,
+        )?)),
+        SourceKind::Camera => {
+            let device = camera::device_path(config).unwrap_or_else(|| config.path.clone());
+            camera::open(&device, config.camera.as_ref(), labels)
+        }
+        SourceKind::Video => video::open(config),
+        _ => open_path(config, kind, labels),
+    }
+}
+
+/// A source read from the file system (folder, manifest, image, ImageNet-C or IN-9 layout): the
+/// path is looked at and must fit `kind`, and the options of other kinds are refused.
+fn open_path(
+    config: &SourceConfig,
+    kind: SourceKind,
+    labels: &LabelSpace,
+) -> Result<Box<dyn Source>, SourceError> {
     let path = &config.path;
-    if let Some(synthetic) = synthetic_config(config)? {
-        return Ok(Box::new(synthetic::open(&synthetic, labels)?));
-    }
-    if config.synthetic.is_some() {
-        return Err(SourceError::at(
-            path,
-            "`[source.synthetic]` applies to synthetic sources only; remove it or set \
-             `kind = \"synthetic\"`",
-        ));
-    }
-    if let Some(device) = camera::device_path(config) {
-        return camera::open(&device, config.camera.as_ref(), labels);
-    }
-    if config.camera.is_some() {
-        return Err(SourceError::at(
-            path,
-            "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
-        ));
-    }
-    if video::is_video_source(config) {
-        return video::open(config);
-    }
-    if config.video.is_some() {
-        return Err(SourceError::at(
-            path,
-            "`[source.video]` applies to video sources only; remove it or set `kind = \"video\"`",
-        ));
-    }
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
             path,
@@ -478,14 +547,34 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
             ),
         ));
     }
-    let kind = config.kind.unwrap_or_else(|| {
-        if meta.is_dir() && in9::looks_like_release(path) {
-            SourceKind::In9
-        } else {
-            SourceKind::detect(path, meta.is_dir())
+    check_path_options(config, kind, meta.is_dir())?;
+    let source: ItemSource = match kind {
+        SourceKind::ImagenetC => return Ok(Box::new(imagenet_c::open(config, labels)?)),
+        SourceKind::In9 => {
+            let variations = config.variations.as_deref();
+            return Ok(Box::new(in9::open(path, variations, labels)?));
         }
-    });
-    if kind == SourceKind::In9 && !meta.is_dir() {
+        SourceKind::Folder => {
+            let order = config.classes.clone().unwrap_or_default();
+            folder::open(path, &order, labels)?
+        }
+        SourceKind::Manifest => manifest::open(path, labels)?,
+        // `Image`; the stream kinds never get here (`open_kind`).
+        _ => single::open(path),
+    };
+    Ok(Box::new(source))
+}
+
+/// The checks of a file-system source's path and options against its `kind`: a folder where a
+/// folder is needed, a file where a file is, and `variations`, `classes` and `clean` only on the
+/// kinds that read them.
+fn check_path_options(
+    config: &SourceConfig,
+    kind: SourceKind,
+    is_dir: bool,
+) -> Result<(), SourceError> {
+    let path = &config.path;
+    if kind == SourceKind::In9 && !is_dir {
         return Err(SourceError::at(
             path,
             "is not a folder but the source kind is `in9`; give the root of the IN-9 release",
@@ -501,7 +590,7 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
             ),
         ));
     }
-    match (kind, meta.is_dir()) {
+    match (kind, is_dir) {
         (SourceKind::Folder, false) => {
             return Err(SourceError::at(
                 path,
@@ -537,56 +626,24 @@ fn open_kind(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sourc
             ),
         ));
     }
-    let source: ItemSource = match kind {
-        SourceKind::ImagenetC => return Ok(Box::new(imagenet_c::open(config, labels)?)),
-        SourceKind::In9 => {
-            let variations = config.variations.as_deref();
-            return Ok(Box::new(in9::open(path, variations, labels)?));
-        }
-        SourceKind::Folder => {
-            let order = config.classes.clone().unwrap_or_default();
-            folder::open(path, &order, labels)?
-        }
-        SourceKind::Manifest => manifest::open(path, labels)?,
-        SourceKind::Image => single::open(path),
-        // Handled before the path is looked at (`camera::device_path`).
-        SourceKind::Camera => {
-            let device = camera::device_path(config).unwrap_or_else(|| path.clone());
-            return camera::open(&device, config.camera.as_ref(), labels);
-        }
-        // Handled before the path is looked at (`video::is_video_source`).
-        SourceKind::Video => return video::open(config),
-        // Handled before the path is looked at (`synthetic_config`).
-        SourceKind::Synthetic => {
-            return Ok(Box::new(synthetic::open(
-                &config.synthetic.clone().unwrap_or_default(),
-                labels,
-            )?));
-        }
-    };
-    Ok(Box::new(source))
+    Ok(())
 }
 
-/// The synthetic camera's settings when `config` names one: `kind = "synthetic"` (settings from
-/// `[source.synthetic]`, else from a `synthetic:…` path, else defaults), or no kind and a path
-/// spelled `synthetic[:WxH@FPS/N]`. `None` for every other source.
-fn synthetic_config(
-    config: &SourceConfig,
-) -> Result<Option<synthetic::SyntheticConfig>, SourceError> {
+/// The synthetic camera's settings of a synthetic source: `[source.synthetic]` (checked), else a
+/// `synthetic:…` path, else defaults.
+fn synthetic_config(config: &SourceConfig) -> Result<synthetic::SyntheticConfig, SourceError> {
     let spec = config.path.to_str().unwrap_or_default();
-    let parsed = || synthetic::SyntheticConfig::parse_spec(spec).transpose();
     let err = |e: String| SourceError::new(spec, e);
-    match config.kind {
-        Some(SourceKind::Synthetic) => match &config.synthetic {
-            Some(c) => {
-                c.check()
-                    .map_err(|e| err(format!("[source.synthetic]: {e}")))?;
-                Ok(Some(c.clone()))
-            }
-            None => Ok(Some(parsed().map_err(err)?.unwrap_or_default())),
-        },
-        None if config.synthetic.is_none() => parsed().map_err(err),
-        _ => Ok(None),
+    match &config.synthetic {
+        Some(c) => {
+            c.check()
+                .map_err(|e| err(format!("[source.synthetic]: {e}")))?;
+            Ok(c.clone())
+        }
+        None => Ok(synthetic::SyntheticConfig::parse_spec(spec)
+            .transpose()
+            .map_err(err)?
+            .unwrap_or_default()),
     }
 }
 
