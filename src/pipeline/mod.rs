@@ -223,7 +223,18 @@ struct Shared<'a> {
     workers_left: AtomicUsize,
 }
 
-impl Shared<'_> {
+impl<'a> Shared<'a> {
+    /// Nothing raised, nothing waiting, `workers` workers running.
+    fn new(stop: &'a AtomicBool, workers: usize) -> Self {
+        Self {
+            stop,
+            fatal: AtomicBool::new(false),
+            source_done: AtomicBool::new(false),
+            unprepared: AtomicUsize::new(0),
+            workers_left: AtomicUsize::new(workers),
+        }
+    }
+
     fn halted(&self) -> bool {
         self.stop.load(Ordering::Relaxed) || self.fatal.load(Ordering::Relaxed)
     }
@@ -270,46 +281,16 @@ pub fn run(
         strict,
         limit,
     } = inputs;
-    let workers = if config.workers == 0 {
-        std::thread::available_parallelism().map_or(2, |n| n.get())
-    } else {
-        config.workers
-    };
+    let workers = worker_count(&config);
     let live = source.is_live();
     // A live source keeps one frame waiting (admission.rs); an offline one reads ahead.
     let (frame_tx, frame_rx) = bounded(if live { 1 } else { config.queue.max(1) });
     let (task_tx, task_rx) = unbounded();
     // The collector drains this at once; the work behind it is bounded upstream.
     let (msg_tx, msg_rx) = unbounded();
-    // The background pool (scenario::pool), kept only when a scenario of the plan draws from it.
-    let pool = plan.scenarios().iter().any(|s| s.uses_pool()).then(|| {
-        let pool = BackgroundPool::new(config.pool, seed, pool_maker(&model, stage));
-        match pool_whole_maker(&model, stage) {
-            Some(whole) => pool.with_whole_maker(whole),
-            None => pool,
-        }
-    });
-    // Batch buffers with room for the engine's largest batch size (its padding).
-    let per = model.input_len();
-    let max_batch = config.max_batch.max(1);
-    let rows = engine
-        .shapes()
-        .map_or(max_batch, |s| s.max().max(max_batch));
-    let buffers = (0..assembly::BUFFERS)
-        .map(|_| engine.batch_buffer(rows, per))
-        .collect();
-    let assembler = assembly::Assembler::new(
-        buffers,
-        max_batch,
-        Duration::from_millis(config.max_wait_ms),
-    );
-    let shared = Shared {
-        stop,
-        fatal: AtomicBool::new(false),
-        source_done: AtomicBool::new(false),
-        unprepared: AtomicUsize::new(0),
-        workers_left: AtomicUsize::new(workers),
-    };
+    let pool = background_pool(&plan, &model, config.pool, seed, stage);
+    let assembler = assembler(engine.as_mut(), &model, &config);
+    let shared = Shared::new(stop, workers);
     // The source's copy of the stop flag (Source::set_stop): raised within STOP_POLL of `stop` or
     // a fatal error, so a source blocked on a camera or a network stream returns.
     let source_stop = Arc::new(AtomicBool::new(false));
@@ -335,15 +316,7 @@ pub fn run(
     let (source_end, collected) = std::thread::scope(|s| {
         let shared = &shared;
         let setup = &setup;
-        spawn(s, "rs-stop", move || {
-            while !shared.source_done.load(Ordering::Relaxed) {
-                if shared.halted() {
-                    source_stop.store(true, Ordering::Relaxed);
-                    break;
-                }
-                std::thread::sleep(STOP_POLL);
-            }
-        });
+        spawn(s, "rs-stop", move || relay_stop(shared, &source_stop));
         let admission = admission::Admission {
             tx: frame_tx,
             rx: frame_rx.clone(),
@@ -382,15 +355,19 @@ pub fn run(
         let source_end = source_thread.join().unwrap_or_default();
         (source_end, collected)
     });
-    let end = collected.end.unwrap_or(if stop.load(Ordering::Relaxed) {
-        EndReason::Interrupted
-    } else if source_end.hit_limit {
-        EndReason::Limit
-    } else if let Some(e) = source_end.error {
-        EndReason::Failed(e)
-    } else {
-        EndReason::Completed
-    });
+    outcome(stop, collected, source_end)
+}
+
+/// The run's counts and why it ended: as the collector ended it, else [`end_of_source`].
+fn outcome(
+    stop: &AtomicBool,
+    collected: collect::Collected,
+    source_end: admission::SourceEnd,
+) -> Outcome {
+    let end = match collected.end {
+        Some(end) => end,
+        None => end_of_source(stop, &source_end),
+    };
     Outcome {
         frames_read: source_end.read,
         frames_skipped: collected.skipped,
@@ -399,5 +376,80 @@ pub fn run(
         variants_failed: collected.failed,
         end,
         source_report: source_end.report,
+    }
+}
+
+/// The `rs-stop` thread: raises the source's copy of the stop flag within [`STOP_POLL`] of the
+/// caller's stop or a fatal error, until the source thread has returned.
+fn relay_stop(shared: &Shared, source_stop: &AtomicBool) {
+    while !shared.source_done.load(Ordering::Relaxed) {
+        if shared.halted() {
+            source_stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        std::thread::sleep(STOP_POLL);
+    }
+}
+
+/// Worker threads: `[pipeline] workers`, or one per core for 0.
+fn worker_count(config: &PipelineConfig) -> usize {
+    if config.workers == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        config.workers
+    }
+}
+
+/// The background pool (scenario::pool) of `pool` backgrounds per class, kept only when a scenario
+/// of the plan draws from it.
+fn background_pool(
+    plan: &Plan,
+    model: &ModelDesc,
+    pool: usize,
+    seed: u64,
+    stage: ScenarioStage,
+) -> Option<BackgroundPool> {
+    plan.scenarios().iter().any(|s| s.uses_pool()).then(|| {
+        let pool = BackgroundPool::new(pool, seed, pool_maker(model, stage));
+        match pool_whole_maker(model, stage) {
+            Some(whole) => pool.with_whole_maker(whole),
+            None => pool,
+        }
+    })
+}
+
+/// Batch assembly over reusable buffers with room for the engine's largest batch size (its
+/// padding), filled up to `[pipeline] max_batch` or for `max_wait_ms`.
+fn assembler<M>(
+    engine: &mut dyn Engine,
+    model: &ModelDesc,
+    config: &PipelineConfig,
+) -> assembly::Assembler<M> {
+    let per = model.input_len();
+    let max_batch = config.max_batch.max(1);
+    let rows = engine
+        .shapes()
+        .map_or(max_batch, |s| s.max().max(max_batch));
+    let buffers = (0..assembly::BUFFERS)
+        .map(|_| engine.batch_buffer(rows, per))
+        .collect();
+    assembly::Assembler::new(
+        buffers,
+        max_batch,
+        Duration::from_millis(config.max_wait_ms),
+    )
+}
+
+/// Why the run ended when the collector did not end it: the stop flag, the limit, the source's
+/// own error, or the end of the source.
+fn end_of_source(stop: &AtomicBool, source_end: &admission::SourceEnd) -> EndReason {
+    if stop.load(Ordering::Relaxed) {
+        EndReason::Interrupted
+    } else if source_end.hit_limit {
+        EndReason::Limit
+    } else if let Some(e) = &source_end.error {
+        EndReason::Failed(e.clone())
+    } else {
+        EndReason::Completed
     }
 }
