@@ -83,7 +83,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut config = RunConfig::load(args.config.as_deref(), &overrides)?;
     if args.realtime {
-        robustream::source::video::set_realtime(&mut config.source).map_err(anyhow::Error::msg)?;
+        robustream::source::video::set_realtime(&mut config.source)?;
     }
     let stop = Arc::new(AtomicBool::new(false));
     // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).

@@ -313,6 +313,9 @@ pub struct SourceError {
     pub item: String,
     /// What is wrong and what to do about it.
     pub message: String,
+    /// The typed error `message` tells of, where there is one (its kind, for callers to match on).
+    #[source]
+    pub cause: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl SourceError {
@@ -337,7 +340,18 @@ impl SourceError {
                 .collect();
         }
         let item = crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned();
-        Self { item, message }
+        let cause = None;
+        Self {
+            item,
+            message,
+            cause,
+        }
+    }
+
+    /// This error with `cause`, the typed error its message tells of, as its `source()`.
+    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(Box::new(cause));
+        self
     }
 
     /// An error about the file or folder at `path`.
@@ -575,12 +589,13 @@ fn synthetic_config(
 ) -> Result<Option<synthetic::SyntheticConfig>, SourceError> {
     let spec = config.path.to_str().unwrap_or_default();
     let parsed = || synthetic::SyntheticConfig::parse_spec(spec).transpose();
-    let err = |e: String| SourceError::new(spec, e);
+    let err = |e: synthetic::SyntheticError| SourceError::new(spec, e.to_string()).caused_by(e);
     match config.kind {
         Some(SourceKind::Synthetic) => match &config.synthetic {
             Some(c) => {
-                c.check()
-                    .map_err(|e| err(format!("[source.synthetic]: {e}")))?;
+                c.check().map_err(|e| {
+                    SourceError::new(spec, format!("[source.synthetic]: {e}")).caused_by(e)
+                })?;
                 Ok(Some(c.clone()))
             }
             None => Ok(Some(parsed().map_err(err)?.unwrap_or_default())),
