@@ -373,14 +373,16 @@ pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source
         ));
     }
     if let Some(s) = &config.segment {
-        s.check().map_err(|e| SourceError::at(&config.path, e))?;
+        s.check()
+            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
     }
     let mut source = open_kind(config, labels)?;
     if let Some(s) = &config.segment {
         source = Box::new(segment::SegmentSource::new(source, s)?);
     }
     if let Some(p) = &config.plate {
-        p.check().map_err(|e| SourceError::at(&config.path, e))?;
+        p.check()
+            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
         source = Box::new(plate::PlateSource::new(source, p.clone()));
     }
     Ok(match stream_labels {
