@@ -32,11 +32,8 @@ pub enum ConfigError {
     },
     /// A command-line flag that does not apply to the source (`--realtime` on a folder); the
     /// message names the source and the flag.
-    #[error("{message}")]
-    Flag {
-        /// What is wrong and what to do.
-        message: String,
-    },
+    #[error(transparent)]
+    Flag(#[from] crate::source::video::RealtimeError),
     /// A required setting is missing or a value is out of range.
     #[error("{origin}: {message}")]
     Invalid {
@@ -280,8 +277,7 @@ impl RunConfig {
             dataset.class_map = Some(map.clone());
         }
         if o.realtime {
-            crate::source::video::set_realtime(&mut source)
-                .map_err(|message| ConfigError::Flag { message })?;
+            crate::source::video::set_realtime(&mut source)?;
         }
         Ok(Self {
             file: file.map(Path::to_path_buf),

@@ -45,14 +45,16 @@ pub mod watch;
 /// An error and its causes on one line, `what: cause: cause`, each cause once: the library's errors
 /// quote their cause in their own message (`cannot read X: <the I/O error>`) and also return it as
 /// their `source()`, so printing the whole chain (anyhow's `{:#}`) said it twice. A cause whose text
-/// the line already holds is left out; line breaks become spaces.
+/// the line already holds, as written or as a message quotes a library's text (folded to one
+/// bounded line, [`source::decode::one_line`]), is left out; line breaks become spaces.
 pub fn error_line(error: &(dyn std::error::Error + 'static)) -> String {
     let mut line = String::new();
     let mut next = Some(error);
     while let Some(e) = next {
         let text = e.to_string();
         let text = text.trim();
-        if !text.is_empty() && !line.contains(text) {
+        let quoted = |t: &str| line.contains(t) || line.contains(&source::decode::one_line(t));
+        if !text.is_empty() && !quoted(text) {
             if !line.is_empty() {
                 line.push_str(": ");
             }
@@ -83,5 +85,14 @@ mod tests {
         );
         let e = anyhow::anyhow!("two\nlines");
         assert_eq!(super::error_line(e.as_ref()), "two lines");
+        // A cause its message quotes folded and clipped (a decoder's long text) is not said again.
+        let long = format!("bad\nchunk {}", "x".repeat(300));
+        let io = std::io::Error::other(long.clone());
+        let e = crate::source::decode::FileError::Unreadable {
+            what: "image".into(),
+            source: crate::fsread::ReadError::Io(io),
+        };
+        let e = crate::source::SourceError::at("a.png".as_ref(), e.to_string()).caused_by(e);
+        assert_eq!(super::error_line(&e), e.to_string());
     }
 }

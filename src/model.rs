@@ -27,6 +27,14 @@ pub enum ModelDescError {
         /// The parser's message, which names the key and line.
         message: String,
     },
+    /// A size or preprocessing value is out of range or inconsistent (the kind in `source`).
+    #[error("model description {path}: {source}")]
+    Value {
+        /// The file.
+        path: PathBuf,
+        /// Which table's value is wrong, and how.
+        source: DescValueError,
+    },
     /// A value is out of range or inconsistent.
     #[error("model description {path}: {message}")]
     Invalid {
@@ -37,113 +45,128 @@ pub enum ModelDescError {
     },
 }
 
+/// A value of a model description's `[input]` or `[preprocess]` table that cannot be used, by the
+/// step it is about. Display = the message, naming the key and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DescValueError {
+    /// `[input] width` / `height` out of range.
+    #[error("{0}")]
+    InputSize(String),
+    /// `[preprocess] resize_shorter` or `resize` out of range, in conflict, or without effect.
+    #[error("{0}")]
+    Resize(String),
+    /// `[preprocess] mean` / `std` not finite, not positive, or on the wrong scale.
+    #[error("{0}")]
+    Normalize(String),
+}
+
 /// The largest input side and `resize_shorter` a description may give, in pixels: one 8192² image
 /// is 805 MB of f32 tensor, far beyond any classifier; a larger value is a typo.
 pub const MAX_SIDE: u32 = 8192;
 
 /// Rejects degenerate input sizes and preprocessing: each message names the key and the fix.
-fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), String> {
+fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), DescValueError> {
     let (w, h) = (input.width, input.height);
     if w == 0 || h == 0 {
-        return Err(format!(
+        return Err(DescValueError::InputSize(format!(
             "`[input] width` = {w} and `height` = {h}: both must be positive (the model's input \
              size in pixels)"
-        ));
+        )));
     }
     if w > MAX_SIDE || h > MAX_SIDE {
-        return Err(format!(
+        return Err(DescValueError::InputSize(format!(
             "`[input] width` = {w} and `height` = {h}: at most {MAX_SIDE} pixels each (one image \
              tensor of that size is already 805 MB); give the model's input size"
-        ));
+        )));
     }
     if let Some(s) = p.resize_shorter {
         if s == 0 {
-            return Err(
+            return Err(DescValueError::Resize(
                 "`[preprocess] resize_shorter` = 0 would shrink every frame to nothing (the model \
                  would see one colour); remove the key for no resize, or give the shorter side \
                  before the crop (e.g. 256 for a 224 input)"
                     .into(),
-            );
+            ));
         }
         if p.crop == Crop::Squash {
-            return Err(format!(
+            return Err(DescValueError::Resize(format!(
                 "`[preprocess] resize_shorter` = {s} has no effect with `crop = \"squash\"` (the \
                  frame is squashed straight to the input size); remove it, or use \
                  `crop = \"center\"`"
-            ));
+            )));
         }
         if s < w.min(h) {
-            return Err(format!(
+            return Err(DescValueError::Resize(format!(
                 "`[preprocess] resize_shorter` = {s} is smaller than the {w}×{h} input, so the \
                  centre crop would pad every frame with black; make it at least {} (ImageNet \
                  models: 256 for a 224 input)",
                 w.min(h)
-            ));
+            )));
         }
         if s > MAX_SIDE {
-            return Err(format!(
+            return Err(DescValueError::Resize(format!(
                 "`[preprocess] resize_shorter` = {s}: at most {MAX_SIDE} pixels (every frame is \
                  resized to it before the crop); give the shorter side the model was trained with"
-            ));
+            )));
         }
     }
     if let Some(r) = p.resize {
         check_resize(r, w, h, p)?;
     }
     if p.mean.iter().any(|m| !m.is_finite()) {
-        return Err(
+        return Err(DescValueError::Normalize(
             "`[preprocess] mean` must be finite numbers (on the 0..255 pixel scale)".into(),
-        );
+        ));
     }
     if p.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-        return Err(format!(
+        return Err(DescValueError::Normalize(format!(
             "`[preprocess] std` = {:?}: each must be a positive number (on the 0..255 pixel \
              scale; the pixels are divided by it)",
             p.std
-        ));
+        )));
     }
     if p.std.iter().all(|s| *s < 1.0) && p.mean.iter().all(|m| (0.0..=1.0).contains(m)) {
-        return Err(format!(
+        return Err(DescValueError::Normalize(format!(
             "`[preprocess] mean` = {:?} and `std` = {:?} look like the 0..1 scale, but they are on \
              the 0..255 pixel scale: multiply them by 255 (ImageNet's are mean = [123.675, \
              116.28, 103.53], std = [58.395, 57.12, 57.375])",
             p.mean, p.std
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Checks `[preprocess] resize` (a squash to a fixed size before the centre crop): each message
 /// names the key and the fix.
-fn check_resize(r: ResizeDesc, w: u32, h: u32, p: &PreprocessDesc) -> Result<(), String> {
+fn check_resize(r: ResizeDesc, w: u32, h: u32, p: &PreprocessDesc) -> Result<(), DescValueError> {
     let (rw, rh) = (r.width, r.height);
     if let Some(s) = p.resize_shorter {
-        return Err(format!(
+        return Err(DescValueError::Resize(format!(
             "`[preprocess] resize_shorter` = {s} and `resize` = {{ width = {rw}, height = {rh} }} \
              are two different resizes: keep `resize_shorter` for torchvision `Resize({s})` (aspect \
              ratio kept) or `resize` for `Resize(({rh}, {rw}))` (squash), not both"
-        ));
+        )));
     }
     if p.crop == Crop::Squash {
-        return Err(format!(
+        return Err(DescValueError::Resize(format!(
             "`[preprocess] resize` = {{ width = {rw}, height = {rh} }} has no effect with `crop = \
              \"squash\"` (the frame is squashed straight to the input size); remove it, or use \
              `crop = \"center\"` to squash to {rw}×{rh} and then centre-crop {w}×{h}"
-        ));
+        )));
     }
     if rw == 0 || rh == 0 || rw > MAX_SIDE || rh > MAX_SIDE {
-        return Err(format!(
+        return Err(DescValueError::Resize(format!(
             "`[preprocess] resize` = {{ width = {rw}, height = {rh} }}: each side must be 1..={MAX_SIDE} \
              pixels (the size every frame is squashed to before the centre crop; Hard ImageNet: \
              width = 256, height = 256 for a 224 input)"
-        ));
+        )));
     }
     if rw < w || rh < h {
-        return Err(format!(
+        return Err(DescValueError::Resize(format!(
             "`[preprocess] resize` = {{ width = {rw}, height = {rh} }} is smaller than the {w}×{h} \
              input, so the centre crop would pad every frame with black; make width at least {w} \
              and height at least {h} (Hard ImageNet: 256×256 for a 224 input)"
-        ));
+        )));
     }
     Ok(())
 }
@@ -245,30 +268,33 @@ const RESIZE_FORM: &str = "write `resize = { width = 256, height = 256 }` (sides
     torchvision's `Resize((h, w))` lists the height first)";
 
 impl TryFrom<toml::Value> for ResizeDesc {
-    type Error = String;
+    type Error = DescValueError;
 
-    fn try_from(v: toml::Value) -> Result<Self, String> {
+    fn try_from(v: toml::Value) -> Result<Self, DescValueError> {
+        let form = |message: String| DescValueError::Resize(message);
         let toml::Value::Table(t) = v else {
-            return Err(format!(
+            return Err(form(format!(
                 "`[preprocess] resize` is not a table: {RESIZE_FORM}"
-            ));
+            )));
         };
         if let Some(k) = t.keys().find(|k| *k != "width" && *k != "height") {
-            return Err(format!(
+            return Err(form(format!(
                 "`[preprocess] resize` has an unknown key `{}`: {RESIZE_FORM}",
                 crate::quote::clip(k)
-            ));
+            )));
         }
         let side = |name: &str| match t.get(name) {
             Some(toml::Value::Integer(n)) => u32::try_from(*n).map_err(|_| {
-                format!("`[preprocess] resize` {name} = {n} is not a pixel count: {RESIZE_FORM}")
+                form(format!(
+                    "`[preprocess] resize` {name} = {n} is not a pixel count: {RESIZE_FORM}"
+                ))
             }),
-            Some(_) => Err(format!(
+            Some(_) => Err(form(format!(
                 "`[preprocess] resize` {name} must be a whole number of pixels: {RESIZE_FORM}"
-            )),
-            None => Err(format!(
+            ))),
+            None => Err(form(format!(
                 "`[preprocess] resize` has no `{name}`: {RESIZE_FORM}"
-            )),
+            ))),
         };
         Ok(Self {
             width: side("width")?,
@@ -343,7 +369,10 @@ impl ModelDesc {
             path: path.to_path_buf(),
             message,
         };
-        check_values(&raw.input, &raw.preprocess).map_err(invalid)?;
+        check_values(&raw.input, &raw.preprocess).map_err(|source| ModelDescError::Value {
+            path: path.to_path_buf(),
+            source,
+        })?;
         if raw.output.classes == 0 {
             return Err(invalid(
                 "`[output] classes` must be positive (the length of the model's output rows)"

@@ -131,51 +131,47 @@ impl Default for CameraConfig {
 
 impl CameraConfig {
     /// Checks ranges and format names; the message names the key (`[source.camera] …`).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), CameraConfigError> {
+        let out = |key, value: String, must: String| {
+            Err(CameraConfigError::OutOfRange { key, value, must })
+        };
         for (key, v) in [("width", self.width), ("height", self.height)] {
             if let Some(v) = v
                 && !(1..=16384).contains(&v)
             {
-                return Err(format!("[source.camera] {key} = {v} must be in 1..=16384"));
+                return out(key, v.to_string(), "be in 1..=16384".into());
             }
         }
         if let Some(fps) = self.fps
             && !(fps.is_finite() && fps > 0.0 && fps <= 1000.0)
         {
-            return Err(format!(
-                "[source.camera] fps = {fps} must be a number in (0, 1000]"
-            ));
+            return out("fps", fps.to_string(), "be a number in (0, 1000]".into());
         }
         if !(2..=32).contains(&self.buffers) {
-            return Err(format!(
-                "[source.camera] buffers = {} must be in 2..=32",
-                self.buffers
-            ));
+            return out("buffers", self.buffers.to_string(), "be in 2..=32".into());
         }
         if !(self.backoff_max.is_finite() && (BACKOFF_START..=3600.0).contains(&self.backoff_max)) {
-            return Err(format!(
-                "[source.camera] backoff_max = {} must be in {BACKOFF_START}..=3600 seconds",
-                self.backoff_max
-            ));
+            return out(
+                "backoff_max",
+                self.backoff_max.to_string(),
+                format!("be in {BACKOFF_START}..=3600 seconds"),
+            );
         }
         if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 600.0) {
-            return Err(format!(
-                "[source.camera] timeout = {} must be in (0, 600] seconds",
-                self.timeout
-            ));
+            return out(
+                "timeout",
+                self.timeout.to_string(),
+                "be in (0, 600] seconds".into(),
+            );
         }
         if self.format.as_ref().is_some_and(Vec::is_empty) {
-            return Err(
-                "[source.camera] format is empty; list fourccs such as [\"YUYV\"] or \
-                 remove it"
-                    .into(),
-            );
+            return Err(CameraConfigError::NoFormat);
         }
         self.formats().map(|_| ())
     }
 
     /// The preference list as converter formats (the default when `format` is absent).
-    pub fn formats(&self) -> Result<Vec<PixelFormat>, String> {
+    pub fn formats(&self) -> Result<Vec<PixelFormat>, CameraConfigError> {
         match &self.format {
             None => Ok(DEFAULT_FORMATS
                 .iter()
@@ -184,18 +180,45 @@ impl CameraConfig {
             Some(list) => list
                 .iter()
                 .map(|name| {
-                    parse_fourcc(name).ok_or_else(|| {
-                        format!(
-                            "[source.camera] format `{name}` is not one robustream converts; use \
-                             {}",
-                            DEFAULT_FORMATS.join(", ")
-                        )
-                    })
+                    parse_fourcc(name)
+                        .ok_or_else(|| CameraConfigError::UnknownFormat { name: name.clone() })
                 })
                 .collect(),
         }
     }
 }
+
+/// A `[source.camera]` setting that cannot be used. Display = the message, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CameraConfigError {
+    /// `key = value` outside its range.
+    #[error("[source.camera] {key} = {value} must {must}")]
+    OutOfRange {
+        /// The key ("width", "height", "fps", "buffers", "backoff_max", "timeout").
+        key: &'static str,
+        /// The value as written back.
+        value: String,
+        /// The rule it breaks ("be in 2..=32").
+        must: String,
+    },
+    /// `format = []`.
+    #[error("[source.camera] format is empty; list fourccs such as [\"YUYV\"] or remove it")]
+    NoFormat,
+    /// A `format` entry no converter reads.
+    #[error(
+        "[source.camera] format `{name}` is not one robustream converts; use {}",
+        DEFAULT_FORMATS.join(", ")
+    )]
+    UnknownFormat {
+        /// The fourcc as written.
+        name: String,
+    },
+}
+
+/// This robustream was built without the `camera` feature ([`FEATURE_MISSING`] says how to get it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{FEATURE_MISSING}")]
+pub struct FeatureMissing;
 
 /// A fourcc name as a converter format: case-insensitive, `MJPEG` accepted for `MJPG`.
 fn parse_fourcc(name: &str) -> Option<PixelFormat> {
@@ -826,7 +849,9 @@ pub fn open(
     _labels: &LabelSpace,
 ) -> Result<Box<dyn Source>, SourceError> {
     let config = config.cloned().unwrap_or_default();
-    config.check().map_err(|e| SourceError::at(device, e))?;
+    config
+        .check()
+        .map_err(|e| SourceError::at(device, e.to_string()).caused_by(e))?;
     open_device(device, config)
 }
 
@@ -1015,7 +1040,7 @@ pub fn render_devices(devices: &[DeviceInfo]) -> String {
 }
 
 /// Every `/dev/video*` node, queried. Without the `camera` feature: [`FEATURE_MISSING`].
-pub fn list_devices() -> Result<Vec<DeviceInfo>, String> {
+pub fn list_devices() -> Result<Vec<DeviceInfo>, FeatureMissing> {
     #[cfg(feature = "camera")]
     {
         Ok(video_nodes(Path::new("/dev"))
@@ -1025,7 +1050,7 @@ pub fn list_devices() -> Result<Vec<DeviceInfo>, String> {
     }
     #[cfg(not(feature = "camera"))]
     {
-        Err(FEATURE_MISSING.to_string())
+        Err(FeatureMissing)
     }
 }
 
@@ -1107,7 +1132,7 @@ mod v4l2 {
                 .into_iter()
                 .map(|d| (d.fourcc, d.description))
                 .collect();
-            let wanted = self.config.formats()?;
+            let wanted = self.config.formats().map_err(|e| e.to_string())?;
             let Some(format) = wanted
                 .iter()
                 .copied()
@@ -1479,7 +1504,7 @@ mod tests {
         let bad = |edit: fn(&mut CameraConfig), key: &str| {
             let mut c = CameraConfig::default();
             edit(&mut c);
-            let e = c.check().unwrap_err();
+            let e = c.check().unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         };
         bad(|c| c.width = Some(0), "width");

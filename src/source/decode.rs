@@ -107,23 +107,129 @@ pub fn undecodable_message(ext: &str) -> String {
 /// A directory, device, FIFO or socket is refused without being opened (reading `/dev/zero` would
 /// never end, opening a FIFO can block), a larger file before it is read. The error is a complete
 /// message: what is wrong and what to do.
-pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
+pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, FileError> {
     crate::fsread::read_bounded(path, MAX_FILE_BYTES).map_err(|e| match e {
-        ReadError::NotAFile(kind) => format!(
-            "is {kind}, not {what} file; give the path of {what} file",
-            what = article(what),
-        ),
-        ReadError::TooLarge { limit } => format!(
-            "the {what} file is larger than {} (the most robustream reads of one file); shrink \
-             or re-encode it",
-            size_text(limit)
-        ),
-        other => format!(
-            "cannot read {what} ({}); check that the file exists and is readable",
-            one_line(&other.to_string())
-        ),
+        ReadError::NotAFile(kind) => FileError::NotAFile {
+            what: what.to_string(),
+            kind,
+        },
+        ReadError::TooLarge { limit } => FileError::TooLarge {
+            what: what.to_string(),
+            limit,
+        },
+        other => FileError::Unreadable {
+            what: what.to_string(),
+            source: other,
+        },
     })
 }
+
+/// Why [`read_file`] read nothing. Display = the message: what is wrong and what to do (the
+/// caller's message names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The path names a directory, device, FIFO or socket, not a regular file.
+    #[error(
+        "is {kind}, not {} file; give the path of {} file",
+        article(what),
+        article(what)
+    )]
+    NotAFile {
+        /// What the file was to be ("image", "mask", "manifest", "annotation").
+        what: String,
+        /// What the path is instead ("a directory", "a FIFO (named pipe)", …).
+        kind: &'static str,
+    },
+    /// The file holds more than `limit` bytes.
+    #[error(
+        "the {what} file is larger than {} (the most robustream reads of one file); shrink or \
+         re-encode it",
+        size_text(*limit)
+    )]
+    TooLarge {
+        /// What the file was to be.
+        what: String,
+        /// The limit, bytes ([`MAX_FILE_BYTES`]).
+        limit: u64,
+    },
+    /// The file could not be opened or read.
+    #[error(
+        "cannot read {what} ({}); check that the file exists and is readable",
+        one_line(&source.to_string())
+    )]
+    Unreadable {
+        /// What the file was to be.
+        what: String,
+        /// The failed read.
+        source: ReadError,
+    },
+}
+
+/// Why [`decode_bytes`] made no image of a file's bytes. Display = the message: what is wrong and
+/// what to do (the caller's message names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// No bytes at all.
+    #[error("cannot decode image (the file is empty); {FIX}")]
+    Empty,
+    /// The content is not a format the `image` crate knows.
+    #[error("cannot decode image (the content is not a known image format); {FIX}")]
+    UnknownFormat,
+    /// A format this build was made without.
+    #[error(
+        "cannot decode image ({format:?} decoding is not built into this robustream); convert \
+         the file to PNG or JPEG"
+    )]
+    NotBuiltIn {
+        /// The format the content is in.
+        format: ImageFormat,
+    },
+    /// The file ends early: `the {what} ends {place}`.
+    #[error("truncated: the {what} ends {place}; re-copy the file")]
+    Truncated {
+        /// "JPEG", "PNG", or "<format> file".
+        what: String,
+        /// Where it ends ("before its end-of-image marker", "inside its IEND chunk", …).
+        place: String,
+    },
+    /// The header declares more pixels than robustream decodes.
+    #[error(
+        "the image is too large to decode: its header declares {width}×{height} pixels ({} \
+         decoded; robustream decodes at most {MAX_SIDE} pixels a side and {}); shrink the image",
+        size_text(*bytes),
+        size_text(MAX_DECODED_BYTES)
+    )]
+    TooLarge {
+        /// Declared width, pixels.
+        width: u32,
+        /// Declared height, pixels.
+        height: u32,
+        /// The decoded pixels' bytes.
+        bytes: u64,
+    },
+    /// The decoder hit its allocation limit.
+    #[error(
+        "the image is too large to decode ({}; robustream decodes at most {}); shrink the image",
+        one_line(&source.to_string()),
+        size_text(MAX_DECODED_BYTES)
+    )]
+    Limits {
+        /// The decoder's error.
+        source: ImageError,
+    },
+    /// The decoder refused the content.
+    #[error("cannot decode image ({}); {FIX}", one_line(&source.to_string()))]
+    Corrupt {
+        /// The decoder's error.
+        source: ImageError,
+    },
+    /// The image decoded to no pixels.
+    #[error("cannot decode image (it has zero width or height); {FIX}")]
+    ZeroSize,
+}
+
+/// The fix for a file that does not decode.
+const FIX: &str = "remove or replace the file";
 
 /// "an image", "a mask", "a manifest" (the article for `what`).
 fn article(what: &str) -> String {
@@ -137,8 +243,10 @@ fn article(what: &str) -> String {
 /// 16-bit → 8-bit; an animated GIF or multi-page TIFF gives its first image). Errors name the
 /// file and say what to do.
 pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
-    let bytes = read_file(path, "image").map_err(|why| SourceError::at(path, why))?;
-    let image = decode_bytes(&bytes).map_err(|why| SourceError::at(path, why))?;
+    let bytes = read_file(path, "image")
+        .map_err(|why| SourceError::at(path, why.to_string()).caused_by(why))?;
+    let image = decode_bytes(&bytes)
+        .map_err(|why| SourceError::at(path, why.to_string()).caused_by(why))?;
     Ok(image.into_rgb8())
 }
 
@@ -165,69 +273,54 @@ pub fn one_line(text: &str) -> String {
 
 /// Decodes an image held in memory, guessing its format from the content. The error is a complete
 /// message: what is wrong and what to do.
-pub fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, String> {
-    const FIX: &str = "remove or replace the file";
+pub fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, DecodeError> {
     if bytes.is_empty() {
-        return Err(format!("cannot decode image (the file is empty); {FIX}"));
+        return Err(DecodeError::Empty);
     }
     let mut reader = ImageReader::new(Cursor::new(bytes))
         .with_guessed_format()
-        .map_err(|e| format!("cannot decode image ({}); {FIX}", one_line(&e.to_string())))?;
+        .map_err(|e| DecodeError::Corrupt {
+            source: ImageError::IoError(e),
+        })?;
     let Some(format) = reader.format() else {
-        return Err(format!(
-            "cannot decode image (the content is not a known image format); {FIX}"
-        ));
+        return Err(DecodeError::UnknownFormat);
     };
     if !format.reading_enabled() {
-        return Err(format!(
-            "cannot decode image ({format:?} decoding is not built into this robustream); \
-             convert the file to PNG or JPEG"
-        ));
+        return Err(DecodeError::NotBuiltIn { format });
     }
     check_complete(format, bytes)?;
     let mut limits = Limits::default();
     limits.max_alloc = Some(MAX_DECODED_BYTES);
     reader.limits(limits);
-    let decoder = reader
-        .into_decoder()
-        .map_err(|e| decode_error(&e, format))?;
+    let decoder = reader.into_decoder().map_err(|e| decode_error(e, format))?;
     let (w, h) = decoder.dimensions();
     let need = decoder.total_bytes();
     if w > MAX_SIDE || h > MAX_SIDE || need > MAX_DECODED_BYTES {
-        return Err(format!(
-            "the image is too large to decode: its header declares {w}×{h} pixels ({} decoded; \
-             robustream decodes at most {MAX_SIDE} pixels a side and {}); shrink the image",
-            size_text(need),
-            size_text(MAX_DECODED_BYTES)
-        ));
+        return Err(DecodeError::TooLarge {
+            width: w,
+            height: h,
+            bytes: need,
+        });
     }
-    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_error(&e, format))?;
+    let image = DynamicImage::from_decoder(decoder).map_err(|e| decode_error(e, format))?;
     if image.width() == 0 || image.height() == 0 {
-        return Err(format!(
-            "cannot decode image (it has zero width or height); {FIX}"
-        ));
+        return Err(DecodeError::ZeroSize);
     }
     Ok(image)
 }
 
-/// The message for a decoder's error: the end of the data reached early is a truncated file;
-/// anything else is the decoder's text on one line.
-fn decode_error(e: &ImageError, format: ImageFormat) -> String {
+/// A decoder's error by kind: the end of the data reached early is a truncated file, an allocation
+/// limit an image too large; anything else the decoder's text on one line.
+fn decode_error(e: ImageError, format: ImageFormat) -> DecodeError {
     match e {
-        ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => format!(
-            "truncated: the {} file ends before its image data does; re-copy the file",
-            format_name(format)
-        ),
-        ImageError::Limits(_) => format!(
-            "the image is too large to decode ({}; robustream decodes at most {}); shrink the \
-             image",
-            one_line(&e.to_string()),
-            size_text(MAX_DECODED_BYTES)
-        ),
-        _ => format!(
-            "cannot decode image ({}); remove or replace the file",
-            one_line(&e.to_string())
-        ),
+        ImageError::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            DecodeError::Truncated {
+                what: format!("{} file", format_name(format)),
+                place: "before its image data does".into(),
+            }
+        }
+        ImageError::Limits(_) => DecodeError::Limits { source: e },
+        _ => DecodeError::Corrupt { source: e },
     }
 }
 
@@ -250,11 +343,12 @@ fn format_name(format: ImageFormat) -> String {
 /// bytes after that marker are allowed (the image before them is complete). A PNG must reach the
 /// end of its IEND chunk, every chunk before it whole. Other formats are left to their decoders
 /// (whose end-of-data error becomes "truncated" in [`decode_bytes`]).
-pub fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), String> {
+pub fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), DecodeError> {
     match format {
-        ImageFormat::Jpeg if !jpeg_reaches_eoi(bytes) => {
-            Err("truncated: the JPEG ends before its end-of-image marker; re-copy the file".into())
-        }
+        ImageFormat::Jpeg if !jpeg_reaches_eoi(bytes) => Err(DecodeError::Truncated {
+            what: "JPEG".into(),
+            place: "before its end-of-image marker".into(),
+        }),
         ImageFormat::Png => match png_cut_chunk(bytes) {
             None => Ok(()),
             Some(chunk) => {
@@ -263,7 +357,10 @@ pub fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), String> {
                     Some(c) => format!("inside its {c} chunk, before its IEND chunk"),
                     None => "before its IEND chunk".to_string(),
                 };
-                Err(format!("truncated: the PNG ends {place}; re-copy the file"))
+                Err(DecodeError::Truncated {
+                    what: "PNG".into(),
+                    place,
+                })
             }
         },
         _ => Ok(()),
@@ -394,7 +491,7 @@ mod tests {
         }
         // AVIF files are AVIF by content too: the decoder's refusal says the same thing.
         let avif = b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf\0\0\0\0";
-        let e = decode_bytes(avif).unwrap_err();
+        let e = decode_bytes(avif).unwrap_err().to_string();
         assert!(
             e.contains("not built into this robustream")
                 && e.ends_with("convert the file to PNG or JPEG"),
@@ -479,7 +576,7 @@ mod tests {
         // Whole chunks with junk in them: the decoder's error, on one line.
         let mut junk = b"\x89PNG\r\n\x1a\n\0\0\0\x04IHDRjunkcrc!".to_vec();
         junk.extend_from_slice(b"\0\0\0\0IEND\xaeB`\x82");
-        let e = decode_bytes(&junk).unwrap_err();
+        let e = decode_bytes(&junk).unwrap_err().to_string();
         assert!(e.starts_with("cannot decode image ("), "{e}");
 
         let empty = dir.path().join("empty.png");
@@ -497,7 +594,7 @@ mod tests {
         assert!(!ImageFormat::Qoi.reading_enabled());
         let mut qoi = b"qoif".to_vec();
         qoi.extend_from_slice(&[0u8; 60]);
-        let e = decode_bytes(&qoi).unwrap_err();
+        let e = decode_bytes(&qoi).unwrap_err().to_string();
         assert!(e.contains("convert the file to PNG or JPEG"), "{e}");
     }
 
@@ -546,7 +643,11 @@ mod tests {
                 assert!(lenient.decode().is_ok());
             }
             // ... which is refused here.
-            assert_eq!(decode_bytes(part).unwrap_err(), JPEG_CUT, "cut at {cut}");
+            assert_eq!(
+                decode_bytes(part).unwrap_err().to_string(),
+                JPEG_CUT,
+                "cut at {cut}"
+            );
         }
         // Bytes after the end-of-image marker are allowed: the image before them is whole.
         let mut trailing = jpeg.clone();
@@ -566,7 +667,7 @@ mod tests {
         with_thumb.extend_from_slice(&jpeg[2..]);
         assert!(decode_bytes(&with_thumb).is_ok());
         let cut = &with_thumb[..with_thumb.len() * 2 / 3];
-        assert_eq!(decode_bytes(cut).unwrap_err(), JPEG_CUT);
+        assert_eq!(decode_bytes(cut).unwrap_err().to_string(), JPEG_CUT);
     }
 
     #[test]
@@ -587,7 +688,7 @@ mod tests {
                 "truncated: the PNG ends inside its IDAT chunk, before its IEND chunk",
             ),
         ] {
-            let e = decode_bytes(&png[..cut]).unwrap_err();
+            let e = decode_bytes(&png[..cut]).unwrap_err().to_string();
             assert_eq!(e, format!("{want}; re-copy the file"), "cut at {cut}");
         }
         let mut trailing = png.clone();
@@ -599,7 +700,9 @@ mod tests {
     fn other_formats_cut_short_say_truncated() {
         for format in [ImageFormat::Bmp, ImageFormat::Tiff] {
             let bytes = encode(format);
-            let e = decode_bytes(&bytes[..bytes.len() - 100]).unwrap_err();
+            let e = decode_bytes(&bytes[..bytes.len() - 100])
+                .unwrap_err()
+                .to_string();
             assert!(e.starts_with("truncated: the "), "{format:?}: {e}");
             assert!(
                 e.ends_with("ends before its image data does; re-copy the file"),
@@ -638,23 +741,27 @@ mod tests {
 
     #[test]
     fn a_header_claiming_a_huge_image_is_refused_before_allocating() {
-        let e = decode_bytes(&png_claiming(60_000, 60_000)).unwrap_err();
+        let e = decode_bytes(&png_claiming(60_000, 60_000))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "the image is too large to decode: its header declares 60000×60000 pixels (10.1 GiB \
              decoded; robustream decodes at most 65535 pixels a side and 512 MiB); shrink the image"
         );
-        let e = decode_bytes(&png_claiming(70_000, 1)).unwrap_err();
+        let e = decode_bytes(&png_claiming(70_000, 1))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("declares 70000×1 pixels"), "{e}");
         // A small claim gets as far as the missing pixel data.
-        let e = decode_bytes(&png_claiming(4, 4)).unwrap_err();
+        let e = decode_bytes(&png_claiming(4, 4)).unwrap_err().to_string();
         assert!(!e.contains("too large"), "{e}");
     }
 
     #[test]
     fn only_regular_files_of_bounded_size_are_read() {
         let dir = tempfile::tempdir().unwrap();
-        let e = read_file(dir.path(), "image").unwrap_err();
+        let e = read_file(dir.path(), "image").unwrap_err().to_string();
         assert_eq!(
             e,
             "is a directory, not an image file; give the path of an image file"
@@ -673,7 +780,7 @@ mod tests {
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         if made.is_ok_and(|s| s.success()) {
             // Refused without being opened (opening a FIFO with no writer would block).
-            let e = read_file(&fifo, "mask").unwrap_err();
+            let e = read_file(&fifo, "mask").unwrap_err().to_string();
             assert_eq!(
                 e,
                 "is a FIFO (named pipe), not a mask file; give the path of a mask file"
@@ -685,7 +792,7 @@ mod tests {
             .unwrap()
             .set_len(MAX_FILE_BYTES + 1)
             .unwrap();
-        let e = read_file(&big, "image").unwrap_err();
+        let e = read_file(&big, "image").unwrap_err().to_string();
         assert_eq!(
             e,
             "the image file is larger than 256 MiB (the most robustream reads of one file); \
@@ -739,6 +846,7 @@ mod tests {
                     bytes.truncate(1 + (next() % bytes.len() as u64) as usize);
                 }
                 if let Err(e) = decode_bytes(&bytes) {
+                    let e = e.to_string();
                     assert!(!e.contains(char::is_control), "{format:?}: {e:?}");
                     assert!(
                         e.chars().count() < MAX_REASON_CHARS + 120,

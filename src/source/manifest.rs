@@ -38,7 +38,7 @@ pub(crate) struct Columns {
 /// Reads the manifest at `manifest` and builds the source.
 pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, SourceError> {
     let bytes = super::decode::read_file(manifest, "manifest")
-        .map_err(|why| SourceError::at(manifest, why))?;
+        .map_err(|why| SourceError::at(manifest, why.to_string()).caused_by(why))?;
     if bytes
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(&bytes)
@@ -86,7 +86,8 @@ pub(crate) fn parse(
             )
         })?
         .clone();
-    let columns = columns(&header).map_err(|why| SourceError::new(name, why))?;
+    let columns =
+        columns(&header).map_err(|why| SourceError::new(name, why.to_string()).caused_by(why))?;
 
     let mut items = Vec::new();
     for record in reader.records() {
@@ -117,8 +118,43 @@ pub(crate) fn parse(
     Ok(items)
 }
 
+/// A manifest header that does not name the columns robustream reads. Display = the message: what
+/// is wrong and what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    /// Columns other than [`ALLOWED`] (the list as messages show it, clipped).
+    #[error(
+        "manifest has unknown column{} {list}; the allowed columns are `path`, `label`, and \
+         optionally `mask`, `boxes` and `annotation`; remove the others",
+        if *count == 1 { "" } else { "s" }
+    )]
+    Unknown {
+        /// How many unknown columns.
+        count: usize,
+        /// Them, quoted and clipped.
+        list: String,
+    },
+    /// A known column named twice.
+    #[error("manifest has the column `{column}` more than once; keep one")]
+    Duplicate {
+        /// The column (lowercase).
+        column: String,
+    },
+    /// No `path` or no `label` column.
+    #[error(
+        "manifest header `{header}` lacks {lacks}; the first line must name the columns \
+         `path,label` (optionally also `mask`, `boxes`, `annotation`)"
+    )]
+    Missing {
+        /// The header as written (clipped).
+        header: String,
+        /// "the `path` column", "the `label` column" or both.
+        lacks: &'static str,
+    },
+}
+
 /// Finds the known columns in a header. Errors on unknown, duplicate or missing columns.
-pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, String> {
+pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, HeaderError> {
     let names: Vec<String> = header.iter().map(|h| h.to_lowercase()).collect();
     let unknown: Vec<&str> = header
         .iter()
@@ -127,21 +163,19 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, String> {
         .map(|(orig, _)| orig)
         .collect();
     if !unknown.is_empty() {
-        return Err(format!(
-            "manifest has unknown column{} {}; the allowed columns are `path`, `label`, and \
-             optionally `mask`, `boxes` and `annotation`; remove the others",
-            if unknown.len() == 1 { "" } else { "s" },
-            clip_list(&unknown)
-        ));
+        return Err(HeaderError::Unknown {
+            count: unknown.len(),
+            list: clip_list(&unknown),
+        });
     }
-    let find = |want: &str| -> Result<Option<usize>, String> {
+    let find = |want: &str| -> Result<Option<usize>, HeaderError> {
         let mut hits = names.iter().enumerate().filter(|(_, n)| *n == want);
         match (hits.next(), hits.next()) {
             (Some((i, _)), None) => Ok(Some(i)),
             (None, _) => Ok(None),
-            (Some(_), Some(_)) => Err(format!(
-                "manifest has the column `{want}` more than once; keep one"
-            )),
+            (Some(_), Some(_)) => Err(HeaderError::Duplicate {
+                column: want.to_string(),
+            }),
         }
     };
     let (path, label, mask) = (find("path")?, find("label")?, find("mask")?);
@@ -154,16 +188,14 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, String> {
             boxes,
             annotation,
         }),
-        _ => Err(format!(
-            "manifest header `{}` lacks {}; the first line must name the columns `path,label` \
-             (optionally also `mask`, `boxes`, `annotation`)",
-            clip(&header.iter().collect::<Vec<_>>().join(",")),
-            match (path, label) {
+        _ => Err(HeaderError::Missing {
+            header: clip(&header.iter().collect::<Vec<_>>().join(",")).into_owned(),
+            lacks: match (path, label) {
                 (None, None) => "the `path` and `label` columns",
                 (None, _) => "the `path` column",
                 _ => "the `label` column",
-            }
-        )),
+            },
+        }),
     }
 }
 
@@ -213,7 +245,7 @@ fn row_item(
     let boxes = match (boxes_text.is_empty(), annotation.is_empty()) {
         (true, true) => None,
         (false, true) => Some(BoxSpec::Normalized(parse_norm_boxes(boxes_text).map_err(
-            |why| SourceError::at(&path, format!("manifest `boxes` column: {why}")),
+            |why| SourceError::at(&path, format!("manifest `boxes` column: {why}")).caused_by(why),
         )?)),
         (true, false) => Some(BoxSpec::Voc(base.join(annotation))),
         (false, false) => {

@@ -15,7 +15,53 @@ use image::GrayImage;
 use npyz::{DType, NpyHeader, Order, TypeChar};
 
 use super::SourceError;
-use super::decode::decode_bytes;
+use super::decode::{DecodeError, decode_bytes};
+
+/// Why mask bytes made no mask. Display = the message: what is wrong and what to do (the caller's
+/// message names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum MaskError {
+    /// An image mask that does not decode.
+    #[error(transparent)]
+    Image(#[from] DecodeError),
+    /// A `.npy` header that cannot be read.
+    #[error("not a readable .npy file ({0}); save it with numpy.save")]
+    NpyHeader(#[source] std::io::Error),
+    /// A `.npy` file whose header and data disagree, or whose data cannot be read.
+    #[error("{reason}; {fix}")]
+    Corrupt {
+        /// What is wrong with the file.
+        reason: String,
+        /// What to do ("save it again", …).
+        fix: &'static str,
+        /// The failed read, where one failed.
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// An array that is not 2-D, or empty, or too large a side.
+    #[error("mask array has shape {shape:?}; masks must be {must}")]
+    Shape {
+        /// The array's shape.
+        shape: Vec<u64>,
+        /// What the shape must be.
+        must: &'static str,
+    },
+    /// An element type masks are not read from.
+    #[error(
+        "mask array dtype `{dtype}` is not supported; use bool, uint8, int32, int64, float32 or \
+         float64"
+    )]
+    Dtype {
+        /// The dtype as numpy writes it (`<u2`).
+        dtype: String,
+    },
+    /// The pixels do not fill the mask's size (`what`: "image" or "array").
+    #[error("mask {what} has an inconsistent size; save it again")]
+    Inconsistent {
+        /// "image" or "array".
+        what: &'static str,
+    },
+}
 
 /// The first bytes of every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
@@ -29,9 +75,9 @@ pub fn load(
 ) -> Result<GrayImage, SourceError> {
     let m = mask_path.display();
     let bytes = super::decode::read_file(mask_path, "mask")
-        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")))?;
+        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")).caused_by(why))?;
     let mask = decode_mask(&bytes)
-        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")))?;
+        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")).caused_by(why))?;
     if mask.dimensions() != size {
         return Err(SourceError::at(
             image_path,
@@ -60,7 +106,7 @@ pub fn load(
 /// Decodes mask bytes: `.npy` content via [`npy_to_mask`], anything else as an image converted to
 /// 8-bit gray (colour masks and 0/1 gray masks made 0/255, see the module docs). The error is a
 /// message saying what is wrong and what to do.
-pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, String> {
+pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, MaskError> {
     if bytes.starts_with(NPY_MAGIC) {
         return npy_to_mask(bytes);
     }
@@ -73,7 +119,7 @@ pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, String> {
             .map(|px| if px == [0, 0, 0] { 0 } else { 255 })
             .collect();
         return GrayImage::from_raw(rgb.width(), rgb.height(), data)
-            .ok_or_else(|| "mask image has an inconsistent size; save it again".to_string());
+            .ok_or(MaskError::Inconsistent { what: "image" });
     }
     let mut gray = img.into_luma8();
     if gray.as_raw().iter().max() == Some(&1) {
@@ -86,17 +132,16 @@ pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, String> {
 /// Fortran order, dtype bool, uint8, int32, int64, float32 or float64 (either byte order). Values
 /// are 0/1 (mapped to 0/255, fractions to soft edges) when the array's maximum is at most 1, and
 /// 0..255 (clipped, rounded) otherwise; NaN counts as 0.
-pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, String> {
+pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, MaskError> {
     if header_shape_overflows(bytes) {
-        return Err(
-            "the .npy shape has more elements than can be counted; the file is corrupt, \
-                    save it again"
-                .to_string(),
-        );
+        return Err(MaskError::Corrupt {
+            reason: "the .npy shape has more elements than can be counted".into(),
+            fix: "the file is corrupt, save it again",
+            source: None,
+        });
     }
     let mut cursor = Cursor::new(bytes);
-    let header = NpyHeader::from_reader(&mut cursor)
-        .map_err(|e| format!("not a readable .npy file ({e}); save it with numpy.save"))?;
+    let header = NpyHeader::from_reader(&mut cursor).map_err(MaskError::NpyHeader)?;
     let (h, w) = mask_shape(header.shape())?;
     let dtype = header.dtype();
     let DType::Plain(ts) = &dtype else {
@@ -107,17 +152,24 @@ pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, String> {
     // Check the data length first so a lying header cannot make us allocate or read past the end.
     let data_len = (bytes.len() as u64).saturating_sub(cursor.position());
     if Some(data_len) != n.checked_mul(item_size as u64) {
-        return Err(format!(
-            "the .npy data is {data_len} bytes but shape {:?} of {} needs {}; the file is \
-             truncated or corrupt, save it again",
-            header.shape(),
-            dtype_name(&dtype),
-            n.saturating_mul(item_size as u64)
-        ));
+        return Err(MaskError::Corrupt {
+            reason: format!(
+                "the .npy data is {data_len} bytes but shape {:?} of {} needs {}",
+                header.shape(),
+                dtype_name(&dtype),
+                n.saturating_mul(item_size as u64)
+            ),
+            fix: "the file is truncated or corrupt, save it again",
+            source: None,
+        });
     }
     let order = header.order();
     let file = npyz::NpyFile::with_header(header, cursor);
-    let read_err = |e: std::io::Error| format!("cannot read .npy data ({e}); save it again");
+    let read_err = |e: std::io::Error| MaskError::Corrupt {
+        reason: format!("cannot read .npy data ({e})"),
+        fix: "save it again",
+        source: Some(e),
+    };
     let values: Vec<f64> = match (ts.type_char(), item_size) {
         (TypeChar::Bool, 1) => file
             .into_vec::<bool>()
@@ -147,8 +199,7 @@ pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, String> {
             .map(|(r, c)| pixels[c * h_us + r])
             .collect(),
     };
-    GrayImage::from_raw(w, h, data)
-        .ok_or_else(|| "mask array has an inconsistent size; save it again".to_string())
+    GrayImage::from_raw(w, h, data).ok_or(MaskError::Inconsistent { what: "array" })
 }
 
 /// A mask as the bytes of a `.npy` file the way IN-9's `fg_mask` stores masks
@@ -176,20 +227,18 @@ pub fn mask_to_npy(mask: &GrayImage) -> Vec<u8> {
 
 /// Height and width from a `.npy` shape `(H, W)` or `(H, W, 1)`; both must be at least 1 and fit
 /// in `u32`.
-fn mask_shape(shape: &[u64]) -> Result<(u32, u32), String> {
+fn mask_shape(shape: &[u64]) -> Result<(u32, u32), MaskError> {
+    let refuse = |must| MaskError::Shape {
+        shape: shape.to_vec(),
+        must,
+    };
     let (h, w) = match shape {
         [h, w] | [h, w, 1] => (*h, *w),
-        _ => {
-            return Err(format!(
-                "mask array has shape {shape:?}; masks must be 2-D (H, W) or (H, W, 1)"
-            ));
-        }
+        _ => return Err(refuse("2-D (H, W) or (H, W, 1)")),
     };
     match (u32::try_from(h), u32::try_from(w)) {
         (Ok(h), Ok(w)) if h > 0 && w > 0 => Ok((h, w)),
-        _ => Err(format!(
-            "mask array has shape {shape:?}; masks must be non-empty and at most 4294967295 pixels a side"
-        )),
+        _ => Err(refuse("non-empty and at most 4294967295 pixels a side")),
     }
 }
 
@@ -246,12 +295,10 @@ fn dtype_name(dtype: &DType) -> String {
     }
 }
 
-fn unsupported_dtype(dtype: &DType) -> String {
-    format!(
-        "mask array dtype `{}` is not supported; use bool, uint8, int32, int64, float32 or \
-         float64",
-        dtype_name(dtype)
-    )
+fn unsupported_dtype(dtype: &DType) -> MaskError {
+    MaskError::Dtype {
+        dtype: dtype_name(dtype),
+    }
 }
 
 fn to_f64<T: Into<f64>>(v: Vec<T>) -> Vec<f64> {
@@ -425,29 +472,36 @@ mod tests {
         assert!(
             npy_to_mask(&std::fs::read(&p).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("2-D")
         );
 
         write_npy(&p, "<u2", false, "(1, 2)", &[0; 4]);
-        let e = npy_to_mask(&std::fs::read(&p).unwrap()).unwrap_err();
+        let e = npy_to_mask(&std::fs::read(&p).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("dtype `<u2` is not supported"), "{e}");
 
         write_npy(&p, "<f2", false, "(1, 2)", &[0; 4]);
         assert!(
             npy_to_mask(&std::fs::read(&p).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
 
         // Header claims a huge array but the data is short.
         write_npy(&p, "<f8", false, "(100000, 100000)", &[0; 16]);
-        let e = npy_to_mask(&std::fs::read(&p).unwrap()).unwrap_err();
+        let e = npy_to_mask(&std::fs::read(&p).unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("truncated"), "{e}");
 
         write_npy(&p, "|u1", false, "(0, 3)", &[]);
         assert!(
             npy_to_mask(&std::fs::read(&p).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("non-empty")
         );
 
@@ -460,6 +514,7 @@ mod tests {
         assert!(
             npy_to_mask(&std::fs::read(&p).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains("corrupt")
         );
         write_npy(&p, "|u1", false, "(4294967296, 4294967296)", &[0; 4]);
@@ -470,6 +525,7 @@ mod tests {
         assert!(
             npy_to_mask(&std::fs::read(&p).unwrap())
                 .unwrap_err()
+                .to_string()
                 .contains(".npy")
         );
     }

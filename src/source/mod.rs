@@ -342,6 +342,9 @@ pub struct SourceError {
     pub item: String,
     /// What is wrong and what to do about it.
     pub message: String,
+    /// The typed error `message` tells of, where there is one (its kind, for callers to match on).
+    #[source]
+    pub cause: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl SourceError {
@@ -366,7 +369,18 @@ impl SourceError {
                 .collect();
         }
         let item = crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned();
-        Self { item, message }
+        let cause = None;
+        Self {
+            item,
+            message,
+            cause,
+        }
+    }
+
+    /// This error with `cause`, the typed error its message tells of, as its `source()`.
+    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.cause = Some(Box::new(cause));
+        self
     }
 
     /// An error about the file or folder at `path`.
@@ -398,14 +412,16 @@ pub fn open_as(
         ));
     }
     if let Some(s) = &config.segment {
-        s.check().map_err(|e| SourceError::at(&config.path, e))?;
+        s.check()
+            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
     }
     let mut source = open_kind(config, kind, labels)?;
     if let Some(s) = &config.segment {
         source = Box::new(segment::SegmentSource::new(source, s)?);
     }
     if let Some(p) = &config.plate {
-        p.check().map_err(|e| SourceError::at(&config.path, e))?;
+        p.check()
+            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
         source = Box::new(plate::PlateSource::new(source, p.clone()));
     }
     Ok(match stream_labels {
@@ -633,11 +649,12 @@ fn check_path_options(
 /// `synthetic:…` path, else defaults.
 fn synthetic_config(config: &SourceConfig) -> Result<synthetic::SyntheticConfig, SourceError> {
     let spec = config.path.to_str().unwrap_or_default();
-    let err = |e: String| SourceError::new(spec, e);
+    let err = |e: synthetic::SyntheticError| SourceError::new(spec, e.to_string()).caused_by(e);
     match &config.synthetic {
         Some(c) => {
-            c.check()
-                .map_err(|e| err(format!("[source.synthetic]: {e}")))?;
+            c.check().map_err(|e| {
+                SourceError::new(spec, format!("[source.synthetic]: {e}")).caused_by(e)
+            })?;
             Ok(c.clone())
         }
         None => Ok(synthetic::SyntheticConfig::parse_spec(spec)

@@ -51,21 +51,38 @@ impl Default for PlateConfig {
 
 impl PlateConfig {
     /// Checks the ranges; the message names the key.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), PlateConfigError> {
         if !(1..=255).contains(&self.frames) {
-            return Err(format!(
-                "[source.plate] frames = {} must be in 1..=255",
-                self.frames
-            ));
+            return Err(PlateConfigError::OutOfRange {
+                key: "frames",
+                value: self.frames.to_string(),
+                must: "be in 1..=255",
+            });
         }
         if !(self.k.is_finite() && self.k >= 0.0) {
-            return Err(format!(
-                "[source.plate] k = {} must be a number ≥ 0",
-                self.k
-            ));
+            return Err(PlateConfigError::OutOfRange {
+                key: "k",
+                value: self.k.to_string(),
+                must: "be a number ≥ 0",
+            });
         }
         Ok(())
     }
+}
+
+/// A `[source.plate]` setting out of range. Display = the message, naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlateConfigError {
+    /// `key = value` outside its range.
+    #[error("[source.plate] {key} = {value} must {must}")]
+    OutOfRange {
+        /// The key ("frames", "k").
+        key: &'static str,
+        /// The value as written back.
+        value: String,
+        /// The rule it breaks ("be in 1..=255").
+        must: &'static str,
+    },
 }
 
 /// A learned plate: the empty scene and each pixel's threshold.

@@ -93,45 +93,83 @@ impl NormBox {
 /// assert_eq!(b[1].x1, 1.0);
 /// assert!(parse_norm_boxes("0.5 0.2 0.1 0.6").is_err()); // x0 > x1
 /// ```
-pub fn parse_norm_boxes(text: &str) -> Result<Vec<NormBox>, String> {
+pub fn parse_norm_boxes(text: &str) -> Result<Vec<NormBox>, BoxError> {
     let mut out = Vec::new();
     for (i, written) in text.split(';').map(str::trim).enumerate() {
         if written.is_empty() {
             continue;
         }
-        let part = crate::quote::clip(written);
+        let (index, part) = (i + 1, crate::quote::clip(written).into_owned());
         let nums: Vec<&str> = written.split_whitespace().collect();
-        let how = "write each box as `x0 y0 x1 y1` (normalised to [0, 1], x0 < x1, y0 < y1), \
-                   boxes separated by `;`";
         let [x0, y0, x1, y1] = nums[..] else {
-            return Err(format!(
-                "box {} `{part}` has {} numbers, not 4; {how}",
-                i + 1,
-                nums.len()
-            ));
+            return Err(BoxError::Count {
+                index,
+                part,
+                count: nums.len(),
+            });
         };
         let parse = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite());
         let (Some(x0), Some(y0), Some(x1), Some(y1)) = (parse(x0), parse(y0), parse(x1), parse(y1))
         else {
-            return Err(format!("box {} `{part}` is not four numbers; {how}", i + 1));
+            return Err(BoxError::NotNumbers { index, part });
         };
         let inside = |v: f64| (0.0..=1.0).contains(&v);
         if !(inside(x0) && inside(y0) && inside(x1) && inside(y1)) {
-            return Err(format!(
-                "box {} `{part}` has a coordinate outside [0, 1]; boxes are normalised xyxy \
-                 (pixel box ÷ image width/height)",
-                i + 1
-            ));
+            return Err(BoxError::OutsideUnit { index, part });
         }
         if x0 >= x1 || y0 >= y1 {
-            return Err(format!(
-                "box {} `{part}` is empty or reversed; {how}",
-                i + 1
-            ));
+            return Err(BoxError::Reversed { index, part });
         }
         out.push(NormBox { x0, y0, x1, y1 });
     }
     Ok(out)
+}
+
+/// How a normalised box is written, for messages.
+const HOW: &str = "write each box as `x0 y0 x1 y1` (normalised to [0, 1], x0 < x1, y0 < y1), \
+                   boxes separated by `;`";
+
+/// A box of the manifest `boxes` text that [`parse_norm_boxes`] refuses: which one (1-based
+/// `index`, the `part` as written, clipped) and how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoxError {
+    /// Not four numbers' worth of fields.
+    #[error("box {index} `{part}` has {count} numbers, not 4; {HOW}")]
+    Count {
+        /// 1-based place among the `;`-separated boxes.
+        index: usize,
+        /// The box as written (clipped).
+        part: String,
+        /// How many fields it has.
+        count: usize,
+    },
+    /// Four fields, not all finite numbers.
+    #[error("box {index} `{part}` is not four numbers; {HOW}")]
+    NotNumbers {
+        /// 1-based place among the boxes.
+        index: usize,
+        /// The box as written (clipped).
+        part: String,
+    },
+    /// A coordinate outside [0, 1] (a pixel box, most likely).
+    #[error(
+        "box {index} `{part}` has a coordinate outside [0, 1]; boxes are normalised xyxy (pixel \
+         box ÷ image width/height)"
+    )]
+    OutsideUnit {
+        /// 1-based place among the boxes.
+        index: usize,
+        /// The box as written (clipped).
+        part: String,
+    },
+    /// `x0 >= x1` or `y0 >= y1`.
+    #[error("box {index} `{part}` is empty or reversed; {HOW}")]
+    Reversed {
+        /// 1-based place among the boxes.
+        index: usize,
+        /// The box as written (clipped).
+        part: String,
+    },
 }
 
 /// Writes boxes in the manifest `boxes` format ([`parse_norm_boxes`] reads it back exactly: the
@@ -166,15 +204,13 @@ pub struct VocAnnotation {
 /// `<object>`s, each with `<name>` and `<bndbox>` (`xmin`, `ymin`, `xmax`, `ymax`). Coordinates
 /// may be written with decimals (truncated, as Python's `int(float(v))`); negative ones count as 0.
 /// Objects without a `<bndbox>` are ignored. Errors say what is wrong.
-pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
-    let doc = roxmltree::Document::parse(xml)
-        .map_err(|e| format!("not well-formed XML ({e}); give a Pascal VOC annotation"))?;
+pub fn parse_voc(xml: &str) -> Result<VocAnnotation, VocError> {
+    let doc = roxmltree::Document::parse(xml).map_err(VocError::Xml)?;
     let root = doc.root_element();
     if root.tag_name().name() != "annotation" {
-        return Err(format!(
-            "the root element is <{}>, not <annotation>; give a Pascal VOC annotation",
-            root.tag_name().name()
-        ));
+        return Err(VocError::Root {
+            root: root.tag_name().name().to_string(),
+        });
     }
     fn child<'a, 'i>(node: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
         node.children()
@@ -183,17 +219,19 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
     fn text(node: roxmltree::Node<'_, '_>, name: &str) -> Option<String> {
         child(node, name).map(|c| c.text().unwrap_or("").trim().to_string())
     }
-    let number = |node: roxmltree::Node<'_, '_>, name: &str, what: &str| -> Result<u32, String> {
-        let t = text(node, name).ok_or_else(|| format!("{what} has no <{name}>"))?;
+    let number = |node: roxmltree::Node<'_, '_>, name: &str, what: &str| -> Result<u32, VocError> {
+        let t = text(node, name).ok_or_else(|| VocError::Missing {
+            what: what.to_string(),
+            name: name.to_string(),
+        })?;
         let v: f64 = t
             .parse()
             .ok()
             .filter(|v: &f64| v.is_finite())
-            .ok_or_else(|| {
-                format!(
-                    "{what} <{name}> is `{}`, not a number",
-                    crate::quote::clip(&t)
-                )
+            .ok_or_else(|| VocError::NotANumber {
+                what: what.to_string(),
+                name: name.to_string(),
+                written: crate::quote::clip(&t).into_owned(),
             })?;
         Ok(v.clamp(0.0, f64::from(u32::MAX - 1)) as u32)
     };
@@ -217,10 +255,11 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
         let (xmin, ymin) = (number(bb, "xmin", &what)?, number(bb, "ymin", &what)?);
         let (xmax, ymax) = (number(bb, "xmax", &what)?, number(bb, "ymax", &what)?);
         if xmax < xmin || ymax < ymin {
-            return Err(format!(
-                "{what} has xmin..xmax {xmin}..{xmax}, ymin..ymax {ymin}..{ymax}: reversed; \
-                 fix the annotation"
-            ));
+            return Err(VocError::Reversed {
+                object: i + 1,
+                x: (xmin, xmax),
+                y: (ymin, ymax),
+            });
         }
         objects.push(VocObject {
             name: text(obj, "name").unwrap_or_default(),
@@ -233,31 +272,99 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, String> {
 /// The boxes of a VOC annotation for an image of `size` (width, height): the annotated size must
 /// match when given (docs/in9.md#image-filters: the IN-9 reference drops images whose annotation
 /// has another size), boxes are clipped to the image, and a box wholly outside it is an error.
-pub fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, String> {
-    if let Some((w, h)) = ann.size
-        && (w, h) != size
+pub fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, VocError> {
+    if let Some(annotated) = ann.size
+        && annotated != size
     {
-        return Err(format!(
-            "the annotation is for a {w}x{h} image but the image is {}x{}; give the annotation of \
-             this image (or fix its <size>)",
-            size.0, size.1
-        ));
+        return Err(VocError::SizeMismatch {
+            annotated,
+            image: size,
+        });
     }
     ann.objects
         .iter()
         .enumerate()
         .map(|(i, o)| {
-            o.bbox.clip(size.0, size.1).ok_or_else(|| {
-                format!(
-                    "object {} box {:?} lies outside the {}x{} image; fix the annotation",
-                    i + 1,
-                    (o.bbox.x0, o.bbox.y0, o.bbox.x1 - 1, o.bbox.y1 - 1),
-                    size.0,
-                    size.1
-                )
+            o.bbox.clip(size.0, size.1).ok_or(VocError::OutsideImage {
+                object: i + 1,
+                bbox: (o.bbox.x0, o.bbox.y0, o.bbox.x1 - 1, o.bbox.y1 - 1),
+                image: size,
             })
         })
         .collect()
+}
+
+/// A Pascal VOC annotation that gives no boxes: what is wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum VocError {
+    /// The text is not XML.
+    #[error("not well-formed XML ({0}); give a Pascal VOC annotation")]
+    Xml(#[source] roxmltree::Error),
+    /// XML, but not an `<annotation>`.
+    #[error("the root element is <{root}>, not <annotation>; give a Pascal VOC annotation")]
+    Root {
+        /// The root element's name.
+        root: String,
+    },
+    /// `<size>` or a `<bndbox>` lacks a coordinate.
+    #[error("{what} has no <{name}>")]
+    Missing {
+        /// "<size>" or "object N".
+        what: String,
+        /// The missing element.
+        name: String,
+    },
+    /// A coordinate that is not a finite number.
+    #[error("{what} <{name}> is `{written}`, not a number")]
+    NotANumber {
+        /// "<size>" or "object N".
+        what: String,
+        /// The element.
+        name: String,
+        /// Its text (clipped).
+        written: String,
+    },
+    /// A box with `xmax < xmin` or `ymax < ymin`.
+    #[error(
+        "object {object} has xmin..xmax {}..{}, ymin..ymax {}..{}: reversed; fix the annotation",
+        x.0, x.1, y.0, y.1
+    )]
+    Reversed {
+        /// 1-based object number.
+        object: usize,
+        /// `(xmin, xmax)`.
+        x: (u32, u32),
+        /// `(ymin, ymax)`.
+        y: (u32, u32),
+    },
+    /// The annotation's `<size>` is not the image's.
+    #[error(
+        "the annotation is for a {}x{} image but the image is {}x{}; give the annotation of this \
+         image (or fix its <size>)",
+        annotated.0, annotated.1, image.0, image.1
+    )]
+    SizeMismatch {
+        /// `<size>` (width, height).
+        annotated: (u32, u32),
+        /// The image's (width, height).
+        image: (u32, u32),
+    },
+    /// A box wholly outside the image.
+    #[error(
+        "object {object} box {bbox:?} lies outside the {}x{} image; fix the annotation",
+        image.0, image.1
+    )]
+    OutsideImage {
+        /// 1-based object number.
+        object: usize,
+        /// The box as annotated, `(xmin, ymin, xmax, ymax)` inclusive.
+        bbox: (u32, u32, u32, u32),
+        /// The image's (width, height).
+        image: (u32, u32),
+    },
+    /// The annotation file is not UTF-8.
+    #[error("is not UTF-8 text (invalid byte at offset {}); save the XML as UTF-8", .0.valid_up_to())]
+    NotUtf8(#[source] std::str::Utf8Error),
 }
 
 /// Where an item's boxes come from; resolved into pixels by [`resolve_boxes`] once the image (and
@@ -302,19 +409,18 @@ pub fn resolve_boxes(
             .collect(),
         BoxSpec::Voc(xml) => {
             let x = crate::quote::clip_path(xml);
-            let at = |why: String| SourceError::at(image_path, format!("annotation {x}: {why}"));
+            let at = |why: &dyn std::fmt::Display| {
+                SourceError::at(image_path, format!("annotation {x}: {why}"))
+            };
             // Through the bounded reader, like images and masks: a FIFO, a device or a huge file
             // given as the annotation is refused before it is opened or read.
-            let bytes = super::decode::read_file(xml, "annotation").map_err(at)?;
-            let text = std::str::from_utf8(&bytes).map_err(|e| {
-                at(format!(
-                    "is not UTF-8 text (invalid byte at offset {}); save the XML as UTF-8",
-                    e.valid_up_to()
-                ))
-            })?;
-            parse_voc(text)
+            let bytes = super::decode::read_file(xml, "annotation")
+                .map_err(|why| at(&why).caused_by(why))?;
+            std::str::from_utf8(&bytes)
+                .map_err(VocError::NotUtf8)
+                .and_then(parse_voc)
                 .and_then(|ann| voc_boxes(&ann, size))
-                .map_err(at)
+                .map_err(|why| at(&why).caused_by(why))
         }
     }
 }
@@ -345,15 +451,15 @@ mod tests {
         );
         assert_eq!(parse_norm_boxes("").unwrap(), vec![]);
         assert_eq!(parse_norm_boxes(" ; ").unwrap(), vec![]);
-        let e = parse_norm_boxes("0 0 1").unwrap_err();
+        let e = parse_norm_boxes("0 0 1").unwrap_err().to_string();
         assert!(e.starts_with("box 1 `0 0 1` has 3 numbers, not 4"), "{e}");
-        let e = parse_norm_boxes("0 0 1 1;0 0 x 1").unwrap_err();
+        let e = parse_norm_boxes("0 0 1 1;0 0 x 1").unwrap_err().to_string();
         assert!(e.starts_with("box 2 `0 0 x 1` is not four numbers"), "{e}");
         assert!(parse_norm_boxes("0 0 NaN 1").is_err());
-        let e = parse_norm_boxes("0 0 1.5 1").unwrap_err();
+        let e = parse_norm_boxes("0 0 1.5 1").unwrap_err().to_string();
         assert!(e.contains("outside [0, 1]"), "{e}");
         assert!(parse_norm_boxes("-0.1 0 1 1").is_err());
-        let e = parse_norm_boxes("0.5 0 0.5 1").unwrap_err();
+        let e = parse_norm_boxes("0.5 0 0.5 1").unwrap_err().to_string();
         assert!(e.contains("empty or reversed"), "{e}");
         // Pixel boxes written by mistake are outside [0, 1].
         assert!(parse_norm_boxes("10 20 100 200").is_err());
@@ -425,7 +531,7 @@ mod tests {
             voc_boxes(&a, (500, 375)).unwrap(),
             vec![BBox::new(111, 108, 442, 194), BBox::new(0, 0, 500, 375)]
         );
-        let e = voc_boxes(&a, (375, 500)).unwrap_err();
+        let e = voc_boxes(&a, (375, 500)).unwrap_err().to_string();
         assert!(
             e.starts_with("the annotation is for a 500x375 image but the image is 375x500"),
             "{e}"
@@ -437,30 +543,35 @@ mod tests {
         assert!(
             parse_voc("<annotation><object>")
                 .unwrap_err()
+                .to_string()
                 .contains("XML")
         );
         assert!(
             parse_voc("<svg/>")
                 .unwrap_err()
+                .to_string()
                 .contains("<svg>, not <annotation>")
         );
         let e = parse_voc(
             "<annotation><object><bndbox><xmin>5</xmin><ymin>1</ymin><xmax>2</xmax>\
              <ymax>3</ymax></bndbox></object></annotation>",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("object 1") && e.contains("reversed"), "{e}");
         let e = parse_voc(
             "<annotation><object><bndbox><xmin>a</xmin><ymin>1</ymin><xmax>2</xmax>\
              <ymax>3</ymax></bndbox></object></annotation>",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("<xmin> is `a`, not a number"), "{e}");
         let e = parse_voc(
             "<annotation><object><bndbox><xmin>1</xmin><xmax>2</xmax>\
              <ymax>3</ymax></bndbox></object></annotation>",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("has no <ymin>"), "{e}");
         // No <size>: boxes only clipped; a box outside the image is an error.
         let a = parse_voc(
@@ -476,6 +587,7 @@ mod tests {
         assert!(
             voc_boxes(&a, (8, 10))
                 .unwrap_err()
+                .to_string()
                 .contains("lies outside the 8x10 image")
         );
     }

@@ -152,9 +152,11 @@ impl SegmentConfig {
     }
 
     /// Checks the values that do not need the model; the message names the key.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SegmentError> {
+        let setting = |key, message: String| Err(SegmentError::Setting { key, message });
         if self.every == 0 {
-            return Err(
+            return setting(
+                "every",
                 "[source.segment] every = 0: give 1 to segment every frame, k for every k-th"
                     .into(),
             );
@@ -162,35 +164,48 @@ impl SegmentConfig {
         if let Some([w, h]) = self.size
             && !((1..=8192).contains(&w) && (1..=8192).contains(&h))
         {
-            return Err(format!(
-                "[source.segment] size = [{w}, {h}] must be [width, height] in 1..=8192; set the \
+            return setting(
+                "size",
+                format!(
+                    "[source.segment] size = [{w}, {h}] must be [width, height] in 1..=8192; set the \
                  model's input size, or remove `size` to use the model's own"
-            ));
+                ),
+            );
         }
         if !(self.scale.is_finite() && self.scale > 0.0) {
-            return Err(format!(
-                "[source.segment] scale = {} must be a number above 0; set the factor from \
+            return setting(
+                "scale",
+                format!(
+                    "[source.segment] scale = {} must be a number above 0; set the factor from \
                  0..255 pixels to the model's scale (e.g. 0.00392156 for 0..1), or remove it",
-                self.scale
-            ));
+                    self.scale
+                ),
+            );
         }
         if self.mean.iter().any(|m| !m.is_finite()) {
-            return Err(format!(
-                "[source.segment] mean = {:?} must be finite numbers; give three, e.g. mean = \
+            return setting(
+                "mean",
+                format!(
+                    "[source.segment] mean = {:?} must be finite numbers; give three, e.g. mean = \
                  [0.485, 0.456, 0.406] (ImageNet's, the default)",
-                self.mean
-            ));
+                    self.mean
+                ),
+            );
         }
         if self.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
-            return Err(format!(
-                "[source.segment] std = {:?} must be numbers above 0; give three, e.g. std = \
+            return setting(
+                "std",
+                format!(
+                    "[source.segment] std = {:?} must be numbers above 0; give three, e.g. std = \
                  [0.229, 0.224, 0.225] (ImageNet's, the default)",
-                self.std
-            ));
+                    self.std
+                ),
+            );
         }
         match (&self.classes, self.threshold) {
             (Some(_), Some(_)) => {
-                return Err(
+                return setting(
+                    "classes",
                     "[source.segment] `classes` (argmax of a multi-class output) and \
                             `threshold` (a single-channel map) both say how the output is read; \
                             keep one"
@@ -198,24 +213,29 @@ impl SegmentConfig {
                 );
             }
             (Some(c), None) if c.is_empty() => {
-                return Err(
+                return setting(
+                    "classes",
                     "[source.segment] classes = []: list the foreground class indices, \
                             e.g. classes = [15]"
                         .into(),
                 );
             }
             (Some(_), None) if self.minmax => {
-                return Err(
+                return setting(
+                    "minmax",
                     "[source.segment] minmax applies to a single-channel output read \
                             with `threshold`, not to `classes`; remove minmax"
                         .into(),
                 );
             }
             (None, Some(t)) if !t.is_finite() => {
-                return Err(format!(
-                    "[source.segment] threshold = {t} must be a finite number; give e.g. \
+                return setting(
+                    "threshold",
+                    format!(
+                        "[source.segment] threshold = {t} must be a finite number; give e.g. \
                      threshold = 0.5 (the default)"
-                ));
+                    ),
+                );
             }
             _ => {}
         }
@@ -250,11 +270,12 @@ pub enum Readout {
 
 impl Readout {
     /// Checks a channel count against the readout; the message names the key to change.
-    pub fn check_channels(&self, channels: usize) -> Result<(), String> {
+    pub fn check_channels(&self, channels: usize) -> Result<(), SegmentError> {
+        let output = |message: String| Err(SegmentError::Output { message });
         match self {
             Readout::Classes(c) => {
                 if channels == 1 {
-                    return Err(
+                    return output(
                         "its output has one channel (a saliency/probability map) but \
                                 `[source.segment] classes` is set; remove `classes` (and use \
                                 `threshold`)"
@@ -262,7 +283,7 @@ impl Readout {
                     );
                 }
                 if let Some(bad) = c.iter().find(|&&k| k >= channels) {
-                    return Err(format!(
+                    return output(format!(
                         "`[source.segment] classes` names class {bad} but the output has \
                          {channels} classes (0..{channels}); fix `classes`"
                     ));
@@ -270,7 +291,7 @@ impl Readout {
             }
             Readout::Threshold { .. } => {
                 if channels != 1 {
-                    return Err(format!(
+                    return output(format!(
                         "its output has {channels} channels; set `[source.segment] classes = \
                          [..]` to the foreground class indices (argmax), or use a \
                          single-channel model"
@@ -285,7 +306,10 @@ impl Readout {
 /// The `(channels, height, width)` of an output tensor of shape `shape` in `layout`: rank 4
 /// `[1, C, H, W]` (NCHW) or `[1, H, W, C]` (NHWC), rank 3 `[1, H, W]` and rank 2 `[H, W]` one
 /// channel. Dynamic dimensions (< 0) are returned as 0. Errors name what is wrong.
-pub fn output_geometry(shape: &[i64], layout: Layout) -> Result<(usize, usize, usize), String> {
+pub fn output_geometry(
+    shape: &[i64],
+    layout: Layout,
+) -> Result<(usize, usize, usize), SegmentError> {
     let d = |v: i64| usize::try_from(v).unwrap_or(0);
     let batch_ok = |b: i64| b == 1 || b < 0;
     match (shape, layout) {
@@ -293,12 +317,46 @@ pub fn output_geometry(shape: &[i64], layout: Layout) -> Result<(usize, usize, u
         ([b, h, w, c], Layout::Nhwc) if batch_ok(*b) => Ok((d(*c), d(*h), d(*w))),
         ([b, h, w], _) if batch_ok(*b) => Ok((1, d(*h), d(*w))),
         ([h, w], _) => Ok((1, d(*h), d(*w))),
-        _ => Err(format!(
-            "its first output has shape {shape:?}; robustream reads a batch of one as [1, C, H, W] \
-             (layout nchw), [1, H, W, C] (layout nhwc) or [1, H, W]: fix `[source.segment] \
-             layout`, or re-export the model with such an output"
-        )),
+        _ => Err(SegmentError::Output {
+            message: format!(
+                "its first output has shape {shape:?}; robustream reads a batch of one as [1, C, \
+                 H, W] (layout nchw), [1, H, W, C] (layout nhwc) or [1, H, W]: fix \
+                 `[source.segment] layout`, or re-export the model with such an output"
+            ),
+        }),
     }
+}
+
+/// Why a segmentation model cannot make masks under its `[source.segment]` settings, by kind.
+/// Display = the message: what is wrong and which key or model change fixes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SegmentError {
+    /// A `[source.segment]` value out of range, found before the model is loaded.
+    #[error("{message}")]
+    Setting {
+        /// The key ("every", "size", "scale", "mean", "std", "classes", "minmax", "threshold").
+        key: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The model's input is not the image tensor robustream feeds, or not the configured size.
+    #[error("{message}")]
+    Input {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The model's output is not a map the readout (`classes` / `threshold`, `layout`) can read.
+    #[error("{message}")]
+    Output {
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Running the model failed (ONNX Runtime's text quoted, on one line).
+    #[error("{message}")]
+    Inference {
+        /// What failed and what to check.
+        message: String,
+    },
 }
 
 /// The per-pixel foreground margin (> 0 = foreground) of an output `data` holding `channels` ×
@@ -435,8 +493,11 @@ impl Segmenter {
     /// against the config. Errors are one line naming the file or key and the fix.
     pub fn open(config: &SegmentConfig) -> Result<Self, SourceError> {
         let path = config.model.clone();
-        config.check().map_err(|e| SourceError::at(&path, e))?;
+        config
+            .check()
+            .map_err(|e| SourceError::at(&path, e.to_string()).caused_by(e))?;
         let err = |m: String| SourceError::at(&path, format!("segmentation model: {m}"));
+        let unfit = |e: SegmentError| err(e.to_string()).caused_by(e);
         if !path.is_file() {
             return Err(err(
                 "the file does not exist; fix `[source.segment] model` (relative to the config \
@@ -486,9 +547,9 @@ impl Segmenter {
                 one_line(&e.to_string())
             ))
         })?;
-        let (input_name, size) = check_input(&session, config).map_err(err)?;
+        let (input_name, size) = check_input(&session, config).map_err(unfit)?;
         let readout = config.readout();
-        let output_name = check_output(&session, config.layout, &readout).map_err(err)?;
+        let output_name = check_output(&session, config.layout, &readout).map_err(unfit)?;
         let mut lut = [[0f32; 256]; 3];
         for (c, table) in lut.iter_mut().enumerate() {
             for (v, t) in table.iter_mut().enumerate() {
@@ -516,7 +577,7 @@ impl Segmenter {
 
     /// The foreground mask (0/255, the image's size) the model finds in `image`, before
     /// `min_area`. The error says what failed (inference, an output of the wrong shape).
-    pub fn mask(&mut self, image: &RgbImage) -> Result<GrayImage, String> {
+    pub fn mask(&mut self, image: &RgbImage) -> Result<GrayImage, SegmentError> {
         let (w, h) = self.size;
         let small = self.resampler.resize_rgb(image, w, h, Filter::Bilinear);
         write_tensor(&small, self.layout, &self.lut, &mut self.tensor);
@@ -534,47 +595,49 @@ impl Segmenter {
                  and `layout = \"{layout}\"`)"
             )
         };
+        let failed = |message| SegmentError::Inference { message };
         let tensor = TensorRef::from_array_view((shape, self.tensor.as_slice())).map_err(|e| {
-            format!(
+            failed(format!(
                 "cannot make its input tensor ({}); {}",
                 one_line(&e.to_string()),
                 input_fix()
-            )
+            ))
         })?;
         let outputs = self
             .session
             .run(ort::inputs![self.input_name.as_str() => tensor])
             .map_err(|e| {
-                format!(
+                failed(format!(
                     "inference failed ({}); {}",
                     one_line(&e.to_string()),
                     input_fix()
-                )
+                ))
             })?;
+        let unreadable = |message| SegmentError::Output { message };
         let value = outputs.get(&self.output_name).ok_or_else(|| {
-            format!(
+            unreadable(format!(
                 "it gave no output `{}`; re-export the model with its map as the first output",
                 self.output_name
-            )
+            ))
         })?;
         let (out_shape, data) = value.try_extract_tensor::<f32>().map_err(|e| {
-            format!(
+            unreadable(format!(
                 "output `{}` is not a float32 tensor ({}); re-export the model with a float32 \
                  map as its first output",
                 self.output_name,
                 one_line(&e.to_string())
-            )
+            ))
         })?;
         let dims: Vec<i64> = out_shape.iter().copied().collect();
         let (c, oh, ow) = output_geometry(&dims, self.layout)?;
         self.readout.check_channels(c)?;
         if oh == 0 || ow == 0 || data.len() != c * oh * ow {
-            return Err(format!(
+            return Err(unreadable(format!(
                 "output `{}` has shape {dims:?}, which holds no {c} × H × W map; check \
                  `[source.segment] layout = \"{layout}\"`, or re-export the model with a [1, C, H, \
                  W] or [1, H, W, C] output",
                 self.output_name
-            ));
+            )));
         }
         let margin = margin_map(data, c, oh * ow, self.layout, &self.readout);
         Ok(upsample_mask(
@@ -614,11 +677,15 @@ fn write_tensor(image: &RgbImage, layout: Layout, lut: &[[f32; 256]; 3], out: &m
 }
 
 /// Checks the model's (single) image input against the config; returns its name and the size.
-fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u32, u32)), String> {
+fn check_input(
+    session: &Session,
+    config: &SegmentConfig,
+) -> Result<(String, (u32, u32)), SegmentError> {
+    let unfit = |message| Err(SegmentError::Input { message });
     let inputs = session.inputs();
     let [input] = inputs else {
         let names: Vec<&str> = inputs.iter().map(|i| i.name()).collect();
-        return Err(format!(
+        return unfit(format!(
             "it has {} inputs ({}); robustream feeds one image tensor: give a segmentation \
              model with a single image input",
             inputs.len(),
@@ -627,12 +694,12 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
     };
     let name = input.name().to_string();
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
-        return Err(format!(
+        return unfit(format!(
             "input `{name}` is not a tensor; give a model whose input is a float32 image tensor"
         ));
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
+        return unfit(format!(
             "input `{name}` is {ty:?}; robustream feeds float32: re-export the model with a \
              float32 input"
         ));
@@ -646,7 +713,7 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
         ([b, c, h, w], Layout::Nchw) => (*b, *c, *h, *w),
         ([b, h, w, c], Layout::Nhwc) => (*b, *c, *h, *w),
         _ => {
-            return Err(format!(
+            return unfit(format!(
                 "input `{name}` has shape {dims:?}, not an image batch; robustream feeds [1, 3, H, \
                  W] (layout nchw) or [1, H, W, 3] (layout nhwc): give a model with such an input"
             ));
@@ -658,7 +725,7 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
         } else {
             "nchw"
         };
-        return Err(format!(
+        return unfit(format!(
             "input `{name}` has shape {dims:?}, which is not a batch of one RGB image in layout \
              {layout}; fix `[source.segment] layout` (e.g. layout = \"{other}\")"
         ));
@@ -667,14 +734,14 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
     let size = match (config.size, fixed(w), fixed(h)) {
         (None, Some(w), Some(h)) => (w, h),
         (None, _, _) => {
-            return Err(format!(
+            return unfit(format!(
                 "input `{name}` has a dynamic size ({dims:?}); set `[source.segment] size = \
                  [width, height]`"
             ));
         }
         (Some([sw, sh]), fw, fh) => {
             if fw.is_some_and(|v| v != sw) || fh.is_some_and(|v| v != sh) {
-                return Err(format!(
+                return unfit(format!(
                     "`[source.segment] size = [{sw}, {sh}]` but input `{name}` is fixed at \
                      {dims:?} ({layout}); remove `size` or match it"
                 ));
@@ -686,18 +753,25 @@ fn check_input(session: &Session, config: &SegmentConfig) -> Result<(String, (u3
 }
 
 /// Checks the model's first output against the readout; returns its name.
-fn check_output(session: &Session, layout: Layout, readout: &Readout) -> Result<String, String> {
-    let output = session.outputs().first().ok_or_else(|| {
-        "it has no output; give a segmentation model (its first output a map)".to_string()
-    })?;
-    let name = output.name().to_string();
-    let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
-        return Err(format!(
+fn check_output(
+    session: &Session,
+    layout: Layout,
+    readout: &Readout,
+) -> Result<String, SegmentError> {
+    let output = |message| Err(SegmentError::Output { message });
+    let Some(first) = session.outputs().first() else {
+        return output(
+            "it has no output; give a segmentation model (its first output a map)".into(),
+        );
+    };
+    let name = first.name().to_string();
+    let ValueType::Tensor { ty, shape, .. } = first.dtype() else {
+        return output(format!(
             "output `{name}` is not a tensor; give a model whose first output is a float32 map"
         ));
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
+        return output(format!(
             "output `{name}` is {ty:?}; robustream reads float32: re-export the model with a \
              float32 output"
         ));
@@ -749,7 +823,7 @@ impl SegmentSource {
     }
 
     /// One model call on `image`: the cleaned mask, or `None` without foreground; timed.
-    fn call(&mut self, image: &RgbImage) -> Result<Option<GrayImage>, String> {
+    fn call(&mut self, image: &RgbImage) -> Result<Option<GrayImage>, SegmentError> {
         let t0 = std::time::Instant::now();
         let mut mask = self.segmenter.mask(image)?;
         remove_small(&mut mask, self.min_area);
@@ -823,7 +897,8 @@ impl Source for SegmentSource {
                             "segmentation model {} failed on this frame (skipped): {e}",
                             crate::quote::clip_path(&self.segmenter.path)
                         ),
-                    )));
+                    )
+                    .caused_by(e)));
                 }
             }
         };
@@ -958,9 +1033,11 @@ mod tests {
             (Readout::Classes(vec![5]), 3),
             (SegmentConfig::new("m").readout(), 21),
         ] {
-            assert_says_what_to_do(&readout.check_channels(channels).unwrap_err());
+            assert_says_what_to_do(&readout.check_channels(channels).unwrap_err().to_string());
         }
-        let e = output_geometry(&[2, 1, 8, 8], Layout::Nchw).unwrap_err();
+        let e = output_geometry(&[2, 1, 8, 8], Layout::Nchw)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("[2, 1, 8, 8]") && e.contains("fix `[source.segment] layout`"),
             "{e}"
@@ -982,7 +1059,7 @@ mod tests {
         let bad = |edit: &dyn Fn(&mut SegmentConfig), key: &str| {
             let mut c = SegmentConfig::new("m.onnx");
             edit(&mut c);
-            let e = c.check().unwrap_err();
+            let e = c.check().unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
             assert_says_what_to_do(&e);
         };
@@ -1042,12 +1119,24 @@ mod tests {
             classes
                 .check_channels(1)
                 .unwrap_err()
+                .to_string()
                 .contains("remove `classes`")
         );
-        assert!(classes.check_channels(10).unwrap_err().contains("class 15"));
+        assert!(
+            classes
+                .check_channels(10)
+                .unwrap_err()
+                .to_string()
+                .contains("class 15")
+        );
         let t = SegmentConfig::new("m").readout();
         assert!(t.check_channels(1).is_ok());
-        assert!(t.check_channels(21).unwrap_err().contains("classes = [..]"));
+        assert!(
+            t.check_channels(21)
+                .unwrap_err()
+                .to_string()
+                .contains("classes = [..]")
+        );
     }
 
     #[test]
@@ -1243,7 +1332,10 @@ mod tests {
         };
         c.size = Some([32, 32]);
         let mut failing = Segmenter::open(&c).unwrap();
-        let e = failing.mask(&RgbImage::new(40, 30)).unwrap_err();
+        let e = failing
+            .mask(&RgbImage::new(40, 30))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("inference failed (")
                 && e.ends_with(

@@ -103,21 +103,21 @@ impl SyntheticConfig {
     /// Parses the short form of `--source synthetic:WxH[@FPS][/N]` (e.g. `synthetic:640x480@30/300`:
     /// 640×480 at 30 fps, 300 frames; every part after `synthetic:` is optional). `None` when `spec`
     /// does not start with `synthetic`; `Some(Err(_))` names the bad part.
-    pub fn parse_spec(spec: &str) -> Option<Result<Self, String>> {
+    pub fn parse_spec(spec: &str) -> Option<Result<Self, SyntheticError>> {
         let rest = spec.strip_prefix("synthetic")?;
         let rest = match rest {
             "" => "",
             r => r.strip_prefix(':')?,
         };
-        Some(Self::parse_rest(rest).map_err(|what| {
-            format!(
-                "bad synthetic source `{spec}`: {what}; write synthetic:WIDTHxHEIGHT@FPS/FRAMES, e.g. \
-                 synthetic:640x480@30/300"
-            )
-        }))
+        Some(
+            Self::parse_rest(rest).map_err(|problem| SyntheticError::Spec {
+                spec: spec.to_string(),
+                problem: Box::new(problem),
+            }),
+        )
     }
 
-    fn parse_rest(rest: &str) -> Result<Self, String> {
+    fn parse_rest(rest: &str) -> Result<Self, SyntheticError> {
         let mut c = Self::default();
         let (rest, frames) = match rest.split_once('/') {
             Some((a, n)) => (a, Some(n)),
@@ -127,27 +127,20 @@ impl SyntheticConfig {
             Some((s, f)) => (s, Some(f)),
             None => (rest, None),
         };
+        let unparsed = |part, written: &str| SyntheticError::Unparsed {
+            part,
+            written: written.to_string(),
+        };
         if !size.is_empty() {
-            let (w, h) = size
-                .split_once('x')
-                .ok_or_else(|| format!("size `{size}` is not WIDTHxHEIGHT"))?;
-            c.width = w
-                .parse()
-                .map_err(|_| format!("width `{w}` is not a number"))?;
-            c.height = h
-                .parse()
-                .map_err(|_| format!("height `{h}` is not a number"))?;
+            let (w, h) = size.split_once('x').ok_or_else(|| unparsed("size", size))?;
+            c.width = w.parse().map_err(|_| unparsed("width", w))?;
+            c.height = h.parse().map_err(|_| unparsed("height", h))?;
         }
         if let Some(f) = fps {
-            c.fps = f
-                .parse()
-                .map_err(|_| format!("fps `{f}` is not a number"))?;
+            c.fps = f.parse().map_err(|_| unparsed("fps", f))?;
         }
         if let Some(n) = frames {
-            c.frames = Some(
-                n.parse()
-                    .map_err(|_| format!("frame count `{n}` is not a number"))?,
-            );
+            c.frames = Some(n.parse().map_err(|_| unparsed("frame count", n))?);
         }
         c.check()?;
         Ok(c)
@@ -155,34 +148,78 @@ impl SyntheticConfig {
 
     /// Checks the values a scene can be made from (sizes ≥ 1 and ≤ 16384, fps finite and > 0, a
     /// frame count ≥ 1 when given, sprite size in (0, 1], a mask with a sprite).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SyntheticError> {
+        let invalid = |setting, message: String| Err(SyntheticError::Invalid { setting, message });
         if !(1..=16384).contains(&self.width) || !(1..=16384).contains(&self.height) {
-            return Err(format!(
-                "frame size {}x{} is outside 1..16384",
-                self.width, self.height
-            ));
+            return invalid(
+                "size",
+                format!(
+                    "frame size {}x{} is outside 1..16384",
+                    self.width, self.height
+                ),
+            );
         }
         if !(self.fps.is_finite() && self.fps > 0.0) {
-            return Err(format!("fps {} must be a number above 0", self.fps));
+            return invalid("fps", format!("fps {} must be a number above 0", self.fps));
         }
         if self.frames == Some(0) {
-            return Err(
+            return invalid(
+                "frames",
                 "a frame count of 0 gives no frames; give at least 1, or none for an endless \
                  camera"
                     .into(),
             );
         }
         if !(self.sprite_size > 0.0 && self.sprite_size <= 1.0) {
-            return Err(format!(
-                "sprite_size {} must be in (0, 1]",
-                self.sprite_size
-            ));
+            return invalid(
+                "sprite_size",
+                format!("sprite_size {} must be in (0, 1]", self.sprite_size),
+            );
         }
         if self.sprite.is_some() != self.sprite_mask.is_some() {
-            return Err("`sprite` and `sprite_mask` go together; give both or neither".into());
+            return invalid(
+                "sprite",
+                "`sprite` and `sprite_mask` go together; give both or neither".into(),
+            );
         }
         Ok(())
     }
+}
+
+/// Settings a synthetic camera cannot be made from. Display = the message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SyntheticError {
+    /// A part of a `synthetic:…` spec that does not parse.
+    #[error(
+        "{part} `{written}` is not {}",
+        if *part == "size" { "WIDTHxHEIGHT" } else { "a number" }
+    )]
+    Unparsed {
+        /// "size", "width", "height", "fps" or "frame count".
+        part: &'static str,
+        /// The part as written.
+        written: String,
+    },
+    /// A setting outside what a scene can be made from.
+    #[error("{message}")]
+    Invalid {
+        /// The setting ("size", "fps", "frames", "sprite_size", "sprite").
+        setting: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// A `synthetic:…` spec that does not parse or check: the problem and how to write one.
+    #[error(
+        "bad synthetic source `{spec}`: {problem}; write synthetic:WIDTHxHEIGHT@FPS/FRAMES, e.g. \
+         synthetic:640x480@30/300"
+    )]
+    Spec {
+        /// The spec as written.
+        spec: String,
+        /// What is wrong with it.
+        #[source]
+        problem: Box<SyntheticError>,
+    },
 }
 
 /// A cut-out photo: its pixels and mask at the size it is drawn.
@@ -228,7 +265,9 @@ pub struct SyntheticSource {
 /// Opens the synthetic camera: renders its background, cuts out the sprite, resolves the label.
 pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSource, SourceError> {
     let item = "synthetic source";
-    config.check().map_err(|e| SourceError::new(item, e))?;
+    config
+        .check()
+        .map_err(|e| SourceError::new(item, e.to_string()).caused_by(e))?;
     let truth = match &config.label {
         None => None,
         Some(l) => Some(Truth(labels.resolve(l).ok_or_else(|| {
@@ -318,13 +357,18 @@ fn load_sprite(
 ) -> Result<Sprite, SourceError> {
     // Through the bounded reader and the checked decoders, like every image and mask: a FIFO, a
     // device, a huge file or a truncated image is refused with one line saying what to do.
-    let image = super::decode::read_file(photo, "image")
-        .and_then(|bytes| super::decode::decode_bytes(&bytes))
-        .map_err(|why| SourceError::at(photo, format!("sprite photo: {why}")))?
+    fn at<E: std::error::Error + Send + Sync + 'static>(
+        path: &std::path::Path,
+        what: &'static str,
+    ) -> impl FnOnce(E) -> SourceError {
+        move |why| SourceError::at(path, format!("{what}: {why}")).caused_by(why)
+    }
+    let bytes = super::decode::read_file(photo, "image").map_err(at(photo, "sprite photo"))?;
+    let image = super::decode::decode_bytes(&bytes)
+        .map_err(at(photo, "sprite photo"))?
         .into_rgb8();
-    let m = super::decode::read_file(mask, "mask")
-        .and_then(|bytes| super::mask::decode_mask(&bytes))
-        .map_err(|why| SourceError::at(mask, format!("sprite mask: {why}")))?;
+    let bytes = super::decode::read_file(mask, "mask").map_err(at(mask, "sprite mask"))?;
+    let m = super::mask::decode_mask(&bytes).map_err(at(mask, "sprite mask"))?;
     if m.dimensions() != image.dimensions() {
         return Err(SourceError::at(
             mask,
@@ -497,7 +541,10 @@ mod tests {
             "synthetic:8x8/x",
             "synthetic:8x8@30/0",
         ] {
-            let err = SyntheticConfig::parse_spec(bad).unwrap().unwrap_err();
+            let err = SyntheticConfig::parse_spec(bad)
+                .unwrap()
+                .unwrap_err()
+                .to_string();
             assert!(
                 err.contains(bad) && err.contains("synthetic:640x480"),
                 "{err}"
@@ -506,7 +553,8 @@ mod tests {
         // No frames at all is no camera: refused, the fix named.
         let err = SyntheticConfig::parse_spec("synthetic:8x8@30/0")
             .unwrap()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("frame count of 0"), "{err}");
     }
 

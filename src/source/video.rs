@@ -140,21 +140,96 @@ pub enum TimeSpec {
 
 impl TimeSpec {
     /// The time in seconds, or what is wrong with it.
-    pub fn seconds(&self) -> Result<f64, String> {
+    pub fn seconds(&self) -> Result<f64, TimeError> {
         match self {
             TimeSpec::Seconds(s) if s.is_finite() && *s >= 0.0 => Ok(*s),
-            TimeSpec::Seconds(s) => Err(format!("{s} is not a time ≥ 0 s")),
+            TimeSpec::Seconds(s) => Err(TimeError::Negative(*s)),
             TimeSpec::Text(t) => parse_time(t),
         }
     }
 }
 
+/// A `[source.video]` time that is not a time ≥ 0. Display = the message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TimeError {
+    /// A number of seconds below 0 (or not finite).
+    #[error("{0} is not a time ≥ 0 s")]
+    Negative(f64),
+    /// Nothing written.
+    #[error("empty time; write seconds or e.g. \"1m30s\"")]
+    Empty,
+    /// A part that is not a duration (the time as written, clipped).
+    #[error("time `{written}`: {source}")]
+    Part {
+        /// The whole time as written (clipped).
+        written: String,
+        /// What is wrong with the part.
+        source: crate::duration::DurationError,
+    },
+}
+
+/// A `[source.video]` table whose settings cannot be used. Display = the message, naming the key.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VideoConfigError {
+    /// A time setting that is not a time.
+    #[error("`{key}`: {source}")]
+    Time {
+        /// The key ("start", "stop", "timeout", "open_timeout", "reconnect").
+        key: &'static str,
+        /// What is wrong with it.
+        source: TimeError,
+    },
+    /// `stop` at or before `start`.
+    #[error("`stop` ({stop} s) must come after `start` ({start} s)")]
+    StopBeforeStart {
+        /// `start`, seconds.
+        start: f64,
+        /// `stop`, seconds.
+        stop: f64,
+    },
+    /// A time below its least value.
+    #[error("`{key}` ({seconds} s) must be at least 0.1 s")]
+    TooShort {
+        /// The key ("timeout", "open_timeout").
+        key: &'static str,
+        /// The value, seconds.
+        seconds: f64,
+    },
+    /// `loop = 0` or `every = 0`.
+    #[error("{}", match *key {
+        "loop" => "`loop` = 0 plays nothing; write a count ≥ 1, true or false",
+        _ => "`every` must be at least 1 (1 = every frame)",
+    })]
+    Zero {
+        /// "loop" or "every".
+        key: &'static str,
+    },
+}
+
+/// Why `--realtime` cannot pace a source. Display = the message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RealtimeError {
+    /// Neither a video nor the synthetic camera.
+    #[error(
+        "--realtime paces video files and the synthetic camera, but {} is neither; drop \
+         --realtime",
+        path.display()
+    )]
+    NotPaced {
+        /// The source's path.
+        path: std::path::PathBuf,
+    },
+    /// A `synthetic:…` spec that does not parse.
+    #[error(transparent)]
+    Synthetic(#[from] super::synthetic::SyntheticError),
+}
+
 /// Parses a time like `"90"`, `"90s"`, `"1.5m"` or a sum of such parts (`"1m30s"`, `"1h2m3.5s"`) into
 /// seconds; every part goes through the `--duration` parser ([`crate::duration::parse_duration`]).
-pub fn parse_time(text: &str) -> Result<f64, String> {
+pub fn parse_time(text: &str) -> Result<f64, TimeError> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty time; write seconds or e.g. \"1m30s\"".into());
+        return Err(TimeError::Empty);
     }
     let mut total = 0.0;
     let mut rest = t;
@@ -167,8 +242,10 @@ pub fn parse_time(text: &str) -> Result<f64, String> {
             .find(|c: char| !c.is_ascii_alphabetic())
             .map_or(rest.len(), |i| num_end + i);
         let part = &rest[..unit_end];
-        let d = crate::duration::parse_duration(part)
-            .map_err(|e| format!("time `{}`: {e}", crate::quote::clip(text)))?;
+        let d = crate::duration::parse_duration(part).map_err(|source| TimeError::Part {
+            written: crate::quote::clip(text).into_owned(),
+            source,
+        })?;
         total += d.as_secs_f64();
         rest = &rest[unit_end..];
     }
@@ -215,7 +292,7 @@ pub fn is_video_source(config: &SourceConfig) -> bool {
 /// `[source.video] realtime = true`, the synthetic camera `[source.synthetic] realtime = true` (a
 /// `synthetic:…` spec is parsed first so its size, rate and length stay). Any other source is an
 /// error naming its path.
-pub fn set_realtime(source: &mut SourceConfig) -> Result<(), String> {
+pub fn set_realtime(source: &mut SourceConfig) -> Result<(), RealtimeError> {
     if is_video_source(source) {
         source
             .video
@@ -229,11 +306,9 @@ pub fn set_realtime(source: &mut SourceConfig) -> Result<(), String> {
         None => spec.starts_with("synthetic"),
     };
     if !synthetic {
-        return Err(format!(
-            "--realtime paces video files and the synthetic camera, but {} is neither; drop \
-             --realtime",
-            source.path.display()
-        ));
+        return Err(RealtimeError::NotPaced {
+            path: source.path.clone(),
+        });
     }
     if source.synthetic.is_none() {
         let parsed = super::synthetic::SyntheticConfig::parse_spec(spec).transpose()?;
@@ -269,35 +344,37 @@ pub struct Settings {
 
 impl VideoConfig {
     /// The checked settings: times ≥ 0, `stop` after `start`, `every` and a loop count ≥ 1.
-    pub fn settings(&self) -> Result<Settings, String> {
+    pub fn settings(&self) -> Result<Settings, VideoConfigError> {
+        let seconds = |key, t: &TimeSpec| {
+            t.seconds()
+                .map_err(|source| VideoConfigError::Time { key, source })
+        };
         let start = match &self.start {
-            Some(t) => t.seconds().map_err(|e| format!("`start`: {e}"))?,
+            Some(t) => seconds("start", t)?,
             None => 0.0,
         };
         let stop = match &self.stop {
-            Some(t) => Some(t.seconds().map_err(|e| format!("`stop`: {e}"))?),
+            Some(t) => Some(seconds("stop", t)?),
             None => None,
         };
         if let Some(stop) = stop
             && stop <= start
         {
-            return Err(format!(
-                "`stop` ({stop} s) must come after `start` ({start} s)"
-            ));
+            return Err(VideoConfigError::StopBeforeStart { start, stop });
         }
         let passes = self.looping.map_or(Some(1), Loop::passes);
         if passes == Some(0) {
-            return Err("`loop` = 0 plays nothing; write a count ≥ 1, true or false".into());
+            return Err(VideoConfigError::Zero { key: "loop" });
         }
         let every = self.every.unwrap_or(1);
         if every == 0 {
-            return Err("`every` must be at least 1 (1 = every frame)".into());
+            return Err(VideoConfigError::Zero { key: "every" });
         }
-        let at_least_01 = |key: &str, t: &Option<TimeSpec>, default| match t {
+        let at_least_01 = |key: &'static str, t: &Option<TimeSpec>, default| match t {
             Some(t) => {
-                let s = t.seconds().map_err(|e| format!("`{key}`: {e}"))?;
+                let s = seconds(key, t)?;
                 if s < 0.1 {
-                    return Err(format!("`{key}` ({s} s) must be at least 0.1 s"));
+                    return Err(VideoConfigError::TooShort { key, seconds: s });
                 }
                 Ok(std::time::Duration::from_secs_f64(s))
             }
@@ -308,9 +385,9 @@ impl VideoConfig {
         let reconnect = match &self.reconnect {
             None | Some(Reconnect::Flag(true)) => None,
             Some(Reconnect::Flag(false)) => Some(std::time::Duration::ZERO),
-            Some(Reconnect::Within(t)) => Some(std::time::Duration::from_secs_f64(
-                t.seconds().map_err(|e| format!("`reconnect`: {e}"))?,
-            )),
+            Some(Reconnect::Within(t)) => {
+                Some(std::time::Duration::from_secs_f64(seconds("reconnect", t)?))
+            }
         };
         Ok(Settings {
             passes,
@@ -351,7 +428,7 @@ pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
         .clone()
         .unwrap_or_default()
         .settings()
-        .map_err(|e| SourceError::new(&item, format!("[source.video]: {e}")))?;
+        .map_err(|e| SourceError::new(&item, format!("[source.video]: {e}")).caused_by(e))?;
     let network = match url_scheme(&config.path) {
         Some(scheme) if URL_SCHEMES.contains(&scheme.as_str()) => true,
         Some(scheme) => {
@@ -545,22 +622,26 @@ mod imp {
         target: &str,
         intr: &Arc<Interrupt>,
         open_timeout: Option<Duration>,
-    ) -> Result<ffmpeg::format::context::Input, String> {
+    ) -> Result<ffmpeg::format::context::Input, StreamError> {
         use ffmpeg::ffi;
         let why = |e: ffmpeg::Error| match e {
-            _ if intr.stopped() => "stopped while opening".to_string(),
+            _ if intr.stopped() => StreamError::open("stopped while opening".to_string(), None),
             // Some demuxers (RTSP) turn the interrupt into an error of their own.
-            _ if intr.expired() => match open_timeout {
-                Some(t) => format!(
-                    "no answer within {} s (`[source.video] open_timeout`)",
-                    t.as_secs_f64()
-                ),
-                None => "no answer".to_string(),
-            },
-            e => open_error(e, open_timeout.is_some()),
+            _ if intr.expired() => StreamError::open(
+                match open_timeout {
+                    Some(t) => format!(
+                        "no answer within {} s (`[source.video] open_timeout`)",
+                        t.as_secs_f64()
+                    ),
+                    None => "no answer".to_string(),
+                },
+                None,
+            ),
+            e => StreamError::open(open_error(e, open_timeout.is_some()), Some(e)),
         };
-        let path = std::ffi::CString::new(target)
-            .map_err(|_| "a path with a NUL byte cannot be opened".to_string())?;
+        let path = std::ffi::CString::new(target).map_err(|_| {
+            StreamError::open("a path with a NUL byte cannot be opened".to_string(), None)
+        })?;
         let cb = intr.clone();
         let interrupt =
             ffmpeg::util::interrupt::new(Box::new(move || cb.stopped() || cb.expired()));
@@ -575,7 +656,10 @@ mod imp {
         unsafe {
             let mut ps = ffi::avformat_alloc_context();
             if ps.is_null() {
-                return Err("out of memory opening the input".into());
+                return Err(StreamError::open(
+                    "out of memory opening the input".into(),
+                    None,
+                ));
             }
             (*ps).interrupt_callback = interrupt.interrupt;
             let r = ffi::avformat_open_input(
@@ -597,6 +681,48 @@ mod imp {
                 ps,
                 interrupt.guard,
             ))
+        }
+    }
+
+    /// Why a video input gives no frames, by kind. Display = the message (what FFmpeg's error
+    /// means and what to do); `source` is FFmpeg's error where the message quotes it.
+    #[derive(Debug, thiserror::Error)]
+    pub(super) enum StreamError {
+        /// The input could not be opened: missing, refused, no answer, not a container, stopped.
+        #[error("{message}")]
+        Open {
+            /// What went wrong and what to do.
+            message: String,
+            /// FFmpeg's error.
+            #[source]
+            source: Option<ffmpeg::Error>,
+        },
+        /// The input holds no video stream this FFmpeg build can decode.
+        #[error("{message}")]
+        NoVideo {
+            /// What it holds instead, and what to do.
+            message: String,
+            /// FFmpeg's error.
+            #[source]
+            source: Option<ffmpeg::Error>,
+        },
+        /// A decoded frame could not be made RGB.
+        #[error("{message}")]
+        Convert {
+            /// What went wrong.
+            message: String,
+            /// FFmpeg's error.
+            #[source]
+            source: Option<ffmpeg::Error>,
+        },
+    }
+
+    impl StreamError {
+        /// An [`StreamError::Open`] whose message is `message`; FFmpeg's error `e` is its source
+        /// when the message quotes it (a message in its own words stands alone).
+        fn open(message: String, e: Option<ffmpeg::Error>) -> Self {
+            let source = e.filter(|e| message.contains(&e.to_string()));
+            Self::Open { message, source }
         }
     }
 
@@ -718,7 +844,7 @@ mod imp {
         target: &str,
         intr: &Arc<Interrupt>,
         open_timeout: Option<Duration>,
-    ) -> Result<(Opened, Io), String> {
+    ) -> Result<(Opened, Io), StreamError> {
         let input = open_format(target, intr, open_timeout);
         intr.arm(None);
         let input = input?;
@@ -726,7 +852,10 @@ mod imp {
         let stream = input
             .streams()
             .best(ffmpeg::media::Type::Video)
-            .ok_or_else(|| no_video_stream(&input))?;
+            .ok_or_else(|| StreamError::NoVideo {
+                message: no_video_stream(&input),
+                source: None,
+            })?;
         let index = stream.index();
         let time_base = f64::from(stream.time_base());
         let start_s = match stream.start_time() {
@@ -742,16 +871,23 @@ mod imp {
             .unwrap_or(0.0);
         let frames = stream.frames();
         let context = ffmpeg::codec::context::Context::from_parameters(stream.parameters())
-            .map_err(|e| format!("cannot read the video stream's parameters ({e})"))?;
+            .map_err(|e| StreamError::NoVideo {
+                message: format!("cannot read the video stream's parameters ({e})"),
+                source: Some(e),
+            })?;
         let codec = context.id().name().to_string();
         if ffmpeg::decoder::find(context.id()).is_none() {
-            return Err(no_decoder(&stream.parameters()));
+            return Err(StreamError::NoVideo {
+                message: no_decoder(&stream.parameters()),
+                source: None,
+            });
         }
         let mut decoder = context.decoder();
         decoder.set_packet_time_base(stream.time_base());
-        let decoder = decoder
-            .video()
-            .map_err(|e| format!("cannot decode its {codec} video ({e})"))?;
+        let decoder = decoder.video().map_err(|e| StreamError::NoVideo {
+            message: format!("cannot decode its {codec} video ({e})"),
+            source: Some(e),
+        })?;
         let info = Opened {
             stream: index,
             width: decoder.width(),
@@ -871,7 +1007,7 @@ mod imp {
                 epoch: Instant::now(),
             });
             let (opened, io) = open_input(target, &intr, network.then_some(settings.open_timeout))
-                .map_err(|e| SourceError::new(target, e))?;
+                .map_err(|e| SourceError::new(target, e.to_string()).caused_by(e))?;
             let mut source = Self {
                 target: target.to_string(),
                 name: super::id_name(target),
@@ -910,7 +1046,7 @@ mod imp {
             };
             if settings.start > 0.0 && !network {
                 source.rewind().map_err(|e| {
-                    SourceError::new(target, format!("cannot seek to `start` ({e})"))
+                    SourceError::new(target, format!("cannot seek to `start` ({e})")).caused_by(e)
                 })?;
             }
             Ok(source)
@@ -940,7 +1076,7 @@ mod imp {
 
         /// Back to `start` (or the beginning) for the next pass: a seek, or reopening the file
         /// when the format cannot seek. The decoder is flushed.
-        fn rewind(&mut self) -> Result<(), String> {
+        fn rewind(&mut self) -> Result<(), StreamError> {
             // AV_TIME_BASE (µs) of the container; the key frame at or before `start`.
             let ts = ((self.settings.start + self.opened.start_s.max(0.0)) * 1e6) as i64;
             let seek = match self.io.as_mut() {
@@ -1033,24 +1169,30 @@ mod imp {
         }
 
         /// Converts `self.decoded` to RGB24 straight into a new image buffer.
-        fn convert(&mut self) -> Result<RgbImage, String> {
+        fn convert(&mut self) -> Result<RgbImage, StreamError> {
+            let failed = |message: String, source| StreamError::Convert { message, source };
             let (fmt, w, h) = (
                 self.decoded.format(),
                 self.decoded.width(),
                 self.decoded.height(),
             );
             if w == 0 || h == 0 {
-                return Err("decoded an empty frame".into());
+                return Err(failed("decoded an empty frame".into(), None));
             }
             let key = (fmt, w, h);
             if self.converter.as_ref().is_none_or(|c| c.key != key) {
                 let ctx =
                     scaling::Context::get(fmt, w, h, Pixel::RGB24, w, h, scaling::Flags::BILINEAR)
-                        .map_err(|e| format!("cannot convert {fmt:?} {w}x{h} to RGB ({e})"))?;
+                        .map_err(|e| {
+                            failed(
+                                format!("cannot convert {fmt:?} {w}x{h} to RGB ({e})"),
+                                Some(e),
+                            )
+                        })?;
                 self.converter = Some(Converter { key, ctx });
             }
             let Some(conv) = self.converter.as_mut() else {
-                return Err("no converter".into());
+                return Err(failed("no converter".into(), None));
             };
             let (wu, hu) = (w as usize, h as usize);
             // Rows padded to 16 pixels (48 bytes): the SIMD YUV → RGB converters store 8 pixels at
@@ -1085,7 +1227,10 @@ mod imp {
                 )
             };
             if lines != h as i32 {
-                return Err(format!("RGB conversion wrote {lines} of {h} rows"));
+                return Err(failed(
+                    format!("RGB conversion wrote {lines} of {h} rows"),
+                    None,
+                ));
             }
             let row = 3 * wu;
             if stride != row {
@@ -1094,7 +1239,7 @@ mod imp {
                 }
             }
             buf.truncate(row * hu);
-            RgbImage::from_raw(w, h, buf).ok_or_else(|| "RGB buffer size".to_string())
+            RgbImage::from_raw(w, h, buf).ok_or_else(|| failed("RGB buffer size".into(), None))
         }
 
         /// A decode error at frame `index`: counted, one skipped item.
@@ -1161,7 +1306,7 @@ mod imp {
             let captured = Instant::now();
             let image = match self.convert() {
                 Ok(img) => img,
-                Err(e) => return self.decode_error(index, e),
+                Err(e) => return self.decode_error(index, e.to_string()),
             };
             self.frames_out += 1;
             Step::Frame(Frame {
@@ -1507,7 +1652,12 @@ mod tests {
         assert_eq!(parse_time(" 1h2m3.5s "), Ok(3723.5));
         assert_eq!(parse_time("2.25"), Ok(2.25));
         assert!(parse_time("").is_err());
-        assert!(parse_time("1d").unwrap_err().contains("unit `d`"));
+        assert!(
+            parse_time("1d")
+                .unwrap_err()
+                .to_string()
+                .contains("unit `d`")
+        );
         assert!(parse_time("abc").is_err());
         assert!(parse_time("-3s").is_err());
         assert!(TimeSpec::Seconds(-1.0).seconds().is_err());
@@ -1555,11 +1705,13 @@ mod tests {
         assert!(
             net("open_timeout = 0.01")
                 .unwrap_err()
+                .to_string()
                 .contains("`open_timeout`")
         );
         assert!(
             net("reconnect = \"soon\"")
                 .unwrap_err()
+                .to_string()
                 .contains("`reconnect`")
         );
         let c: VideoConfig = toml::from_str("loop = true\nstart = 1.5").unwrap();
@@ -1575,6 +1727,7 @@ mod tests {
                 .unwrap()
                 .settings()
                 .unwrap_err()
+                .to_string()
         };
         assert!(bad("start = 5\nstop = 5").contains("after `start`"));
         assert!(bad("every = 0").contains("`every`"));
@@ -1635,7 +1788,9 @@ mod tests {
         );
         assert_eq!(c.kind, Some(SourceKind::Synthetic));
 
-        let err = set_realtime(&mut SourceConfig::new("photos/")).unwrap_err();
+        let err = set_realtime(&mut SourceConfig::new("photos/"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("--realtime"), "{err}");
     }
 
