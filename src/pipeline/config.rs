@@ -18,7 +18,7 @@ pub enum ScenarioStage {
 }
 
 /// `[pipeline]`: threads, batching and queues, checked ([`PipelineConfig::validate`]). The table's
-/// schedule settings are parsed with it ([`RawPipelineConfig`]) and settled apart
+/// schedule settings are parsed with it (`RawPipelineConfig`) and settled apart
 /// ([`crate::scenario::schedule::ScheduleSettings`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineConfig {

@@ -139,10 +139,12 @@ impl SourceConfig {
             SourceKind::Video
         } else if let Some(kind) = self.kind {
             kind
-        } else if self.path.is_dir() && in9::looks_like_release(&self.path) {
-            SourceKind::In9
         } else {
-            SourceKind::detect(&self.path, self.path.is_dir())
+            let is_dir = self.path.is_dir();
+            match is_dir && in9::looks_like_release(&self.path) {
+                true => SourceKind::In9,
+                false => SourceKind::detect(&self.path, is_dir),
+            }
         }
     }
 }
@@ -486,10 +488,11 @@ fn stream_labels(
     }
 }
 
-/// The tables of the stream kinds, in the order a source's spelling is tried
-/// ([`SourceConfig::settled_kind`]), each with the error for a source of an earlier-tried kind or a
-/// path that carries it. A source of one of these kinds is not asked about the tables tried after
-/// its own.
+/// The stream kinds' own tables, in the order a source's spelling is tried
+/// ([`SourceConfig::settled_kind`]), each with the error for a source of another kind that carries
+/// it. A source is asked only about the tables of the kinds tried before its own: a file-system
+/// source about all three, a camera about `[source.synthetic]` alone, a synthetic source about
+/// none.
 const STREAM_TABLES: [(SourceKind, &str); 3] = [
     (
         SourceKind::Synthetic,
