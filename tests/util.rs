@@ -80,6 +80,11 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// A path as a command-line argument (the tests' temporary and asset paths are UTF-8).
+pub fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
 /// Reads records.jsonl of a run directory as JSON values.
 pub fn records(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("records.jsonl"))
@@ -170,6 +175,21 @@ pub fn quiet_run(config: impl AsRef<std::ffi::OsStr>) -> Command {
     cmd
 }
 
+/// `robustream run --quiet --scenarios corruption/contrast/1 <extra> --model <the real model>
+/// --source SOURCE --out OUT`, run as [`run`] does: a one-scenario run for tests about what a
+/// source gives.
+pub fn run_on(source: &Path, out: &Path, extra: &[&str]) -> Output {
+    run(robustream()
+        .args(["run", "--quiet", "--scenarios", "corruption/contrast/1"])
+        .args(extra)
+        .arg("--model")
+        .arg(model())
+        .arg("--source")
+        .arg(source)
+        .arg("--out")
+        .arg(out))
+}
+
 /// records.jsonl without the timings (`ms`): what must repeat exactly from run to run.
 pub fn records_without_timings(dir: &Path) -> Vec<serde_json::Value> {
     records(dir)
@@ -196,4 +216,12 @@ pub fn ffmpeg(args: &[&str]) {
         "ffmpeg {args:?}: {}",
         text(&out.stderr)
     );
+}
+
+/// A free UDP port on loopback (bound, read, released): for the stream servers the video tests
+/// start (SRT and raw UDP run over UDP).
+#[cfg(feature = "video")]
+pub fn free_udp_port() -> u16 {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap().port()
 }

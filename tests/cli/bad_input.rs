@@ -5,18 +5,6 @@ use std::path::Path;
 
 use crate::util::*;
 
-fn run_on(source: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    run(robustream()
-        .args(["run", "--quiet", "--scenarios", "corruption/contrast/1"])
-        .args(extra)
-        .arg("--model")
-        .arg(model())
-        .arg("--source")
-        .arg(source)
-        .arg("--out")
-        .arg(out))
-}
-
 fn no_panic(o: &std::process::Output) {
     let err = text(&o.stderr);
     assert!(!err.contains("panicked"), "{err}");

@@ -16,10 +16,6 @@ fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/hard_imagenet").join(name)
 }
 
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The shipped description: the demo model with Hard ImageNet's preprocessing.
 fn hard_model() -> PathBuf {
     root().join("models/efficientnet_lite0_hard_imagenet.toml")

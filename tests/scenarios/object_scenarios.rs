@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::util::{model, robustream, run, text};
+use crate::util::{model, path, robustream, run, text};
 use image::{GrayImage, Luma, RgbImage};
 use robustream::frame::BBox;
 use robustream::scene::{Background, Object, Shape, render};
@@ -76,10 +76,6 @@ fn apply_fails(dir: &Path, key: &str, args: &[&str], input: &Path) -> String {
 
 fn inside(b: BBox, x: u32, y: u32) -> bool {
     x >= b.x0 && x < b.x1 && y >= b.y0 && y < b.y1
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! protocol the local `ffmpeg` lacks is skipped with a line saying so.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,15 +69,6 @@ fn clip(dir: &Path, name: &str, seconds: u32) -> PathBuf {
 /// A free TCP port on loopback (bound, read, released).
 fn free_tcp_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// A free UDP port on loopback (SRT runs over UDP).
-fn free_udp_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()

@@ -11,18 +11,6 @@ use robustream::scene::{Background, Object, Scene, Shape, random_scene, render};
 use robustream::source::mask::mask_to_npy;
 use robustream::source::regions::{NormBox, format_norm_boxes};
 
-fn run_on(source: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
-    run(robustream()
-        .args(["run", "--quiet", "--scenarios", "corruption/contrast/1"])
-        .args(extra)
-        .arg("--model")
-        .arg(model())
-        .arg("--source")
-        .arg(source)
-        .arg("--out")
-        .arg(out))
-}
-
 /// Writes `scene` as `<dir>/<name>.png` and returns its normalised boxes in the manifest format.
 fn save(dir: &Path, name: &str, scene: &Scene) -> String {
     scene.image.save(dir.join(format!("{name}.png"))).unwrap();

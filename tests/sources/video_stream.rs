@@ -542,12 +542,6 @@ fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
     );
 }
 
-/// A free UDP port on loopback (bound, read, released).
-fn free_udp_port() -> u16 {
-    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.local_addr().unwrap().port()
-}
-
 /// An `ffmpeg` process sending `seconds` of the test pattern as MPEG-TS over UDP in real time.
 fn udp_sender(port: u16, seconds: u32) -> std::process::Child {
     let src = format!("testsrc=size=320x240:rate={FPS}");
