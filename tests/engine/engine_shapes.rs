@@ -1,4 +1,4 @@
-//! Fixed engine shapes (issue 13): the real model on the CPU provider gives the same top-5 and
+//! Fixed engine shapes: the real model on the CPU provider gives the same top-5 and
 //! probabilities (within 1e-5) for an image whether it runs alone, in an exact batch, padded to a
 //! larger size, split into several sizes, from the caller's buffer with padding written in place,
 //! or through ONNX Runtime's IO binding (the GPU providers' path, here on the CPU).

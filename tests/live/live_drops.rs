@@ -1,4 +1,4 @@
-//! A live source that outpaces the pipeline (issue 5): the synthetic camera paced in real time with
+//! A live source that outpaces the pipeline: the synthetic camera paced in real time with
 //! a deliberately slow plan. The source never waits: frames are dropped by `[pipeline] drop`, every
 //! drop is counted, the frames that are evaluated are complete, and the summary adds up.
 

@@ -1,4 +1,4 @@
-//! Latency bounded by design on a live source (issue 13): a deliberately slow plan on a real-time
+//! Latency bounded by design on a live source: a deliberately slow plan on a real-time
 //! synthetic camera. The test checks the structure, not this machine's speed: frames are dropped
 //! at admission and counted; nothing a worker starts has waited longer than about one frame's
 //! plan time; the `wait` and `age` stages are in every record, the summary and Prometheus; records

@@ -1,4 +1,4 @@
-//! Continuous reporting on a live stream (issue 5), as a user watches it: `summary.json` is
+//! Continuous reporting on a live stream, as a user watches it: `summary.json` is
 //! rewritten during the run (a watcher always reads a whole, valid file that says `running`), and
 //! the live terminal view comes up on a real pseudo-terminal (`script`), shows the stream, the
 //! scenarios and the latencies, stops on `q` and gives the terminal back.

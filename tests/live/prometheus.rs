@@ -1,7 +1,7 @@
-//! The Prometheus endpoint during a live run (issue 5): the synthetic camera in real time on the real
+//! The Prometheus endpoint during a live run: the synthetic camera in real time on the real
 //! model, `--prometheus 127.0.0.1:0`; the address is printed on stderr, metrics are scraped while the
-//! run goes on, and the last scrape agrees with the summary's counts. Hostile clients (issue 14: a
-//! slow loris, idle connections, a 128 MiB request line) neither delay a scrape nor grow the
+//! run goes on, and the last scrape agrees with the summary's counts. Hostile clients (a slow
+//! loris, idle connections, a 128 MiB request line) neither delay a scrape nor grow the
 //! process's memory, and the run ends as it would without them.
 
 use std::io::{Read, Write};

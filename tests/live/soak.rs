@@ -1,4 +1,4 @@
-//! A (short) soak run as a user starts one (issue 5): the endless synthetic camera in real time,
+//! A (short) soak run as a user starts one: the endless synthetic camera in real time,
 //! `--duration`; the run ends by itself with exit code 0, its summary says why, and memory was
 //! sampled once a second into resources.csv.
 

@@ -8,7 +8,7 @@
 //!   distribution across many runs of four per-run statistics (change mean, change sd, the input's weight
 //!   in the output, roughness of the change): mean, spread and quantiles against 512 reference runs, tight
 //!   enough that a neighbouring severity is rejected (checked by `coarse_comparison_rejects_neighbouring_severities`);
-//! * snow also on a held-out photo (medians and distributions, issue 14) and byte for byte given numpy's
+//! * snow also on a held-out photo (medians and distributions) and byte for byte given numpy's
 //!   own draw for a seed (the field and angle redrawn by a port of numpy's legacy generator);
 //! * the random choices within their documented ranges (docs/imagenet-c.md#motion_blur,
 //!   docs/imagenet-c.md#snow, docs/imagenet-c.md#frost): motion-blur and snow angles, frost texture
@@ -438,7 +438,7 @@ fn coarse_comparison_rejects_neighbouring_severities() {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Snow (issue 14): its statistics on a photo besides photo224, and its deterministic part byte for byte.
+// Snow: its statistics on a photo besides photo224, and its deterministic part byte for byte.
 
 /// Our snow runs per severity and photo for [`snow_matches_the_reference_on_a_held_out_photo`] (the
 /// reference has 512): 2 × 5 × 256 frames, about 2 s in release on the shared 2-core machine.
@@ -446,8 +446,8 @@ const SNOW_RUNS: u64 = 256;
 
 /// Standard errors allowed between our median and the reference's. 2 photos × 5 severities × 2
 /// statistics × 3 channels = 60 comparisons: a correct port passes all at 4 standard errors with
-/// probability above 99 % (normal approximation), while the issue's bias (2–3 % more change than our
-/// median) is 2.6× the tolerance or more (`snow_median_check_rejects_a_two_percent_bias`).
+/// probability above 99 % (normal approximation), while a bias of 2–3 % more change than our
+/// median is 2.6× the tolerance or more (`snow_median_check_rejects_a_two_percent_bias`).
 const SNOW_MEDIAN_K: f64 = 4.0;
 
 /// The inputs of the snow checks: the fixture and its reference distribution file.
@@ -563,10 +563,10 @@ fn snow_median_checks(p: usize, sev: u8, scale: f64) -> (Vec<String>, f64) {
 
 #[test]
 fn snow_matches_the_reference_on_a_held_out_photo() {
-    // Issue 14: one reference draw on a held-out photo sat at the top of our distribution. Here our
-    // 256 runs per severity against 512 reference seeds on photo224 and on heldout224 (a photo the port
-    // was not tuned on): the whole distribution of the four per-run statistics (as the
-    // coarse check does), and the medians of the change's mean and sd.
+    // Distributions, not single draws (one reference draw on a held-out photo can sit at the top of
+    // ours): our 256 runs per severity against 512 reference seeds on photo224 and on heldout224 (a
+    // photo the port was not tuned on): the whole distribution of the four per-run statistics (as
+    // the coarse check does), and the medians of the change's mean and sd.
     let mut failures = Vec::new();
     for (p, (input, _)) in SNOW_PHOTOS.iter().enumerate() {
         for sev in SEVERITIES {
@@ -606,7 +606,7 @@ fn snow_matches_the_reference_on_a_held_out_photo() {
 
 #[test]
 fn snow_median_check_rejects_a_two_percent_bias() {
-    // The size of the bias issue 14 suspected: 2 % more (or less) mean change than ours must fail the
+    // The checks have the power they claim: 2 % more (or less) mean change than ours must fail the
     // median checks at every severity on both photos.
     let mut passed = Vec::new();
     for (p, (input, _)) in SNOW_PHOTOS.iter().enumerate() {
@@ -630,9 +630,8 @@ fn snow_median_check_rejects_a_two_percent_bias() {
 fn snow_is_byte_exact_given_the_reference_draw() {
     // With numpy's own draw for `np.random.seed(k)` (the H×W normal field, then the angle; redrawn
     // by [`NumpyRng`]), everything after the draw — zoom, threshold, motion blur, rounding, the blend
-    // and the rot180 add — must give the reference's bytes (docs/imagenet-c.md#snow). Before issue
-    // 14 the blend's 1 − b was rounded differently at b = 0.8 and 0.65 (3 bytes off at severity 1
-    // here).
+    // and the rot180 add — must give the reference's bytes (docs/imagenet-c.md#snow). Rounding
+    // the blend's 1 − b differently at b = 0.8 and 0.65 puts 3 bytes off at severity 1 here.
     use robustream::scenario::corruption::snow;
     let photo = load("photo224.png");
     let n = (photo.width() * photo.height()) as usize;

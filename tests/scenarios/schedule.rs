@@ -1,4 +1,4 @@
-//! Scheduled plans on a stream (issue 5), as a user runs them: the synthetic camera, the real model,
+//! Scheduled plans on a stream, as a user runs them: the synthetic camera, the real model,
 //! `[pipeline] schedule`. `clean` is evaluated on every frame, the other scenarios as the schedule
 //! says, and a run repeats exactly.
 

@@ -1,4 +1,4 @@
-//! The V4L2 camera source and `robustream devices` driven as a user would (issue 5). This machine
+//! The V4L2 camera source and `robustream devices` driven as a user would. This machine
 //! may have no camera at all, so capture itself is covered by the unit tests of the reconnect state
 //! machine (src/source/camera.rs); here: listing devices, a missing device as one clear line, a
 //! node that is not a camera, and `[source.camera]` checks.

@@ -1,4 +1,4 @@
-//! Network streams read for real (issue 5): the `ffmpeg` CLI serves a test clip on a free loopback
+//! Network streams read for real: the `ffmpeg` CLI serves a test clip on a free loopback
 //! port as an HTTP, RTMP or SRT server (RTSP: see below), and `robustream run --source <url>`
 //! reads it on the real model as a user would. Per protocol, one server is killed mid-stream and a second one started on
 //! the same port: the outage is reported, frames resume, and when the second server's clip ends

@@ -1,4 +1,4 @@
-//! Masks on a fixed camera from a learned background plate (issue 5), as a user runs it: the
+//! Masks on a fixed camera from a learned background plate, as a user runs it: the
 //! synthetic camera with `[source.plate]`, a mask scenario, the real model. The learning frames are
 //! evaluated without masks (mask scenarios skip them), later frames get the plate's masks.
 

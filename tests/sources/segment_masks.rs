@@ -1,4 +1,4 @@
-//! Masks from a segmentation ONNX model (issue 5), as a user runs it: the synthetic camera moving a
+//! Masks from a segmentation ONNX model, as a user runs it: the synthetic camera moving a
 //! red cut-out across a dark scene, `[source.segment]` with the tiny fixture of
 //! `scripts/make_segment_fixture.py` (foreground = strongly red pixels), background scenarios, the
 //! real classifier. The model's masks are compared with the camera's exact ones through the boxes

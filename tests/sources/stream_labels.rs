@@ -1,4 +1,4 @@
-//! Labels on a stream (issue 5), as a user gives them: `--label` (one class for every frame) and
+//! Labels on a stream, as a user gives them: `--label` (one class for every frame) and
 //! `--labels` (a sidecar CSV keyed by frame or time) on the synthetic camera, scored by the real
 //! model; a bad labels file is one clear line.
 

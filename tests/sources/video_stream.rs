@@ -1,4 +1,4 @@
-//! Video files as sources (issue 5): a short clip made by the `ffmpeg` CLI, decoded by the `video`
+//! Video files as sources: a short clip made by the `ffmpeg` CLI, decoded by the `video`
 //! source. A real-time run on the real model with a deliberately slow plan drops frames, serves
 //! Prometheus metrics while it goes on and writes a summary that adds up; loop, start/stop and
 //! every give the frames and ids they promise; damaged files give warnings, not panics; bad paths
