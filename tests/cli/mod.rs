@@ -1,0 +1,8 @@
+//! The command line's contract: what a run writes (README's output contract), one run per run
+//! directory, the `preview` contact sheet, and bad input of every kind as one clear line, never a
+//! panic.
+
+mod bad_input;
+mod preview;
+mod run_contract;
+mod run_lock;

@@ -1,0 +1,138 @@
+//! Fixed engine shapes: the real model on the CPU provider gives the same top-5 and
+//! probabilities (within 1e-5) for an image whether it runs alone, in an exact batch, padded to a
+//! larger size, split into several sizes, from the caller's buffer with padding written in place,
+//! or through ONNX Runtime's IO binding (the GPU providers' path, here on the CPU).
+
+use robustream::engine::onnx::OnnxEngine;
+use robustream::engine::{BatchShapes, Engine, EngineConfig, Partial, Prediction, decode_row};
+use robustream::model::ModelDesc;
+use robustream::preprocess::Normalizer;
+use robustream::view::ModelView;
+
+const PHOTOS: [&str; 5] = [
+    "coffee.png",
+    "chelsea.png",
+    "rocket.jpg",
+    "flower.jpg",
+    "china.jpg",
+];
+
+fn engine(model: &ModelDesc, sizes: &[usize], partial: Partial, io: bool) -> OnnxEngine {
+    let config = EngineConfig {
+        library: Some(crate::util::ort_lib()),
+        threads: 1,
+        batch_sizes: Some(sizes.to_vec()),
+        partial: Some(partial),
+        io_binding: Some(io),
+        ..EngineConfig::default()
+    };
+    OnnxEngine::new(model, &config).unwrap()
+}
+
+/// The five photos' tensors, back to back.
+fn inputs(model: &ModelDesc) -> Vec<f32> {
+    let mut view = ModelView::new(model);
+    let norm = Normalizer::new(model);
+    PHOTOS
+        .iter()
+        .flat_map(|p| {
+            let img = image::open(crate::util::photo(p)).unwrap().to_rgb8();
+            norm.tensor(&view.image(&img))
+        })
+        .collect()
+}
+
+fn decode(model: &ModelDesc, scores: &[f32]) -> Vec<Prediction> {
+    scores
+        .chunks_exact(model.output.classes)
+        .map(|row| decode_row(row, model.output.kind, 5))
+        .collect()
+}
+
+fn assert_same(what: &str, got: &[Prediction], want: &[Prediction]) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.top, w.top, "{what}: image {i} top-5");
+        for (a, b) in g.prob.iter().zip(&w.prob) {
+            assert!((a - b).abs() <= 1e-5, "{what}: image {i}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn padded_split_and_bound_batches_score_every_image_as_it_scores_alone() {
+    let model = ModelDesc::load(&crate::util::model()).unwrap();
+    let input = inputs(&model);
+    let per = model.input_len();
+    let n = PHOTOS.len();
+
+    // Reference: each image alone, at batch size 1.
+    let mut alone = engine(&model, &[1], Partial::Pad, false);
+    let reference: Vec<Prediction> = input
+        .chunks_exact(per)
+        .flat_map(|one| decode(&model, &alone.infer(one, 1).unwrap()))
+        .collect();
+    // The photos are told apart (the comparison is not between five equal rows).
+    assert!(reference.windows(2).any(|w| w[0].top[0] != w[1].top[0]));
+
+    for (what, sizes, partial, io) in [
+        ("exact", &[5][..], Partial::Pad, false),
+        ("padded 5 -> 8", &[8], Partial::Pad, false),
+        ("split 5 -> 4 + 1", &[1, 2, 4, 8], Partial::Split, false),
+        ("split 5 -> 2 + 2 + 2 (padded)", &[2], Partial::Split, false),
+        ("io binding, padded 5 -> 8", &[8], Partial::Pad, true),
+        (
+            "io binding, split 5 -> 4 + 1",
+            &[1, 4],
+            Partial::Split,
+            true,
+        ),
+    ] {
+        let mut e = engine(&model, sizes, partial, io);
+        assert_same(
+            what,
+            &decode(&model, &e.infer(&input, n).unwrap()),
+            &reference,
+        );
+        // From a batch buffer of the engine's largest size, rows after the batch holding garbage
+        // (the padding is written in place).
+        let rows = e.shapes().unwrap().max().max(n);
+        let mut buffer = e.batch_buffer(rows, per);
+        buffer.as_mut_slice().fill(7.5);
+        buffer.as_mut_slice()[..n * per].copy_from_slice(&input);
+        let scores = e.infer_buffer(&mut buffer, n).unwrap();
+        assert_same(
+            &format!("{what}, in place"),
+            &decode(&model, &scores),
+            &reference,
+        );
+        // Twice: buffers and bound outputs are reused, not re-made.
+        let scores = e.infer_buffer(&mut buffer, n).unwrap();
+        assert_same(
+            &format!("{what}, again"),
+            &decode(&model, &scores),
+            &reference,
+        );
+    }
+}
+
+#[test]
+fn warm_up_runs_each_batch_size_once_and_reports_it() {
+    let model = ModelDesc::load(&crate::util::model()).unwrap();
+    let mut e = engine(&model, &[4, 1, 2], Partial::Split, false);
+    let warm = e.warm_up().unwrap();
+    let sizes: Vec<usize> = warm.iter().map(|(s, _)| *s).collect();
+    assert_eq!(sizes, [1, 2, 4]);
+    assert!(warm.iter().all(|(_, ms)| *ms > 0.0));
+    assert!(
+        e.describe().contains("batch sizes 1, 2, 4 (split)"),
+        "{}",
+        e.describe()
+    );
+    // The default: powers of two up to the largest batch, split on the CPU.
+    let config = EngineConfig::default();
+    assert_eq!(
+        config.shapes(12).unwrap(),
+        BatchShapes::powers_of_two(12, Partial::Split)
+    );
+}

@@ -1,0 +1,5 @@
+//! The inference engine on the real model and ONNX Runtime: fixed batch shapes that score every
+//! image as it scores alone, and `robustream bench`.
+
+mod bench_cli;
+mod engine_shapes;
