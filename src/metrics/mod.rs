@@ -12,6 +12,7 @@ pub mod in9;
 pub mod placement;
 pub mod rfs;
 pub mod saliency;
+pub mod timings;
 pub mod volatility;
 pub mod window;
 
@@ -21,24 +22,9 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use self::accuracy::{Z95, fraction, wilson_interval};
 use crate::latency::LatencyHistogram;
+pub use timings::{Stage, Timings};
 
 use crate::key::CLEAN;
-
-/// The per-stage timing keys of [`Record::ms`], in pipeline order: the source's `decode` and
-/// `mask`; `wait` (capture → a worker starts on the frame: admission); the variant's `scenario`
-/// and `preprocess`; `queue` (ready → its batch starts); `infer` (its batch); `total` (capture →
-/// inference done); `age` (capture → the record is written).
-pub const STAGES: &[&str] = &[
-    "decode",
-    "mask",
-    "wait",
-    "scenario",
-    "preprocess",
-    "queue",
-    "infer",
-    "total",
-    "age",
-];
 
 /// One evaluated variant: exactly one line of `records.jsonl` (fields serialised in this order).
 ///
@@ -61,9 +47,8 @@ pub struct Record {
     pub prob: Vec<f32>,
     /// Truth among the mapped top-5 (see [`classmap::ClassMap::hit5`]); `None` when `truth` is.
     pub hit5: Option<bool>,
-    /// Per-stage timings in milliseconds, keys from [`STAGES`].
-    #[serde(deserialize_with = "timings_or_nan")]
-    pub ms: BTreeMap<String, f64>,
+    /// Per-stage timings in milliseconds (see [`Timings`]).
+    pub ms: Timings,
     /// The frame's object boxes at the scenario stage as normalised `[x0, y0, x1, y1]` (fractions of
     /// the width and height, exclusive ends), on the `clean` record of a frame with boxes or a mask
     /// (the mask's tight box) only; absent otherwise. Input of the centre and size scores
@@ -95,14 +80,6 @@ impl Record {
 fn floats_or_nan<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<f32>, D::Error> {
     let v: Vec<Option<f32>> = Deserialize::deserialize(de)?;
     Ok(v.into_iter().map(|x| x.unwrap_or(f32::NAN)).collect())
-}
-
-/// `{stage: ms}` where `null` reads back as NaN.
-fn timings_or_nan<'de, D: Deserializer<'de>>(de: D) -> Result<BTreeMap<String, f64>, D::Error> {
-    let v: BTreeMap<String, Option<f64>> = Deserialize::deserialize(de)?;
-    Ok(v.into_iter()
-        .map(|(k, x)| (k, x.unwrap_or(f64::NAN)))
-        .collect())
 }
 
 /// Counts for one scenario. All fractions derived from it are in `[0, 1]` and `None` when their
@@ -238,8 +215,8 @@ pub struct Metrics {
     per_class: Vec<BTreeMap<usize, ClassTally>>,
     /// Truth class → centre and size score sums over the `clean` records with boxes.
     objects: BTreeMap<usize, placement::ObjectScores>,
-    /// One histogram per entry of [`STAGES`].
-    latency: Vec<LatencyHistogram>,
+    /// One histogram per stage, indexed by [`Stage::ALL`] position.
+    latency: [LatencyHistogram; Stage::COUNT],
     frames: u64,
     /// Per scenario: where it was last evaluated, for flips.
     last: Vec<Option<LastSeen>>,
@@ -261,7 +238,7 @@ impl Metrics {
             tallies: Vec::new(),
             per_class: Vec::new(),
             objects: BTreeMap::new(),
-            latency: STAGES.iter().map(|_| LatencyHistogram::new()).collect(),
+            latency: std::array::from_fn(|_| LatencyHistogram::new()),
             frames: 0,
             last: Vec::new(),
             window: None,
@@ -299,7 +276,7 @@ impl Metrics {
     }
 
     /// Adds all records of one frame. The first record with scenario [`CLEAN`], if any, is the
-    /// reference for drop and agreement. Timings with keys outside [`STAGES`] are not kept.
+    /// reference for drop and agreement.
     pub fn add_frame(&mut self, records: &[Record]) {
         self.frames += 1;
         let clean = records.iter().find(|r| r.scenario == CLEAN);
@@ -333,10 +310,8 @@ impl Metrics {
                 c.n += 1;
                 c.top1_correct += u64::from(correct);
             }
-            for (stage, hist) in STAGES.iter().zip(&mut self.latency) {
-                if let Some(&ms) = r.ms.get(*stage) {
-                    hist.record_ms(ms);
-                }
+            for (stage, ms) in r.ms.iter() {
+                self.latency[stage.index()].record_ms(ms);
             }
         }
         if let Some(w) = self.window.as_mut() {
@@ -378,19 +353,15 @@ impl Metrics {
         self.order.iter().map(String::as_str).zip(&self.tallies)
     }
 
-    /// The latency histogram of a stage (a key of [`STAGES`]).
-    pub fn latency(&self, stage: &str) -> Option<&LatencyHistogram> {
-        STAGES
-            .iter()
-            .position(|s| *s == stage)
-            .map(|i| &self.latency[i])
+    /// The latency histogram of a stage.
+    pub fn latency(&self, stage: Stage) -> &LatencyHistogram {
+        &self.latency[stage.index()]
     }
 
-    /// Stages with at least one recorded timing and their histograms, in [`STAGES`] order.
-    pub fn latencies(&self) -> impl Iterator<Item = (&'static str, &LatencyHistogram)> {
-        STAGES
-            .iter()
-            .copied()
+    /// Stages with at least one recorded timing and their histograms, in pipeline order.
+    pub fn latencies(&self) -> impl Iterator<Item = (Stage, &LatencyHistogram)> {
+        Stage::ALL
+            .into_iter()
             .zip(&self.latency)
             .filter(|(_, h)| !h.is_empty())
     }
@@ -411,14 +382,20 @@ pub(crate) mod tests {
             top5: top.to_vec(),
             prob: top.iter().map(|_| 0.1).collect(),
             hit5: truth.map(|t| top.iter().take(5).any(|&c| c == t)),
-            ms: BTreeMap::new(),
+            ms: Timings::new(),
             boxes: None,
         }
     }
 
-    /// `r` with timings.
+    /// `r` with timings, by stage name; a name that is no stage is dropped, as reading a records
+    /// file drops it.
     pub(crate) fn timed(mut r: Record, ms: &[(&str, f64)]) -> Record {
-        r.ms = ms.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        r.ms = Timings::new();
+        for &(name, v) in ms {
+            if let Some(stage) = Stage::parse(name) {
+                r.ms.set(stage, v);
+            }
+        }
         r
     }
 
@@ -474,7 +451,7 @@ pub(crate) mod tests {
             "{line}"
         );
         let back: Record = serde_json::from_str(&line).unwrap();
-        assert!(back.prob[0].is_nan() && back.ms["infer"].is_nan());
+        assert!(back.prob[0].is_nan() && back.ms.get(Stage::Infer).is_some_and(f64::is_nan));
     }
 
     #[test]
@@ -710,12 +687,12 @@ pub(crate) mod tests {
                 &[("infer", 4.0), ("total", f64::NAN)],
             ),
         ]);
-        let stages: Vec<&str> = m.latencies().map(|(s, _)| s).collect();
+        let stages: Vec<&str> = m.latencies().map(|(s, _)| s.name()).collect();
         assert_eq!(stages, vec!["infer", "total"]);
-        assert_eq!(m.latency("infer").unwrap().len(), 2);
-        assert_eq!(m.latency("infer").unwrap().quantiles().max, 4.0);
-        assert_eq!(m.latency("total").unwrap().len(), 1);
-        assert!(m.latency("decode").unwrap().is_empty());
-        assert!(m.latency("bogus").is_none());
+        assert_eq!(m.latency(Stage::Infer).len(), 2);
+        assert_eq!(m.latency(Stage::Infer).quantiles().max, 4.0);
+        assert_eq!(m.latency(Stage::Total).len(), 1);
+        assert!(m.latency(Stage::Decode).is_empty());
+        assert!(Stage::parse("bogus").is_none());
     }
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use super::{EndReason, Event, Message, TICK};
-use crate::metrics::Record;
+use crate::metrics::{Record, Stage};
 
 /// What the collector counted, and the end it decided (if any).
 pub(super) struct Collected {
@@ -224,7 +224,7 @@ impl Collector {
                     if let Some(captured) = captured {
                         let age = super::ms(captured);
                         for r in &mut records {
-                            r.ms.insert("age".to_string(), age);
+                            r.ms.set(Stage::Age, age);
                         }
                     }
                     out.push(Event::Frame(records));
@@ -239,7 +239,7 @@ impl Collector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+    use crate::metrics::Timings;
 
     fn rec(frame: &str, scenario: &str) -> Record {
         Record {
@@ -250,7 +250,7 @@ mod tests {
             top5: vec![0],
             prob: vec![1.0],
             hit5: None,
-            ms: BTreeMap::new(),
+            ms: Timings::new(),
             boxes: None,
         }
     }

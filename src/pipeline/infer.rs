@@ -5,7 +5,6 @@
 //! that are not: [`crate::engine::check_row`]) becomes a failed variant instead, counted and
 //! skipped like a scenario that cannot apply (fatal under `--strict`).
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
@@ -15,7 +14,7 @@ use super::work::RowMeta;
 use super::{Message, ms};
 use crate::classmap::ClassMap;
 use crate::engine::{Engine, try_decode_row};
-use crate::metrics::Record;
+use crate::metrics::{Record, Stage, Timings};
 use crate::model::ModelDesc;
 
 /// Runs batches until the assembly is closed and empty, or the engine fails (a fatal message; the
@@ -75,20 +74,20 @@ pub(super) fn run(
             };
             let truth = v.meta.truth.map(|t| t.0);
             let (pred, hit5) = class_map.score(&p.top, truth);
-            let mut timings = BTreeMap::new();
-            timings.insert("decode".to_string(), v.meta.decode_ms);
+            let mut timings = Timings::new();
+            timings.set(Stage::Decode, v.meta.decode_ms);
             if let Some(ms) = v.meta.mask_ms {
-                timings.insert("mask".to_string(), ms);
+                timings.set(Stage::Mask, ms);
             }
-            timings.insert("wait".to_string(), v.meta.wait_ms);
-            timings.insert("scenario".to_string(), v.scenario_ms);
-            timings.insert("preprocess".to_string(), v.preprocess_ms);
-            timings.insert(
-                "queue".to_string(),
+            timings.set(Stage::Wait, v.meta.wait_ms);
+            timings.set(Stage::Scenario, v.scenario_ms);
+            timings.set(Stage::Preprocess, v.preprocess_ms);
+            timings.set(
+                Stage::Queue,
                 start.duration_since(v.queued).as_secs_f64() * 1e3,
             );
-            timings.insert("infer".to_string(), infer_ms);
-            timings.insert("total".to_string(), ms(v.meta.captured));
+            timings.set(Stage::Infer, infer_ms);
+            timings.set(Stage::Total, ms(v.meta.captured));
             let record = Record {
                 frame: v.meta.id.clone(),
                 scenario: keys[v.scenario].clone(),

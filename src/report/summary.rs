@@ -8,7 +8,7 @@
 //!                           "top5": f|null, "drop": f|null, "agreement": f|null,
 //!                           "flip": f|null, "flip_excess": f|null}, ... plan order},
 //!   "metrics": {...per metric family...},
-//!   "latency_ms": {"<stage>": {"p50": ms, "p90": ms, "p95": ms, "p99": ms, "max": ms}, ... STAGES order} }
+//!   "latency_ms": {"<stage>": {"p50": ms, "p90": ms, "p95": ms, "p99": ms, "max": ms}, ... pipeline order} }
 //! ```
 //! Accuracies, drop and agreement are fractions (drop may be negative); `null` where undefined.
 
@@ -101,7 +101,7 @@ pub struct Summary {
     /// Per metric family results (filled by the metric families; an empty object otherwise).
     #[serde(default)]
     pub metrics: serde_json::Map<String, serde_json::Value>,
-    /// Latency quantiles per stage in milliseconds, in [`crate::metrics::STAGES`] order, stages seen
+    /// Latency quantiles per stage in milliseconds, in pipeline order ([`crate::metrics::Stage`]), stages seen
     /// only.
     #[serde(default, with = "crate::ordered")]
     pub latency_ms: Vec<(String, Quantiles)>,
@@ -154,7 +154,7 @@ impl Summary {
             metrics,
             latency_ms: m
                 .latencies()
-                .map(|(s, h)| (s.to_string(), h.quantiles()))
+                .map(|(s, h)| (s.name().to_string(), h.quantiles()))
                 .collect(),
         }
     }

@@ -37,7 +37,7 @@ use serde::Deserialize;
 
 use super::summary::FrameCounts;
 use crate::key::CLEAN;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Stage};
 
 /// Most redraws per second.
 pub const REFRESH: Duration = Duration::from_millis(200);
@@ -99,7 +99,7 @@ pub struct Snapshot {
     /// mean drop.
     pub window: Option<(usize, Option<f64>, Option<f64>)>,
     /// `(stage, p50, p90, p99)` in ms.
-    pub latency: Vec<(String, f64, f64, f64)>,
+    pub latency: Vec<(Stage, f64, f64, f64)>,
     /// Warnings so far and the latest few.
     pub warnings: (u64, Vec<String>),
 }
@@ -144,18 +144,18 @@ impl Snapshot {
                 }
             })
             .collect();
-        let mut latency: Vec<(String, f64, f64, f64)> = metrics
+        let mut latency: Vec<(Stage, f64, f64, f64)> = metrics
             .latencies()
             .map(|(stage, h)| {
                 let q = h.quantiles();
-                (stage.to_string(), q.p50, q.p90, q.p99)
+                (stage, q.p50, q.p90, q.p99)
             })
             .collect();
         // How fresh the records are comes first (a short terminal cuts the panel's last lines):
         // `age` (capture → written) and `wait` (capture → work starts), then pipeline order.
-        latency.sort_by_key(|(stage, ..)| match stage.as_str() {
-            "age" => 0,
-            "wait" => 1,
+        latency.sort_by_key(|(stage, ..)| match stage {
+            Stage::Age => 0,
+            Stage::Wait => 1,
             _ => 2,
         });
         Snapshot {
@@ -462,8 +462,13 @@ mod tests {
         ))
         .unwrap();
         r.truth = truth;
-        for (stage, ms) in [("decode", 1.0), ("wait", 2.0), ("infer", 4.0), ("age", 9.0)] {
-            r.ms.insert(stage.into(), ms);
+        for (stage, ms) in [
+            (Stage::Decode, 1.0),
+            (Stage::Wait, 2.0),
+            (Stage::Infer, 4.0),
+            (Stage::Age, 9.0),
+        ] {
+            r.ms.set(stage, ms);
         }
         r
     }
@@ -540,7 +545,7 @@ mod tests {
         assert_eq!(fog5.drop, Some(0.75));
         assert_eq!(s.rows[0].drop, None);
         // Freshness first (a short terminal cuts the panel's end), then pipeline order.
-        let stages: Vec<&str> = s.latency.iter().map(|l| l.0.as_str()).collect();
+        let stages: Vec<&str> = s.latency.iter().map(|l| l.0.name()).collect();
         assert_eq!(stages, ["age", "wait", "decode", "infer"]);
         let s = snapshot(&metrics(false));
         assert!(!s.labelled);

@@ -46,6 +46,7 @@ use image::{GrayImage, RgbImage};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
 use crate::geometry::{Connectivity, label_components, tight_box};
+use crate::key::ScenarioKey;
 use crate::view::MaskResize;
 
 /// How Hard ImageNet brings its masks to the model's view
@@ -106,7 +107,7 @@ impl Ablation {
         };
         Some(Self {
             kind,
-            key: format!("ablation/{name}"),
+            key: ScenarioKey::Ablation { name }.to_string(),
         })
     }
 
@@ -137,7 +138,14 @@ impl Scenario for Ablation {
 
 /// Builds `ablation/<name>` scenarios; `None` for other keys.
 pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    let name = key.strip_prefix("ablation/")?;
+    build_key(ScenarioKey::parse(key))
+}
+
+/// [`build`] of a parsed key; `None` for other families.
+pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+    let ScenarioKey::Ablation { name } = key else {
+        return None;
+    };
     Ablation::new(name).map(|a| Arc::new(a) as Arc<dyn Scenario>)
 }
 
@@ -146,7 +154,7 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
     let keys: Vec<CatalogEntry> = ABLATIONS
         .iter()
         .map(|(name, desc)| CatalogEntry {
-            name: format!("ablation/{name}"),
+            name: ScenarioKey::Ablation { name }.to_string(),
             description: (*desc).to_string(),
             members: Vec::new(),
         })

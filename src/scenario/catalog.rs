@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::Scenario;
 use super::clean::Clean;
 use super::corruption::Corruption;
-use crate::key::{BENCHMARK_COUNT, CORRUPTIONS, FAMILIES, SEVERITIES};
+use crate::key::{BENCHMARK_COUNT, CLEAN, CORRUPTIONS, FAMILIES, SEVERITIES, ScenarioKey};
 
 /// One scenario key or group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,14 +35,14 @@ impl Catalog {
     /// The built-in catalogue.
     pub fn builtin() -> Self {
         let mut scenarios = vec![entry(
-            "clean",
+            CLEAN,
             "the frame as it is (always evaluated; the reference)",
         )];
         let mut groups = Vec::new();
         let mut all_corruptions = Vec::new();
         for (name, desc) in CORRUPTIONS {
             let members: Vec<String> = SEVERITIES
-                .map(|s| format!("corruption/{name}/{s}"))
+                .map(|severity| ScenarioKey::Corruption { name, severity }.to_string())
                 .collect();
             for (s, key) in SEVERITIES.zip(&members) {
                 let c = Corruption::new(name, s).expect("listed corruption and severity");
@@ -106,7 +106,7 @@ impl Catalog {
         ] {
             let members: Vec<String> = list
                 .iter()
-                .map(|(leaf, _)| format!("background/{leaf}"))
+                .map(|(leaf, _)| ScenarioKey::Background { leaf }.to_string())
                 .collect();
             for ((_, desc), key) in list.iter().zip(&members) {
                 scenarios.push(entry(key, desc));
@@ -120,7 +120,7 @@ impl Catalog {
         // XIMAGENET-12 options (listed, in no group) and the paper's Table 2 set
         // (docs/ximagenet.md#robustness-score).
         for (leaf, desc) in super::background::XIMAGENET12_OPTIONS {
-            scenarios.push(entry(&format!("background/{leaf}"), desc));
+            scenarios.push(entry(&ScenarioKey::Background { leaf }.to_string(), desc));
         }
         groups.push(CatalogEntry {
             name: "ximagenet12-table2".into(),
@@ -129,12 +129,15 @@ impl Catalog {
                 .into(),
             members: super::background::TABLE2
                 .iter()
-                .map(|leaf| format!("background/{leaf}"))
+                .map(|leaf| ScenarioKey::Background { leaf }.to_string())
                 .collect(),
         });
         let demo: Vec<String> = ["gaussian_noise", "contrast"]
             .iter()
-            .flat_map(|n| SEVERITIES.map(move |s| format!("corruption/{n}/{s}")))
+            .flat_map(|name| {
+                SEVERITIES
+                    .map(move |severity| ScenarioKey::Corruption { name, severity }.to_string())
+            })
             .collect();
         groups.push(CatalogEntry {
             name: "demo".into(),
@@ -156,23 +159,21 @@ impl Catalog {
 
     /// Builds the scenario with this exact key; `None` if the key is unknown.
     pub fn build(&self, key: &str) -> Option<Arc<dyn Scenario>> {
-        if key == "clean" {
-            return Some(Arc::new(Clean));
+        self.build_key(ScenarioKey::parse(key))
+    }
+
+    /// Builds the scenario of a parsed key; `None` if its family does not know its parameters.
+    pub fn build_key(&self, key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+        match key {
+            ScenarioKey::Clean => Some(Arc::new(Clean)),
+            ScenarioKey::Corruption { name, severity } => Corruption::new(name, severity)
+                .map(|c| Arc::new(c.stored_as_jpeg(self.corruption_jpeg)) as Arc<dyn Scenario>),
+            ScenarioKey::Background { .. } => super::background::build_key(key),
+            ScenarioKey::Ablation { .. } => super::ablation::build_key(key),
+            ScenarioKey::RegionNoise { .. } => super::region_noise::build_key(key),
+            ScenarioKey::Placement { .. } => super::placement::build_key(key),
+            ScenarioKey::Other(_) => None,
         }
-        if let Some(s) = super::background::build(key) {
-            return Some(s);
-        }
-        if let Some(s) = super::ablation::build(key)
-            .or_else(|| super::region_noise::build(key))
-            .or_else(|| super::placement::build(key))
-        {
-            return Some(s);
-        }
-        let rest = key.strip_prefix("corruption/")?;
-        let (name, severity) = rest.split_once('/')?;
-        let severity: u8 = severity.parse().ok()?;
-        Corruption::new(name, severity)
-            .map(|c| Arc::new(c.stored_as_jpeg(self.corruption_jpeg)) as Arc<dyn Scenario>)
     }
 
     /// Expands one plan item (a key, a group name, or a prefix ending in `/*`) to keys, in order.
@@ -183,7 +184,8 @@ impl Catalog {
             return Some(g.members.clone());
         }
         if self.scenarios.iter().any(|s| s.name == item)
-            || (item.starts_with("background/transparent_on/")
+            || (matches!(ScenarioKey::parse(item),
+                    ScenarioKey::Background { leaf } if leaf.starts_with("transparent_on/"))
                 && super::background::build(item).is_some())
         {
             return Some(vec![item.to_string()]);

@@ -11,7 +11,7 @@ pub struct Clean;
 
 impl Scenario for Clean {
     fn key(&self) -> &str {
-        "clean"
+        crate::key::CLEAN
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, _rng: RngKey) -> Result<RgbImage, ScenarioError> {

@@ -63,6 +63,7 @@ use super::ablation::{GRAY, fill_box, tile_fill};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
 use crate::geometry::{box_mask, tight_box};
+use crate::key::ScenarioKey;
 use crate::resample::{Filter, Resampler};
 
 /// Object sizes on the reference's 224×224 canvas (docs/corner-cases.md#composition).
@@ -324,20 +325,23 @@ impl Placement {
 
     /// Parses `placement/[ar/]<background>/<position>/<size>`.
     pub fn from_key(key: &str) -> Option<Self> {
-        let rest = key.strip_prefix("placement/")?;
-        let (keep_aspect, rest) = match rest.strip_prefix("ar/") {
-            Some(r) => (true, r),
-            None => (false, rest),
-        };
-        let mut parts = rest.split('/');
-        let bg = parts.next()?;
-        let background = *Background::ALL.iter().find(|b| b.name() == bg)?;
-        let pos = parts.next()?;
-        let position = *Position::ALL.iter().find(|p| p.name() == pos)?;
-        let size = parts.next()?;
-        if parts.next().is_some() {
+        Self::from_parsed(ScenarioKey::parse(key))
+    }
+
+    /// The scenario of a parsed key: a known background and position and one of [`SIZES`];
+    /// `None` otherwise.
+    pub fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
+        let ScenarioKey::Placement {
+            keep_aspect,
+            background: bg,
+            position: pos,
+            size,
+        } = key
+        else {
             return None;
-        }
+        };
+        let background = *Background::ALL.iter().find(|b| b.name() == bg)?;
+        let position = *Position::ALL.iter().find(|p| p.name() == pos)?;
         let size = *SIZES.iter().find(|s| s.to_string() == size)?;
         Self::new(background, position, size, keep_aspect)
     }
@@ -435,12 +439,13 @@ impl Placement {
 
 /// The key of one placement scenario.
 fn key(background: Background, position: Position, size: u32, keep_aspect: bool) -> String {
-    format!(
-        "placement/{}{}/{}/{size}",
-        if keep_aspect { "ar/" } else { "" },
-        background.name(),
-        position.name()
-    )
+    ScenarioKey::Placement {
+        keep_aspect,
+        background: background.name(),
+        position: position.name(),
+        size: &size.to_string(),
+    }
+    .to_string()
 }
 
 impl Scenario for Placement {
@@ -490,7 +495,12 @@ impl Scenario for Placement {
 
 /// Builds `placement/...` scenarios; `None` for other keys.
 pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    Placement::from_key(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
+    build_key(ScenarioKey::parse(key))
+}
+
+/// [`build`] of a parsed key; `None` for other families.
+pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+    Placement::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
 /// The paper's four groups for one size: (background, position) of Group 1..4

@@ -35,7 +35,7 @@ impl Plan {
     /// Builds the plan from items (keys, group names, `prefix/*`), keeping first occurrences in order,
     /// with `clean` first whether or not it was listed.
     pub fn from_items<S: AsRef<str>>(items: &[S], catalog: &Catalog) -> Result<Self, PlanError> {
-        let mut keys = vec!["clean".to_string()];
+        let mut keys = vec![crate::key::CLEAN.to_string()];
         for item in items {
             let item = item.as_ref().trim();
             let expanded = catalog.expand(item).ok_or_else(|| PlanError {

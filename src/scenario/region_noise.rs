@@ -51,6 +51,7 @@ use rayon::prelude::*;
 
 use super::ablation::{MASK_RESIZE, object_mask};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
+use crate::key::ScenarioKey;
 
 /// linf noise levels σ (on the [0, 1] scale) as written in the reference's grid
 /// (docs/hard-imagenet.md#region-noise).
@@ -140,20 +141,32 @@ impl RegionNoise {
 
     /// Parses `region_noise/<fg|bg>/<linf|l2>/<level>/t<trial>`.
     pub fn from_key(key: &str) -> Option<Self> {
-        let mut parts = key.strip_prefix("region_noise/")?.split('/');
-        let region = match parts.next()? {
-            "fg" => Region::Foreground,
-            "bg" => Region::Background,
-            _ => return None,
+        Self::from_parsed(ScenarioKey::parse(key))
+    }
+
+    /// The scenario of a parsed key: a known norm, one of its levels and a trial written as a
+    /// plain number in 1..=[`TRIALS`]; `None` otherwise.
+    pub fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
+        let ScenarioKey::RegionNoise {
+            foreground,
+            norm,
+            level,
+            trial,
+        } = key
+        else {
+            return None;
         };
-        let norm = match parts.next()? {
+        let region = if foreground {
+            Region::Foreground
+        } else {
+            Region::Background
+        };
+        let norm = match norm {
             "linf" => Norm::Linf,
             "l2" => Norm::L2,
             _ => return None,
         };
-        let level = parts.next()?;
-        let trial = parts.next()?.strip_prefix('t')?;
-        if parts.next().is_some() || trial.starts_with('0') || trial.starts_with('+') {
+        if trial.starts_with('0') || trial.starts_with('+') {
             return None;
         }
         Self::new(region, norm, level, trial.parse().ok()?)
@@ -162,11 +175,13 @@ impl RegionNoise {
 
 /// The key of one RFS scenario.
 fn key(region: Region, norm: Norm, level: &str, trial: u32) -> String {
-    format!(
-        "region_noise/{}/{}/{level}/t{trial}",
-        region.name(),
-        norm.name()
-    )
+    ScenarioKey::RegionNoise {
+        foreground: region == Region::Foreground,
+        norm: norm.name(),
+        level,
+        trial: &trial.to_string(),
+    }
+    .to_string()
 }
 
 impl Scenario for RegionNoise {
@@ -206,7 +221,12 @@ impl Scenario for RegionNoise {
 
 /// Builds `region_noise/...` scenarios; `None` for other keys.
 pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    RegionNoise::from_key(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
+    build_key(ScenarioKey::parse(key))
+}
+
+/// [`build`] of a parsed key; `None` for other families.
+pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+    RegionNoise::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
 /// The catalogue entries: every key (norm, level, trial, then fg before bg), and the groups `rfs`,

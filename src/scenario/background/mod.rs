@@ -91,6 +91,7 @@ use rand::RngExt;
 
 use super::pool::PoolEntry;
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput, ScenarioRng};
+use crate::key::ScenarioKey;
 use crate::resample::{Filter, Resampler, Window};
 
 pub use in9::pool_background;
@@ -342,7 +343,7 @@ impl Background {
     /// The scenario `background/<leaf>`, `None` for an unknown leaf.
     pub fn new(leaf: &str) -> Option<Self> {
         Kind::from_leaf(leaf).map(|kind| Self {
-            key: format!("background/{leaf}"),
+            key: ScenarioKey::Background { leaf }.to_string(),
             kind,
         })
     }
@@ -350,7 +351,14 @@ impl Background {
 
 /// Builds the background scenario with this exact key (`background/<leaf>`); `None` if unknown.
 pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    let leaf = key.strip_prefix("background/")?;
+    build_key(ScenarioKey::parse(key))
+}
+
+/// [`build`] of a parsed key; `None` for other families.
+pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+    let ScenarioKey::Background { leaf } = key else {
+        return None;
+    };
     Background::new(leaf).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
