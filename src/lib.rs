@@ -16,6 +16,7 @@ pub mod engine;
 pub mod frame;
 pub mod fsread;
 pub mod geometry;
+pub mod kernels;
 pub mod key;
 pub mod latency;
 #[cfg(test)]

@@ -1,0 +1,248 @@
+//! Pixel and array kernels: the reusable arithmetic the scenarios are built from (filters, colour
+//! conversions, resampling, the JPEG round trip, per-row random streams, OpenCV's 8-bit operations).
+//! A kernel knows nothing of scenarios, sources or models; it may use only std, external crates and
+//! the keyed random streams of [`crate::rng`].
+//!
+//! Dispatch rule: a kernel that is faster with wider vectors is written once, as an
+//! `#[inline(always)]` body, and compiled per instruction-set level by [`multiversion!`]; the level is
+//! picked at run time from the CPU's features ([`cpu`], detected once), and every level computes the
+//! same bits as the portable code (checked by [`levels_agree!`] tests).
+
+pub mod cpu;
+
+// The macros are named by path (`crate::kernels::multiversion!`) in the modules above and elsewhere.
+
+/// Writes a kernel's run-time dispatch: one `#[target_feature]` wrapper per instruction-set level
+/// around an `#[inline(always)]` body, a dispatcher that runs the first level the CPU supports (else
+/// the portable body), and a level-indexed entry for tests.
+///
+/// ```text
+/// multiversion! {
+///     /// The dispatcher's docs.
+///     pub(crate) fn name[T: Copy](out: &mut [T], src: &[T]) -> R where [T: Send];
+///     /// A wrapper's docs.
+///     name_avx512 ["avx512f", "avx512bw"] => name_body::<32>;
+///     name_avx2 ["avx2"] => name_body::<16>;
+///     _ => name_body::<8>;
+///     levels name_at;
+/// }
+/// ```
+///
+/// * The generics (`[…]`), the return type and the `where […]` clause are optional; a method takes
+///   `&self` first (then the bodies are paths such as `Self::name_body`).
+/// * Levels are listed best first. Each names the exact features it is compiled with: they become its
+///   `#[target_feature(enable = …)]` attributes and the [`cpu::mask`] the CPU must cover for the
+///   dispatcher to run it. Wrappers exist on x86-64 only; elsewhere the dispatcher is the portable
+///   body.
+/// * `levels name_at` defines `name_at(level, args…) -> Option<R>`: the portable body at level 0,
+///   the `k`-th listed level at `k` when the CPU has its features, `None` otherwise (for
+///   [`levels_agree!`]).
+macro_rules! multiversion {
+    // A method: `&self` first.
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident $([$($gen:tt)*])? (&self $(, $arg:ident : $ty:ty)* $(,)?)
+            $(-> $ret:ty)? $(where [$($wc:tt)*])?;
+        $($levels:tt)*
+    ) => {
+        $crate::kernels::multiversion!(@go
+            [$(#[$attr])*] [$vis] $name [$($($gen)*)?]
+            (&self $(, $arg: $ty)*) (&self, level: usize $(, $arg: $ty)*)
+            (self $(, $arg)*) [Self::] level
+            [$($ret)?] [Option<$crate::kernels::multiversion!(@ty $($ret)?)>] [$($($wc)*)?]
+            $($levels)*
+        );
+    };
+    // A free function.
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident $([$($gen:tt)*])? ($($arg:ident : $ty:ty),* $(,)?)
+            $(-> $ret:ty)? $(where [$($wc:tt)*])?;
+        $($levels:tt)*
+    ) => {
+        $crate::kernels::multiversion!(@go
+            [$(#[$attr])*] [$vis] $name [$($($gen)*)?]
+            ($($arg: $ty),*) (level: usize $(, $arg: $ty)*)
+            ($($arg),*) [] level
+            [$($ret)?] [Option<$crate::kernels::multiversion!(@ty $($ret)?)>] [$($($wc)*)?]
+            $($levels)*
+        );
+    };
+    (@go
+        $attrs:tt $vis:tt $name:ident $gen:tt $sig:tt $at_sig:tt $call:tt $pre:tt $level:ident
+        $ret:tt $at_ret:tt $wc:tt
+        $(
+            $(#[$wattr:meta])*
+            $wrapper:ident [$($feat:literal),+ $(,)?] => $body:path;
+        )*
+        _ => $fallback:path;
+        levels $at:ident;
+    ) => {
+        $crate::kernels::multiversion!(@item $attrs $vis $name $gen $sig $ret $wc {
+            #[cfg(target_arch = "x86_64")]
+            {
+                $(
+                    if $crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) }) {
+                        // SAFETY: the wrapper is compiled with `#[target_feature]` for exactly the
+                        // features of this mask (the same list), and the CPU was just found to have
+                        // them all; that is the wrapper's only precondition (it is a safe function).
+                        return unsafe { $crate::kernels::multiversion!(@call $pre $wrapper $call) };
+                    }
+                )*
+            }
+            $fallback $call
+        });
+
+        $(
+            $crate::kernels::multiversion!(@item
+                [$(#[$wattr])* #[cfg(target_arch = "x86_64")] $(#[target_feature(enable = $feat)])+]
+                [] $wrapper $gen $sig $ret $wc { $body $call }
+            );
+        )*
+
+        $crate::kernels::multiversion!(@item
+            [
+                #[doc = concat!("[`", stringify!($name), "`] at a given level (0: the portable code), `None` where this CPU lacks it.")]
+                #[allow(dead_code, unused_mut, unused_variables, unused_assignments)]
+            ]
+            $vis $at $gen $at_sig $at_ret $wc {
+                #[cfg(target_arch = "x86_64")]
+                {
+                    let mut listed = 0usize;
+                    $(
+                        listed += 1;
+                        if $level == listed {
+                            if !$crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) }) {
+                                return None;
+                            }
+                            // SAFETY: as in the dispatcher: the CPU has every feature the wrapper is
+                            // compiled with (checked just above).
+                            return Some(unsafe { $crate::kernels::multiversion!(@call $pre $wrapper $call) });
+                        }
+                    )*
+                }
+                if $level == 0 {
+                    Some($fallback $call)
+                } else {
+                    None
+                }
+            }
+        );
+    };
+    (@item [$($attr:tt)*] [$($vis:tt)*] $name:ident [$($gen:tt)*] $sig:tt [$($ret:ty)?] [$($wc:tt)*] $body:block) => {
+        $($attr)*
+        $($vis)* fn $name<$($gen)*> $sig $(-> $ret)? where $($wc)* $body
+    };
+    (@ty) => { () };
+    (@ty $ret:ty) => { $ret };
+    (@call [$($pre:tt)*] $f:ident $args:tt) => {
+        $($pre)* $f $args
+    };
+}
+pub(crate) use multiversion;
+
+/// Defines tests that run a [`multiversion!`] kernel at every level this CPU has (through its
+/// `levels name_at` entry) and require each result to equal the portable level's, bit for bit.
+///
+/// ```text
+/// levels_agree! {
+///     fn name_levels_agree(|level| {
+///         let mut out = vec![0u8; 40];
+///         name_at(level, &mut out, &input).map(|()| out)
+///     });
+/// }
+/// ```
+///
+/// The closure-like body is evaluated once per level with `level` bound; it returns `Option<T>` (the
+/// `_at` entry's `None` where the level is unavailable). Compare floats through `to_bits` so that
+/// `-0.0` and `0.0` (or two NaNs) are told apart.
+#[cfg(test)]
+macro_rules! levels_agree {
+    ($(
+        $(#[$attr:meta])*
+        fn $test:ident(|$level:ident| $run:expr);
+    )+) => {$(
+        $(#[$attr])*
+        #[test]
+        fn $test() {
+            let want = {
+                let $level = 0usize;
+                $run
+            }
+            .expect("the portable level always runs");
+            for l in 1..8usize {
+                let $level = l;
+                if let Some(got) = $run {
+                    assert!(got == want, "level {l} differs from the portable code");
+                }
+            }
+        }
+    )+};
+}
+#[cfg(test)]
+pub(crate) use levels_agree;
+
+#[cfg(test)]
+mod tests {
+    crate::kernels::multiversion! {
+        /// Sums pairs, as a dispatched kernel would.
+        fn pair_sums(out: &mut [u32], a: &[u32], b: &[u32]) -> usize;
+        pair_sums_avx512 ["avx512f", "avx512bw"] => pair_sums_body;
+        pair_sums_avx2 ["avx2"] => pair_sums_body;
+        _ => pair_sums_body;
+        levels pair_sums_at;
+    }
+
+    #[inline(always)]
+    fn pair_sums_body(out: &mut [u32], a: &[u32], b: &[u32]) -> usize {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = x.wrapping_add(y);
+        }
+        out.len()
+    }
+
+    struct Scale(f32);
+
+    impl Scale {
+        crate::kernels::multiversion! {
+            /// Scales a slice, as a dispatched method would.
+            fn apply[T: Copy + Into<f32>](&self, out: &mut [f32], src: &[T]) where [T: Sync];
+            apply_avx2 ["avx2", "fma"] => Self::apply_body;
+            _ => Self::apply_body;
+            levels apply_at;
+        }
+
+        #[inline(always)]
+        fn apply_body<T: Copy + Into<f32>>(&self, out: &mut [f32], src: &[T]) {
+            for (o, &v) in out.iter_mut().zip(src) {
+                *o = v.into() * self.0;
+            }
+        }
+    }
+
+    #[test]
+    fn the_dispatcher_runs_the_body() {
+        let a: Vec<u32> = (0..100).collect();
+        let mut out = vec![0; 100];
+        assert_eq!(pair_sums(&mut out, &a, &a), 100);
+        assert_eq!(out[99], 198);
+        let mut f = vec![0.0; 3];
+        Scale(0.5).apply(&mut f, &[2u8, 4, 6]);
+        assert_eq!(f, [1.0, 2.0, 3.0]);
+        assert!(pair_sums_at(9, &mut out, &a, &a).is_none());
+    }
+
+    crate::kernels::levels_agree! {
+        fn pair_sums_levels_agree(|level| {
+            let a: Vec<u32> = (0..1000).map(|i| i * 7919).collect();
+            let b: Vec<u32> = (0..1000).map(|i| u32::MAX - i).collect();
+            let mut out = vec![0; 1000];
+            pair_sums_at(level, &mut out, &a, &b).map(|n| (n, out))
+        });
+        fn methods_levels_agree(|level| {
+            let src: Vec<u8> = (0..=255).collect();
+            let mut out = vec![0.0f32; 256];
+            Scale(0.1).apply_at(level, &mut out, &src).map(|()| out.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        });
+    }
+}
