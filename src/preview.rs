@@ -29,6 +29,7 @@ use rayon::prelude::*;
 
 use crate::frame::BBox;
 use crate::geometry::stage_boxes;
+use crate::key::CLEAN;
 use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
 use crate::resample::{Filter, Resampler};
@@ -128,7 +129,7 @@ pub fn grid<S: AsRef<str>>(keys: &[S]) -> Vec<Row> {
     let mut any_clean = false;
     for key in keys {
         let key = key.as_ref();
-        if key == "clean" {
+        if key == CLEAN {
             any_clean = true;
             continue;
         }
@@ -150,7 +151,7 @@ pub fn grid<S: AsRef<str>>(keys: &[S]) -> Vec<Row> {
     if families.is_empty() {
         return if any_clean {
             vec![Row {
-                label: "clean".into(),
+                label: CLEAN.into(),
                 columns: vec![Some(clean_column())],
                 shared: None,
             }]
@@ -162,7 +163,7 @@ pub fn grid<S: AsRef<str>>(keys: &[S]) -> Vec<Row> {
     // The shared numbered columns of each scenario family (first key segment: `corruption`,
     // `placement`): every number of its all-numbered rows, in order. Severities 1..5 and object
     // sizes 56/84/112 never share columns.
-    let family = |parent: &str| parent.split('/').next().unwrap_or_default().to_string();
+    let family = |parent: &str| crate::key::family(parent).to_string();
     let mut shared: HashMap<String, Vec<u64>> = HashMap::new();
     for (parent, leaves) in &families {
         if numbered(leaves) {
@@ -218,8 +219,8 @@ pub fn grid<S: AsRef<str>>(keys: &[S]) -> Vec<Row> {
 
 fn clean_column() -> Column {
     Column {
-        header: "clean".into(),
-        key: "clean".into(),
+        header: CLEAN.into(),
+        key: CLEAN.into(),
     }
 }
 

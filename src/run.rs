@@ -13,6 +13,7 @@ use crate::config::RunConfig;
 use crate::engine::Engine;
 use crate::engine::onnx::OnnxEngine;
 use crate::frame::LabelSpace;
+use crate::key::CLEAN;
 use crate::metrics::Metrics;
 use crate::model::ModelDesc;
 use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
@@ -113,7 +114,7 @@ fn in9_plan(
 /// themselves, or the `in9` group (made on the fly) when only `original` (`clean`) is read.
 fn default_items(keys: &[&str]) -> Vec<String> {
     match keys {
-        [] | ["clean"] => vec!["in9".to_string()],
+        [] | [CLEAN] => vec!["in9".to_string()],
         _ => keys.iter().map(|k| k.to_string()).collect(),
     }
 }

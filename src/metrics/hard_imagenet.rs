@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::CLEAN;
+use crate::key::{CLEAN, ScenarioKey};
 
 /// The ablation scenarios in the reference's order, with their keys (`ablation/<name>`).
 pub const ABLATIONS: [&str; 3] = ["gray", "gray_bbox", "tile"];
@@ -49,7 +49,9 @@ pub fn compute<'a>(
     };
     let found: Vec<(String, Ablation)> = ABLATIONS
         .iter()
-        .filter_map(|a| find(&format!("ablation/{a}")).map(|x| (a.to_string(), x)))
+        .filter_map(|name| {
+            find(&ScenarioKey::Ablation { name }.to_string()).map(|x| (name.to_string(), x))
+        })
         .collect();
     if found.is_empty() {
         return None;

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES};
+use crate::key::{CORRUPTIONS, SEVERITIES, ScenarioKey};
 
 /// The text of `configs/imagenet_c_alexnet.toml`, embedded so the binary works from any directory.
 pub const BUILTIN_TABLE_TOML: &str = include_str!("../../configs/imagenet_c_alexnet.toml");
@@ -374,24 +374,17 @@ pub fn compute<'a>(
     let mut seen = vec![false; table.errors.len()];
     let mut found = vec![[None; 5]; table.errors.len()];
     for (key, error) in scenarios {
-        if key == CLEAN {
-            clean_error = error;
-            continue;
-        }
-        let Some((name, severity)) = key
-            .strip_prefix("corruption/")
-            .and_then(|r| r.split_once('/'))
-        else {
-            continue;
+        let (name, s) = match ScenarioKey::parse(key) {
+            ScenarioKey::Clean => {
+                clean_error = error;
+                continue;
+            }
+            ScenarioKey::Corruption { name, severity } if SEVERITIES.contains(&severity) => {
+                (name, severity)
+            }
+            _ => continue,
         };
         let Some(i) = table.errors.iter().position(|(n, _)| n == name) else {
-            continue;
-        };
-        let Some(s) = severity
-            .parse::<u8>()
-            .ok()
-            .filter(|s| SEVERITIES.contains(s))
-        else {
             continue;
         };
         seen[i] = true;

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::CLEAN;
+use crate::key::ScenarioKey;
 
 /// The outcome of the adversarial-background challenge (docs/in9.md#challenge-accuracy): each kept
 /// foreground was composited onto backgrounds until one prediction was wrong (then it is
@@ -63,10 +63,11 @@ pub const VARIATIONS: [&str; 8] = [
 /// The scenario key of an IN-9 variation (`original` → `clean`, else `background/<variation>`).
 pub fn scenario_key(variation: &str) -> String {
     if variation == "original" {
-        CLEAN.to_string()
+        ScenarioKey::Clean
     } else {
-        format!("background/{variation}")
+        ScenarioKey::Background { leaf: variation }
     }
+    .to_string()
 }
 
 /// `summary.json`'s `metrics.in9` (docs/in9.md#evaluation-preprocessing, docs/in9.md#bg-gap,

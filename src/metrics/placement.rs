@@ -31,9 +31,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::frame::BBox;
+use crate::key::ScenarioKey;
 
-/// The key prefix of the placement scenarios.
-pub const PREFIX: &str = "placement/";
 /// Backgrounds in report order.
 pub const BACKGROUNDS: [&str; 3] = ["own-gray", "own-tile", "other"];
 /// Positions in report order.
@@ -197,14 +196,15 @@ pub struct Placement {
 
 /// Parts of a placement key: (aspect-preserving, background, position, size).
 fn parse(key: &str) -> Option<(bool, &str, &str, &str)> {
-    let rest = key.strip_prefix(PREFIX)?;
-    let (ar, rest) = match rest.strip_prefix("ar/") {
-        Some(r) => (true, r),
-        None => (false, rest),
-    };
-    let mut parts = rest.split('/');
-    let (bg, pos, size) = (parts.next()?, parts.next()?, parts.next()?);
-    (parts.next().is_none()).then_some((ar, bg, pos, size))
+    match ScenarioKey::parse(key) {
+        ScenarioKey::Placement {
+            keep_aspect,
+            background,
+            position,
+            size,
+        } => Some((keep_aspect, background, position, size)),
+        _ => None,
+    }
 }
 
 /// Rank of a name in a report order (unknown names after, in order of appearance).

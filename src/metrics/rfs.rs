@@ -15,9 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::ClassTally;
-
-/// The scenario key prefix of the RFS noise variants: `region_noise/<fg|bg>/<type>/<level>/t<k>`.
-pub const PREFIX: &str = "region_noise/";
+use crate::key::ScenarioKey;
 
 /// The level the reference calls typical (L∞-style noise, σ = 0.25;
 /// docs/hard-imagenet.md#region-noise).
@@ -80,21 +78,6 @@ pub struct Rfs {
 #[serde(transparent)]
 pub struct Levels(#[serde(with = "crate::ordered")] pub Vec<(String, RfsLevel)>);
 
-/// Parts of an RFS key: (side is foreground, noise type, level, trial).
-fn parse(key: &str) -> Option<(bool, &str, &str, &str)> {
-    let mut parts = key.strip_prefix(PREFIX)?.split('/');
-    let fg = match parts.next()? {
-        "fg" => true,
-        "bg" => false,
-        _ => return None,
-    };
-    let (kind, level, trial) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || !trial.starts_with('t') {
-        return None;
-    }
-    Some((fg, kind, level, trial))
-}
-
 #[derive(Default)]
 struct Pool<'a> {
     fg: BTreeMap<usize, ClassTally>,
@@ -110,7 +93,13 @@ pub fn compute<'a>(
     // (type, level) in order of first appearance, pooled over trials.
     let mut pools: Vec<((&str, &str), Pool)> = Vec::new();
     for (key, counts) in classes {
-        let Some((fg, kind, level, trial)) = parse(key) else {
+        let ScenarioKey::RegionNoise {
+            foreground: fg,
+            norm: kind,
+            level,
+            trial,
+        } = ScenarioKey::parse(key)
+        else {
             continue;
         };
         let i = match pools.iter().position(|(k, _)| *k == (kind, level)) {

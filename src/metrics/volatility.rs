@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::key::CLEAN;
+use crate::key::{CLEAN, ScenarioKey};
 
 pub use crate::scenario::background::TABLE2;
 
@@ -43,13 +43,21 @@ pub const SCENARIOS: [&str; 13] = [
 
 /// The scenario key of an XIMAGENET-12 scenario name.
 fn key_of(name: &str) -> String {
-    format!("background/{name}")
+    ScenarioKey::Background { leaf: name }.to_string()
 }
 
 /// Where an XIMAGENET-12 scenario key sorts in the section ([`SCENARIOS`], then the listed options,
 /// then other mattes), `None` for any other key.
 fn rank(key: &str) -> Option<usize> {
-    let name = key.strip_prefix("background/")?;
+    rank_and_name(key).map(|(r, _)| r)
+}
+
+/// [`rank`] and the scenario's name (the key's leaf).
+fn rank_and_name(key: &str) -> Option<(usize, &str)> {
+    let parsed = ScenarioKey::parse(key);
+    let ScenarioKey::Background { leaf: name } = parsed else {
+        return None;
+    };
     let options = crate::scenario::background::XIMAGENET12_OPTIONS;
     SCENARIOS
         .iter()
@@ -57,9 +65,10 @@ fn rank(key: &str) -> Option<usize> {
         .position(|s| *s == name)
         .or_else(|| {
             (name.starts_with("transparent_on/")
-                && crate::scenario::background::build(key).is_some())
+                && crate::scenario::background::build_key(parsed).is_some())
             .then_some(SCENARIOS.len() + options.len())
         })
+        .map(|r| (r, name))
 }
 
 /// Errors reading the inner (scenario-trained) results file.
@@ -221,7 +230,7 @@ pub fn compute<'a>(
     let find = |key: &str| top1.iter().find(|(k, _)| *k == key).map(|(_, a)| *a);
     let mut ranked: Vec<(usize, &str, Option<f64>)> = top1
         .iter()
-        .filter_map(|&(k, a)| Some((rank(k)?, k.strip_prefix("background/")?, a)))
+        .filter_map(|&(k, a)| rank_and_name(k).map(|(r, name)| (r, name, a)))
         .collect();
     ranked.sort_by_key(|&(r, _, _)| r);
     let present: Vec<(&str, Option<f64>)> = ranked.into_iter().map(|(_, s, a)| (s, a)).collect();

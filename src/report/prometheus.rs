@@ -42,9 +42,7 @@ use crate::report::summary::FrameCounts;
 pub const REFRESH: Duration = Duration::from_millis(200);
 
 /// The family label of a scenario key: its first `/` segment.
-pub fn family(key: &str) -> &str {
-    key.split('/').next().unwrap_or(key)
-}
+pub use crate::key::family;
 
 /// Escapes a label value (backslash, double quote, newline), as the text format requires.
 fn escape(v: &str) -> String {

@@ -18,7 +18,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
-use crate::key::CLEAN;
+use crate::key::{CLEAN, ScenarioKey};
 use crate::latency::Quantiles;
 use crate::metrics::hard_imagenet::HardImagenet;
 use crate::metrics::imagenet_c::{BaselineTable, ImagenetC};
@@ -674,10 +674,9 @@ fn imagenet_c_metrics(
     table: Result<&BaselineTable, String>,
 ) -> Option<serde_json::Value> {
     // Errors need labels: an unlabelled stream has agreement and flips, not CE.
-    if !scenarios
-        .iter()
-        .any(|(k, s)| k.starts_with("corruption/") && s.n_labelled > 0)
-    {
+    if !scenarios.iter().any(|(k, s)| {
+        matches!(ScenarioKey::parse(k), ScenarioKey::Corruption { .. }) && s.n_labelled > 0
+    }) {
         return None;
     }
     let table = match table {
