@@ -449,6 +449,7 @@ fn an_offline_video_run_is_deterministic() {
 
 #[test]
 fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     clip(dir.path(), "clip.mp4", "libx264", &[]);
     // Looped endlessly, ended by --duration: at 15 fps the source must read about 15 frames a
@@ -560,6 +561,7 @@ fn udp_sender(port: u16, seconds: u32) -> std::process::Child {
 
 #[test]
 fn a_network_stream_that_drops_out_is_reconnected_and_the_outage_reported() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let port = free_udp_port();
     let url = format!("udp://127.0.0.1:{port}");
