@@ -658,8 +658,8 @@ fn decode_ms_per_frame(p: &Path) -> (f64, Vec<f64>) {
     (per_frame[2], per_frame)
 }
 
-/// The decode speed figures of BENCHMARKS.md (not a check: run with
-/// `cargo test --release --test video_stream -- --ignored --nocapture decode_speed`): 10 s of
+/// The decode speed figures of BENCHMARKS.md (not a check: run with `cargo test --release --test
+/// tests sources::video_stream::decode_speed -- --ignored --nocapture`): 10 s of
 /// 720p30 H.264 decoded and converted to RGB by the source, median ms per frame of five passes; a
 /// camera-like clip (noisy test pattern, High profile, 4 Mbit/s) and an easy one (plain test
 /// pattern, ~120 kbit/s).
