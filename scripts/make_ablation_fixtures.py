@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the fixtures of the object scenarios (checked by `tests/object_scenarios.rs`).
+"""Writes the fixtures of the object scenarios (checked by `tests/scenarios/object_scenarios.rs`).
 
 Run with the Python 3.10 venv (numpy 1.26, scipy 1.11, Pillow 10.1):
 

@@ -1,4 +1,4 @@
-"""Writes the broken-model fixtures of `tests/bad_input.rs` into `tests/fixtures/engine/`: tiny
+"""Writes the broken-model fixtures of `tests/cli/bad_input.rs` into `tests/fixtures/engine/`: tiny
 classifiers (10 classes, the labels in `ten_classes.txt`) that load, but that robustream must refuse
 with one clear line.
 
@@ -67,7 +67,7 @@ def uint8_input():
     )
 
 
-DESC = """# {what} (scripts/make_bad_models.py, a fixture of tests/bad_input.rs).
+DESC = """# {what} (scripts/make_bad_models.py, a fixture of tests/cli/bad_input.rs).
 onnx = "{name}.onnx"
 labels = "ten_classes.txt"
 [input]

@@ -234,7 +234,7 @@ def run_stats(x: np.ndarray, o: np.ndarray) -> dict:
                 output (frost's a, fog's m/(m+c0), snow's blend, mud's 1 - B)
       rough[c]  mean |difference| of d between horizontally and vertically adjacent pixels, all pairs
                 pooled -- the spatial frequency of the change (fog's decay, snow's zoom, spatter's blur)
-    tests/imagenet_c_fidelity.rs computes the same on robustream's outputs.
+    tests/scenarios/imagenet_c_fidelity.rs computes the same on robustream's outputs.
     """
     xf = x.astype(np.float64)
     of = o.astype(np.float64)

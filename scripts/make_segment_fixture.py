@@ -1,4 +1,4 @@
-"""Writes the tiny segmentation ONNX fixtures of `src/source/segment.rs` and `tests/segment_masks.rs`.
+"""Writes the tiny segmentation ONNX fixtures of `src/source/segment.rs` and `tests/sources/segment_masks.rs`.
 
 Run from the repository root with the assets venv (numpy + onnx; onnxruntime to check the result):
 

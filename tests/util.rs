@@ -3,7 +3,20 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, Command, Output};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+/// Taken first, and held to its end, by every test whose assertions hold a run to the wall clock:
+/// frames a real-time source must deliver in a given time, latency and prompt-exit bounds, scrapes
+/// answered within a second, a real-time stream that must be read nearly whole. All the
+/// integration tests share one process and run on parallel threads; without this, two such tests
+/// could run at once and each take cores from the other while it is being timed. With it they run
+/// one after another, each beside at most the untimed tests. The lock guards no data, so a test
+/// that failed while holding it does not fail the next one.
+pub fn timed() -> MutexGuard<'static, ()> {
+    static TIMED: Mutex<()> = Mutex::new(());
+    TIMED.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The repository root.
 pub fn root() -> PathBuf {

@@ -30,6 +30,7 @@ fn frame_times(recs: &[serde_json::Value]) -> BTreeMap<String, (f64, f64, f64)> 
 
 #[test]
 fn a_slow_plan_on_a_live_source_drops_at_admission_and_stays_fresh() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("live.toml");
     // 96 variants per frame at 50 fps: the plan takes far longer than a frame interval.

@@ -11,6 +11,7 @@ use crate::util::*;
 
 #[test]
 fn summary_is_rewritten_during_the_run() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("live.toml");
     std::fs::write(
@@ -73,6 +74,7 @@ fn sh(arg: &str) -> String {
 
 #[test]
 fn live_view_runs_on_a_terminal_and_stops_on_q() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let config = dir.path().join("camera.toml");
@@ -149,6 +151,7 @@ fn live_view_runs_on_a_terminal_and_stops_on_q() {
 
 #[test]
 fn a_slow_stream_still_gets_interim_summaries_between_frames() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("slow.toml");
     // One frame a second: without the pipeline's idle tick nothing would be rewritten in between.

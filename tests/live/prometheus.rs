@@ -88,6 +88,7 @@ fn rss_kib(pid: u32) -> u64 {
 
 #[test]
 fn hostile_clients_neither_delay_scrapes_nor_grow_memory() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let (mut child, addr, mut stderr) = spawn_with_prometheus(

@@ -165,6 +165,7 @@ fn a_fifo_is_refused_at_once_and_never_read() {
 
 #[test]
 fn a_second_signal_aborts_at_once() {
+    let _timed = timed();
     let d = tempfile::tempdir().unwrap();
     // A plan slow enough that, after the first signal, the frame in flight takes seconds to finish
     // (96 variants of a 1280×720 frame at its native size): the second signal comes before that.

@@ -6,6 +6,7 @@ use crate::util::*;
 
 #[test]
 fn duration_ends_an_endless_stream_and_memory_is_recorded() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("soak.toml");
     std::fs::write(

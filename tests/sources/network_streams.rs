@@ -501,6 +501,7 @@ fn drop_out_and_come_back(protocol: fn(u16) -> Protocol, port: u16) {
 
 #[test]
 fn http_stream_drops_out_comes_back_and_ends() {
+    let _timed = timed();
     if available("http") {
         drop_out_and_come_back(Protocol::http, free_tcp_port());
     }
@@ -508,6 +509,7 @@ fn http_stream_drops_out_comes_back_and_ends() {
 
 #[test]
 fn rtmp_stream_drops_out_comes_back_and_ends() {
+    let _timed = timed();
     if available("rtmp") {
         drop_out_and_come_back(Protocol::rtmp, free_tcp_port());
     }
@@ -515,6 +517,7 @@ fn rtmp_stream_drops_out_comes_back_and_ends() {
 
 #[test]
 fn rtsp_stream_drops_out_comes_back_and_ends() {
+    let _timed = timed();
     if available("rtp") {
         drop_out_and_come_back(Protocol::rtsp, free_tcp_port());
     }
@@ -522,6 +525,7 @@ fn rtsp_stream_drops_out_comes_back_and_ends() {
 
 #[test]
 fn srt_stream_drops_out_comes_back_and_ends() {
+    let _timed = timed();
     if available("srt") {
         drop_out_and_come_back(Protocol::srt, free_udp_port());
     }

@@ -449,6 +449,7 @@ fn an_offline_video_run_is_deterministic() {
 
 #[test]
 fn a_realtime_video_with_a_slow_plan_drops_frames_and_serves_metrics() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     clip(dir.path(), "clip.mp4", "libx264", &[]);
     // Looped endlessly, ended by --duration: at 15 fps the source must read about 15 frames a
@@ -560,6 +561,7 @@ fn udp_sender(port: u16, seconds: u32) -> std::process::Child {
 
 #[test]
 fn a_network_stream_that_drops_out_is_reconnected_and_the_outage_reported() {
+    let _timed = timed();
     let dir = tempfile::tempdir().unwrap();
     let port = free_udp_port();
     let url = format!("udp://127.0.0.1:{port}");
@@ -656,8 +658,8 @@ fn decode_ms_per_frame(p: &Path) -> (f64, Vec<f64>) {
     (per_frame[2], per_frame)
 }
 
-/// The decode speed figures of BENCHMARKS.md (not a check: run with
-/// `cargo test --release --test video_stream -- --ignored --nocapture decode_speed`): 10 s of
+/// The decode speed figures of BENCHMARKS.md (not a check: run with `cargo test --release --test
+/// tests sources::video_stream::decode_speed -- --ignored --nocapture`): 10 s of
 /// 720p30 H.264 decoded and converted to RGB by the source, median ms per frame of five passes; a
 /// camera-like clip (noisy test pattern, High profile, 4 Mbit/s) and an easy one (plain test
 /// pattern, ~120 kbit/s).

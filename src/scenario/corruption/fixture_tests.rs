@@ -230,8 +230,8 @@ fn deterministic_blurs_match_the_reference() {
 }
 
 /// Change statistics of a random corruption `f(image, severity, key)` on photo224 against the
-/// reference's, with the tolerance of tests/imagenet_c_fidelity.rs (3 % of the change's sd + 0.1).
-/// Returns the worst deviations (mean, sd) relative to the reference sd.
+/// reference's, with the tolerance of tests/scenarios/imagenet_c_fidelity.rs (3 % of the change's
+/// sd + 0.1). Returns the worst deviations (mean, sd) relative to the reference sd.
 fn check_random(name: &str, f: impl Fn(&RgbImage, u8, RngKey) -> RgbImage) -> (f64, f64) {
     let text = std::fs::read_to_string(dir().join("photo224_stats.json")).expect("stats file");
     let stats: Value = serde_json::from_str(&text).expect("valid JSON");
