@@ -11,24 +11,15 @@
 pub mod blur;
 pub mod digital;
 pub mod elastic;
-pub mod gauss_u8;
-pub mod glass;
-pub mod hsv;
-pub mod jpeg;
-pub mod kernels;
-pub mod lanes;
-pub mod motion;
 pub mod noise;
-pub mod rowrng;
 pub mod snow;
 pub mod validation;
 pub mod weather;
-pub mod ziggurat;
-pub mod zoom;
 
 use image::RgbImage;
 
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
+use crate::kernels::jpeg;
 use crate::key::{CORRUPTIONS, SEVERITIES};
 
 /// One corruption at one severity.
@@ -210,13 +201,6 @@ impl Corruption {
     }
 }
 
-/// `np.uint8(clip(v, 0, 1) * 255)`: clip on the [0, 1] scale, scale, truncate
-/// (docs/imagenet-c.md#value-ranges-and-rounding).
-#[inline(always)]
-pub(crate) fn floor8_unit(v: f64) -> u8 {
-    (v.clamp(0.0, 1.0) * 255.0) as u8
-}
-
 #[cfg(test)]
 mod fixture_tests;
 
@@ -322,13 +306,5 @@ mod tests {
         assert!(Corruption::new("fog_of_war", 1).is_none());
         assert!(Corruption::new("contrast", 0).is_none());
         assert!(Corruption::new("contrast", 6).is_none());
-    }
-
-    #[test]
-    fn floor8_truncates_and_clips() {
-        assert_eq!(floor8_unit(-0.2), 0);
-        assert_eq!(floor8_unit(1.7), 255);
-        assert_eq!(floor8_unit(0.999), 254);
-        assert_eq!(floor8_unit(100.9 / 255.0), 100);
     }
 }

@@ -13,8 +13,8 @@ use image::RgbImage;
 use rand_distr::{Distribution, Normal};
 use rayon::prelude::*;
 
-use super::kernels::{self, Border, border_index};
-use super::lanes;
+use crate::kernels::filter::{self, Border, border_index};
+use crate::kernels::lanes;
 use crate::rng::RngKey;
 
 /// Spatter (μ, s, σ1, threshold t, c4, mode) per severity 1..5; mode 0 = water (c4 an intensity),
@@ -650,7 +650,7 @@ fn spatter_in_pool(
     // The liquid layer L = H1(field, σ1) with L[L < t] = 0, stored as L8 = floor8(L·255) (water) or
     // as the mask L > t (mud).
     let liquid = |store: fn(f64, f64) -> u8| {
-        kernels::gaussian_filter_map(
+        filter::gaussian_filter_map(
             &field,
             dims,
             (sigma, sigma),
@@ -673,7 +673,7 @@ fn spatter_in_pool(
         };
         // out = floor8(clip(f32(x + M·c4·colour/255))), M = L8·D/max; where M = 0 that is a table.
         let water = |x: f64, mv: f64, c: usize| {
-            kernels::floor8_clip_f32((x + mv * c4 * WATER_RGB[c] / 255.0) as f32)
+            filter::floor8_clip_f32((x + mv * c4 * WATER_RGB[c] / 255.0) as f32)
         };
         let dry: [u8; 256] = std::array::from_fn(|v| water(unit[v], 0.0, 0));
         out.par_chunks_mut(wu * 3 * per)
@@ -697,7 +697,7 @@ fn spatter_in_pool(
             });
     } else {
         let blob = liquid(|v, t| u8::from(v > t));
-        let m = kernels::gaussian_filter_map(
+        let m = filter::gaussian_filter_map(
             &blob,
             dims,
             (c4, c4),
@@ -711,7 +711,7 @@ fn spatter_in_pool(
         );
         // out = floor8(clip(x·(1 − M) + M·mud/255)) in f64; where M = 0 that is a table.
         let mud = |x: f64, mv: f64, c: usize| {
-            kernels::floor8_clip(x * (1.0 - mv) + MUD_RGB[c] / 255.0 * mv)
+            filter::floor8_clip(x * (1.0 - mv) + MUD_RGB[c] / 255.0 * mv)
         };
         let dry: [u8; 256] = std::array::from_fn(|v| mud(unit[v], 0.0, 0));
         out.par_chunks_mut(wu * 3 * per)
@@ -982,7 +982,7 @@ mod tests {
         let normal = Normal::new(0.65, 0.3).expect("finite");
         let mut r = RngKey(key).rng();
         let field: Vec<f64> = (0..w * h).map(|_| normal.sample(&mut r)).collect();
-        kernels::gaussian_filter(&field, w, h, 1, sigma, 4.0, Border::Nearest)
+        filter::gaussian_filter(&field, w, h, 1, sigma, 4.0, Border::Nearest)
             .into_iter()
             .map(|v| {
                 if v < t {
