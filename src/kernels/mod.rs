@@ -9,6 +9,7 @@
 //! same bits as the portable code (checked by [`levels_agree!`] tests).
 
 pub mod cpu;
+pub mod edges;
 pub mod filter;
 pub mod gauss_u8;
 pub mod glass;
