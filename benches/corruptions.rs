@@ -32,9 +32,9 @@ mod common;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use image::RgbImage;
+use robustream::kernels::resample::{Filter, Resampler};
 use robustream::key::{CORRUPTIONS, SEVERITIES};
 use robustream::model::ModelDesc;
-use robustream::resample::{Filter, Resampler};
 use robustream::rng::RngKey;
 use robustream::scenario::corruption::Corruption;
 use robustream::view::ModelView;

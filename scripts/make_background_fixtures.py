@@ -3,7 +3,7 @@
 
 XIMAGENET-12 builds its scenarios with OpenCV on 8-bit images: GaussianBlur 15x15 sigma 3 and 9x9 sigma 4,
 addWeighted(img, 1.5, blur, 0.9, 1.9), the 8-bit HSV round trip with a replaced or shifted hue, and (our
-choice for its code-less "grayscale" scenario) cvtColor to GRAY. `src/scenario/background/opencv.rs`
+choice for its code-less "grayscale" scenario) cvtColor to GRAY. `src/kernels/opencv.rs`
 reimplements those operations; this script records what OpenCV 4.8.1 (opencv-python-headless 4.8.1.78, the
 build in the throwaway venv described in scripts/make_corruption_fixtures.py) returns, so the Rust tests can
 compare byte for byte.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the Pillow resampling fixtures used by `src/resample.rs`'s tests.
+"""Writes the Pillow resampling fixtures used by `src/kernels/resample.rs`'s tests.
 
 Run with the project's venv (Pillow 13.0.0, numpy):
 

@@ -31,7 +31,6 @@ pub mod preprocess;
 pub mod preview;
 pub mod quote;
 pub mod report;
-pub mod resample;
 pub mod rng;
 pub mod run;
 pub mod run_lock;

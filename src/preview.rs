@@ -29,10 +29,10 @@ use rayon::prelude::*;
 
 use crate::frame::BBox;
 use crate::geometry::stage_boxes;
+use crate::kernels::resample::{Filter, Resampler};
 use crate::key::CLEAN;
 use crate::model::ModelDesc;
 use crate::pipeline::ScenarioStage;
-use crate::resample::{Filter, Resampler};
 use crate::rng::RngKey;
 use crate::scenario::{
     Catalog, Plan, Scenario, ScenarioError, ScenarioInput, StageMasks, needs_bilinear_mask,
@@ -457,7 +457,7 @@ pub fn fit(width: u32, height: u32, tile: u32) -> (u32, u32) {
 }
 
 /// `image` scaled to [`fit`] a `tile`-pixel square with Pillow-exact resampling
-/// ([`crate::resample`]): `LANCZOS` when shrinking (sharp, antialiased, what one wants for judging
+/// ([`crate::kernels::resample`]): `LANCZOS` when shrinking (sharp, antialiased, what one wants for judging
 /// noise and blur), `NEAREST` when enlarging (small frames show their real pixels instead of invented
 /// smoothness). An image that already fits exactly is returned as it is.
 pub fn scale_to_tile(image: &RgbImage, tile: u32, resampler: &mut Resampler) -> RgbImage {
@@ -727,7 +727,7 @@ fn region_panel(
     let t = if tile >= 128 { 2 } else { 1 };
     let mut outline = match mask {
         Some(m) if m.dimensions() == (pw, ph) => mask_outline(m, t),
-        Some(m) => mask_outline(&crate::resample::resize_gray_nearest(m, pw, ph), t),
+        Some(m) => mask_outline(&crate::kernels::resample::resize_gray_nearest(m, pw, ph), t),
         None => vec![false; pw as usize * ph as usize],
     };
     let (iw, ih) = (

@@ -11,8 +11,8 @@
 use image::{GrayImage, RgbImage};
 
 use crate::frame::BBox;
+use crate::kernels::resample::{Filter, Resampler, Window};
 use crate::model::{Crop, ModelDesc};
-use crate::resample::{Filter, Resampler, Window};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
 /// `int(shorter · long / short)` (truncation). Returns (width, height).
@@ -53,7 +53,7 @@ pub fn center_offset(size: u32, crop: u32) -> i64 {
 }
 
 /// Resizes an RGB image exactly as Pillow's `Image.resize(size, BILINEAR)` (antialiased triangle
-/// convolution; what torchvision `Resize` does to PIL images), see [`crate::resample`].
+/// convolution; what torchvision `Resize` does to PIL images), see [`crate::kernels::resample`].
 pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resampler) -> RgbImage {
     resizer.resize_rgb(image, width, height, Filter::Bilinear)
 }
@@ -61,7 +61,7 @@ pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resam
 /// Resizes a mask exactly as Pillow's `Image.resize(size, NEAREST)` (keeps it binary; the filter
 /// torchvision/PIL use for masks and mode "1"/"P" images).
 pub fn resize_mask(mask: &GrayImage, width: u32, height: u32) -> GrayImage {
-    crate::resample::resize_gray_nearest(mask, width, height)
+    crate::kernels::resample::resize_gray_nearest(mask, width, height)
 }
 
 /// Crops `(width, height)` at a centred offset (see [`center_offset`]), padding with zeros where the

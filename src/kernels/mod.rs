@@ -9,6 +9,19 @@
 //! same bits as the portable code (checked by [`levels_agree!`] tests).
 
 pub mod cpu;
+pub mod edges;
+pub mod filter;
+pub mod gauss_u8;
+pub mod glass;
+pub mod hsv;
+pub mod jpeg;
+pub mod lanes;
+pub mod motion;
+pub mod opencv;
+pub mod resample;
+pub mod rowrng;
+pub mod ziggurat;
+pub mod zoom;
 
 // The macros are named by path (`crate::kernels::multiversion!`) in the modules above and elsewhere.
 

@@ -27,7 +27,7 @@
 //!    [`ScenarioError::NeedsMask`]; an empty mask: [`ScenarioError::Unsuitable`].
 //! 2. The patch (the box's pixels, the object with its box background: a hard rectangular paste) is
 //!    resized with Pillow's bicubic filter (Pillow's default, as the reference's `resize`), exactly
-//!    as Pillow 13 does ([`crate::resample`]): to s×s, or for the `ar` variant to
+//!    as Pillow 13 does ([`crate::kernels::resample`]): to s×s, or for the `ar` variant to
 //!    [`ar_patch_size`] (short side s, long side capped).
 //! 3. It is pasted on the background: centre at `top = max(0, H/2 − oh/2)`,
 //!    `left = max(0, W/2 − ow/2)` (integer halves; a patch larger than the canvas is centre-cropped
@@ -63,8 +63,8 @@ use super::ablation::{GRAY, fill_box, tile_fill};
 use super::{CatalogEntry, RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::frame::BBox;
 use crate::geometry::{box_mask, tight_box};
+use crate::kernels::resample::{Filter, Resampler};
 use crate::key::ScenarioKey;
-use crate::resample::{Filter, Resampler};
 
 /// Object sizes on the reference's 224×224 canvas (docs/corner-cases.md#composition).
 pub const SIZES: [u32; 3] = [56, 84, 112];

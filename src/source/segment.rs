@@ -6,7 +6,7 @@
 //! scenarios skip it.
 //!
 //! **Input.** The frame is squashed (no crop: the mask must cover the whole frame) to the model's
-//! input size with Pillow's bilinear filter ([`crate::resample`], antialiased when shrinking), and
+//! input size with Pillow's bilinear filter ([`crate::kernels::resample`], antialiased when shrinking), and
 //! written as float32 in `layout` (NCHW or NHWC) as `(value · scale − mean[c]) / std[c]` per RGB
 //! channel (one lookup table of 3 × 256 entries). Defaults: scale 1/255, ImageNet mean and std.
 //! The size is read from the model when its input is fixed; a dynamic input needs `size`.
@@ -56,9 +56,9 @@ use super::decode::one_line;
 use super::{Source, SourceError};
 use crate::frame::{Frame, Regions};
 use crate::geometry::{Connectivity, label_components};
+use crate::kernels::resample::{Filter, Resampler};
 use crate::latency::LatencyHistogram;
 use crate::model::Layout;
-use crate::resample::{Filter, Resampler};
 
 /// ImageNet channel means on 0..1 (the default `mean`).
 pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];

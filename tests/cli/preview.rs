@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use crate::util::*;
 use image::{GrayImage, RgbImage};
+use robustream::kernels::resample::Resampler;
 use robustream::model::ModelDesc;
 use robustream::preview::{
     BACKGROUND, BAND_GAP, DEFAULT_TILE, FAILED, GAP, Geometry, HEADER_H, LABEL_PAD, LETTERBOX,
     MARGIN, Rect, grid, placement, scale_to_tile,
 };
-use robustream::resample::Resampler;
 use robustream::scenario::{Catalog, Plan};
 use robustream::view::{MaskResize, ModelView};
 
@@ -284,7 +284,8 @@ fn a_mask_draws_its_outline_in_the_corner_panel() {
     let shown = scale_to_tile(&view, DEFAULT_TILE, &mut Resampler::new());
     let vmask =
         ModelView::new(&ModelDesc::load(&model()).unwrap()).mask(&mask, MaskResize::Nearest);
-    let tmask = robustream::resample::resize_gray_nearest(&vmask, DEFAULT_TILE, DEFAULT_TILE);
+    let tmask =
+        robustream::kernels::resample::resize_gray_nearest(&vmask, DEFAULT_TILE, DEFAULT_TILE);
     let fg = |x: u32, y: u32| tmask.get_pixel(x, y).0[0] == 255;
     let got = crop(&sheet, panel);
     let mut changed = 0;

@@ -248,7 +248,7 @@ fn random_background_squashes_the_object_onto_a_whole_image_of_another_size() {
             image::Rgb([0, 0, 0])
         }
     });
-    let fg = robustream::scenario::background::opencv::resize_linear(&segmented, 64, 50);
+    let fg = robustream::kernels::opencv::resize_linear(&segmented, 64, 50);
     let out = d.path().join("r.png");
     let o = Command::new(env!("CARGO_BIN_EXE_robustream"))
         .args(["apply", "--scenario", "background/random_bg_add", "--mask"])

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use image::{GrayImage, RgbImage};
 
-use super::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect, Rounding};
+use crate::kernels::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect, Rounding};
 
 fn path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -77,7 +77,6 @@
 //! `only_bg_t`, is already defined for any W×H.
 
 pub mod in9;
-pub mod opencv;
 pub mod ximagenet;
 
 #[cfg(test)]
@@ -91,8 +90,8 @@ use rand::RngExt;
 
 use super::pool::PoolEntry;
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput, ScenarioRng};
+use crate::kernels::resample::{Filter, Resampler, Window};
 use crate::key::ScenarioKey;
-use crate::resample::{Filter, Resampler, Window};
 
 pub use in9::pool_background;
 pub use ximagenet::Colour;

@@ -1,5 +1,5 @@
 //! XIMAGENET-12 scenarios, docs/ximagenet.md#scenarios, on the OpenCV-exact kernels of
-//! [`super::opencv`]. Object = mask > 0 (XIMAGENET standardises its masks to 0/255, any non-zero →
+//! [`crate::kernels::opencv`]. Object = mask > 0 (XIMAGENET standardises its masks to 0/255, any non-zero →
 //! 255); background = mask == 0.
 //!
 //! Random choices (the colour's hue, the rainbow shift) come from the variant's keyed generator instead
@@ -11,8 +11,8 @@
 use image::{GrayImage, RgbImage};
 use rand::RngExt;
 
-use super::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect};
 use super::{ScenarioRng, in9};
+use crate::kernels::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect};
 
 /// XIMAGENET-12's background colours (docs/ximagenet.md#scenarios).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,9 @@ use image::RgbImage;
 
 use rayon::prelude::*;
 
-use super::{floor8_unit, hsv, jpeg, lanes};
-use crate::resample::{Filter, Resampler};
+use crate::kernels::lanes::{self, floor8_unit};
+use crate::kernels::resample::{Filter, Resampler};
+use crate::kernels::{hsv, jpeg};
 
 /// Value (brightness) offset ΔV added in HSV space per severity 1..5
 /// (docs/imagenet-c.md#brightness).
@@ -61,7 +62,7 @@ pub fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
 
 /// ImageNet-C `pixelate` as hendrycks wrote it (docs/imagenet-c.md#pixelate): Pillow `resize` down
 /// with `BOX` to `int(W·f) × int(H·f)`, then back up to `W × H` with `BOX` again. Pillow-exact
-/// through [`crate::resample`].
+/// through [`crate::kernels::resample`].
 ///
 /// Sizes: hendrycks hard-codes 224 (`int(224·f)` for both sides); like imagecorruptions this uses each
 /// side's own length, which is the same at 224×224 and keeps the aspect ratio elsewhere. The intermediate
@@ -100,7 +101,7 @@ pub fn pixelate_with(image: &RgbImage, factor: f64, up: Filter) -> RgbImage {
 /// [`pixelate_with`] when the intermediate size is exactly half of an even frame (severity 2,
 /// `f = 0.5`, at 224² or 1280×720) in one pass, or `None` when that shortcut does not apply.
 ///
-/// What Pillow computes there (see [`crate::resample`]): the horizontal pass goes first (Pillow 13
+/// What Pillow computes there (see [`crate::kernels::resample`]): the horizontal pass goes first (Pillow 13
 /// goes vertical first only when the height shrinks by more than twice as many pixels as the width,
 /// i.e. for frames more than twice as tall as wide, which take the general path), and each `BOX`
 /// window of a halving covers exactly two samples with weight ½ = 2²¹ in 22-bit fixed point, so a

@@ -10,7 +10,7 @@
 //! `rng.stream(2y + 1)`, so the output depends only on the key, never on the thread count.
 //!
 //! Speed: both displacement fields are smoothed in one two-channel pass of the shared
-//! [`kernels::gaussian_filter_map`] (scipy's f64 arithmetic, bands in parallel, one σ per axis, the
+//! [`filter::gaussian_filter_map`] (scipy's f64 arithmetic, bands in parallel, one σ per axis, the
 //! float32 store fused in); the resampling runs eight pixels at a time on CPUs with AVX-512 (one
 //! 32-bit gather per neighbour, the same IEEE operations per lane) and falls back to the per-pixel
 //! loop, with the border reflection, where a neighbour is outside the frame. About 23 ms per
@@ -20,8 +20,8 @@ use image::RgbImage;
 use rand::RngExt;
 use rayon::prelude::*;
 
-use super::kernels::{self, Border};
-use super::lanes;
+use crate::kernels::filter::{self, Border};
+use crate::kernels::lanes;
 use crate::rng::RngKey;
 
 /// Displacement scale α per severity 1..5: 250 × (0.05, 0.065, 0.085, 0.1, 0.12)
@@ -51,7 +51,7 @@ fn reflect(i: i64, n: usize) -> usize {
 /// The two smoothed displacement fields, interleaved as `[dx, dy]` per pixel: U[−max_d, max_d) per
 /// pixel (row y of dx from `rng.stream(2y)`, of dy from `rng.stream(2y + 1)`), scipy
 /// `gaussian_filter(field, (σ_y, σ_x), mode='reflect', truncate=3)` (the shared
-/// [`kernels::gaussian_filter_map`], scipy's arithmetic; both fields in one two-channel pass), times
+/// [`filter::gaussian_filter_map`], scipy's arithmetic; both fields in one two-channel pass), times
 /// α, stored as float32 as the reference.
 fn displacements(w: usize, h: usize, alpha: f64, rng: RngKey) -> Vec<f32> {
     let max_d = ELASTIC_NOISE_FRACTION * h as f64;
@@ -71,7 +71,7 @@ fn displacements(w: usize, h: usize, alpha: f64, rng: RngKey) -> Vec<f32> {
         ELASTIC_SIGMA_FRACTION * h as f64,
         ELASTIC_SIGMA_FRACTION * w as f64,
     );
-    kernels::gaussian_filter_map(
+    filter::gaussian_filter_map(
         &field,
         (w, h, 2),
         sigmas,
@@ -225,7 +225,7 @@ impl Field<'_> {
             let top = (1.0 - tx) * u(a) + tx * u(b);
             let bot = (1.0 - tx) * u(c) + tx * u(d);
             // scipy interpolates in double and stores float32; clip and ×255 in float32.
-            px[ch] = kernels::floor8_clip_f32(((1.0 - ty) * top + ty * bot) as f32);
+            px[ch] = filter::floor8_clip_f32(((1.0 - ty) * top + ty * bot) as f32);
         }
     }
 

@@ -13,8 +13,8 @@ use image::RgbImage;
 use serde_json::Value;
 
 use super::{Corruption, digital};
+use crate::kernels::resample::Filter;
 use crate::key::SEVERITIES;
-use crate::resample::Filter;
 use crate::rng::RngKey;
 use crate::scenario::Scenario;
 

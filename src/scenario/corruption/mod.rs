@@ -4,31 +4,23 @@
 //! same size, computed in float on the [0, 1] scale as the reference does and converted back with
 //! truncation (`floor8`, docs/imagenet-c.md#value-ranges-and-rounding). Grouped like the benchmark:
 //! `noise.rs`, `blur.rs`, `snow.rs` and `weather.rs` (snow, frost, fog), `digital.rs`,
-//! `elastic.rs`, `validation.rs` (spatter); shared kernels in `kernels.rs` (Gaussian filter, disk,
-//! clipped zoom, motion), `hsv.rs` (scikit-image HSV) and `jpeg.rs` (Pillow/libjpeg-turbo's lossy
-//! round trip).
+//! `elastic.rs`, `spatter.rs`. These files hold each corruption's parameters per severity and the
+//! reference's sequence of steps; the pixel arithmetic they share (scipy's Gaussian filter, the disk
+//! and motion kernels, clipped zoom, scikit-image HSV, the JPEG round trip, OpenCV's edge operations,
+//! per-row random streams) lives in [`crate::kernels`].
 
 pub mod blur;
 pub mod digital;
 pub mod elastic;
-pub mod gauss_u8;
-pub mod glass;
-pub mod hsv;
-pub mod jpeg;
-pub mod kernels;
-pub mod lanes;
-pub mod motion;
 pub mod noise;
-pub mod rowrng;
 pub mod snow;
-pub mod validation;
+pub mod spatter;
 pub mod weather;
-pub mod ziggurat;
-pub mod zoom;
 
 use image::RgbImage;
 
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
+use crate::kernels::jpeg;
 use crate::key::{CORRUPTIONS, SEVERITIES};
 
 /// One corruption at one severity.
@@ -109,7 +101,7 @@ impl Corruption {
             "jpeg_compression" => format!("quality {}", digital::JPEG_QUALITY[s]),
             "speckle_noise" => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
             "spatter" => {
-                let (mu, sd, sigma, t, c4, mode) = validation::SPATTER_PARAMS[s];
+                let (mu, sd, sigma, t, c4, mode) = spatter::SPATTER_PARAMS[s];
                 let what = if mode == 0 {
                     "water intensity"
                 } else {
@@ -170,7 +162,7 @@ impl Corruption {
             "pixelate" => digital::pixelate(image, digital::PIXELATE_FACTOR[s]),
             "jpeg_compression" => digital::jpeg_compression(image, digital::JPEG_QUALITY[s]),
             "speckle_noise" => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
-            "spatter" => validation::spatter(image, validation::SPATTER_PARAMS[s], rng),
+            "spatter" => spatter::spatter(image, spatter::SPATTER_PARAMS[s], rng),
             "saturate" => {
                 let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
                 digital::saturate(image, scale, offset)
@@ -208,13 +200,6 @@ impl Corruption {
         }
         Ok(self.corrupt(input.image, rng))
     }
-}
-
-/// `np.uint8(clip(v, 0, 1) * 255)`: clip on the [0, 1] scale, scale, truncate
-/// (docs/imagenet-c.md#value-ranges-and-rounding).
-#[inline(always)]
-pub(crate) fn floor8_unit(v: f64) -> u8 {
-    (v.clamp(0.0, 1.0) * 255.0) as u8
 }
 
 #[cfg(test)]
@@ -322,13 +307,5 @@ mod tests {
         assert!(Corruption::new("fog_of_war", 1).is_none());
         assert!(Corruption::new("contrast", 0).is_none());
         assert!(Corruption::new("contrast", 6).is_none());
-    }
-
-    #[test]
-    fn floor8_truncates_and_clips() {
-        assert_eq!(floor8_unit(-0.2), 0);
-        assert_eq!(floor8_unit(1.7), 255);
-        assert_eq!(floor8_unit(0.999), 254);
-        assert_eq!(floor8_unit(100.9 / 255.0), 100);
     }
 }

@@ -12,8 +12,9 @@ use image::RgbImage;
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
 
-use super::ziggurat::Ziggurat;
-use super::{floor8_unit, lanes, rowrng};
+use crate::kernels::lanes::{self, floor8_unit};
+use crate::kernels::rowrng;
+use crate::kernels::ziggurat::Ziggurat;
 use crate::rng::{RngKey, ScenarioRng};
 
 /// Noise standard deviation σ per severity 1..5 on the [0, 1] scale

@@ -19,8 +19,8 @@ use image::RgbImage;
 use rand::RngExt;
 use rayon::prelude::*;
 
-use super::lanes;
-use super::rowrng::for_each_row_element;
+use crate::kernels::lanes;
+use crate::kernels::rowrng::for_each_row_element;
 use crate::rng::RngKey;
 
 /// Fog (strength c0, wibble decay c1) per severity 1..5 (docs/imagenet-c.md#fog).

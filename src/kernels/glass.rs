@@ -19,7 +19,7 @@
 use rand::RngExt;
 use rayon::prelude::*;
 
-use super::kernels::gaussian_kernel1d;
+use super::filter::gaussian_kernel1d;
 use super::lanes;
 use super::rowrng::for_each_row_element;
 use crate::rng::RngKey;

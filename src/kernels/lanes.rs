@@ -1,9 +1,9 @@
-//! Small helpers of the fast corruption kernels.
+//! Small helpers of the fast kernels.
 //!
-//! * Conversions for loops meant to vectorise. Rust's `as` casts from float to integer saturate and
-//!   map NaN to 0, which the compiler implements with per-element checks that stop vectorisation; the
-//!   conversions here clamp first (NaN included) and then truncate without checks, giving the same
-//!   results.
+//! * The reference's float → u8 conversion ([`floor8_unit`]), and the same conversions for loops
+//!   meant to vectorise. Rust's `as` casts from float to integer saturate and map NaN to 0, which the
+//!   compiler implements with per-element checks that stop vectorisation; the conversions here clamp
+//!   first (NaN included) and then truncate without checks, giving the same results.
 //! * A register-blocked weighted sum of shifted rows (the core of the streak filters).
 //! * [`in_pool`]: enter rayon's pool once per kernel instead of once per parallel loop.
 
@@ -90,7 +90,14 @@ pub fn trunc_u8(v: f64) -> u8 {
     unsafe { v.to_int_unchecked::<i32>() as u8 }
 }
 
-/// [`super::floor8_unit`]: `(clip(v, 0, 1)·255) as u8`, vectorisable.
+/// `np.uint8(clip(v, 0, 1) * 255)`: clip on the [0, 1] scale, scale, truncate
+/// (docs/imagenet-c.md#value-ranges-and-rounding).
+#[inline(always)]
+pub(crate) fn floor8_unit(v: f64) -> u8 {
+    (v.clamp(0.0, 1.0) * 255.0) as u8
+}
+
+/// [`floor8_unit`]: `(clip(v, 0, 1)·255) as u8`, vectorisable.
 #[inline(always)]
 pub fn floor8(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0
@@ -135,7 +142,6 @@ pub fn accumulate_taps(out: &mut [f64], taps: &[(f64, &[f64])]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::corruption::floor8_unit;
 
     #[test]
     fn agree_with_the_saturating_casts() {
@@ -163,6 +169,14 @@ mod tests {
             let f = v as f32;
             assert_eq!(floor8_f32(f), (f.clamp(0.0, 1.0) * 255.0) as u8, "{f}");
         }
+    }
+
+    #[test]
+    fn floor8_truncates_and_clips() {
+        assert_eq!(floor8_unit(-0.2), 0);
+        assert_eq!(floor8_unit(1.7), 255);
+        assert_eq!(floor8_unit(0.999), 254);
+        assert_eq!(floor8_unit(100.9 / 255.0), 100);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 
 use image::RgbImage;
 
-use super::{floor8_unit, lanes};
+use super::lanes::{self, floor8_unit};
 
 /// `rgb2hsv` of one pixel: `[r, g, b]` on [0, 1] → `[h, s, v]`, all on [0, 1] (`h < 1`).
 ///

@@ -1,7 +1,7 @@
 //! gaussian_blur's u8 → u8 Gaussian (docs/imagenet-c.md#gaussian_blur,
 //! docs/imagenet-c.md#h1-gaussian-filter) in float32 with an exact float64 fallback:
-//! the same bytes as [`super::kernels::gaussian_filter_map`] with `x/255` in and
-//! [`super::kernels::floor8_clip`] out (scipy's float64 `gaussian_filter`, then the uint8 truncation),
+//! the same bytes as [`super::filter::gaussian_filter_map`] with `x/255` in and
+//! [`super::filter::floor8_clip`] out (scipy's float64 `gaussian_filter`, then the uint8 truncation),
 //! at about twice the float32 lanes and a third fewer operations per tap.
 //!
 //! # Why the bytes are exact
@@ -40,7 +40,7 @@
 //!
 //! # Layout
 //!
-//! As [`super::kernels::gaussian_filter_map`]: bands of rows in parallel (each band's input rows with
+//! As [`super::filter::gaussian_filter_map`]: bands of rows in parallel (each band's input rows with
 //! the vertical halo gathered once per column strip, converted to f32), the vertical pass written into
 //! padded rows, the horizontal pass per row, then the bytes and a flag per element. A row with flags
 //! recomputes its flagged elements in f64: sparse flags through per-row cached f64 vertical sums (each
@@ -51,7 +51,7 @@
 
 use rayon::prelude::*;
 
-use super::kernels::{self, Border, border_index, floor8_clip};
+use super::filter::{self, Border, border_index, floor8_clip};
 
 /// The half-width `e(ŝ) = rel·ŝ + abs` of the interval tested around an f32 result `ŝ` (module docs).
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +65,7 @@ struct Bound {
 impl Bound {
     /// The bound of the module documentation for kernels `ky` (rows axis) and `kx` (columns axis), which
     /// must have positive weights whose f32 roundings are normal numbers (every Gaussian kernel of
-    /// [`kernels::gaussian_kernel1d`] with truncate ≤ 4 has).
+    /// [`filter::gaussian_kernel1d`] with truncate ≤ 4 has).
     fn new(ky: &[f64], kx: &[f64]) -> Self {
         assert!(
             ky.iter()
@@ -104,7 +104,7 @@ fn strip_len(ry: usize) -> usize {
 /// ImageNet-C `gaussian_blur`'s filter: `floor8_clip(H1(x/255))` for an interleaved u8 image of
 /// `(width, height, channels)`, scipy's `gaussian_filter` with σ per axis `(σ_y, σ_x)` (an axis with
 /// σ ≤ 0 is not filtered), `truncate` and `border` (docs/imagenet-c.md#gaussian_blur,
-/// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`kernels::gaussian_filter_map`] with
+/// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`filter::gaussian_filter_map`] with
 /// `|v| f64::from(v) / 255.0` and [`floor8_clip`] (module docs), for any size and thread count.
 /// Panics if `data` does not hold `width·height·channels` bytes.
 pub fn gaussian_blur_u8(
@@ -116,7 +116,7 @@ pub fn gaussian_blur_u8(
 ) -> Vec<u8> {
     let kernel = |s: f64| {
         if s > 0.0 {
-            kernels::gaussian_kernel1d(s, truncate)
+            filter::gaussian_kernel1d(s, truncate)
         } else {
             vec![1.0]
         }
@@ -240,7 +240,7 @@ fn filter(
 }
 
 /// The float64 reference computation of single elements or whole rows (scipy's operation order, as
-/// [`kernels::gaussian_filter_map`]).
+/// [`filter::gaussian_filter_map`]).
 struct Exact<'a> {
     data: &'a [u8],
     dims: (usize, usize, usize),
@@ -317,7 +317,7 @@ impl Exact<'_> {
     }
 
     /// Every element of the row in f64 (rows with many flags): the vertical sums into a padded row,
-    /// then [`kernels::symmetric_pass`].
+    /// then [`filter::symmetric_pass`].
     fn whole_row(&self, sc: &mut Scratch, out: &mut [u8]) {
         let (width, _, channels) = self.dims;
         let row_len = width * channels;
@@ -352,7 +352,7 @@ impl Exact<'_> {
             .map(|j| (self.kx[rx + j], at(rx - j), at(rx + j)))
             .collect();
         let mut line = vec![0.0f64; row_len];
-        kernels::symmetric_pass(&mut line, self.kx[rx], at(rx), &pairs);
+        filter::symmetric_pass(&mut line, self.kx[rx], at(rx), &pairs);
         for (o, &l) in out.iter_mut().zip(&line) {
             *o = floor8_clip(l);
         }
@@ -637,7 +637,7 @@ mod tests {
 
     /// The reference path: scipy's f64 filter in [`kernels`].
     fn reference(data: &[u8], dims: (usize, usize, usize), sigma: f64, border: Border) -> Vec<u8> {
-        kernels::gaussian_filter_map(
+        filter::gaussian_filter_map(
             data,
             dims,
             (sigma, sigma),
@@ -712,7 +712,7 @@ mod tests {
         let img = test_image(150, 70, 23, true);
         let dims = (150, 70, 3);
         for sigma in [1.0, 4.0] {
-            let k = kernels::gaussian_kernel1d(sigma, 4.0);
+            let k = filter::gaussian_kernel1d(sigma, 4.0);
             let bound = Bound::new(&k, &k);
             let want = reference(&img, dims, sigma, Border::Nearest);
             for level in 0..=simd_level() {
@@ -746,7 +746,7 @@ mod tests {
         let img = test_image(83, 41, 17, true);
         let dims = (83, 41, 3);
         for sigma in [1.0, 3.0] {
-            let k = kernels::gaussian_kernel1d(sigma, 4.0);
+            let k = filter::gaussian_kernel1d(sigma, 4.0);
             let want = reference(&img, dims, sigma, Border::Nearest);
             for abs in [f32::INFINITY, 0.3, 0.05] {
                 let bound = Bound { rel: 0.0, abs };
@@ -758,7 +758,7 @@ mod tests {
 
     #[test]
     fn bytes_flag_exactly_the_uncertain_values() {
-        let k = kernels::gaussian_kernel1d(3.0, 4.0);
+        let k = filter::gaussian_kernel1d(3.0, 4.0);
         let bound = Bound::new(&k, &k);
         for level in 0..=simd_level() {
             let run = |line: &[f32]| {
@@ -787,11 +787,11 @@ mod tests {
         // The f32 result ŝ against the reference's value y (f64 filter, ×255) on random images:
         // |y − ŝ| ≤ κ·ŝ everywhere (the bound is worst-case: the largest ratio is far below 1).
         for sigma in [1.0, 6.0] {
-            let k = kernels::gaussian_kernel1d(sigma, 4.0);
+            let k = filter::gaussian_kernel1d(sigma, 4.0);
             let kappa = f64::from(Bound::new(&k, &k).rel);
             let (w, h) = (64, 64);
             let img = test_image(w, h, 7, false);
-            let f64s = kernels::gaussian_filter_map(
+            let f64s = filter::gaussian_filter_map(
                 &img,
                 (w, h, 3),
                 (sigma, sigma),
@@ -832,7 +832,7 @@ mod tests {
     #[test]
     fn simd_and_portable_passes_agree_to_rounding() {
         let src: Vec<f32> = (0..400).map(|i| ((i * 37) % 256) as f32).collect();
-        let w = half_weights(&kernels::gaussian_kernel1d(2.0, 4.0));
+        let w = half_weights(&filter::gaussian_kernel1d(2.0, 4.0));
         let r = w.len() - 1;
         let n = 400 - 2 * r * 3;
         let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);

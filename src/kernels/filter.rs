@@ -12,8 +12,8 @@
 use rayon::prelude::*;
 
 /// `floor8(clip(v, 0, 1)·255)` (docs/imagenet-c.md#value-ranges-and-rounding), the same value as
-/// `corruption::floor8_unit` for every input (NaN → 0), written without NaN-aware clamping or
-/// saturating casts (a few instructions, and loops over rows vectorise).
+/// [`floor8_unit`](super::lanes::floor8_unit) for every input (NaN → 0), written without NaN-aware
+/// clamping or saturating casts (a few instructions, and loops over rows vectorise).
 #[inline(always)]
 pub fn floor8_clip(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0, as the reference's uint8 cast of NaN·255
@@ -1310,7 +1310,7 @@ pub fn kernel_taps(kernel: &[f64], ksize: usize) -> Vec<(f64, isize, isize)> {
 /// One axis of scipy `zoom(order=1)` (align-corners bilinear, docs/imagenet-c.md#h3-clipped-zoom):
 /// for each of the first `keep` output positions of an `n_in → n_out` zoom, the (lower index, upper
 /// index, upper weight) taken from the crop starting at `offset`.
-pub(super) fn zoom_axis(
+pub(crate) fn zoom_axis(
     n_in: usize,
     n_out: usize,
     offset: usize,
@@ -1670,7 +1670,7 @@ mod tests {
             f64::MAX,
         ]);
         for x in v {
-            assert_eq!(floor8_clip(x), super::super::floor8_unit(x), "{x}");
+            assert_eq!(floor8_clip(x), crate::kernels::lanes::floor8_unit(x), "{x}");
             let y = x as f32;
             assert_eq!(floor8_clip_f32(y), (y.clamp(0.0, 1.0) * 255.0) as u8, "{y}");
         }

@@ -20,7 +20,7 @@
 
 use rayon::prelude::*;
 
-use super::kernels::{clipped_zoom_axis, zoom_axis as axis};
+use super::filter::{clipped_zoom_axis, zoom_axis as axis};
 use super::lanes;
 
 /// Target size of one band's accumulator in elements (f32): 64 Ki elements = 256 KiB.
@@ -306,13 +306,13 @@ fn band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::corruption::kernels;
+    use crate::kernels::filter;
 
     /// The reference formulation: every layer materialised by `kernels::clipped_zoom`, added in order.
     fn naive(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
         let mut acc = vec![0f32; x.len()];
         for &z in factors {
-            let layer = kernels::clipped_zoom(x, dims, z, (dims.0, dims.1));
+            let layer = filter::clipped_zoom(x, dims, z, (dims.0, dims.1));
             acc.iter_mut().zip(&layer).for_each(|(a, l)| *a += l);
         }
         let n = (factors.len() + 1) as f32;
