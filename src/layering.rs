@@ -9,7 +9,7 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
         "ground: shared vocabulary, geometry and kernels",
         &[
             "quote", "fsread", "duration", "ordered", "key", "rng", "latency", "frame", "classmap",
-            "model", "runtime", "geometry", "kernels", "resample", "view", "scene",
+            "model", "runtime", "geometry", "kernels", "view", "scene",
         ],
     ),
     ("sources", &["source"]),
