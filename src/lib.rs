@@ -1,46 +1,59 @@
 //! robustream: a streaming robustness evaluator for image classifiers.
 //!
 //! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batch assembly ([`pipeline`]) →
-//! [`engine`] → [`metrics`] → [`report`]. See `docs/ARCHITECTURE.md`.
+//! [`engine`] → [`metrics`] → [`report`]. The modules stand on floors, and each imports only from
+//! its own floor or one below (checked by a test in `layering.rs`); `docs/ARCHITECTURE.md` has the
+//! picture and a line per module.
 
 #![warn(missing_docs)]
 
-pub mod apply;
-pub mod bench;
-pub mod challenge;
+// Ground floor: the vocabulary, geometry and kernels every stage shares.
 pub mod classmap;
-pub mod cli;
-pub mod config;
 pub mod duration;
-pub mod engine;
 pub mod frame;
 pub mod fsread;
 pub mod geometry;
 pub mod kernels;
 pub mod key;
 pub mod latency;
-#[cfg(test)]
-mod layering;
-pub mod metrics;
 pub mod model;
-pub mod one_image;
 pub(crate) mod ordered;
+pub mod quote;
+pub mod rng;
+pub mod runtime;
+pub mod scene;
+pub mod view;
+
+// The stages, bottom up (one declaration each, so the order stays).
+pub mod source;
+
+pub mod scenario;
+
+pub mod preprocess;
+
+pub mod engine;
+
+pub mod metrics;
+
+pub mod report;
+
+// The run: the pipeline, the passes after it, and the commands.
+pub mod apply;
+pub mod bench;
+pub mod challenge;
+pub mod cli;
+pub mod config;
+pub mod one_image;
 pub mod pipeline;
 pub mod post;
-pub mod preprocess;
 pub mod preview;
-pub mod quote;
-pub mod report;
-pub mod rng;
 pub mod run;
 pub mod run_lock;
-pub mod runtime;
 pub mod saliency;
-pub mod scenario;
-pub mod scene;
-pub mod source;
-pub mod view;
 pub mod watch;
+
+#[cfg(test)]
+mod layering;
 
 /// An error and its causes on one line, `what: cause: cause`, each cause once: the library's errors
 /// quote their cause in their own message (`cannot read X: <the I/O error>`) and also return it as
