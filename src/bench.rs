@@ -258,7 +258,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         Mode::SingleStream => 1,
         Mode::Offline => req.batch.max(1),
     };
-    req.engine.validate().map_err(anyhow::Error::msg)?;
+    req.engine.validate()?;
     // The engine runs exactly the bench's batch size.
     let config = EngineConfig {
         batch_sizes: Some(vec![batch]),

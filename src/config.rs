@@ -473,10 +473,12 @@ fn settle_pipeline(
     if pipeline.max_batch == 0 {
         return Err(origin.invalid("`pipeline.max_batch` must be at least 1"));
     }
-    engine.validate().map_err(invalid)?;
+    engine.validate().map_err(|e| invalid(e.to_string()))?;
     pipeline.validate().map_err(invalid)?;
     // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
-    let shapes = engine.shapes(pipeline.max_batch).map_err(invalid)?;
+    let shapes = engine
+        .shapes(pipeline.max_batch)
+        .map_err(|e| invalid(e.to_string()))?;
     engine.batch_sizes = Some(shapes.sizes().to_vec());
     if pipeline.queue == 0 {
         return Err(origin.invalid("`pipeline.queue` must be at least 1"));

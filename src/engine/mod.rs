@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 
 pub use output::{Prediction, RowError, check_row, decode_row, try_decode_row};
-pub use shapes::{BatchShapes, Partial, ShapeRun};
+pub use shapes::{BatchShapes, Partial, ShapeRun, ShapesError};
 
 /// Which ONNX Runtime execution provider runs the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -97,16 +97,12 @@ pub fn cores() -> usize {
 
 impl EngineConfig {
     /// Checks the values that do not depend on the model; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), EngineConfigError> {
         if self.threads > MAX_THREADS {
-            return Err(format!(
-                "`[engine] threads` (--threads) = {}: ONNX Runtime starts that many intra-op \
-                 threads per session and would never finish starting them, and threads beyond the \
-                 cores only slow it down (this machine has {}); use 0 (one per core) or at most \
-                 {MAX_THREADS}",
-                self.threads,
-                cores()
-            ));
+            return Err(EngineConfigError::Threads {
+                threads: self.threads,
+                cores: cores(),
+            });
         }
         Ok(())
     }
@@ -114,7 +110,7 @@ impl EngineConfig {
     /// The batch sizes of a session: [`EngineConfig::shapes`] for the largest configured size, or
     /// for [`DEFAULT_MAX_BATCH`] when none is configured. (A run's config always sets
     /// `batch_sizes`, from `[pipeline] max_batch` when the file does not.)
-    pub fn resolved_shapes(&self) -> Result<BatchShapes, String> {
+    pub fn resolved_shapes(&self) -> Result<BatchShapes, EngineConfigError> {
         let max = self
             .batch_sizes
             .as_ref()
@@ -125,7 +121,7 @@ impl EngineConfig {
 
     /// The batch sizes for batches of at most `max_batch` images: `batch_sizes` as configured (an
     /// error when its largest size is not `max_batch`), else [`BatchShapes::powers_of_two`].
-    pub fn shapes(&self, max_batch: usize) -> Result<BatchShapes, String> {
+    pub fn shapes(&self, max_batch: usize) -> Result<BatchShapes, EngineConfigError> {
         let partial = self.partial.unwrap_or(match self.provider {
             Provider::Cpu => Partial::Split,
             Provider::Cuda | Provider::Tensorrt => Partial::Pad,
@@ -135,16 +131,50 @@ impl EngineConfig {
             Some(sizes) => {
                 let shapes = BatchShapes::new(sizes, partial)?;
                 if shapes.max() != max_batch {
-                    return Err(format!(
-                        "the largest of `[engine] batch_sizes` = {sizes:?} is {} but batches hold \
-                         up to {max_batch} (`[pipeline] max_batch`, --batch); make them equal",
-                        shapes.max()
-                    ));
+                    return Err(EngineConfigError::LargestBatch {
+                        sizes: sizes.clone(),
+                        largest: shapes.max(),
+                        max_batch,
+                    });
                 }
                 Ok(shapes)
             }
         }
     }
+}
+
+/// An `[engine]` setting that cannot work; the message names the key and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineConfigError {
+    /// More intra-op threads than ONNX Runtime can start.
+    #[error(
+        "`[engine] threads` (--threads) = {threads}: ONNX Runtime starts that many intra-op \
+         threads per session and would never finish starting them, and threads beyond the \
+         cores only slow it down (this machine has {cores}); use 0 (one per core) or at most \
+         {MAX_THREADS}"
+    )]
+    Threads {
+        /// The configured count.
+        threads: usize,
+        /// This machine's cores.
+        cores: usize,
+    },
+    /// `batch_sizes` itself is unusable.
+    #[error(transparent)]
+    Shapes(#[from] ShapesError),
+    /// The largest batch size is not the pipeline's batch.
+    #[error(
+        "the largest of `[engine] batch_sizes` = {sizes:?} is {largest} but batches hold up to \
+         {max_batch} (`[pipeline] max_batch`, --batch); make them equal"
+    )]
+    LargestBatch {
+        /// The sizes as configured.
+        sizes: Vec<usize>,
+        /// Their largest.
+        largest: usize,
+        /// `[pipeline] max_batch`.
+        max_batch: usize,
+    },
 }
 
 impl Default for EngineConfig {

@@ -128,9 +128,9 @@ impl OnnxEngine {
                 .with_device_id(config.device_id)
                 .with_conv_algorithm_search(search)
         };
-        let mut shapes = config.resolved_shapes().map_err(|m| EngineError::Model {
+        let mut shapes = config.resolved_shapes().map_err(|e| EngineError::Model {
             path: model.path.clone(),
-            message: m,
+            message: e.to_string(),
         })?;
         builder = match config.provider {
             Provider::Cpu => builder,
@@ -178,7 +178,8 @@ impl OnnxEngine {
         check_output(&session, model).map_err(model_err)?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
-            shapes = BatchShapes::new(&[fixed], Partial::Pad).map_err(model_err)?;
+            shapes =
+                BatchShapes::new(&[fixed], Partial::Pad).map_err(|e| model_err(e.to_string()))?;
         }
         let threads = if config.threads == 0 {
             "default".to_string()

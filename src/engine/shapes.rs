@@ -41,6 +41,20 @@ pub struct ShapeRun {
     pub shape: usize,
 }
 
+/// Batch sizes that cannot be run; the message names `batch_sizes` and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapesError {
+    /// No size at all.
+    #[error("`batch_sizes` is empty; give at least one size, e.g. [1, 8]")]
+    Empty,
+    /// A size of 0.
+    #[error("`batch_sizes` = {sizes:?} holds 0; sizes are ≥ 1")]
+    Zero {
+        /// The sizes as given.
+        sizes: Vec<usize>,
+    },
+}
+
 /// The batch sizes an engine runs at (ascending, distinct, ≥ 1) and the rule for other sizes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchShapes {
@@ -50,12 +64,14 @@ pub struct BatchShapes {
 
 impl BatchShapes {
     /// The given sizes (any order; duplicates removed). Errors when empty or when a size is 0.
-    pub fn new(sizes: &[usize], partial: Partial) -> Result<Self, String> {
+    pub fn new(sizes: &[usize], partial: Partial) -> Result<Self, ShapesError> {
         if sizes.is_empty() {
-            return Err("`batch_sizes` is empty; give at least one size, e.g. [1, 8]".into());
+            return Err(ShapesError::Empty);
         }
         if sizes.contains(&0) {
-            return Err(format!("`batch_sizes` = {sizes:?} holds 0; sizes are ≥ 1"));
+            return Err(ShapesError::Zero {
+                sizes: sizes.to_vec(),
+            });
         }
         let mut sizes = sizes.to_vec();
         sizes.sort_unstable();
@@ -203,11 +219,13 @@ mod tests {
         assert!(
             BatchShapes::new(&[], Partial::Pad)
                 .unwrap_err()
+                .to_string()
                 .contains("empty")
         );
         assert!(
             BatchShapes::new(&[0, 4], Partial::Pad)
                 .unwrap_err()
+                .to_string()
                 .contains("≥ 1")
         );
     }
