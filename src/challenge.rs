@@ -98,14 +98,20 @@ impl Default for ChallengeConfig {
 
 impl ChallengeConfig {
     /// Checks the bounds; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ChallengeConfigError> {
         if self.foregrounds == 0 || self.backgrounds == 0 {
-            return Err(
-                "`challenge.foregrounds` and `challenge.backgrounds` must be at least 1".into(),
-            );
+            return Err(ChallengeConfigError::ZeroCount);
         }
         Ok(())
     }
+}
+
+/// A `[challenge]` setting out of range; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChallengeConfigError {
+    /// No foreground or no background to composite.
+    #[error("`challenge.foregrounds` and `challenge.backgrounds` must be at least 1")]
+    ZeroCount,
 }
 
 /// One kept foreground at the model's view.
@@ -1090,6 +1096,11 @@ mod tests {
             backgrounds: 0,
             ..Default::default()
         };
-        assert!(c.validate().unwrap_err().contains("challenge.backgrounds"));
+        assert!(
+            c.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("challenge.backgrounds")
+        );
     }
 }

@@ -542,10 +542,14 @@ fn settle_post_passes(
     ConfigError,
 > {
     challenge.enabled |= o.challenge;
-    challenge.validate().map_err(|m| origin.invalid(&m))?;
+    challenge
+        .validate()
+        .map_err(|e| origin.invalid(&e.to_string()))?;
     saliency.maps |= o.saliency_maps;
     saliency.enabled |= o.saliency || o.saliency_maps;
-    saliency.validate().map_err(|m| origin.invalid(&m))?;
+    saliency
+        .validate()
+        .map_err(|e| origin.invalid(&e.to_string()))?;
     Ok((challenge, saliency))
 }
 

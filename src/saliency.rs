@@ -76,14 +76,25 @@ impl Default for SaliencyConfig {
     }
 }
 
+/// A `[saliency]` setting out of range; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SaliencyConfigError {
+    /// No frame to explain.
+    #[error("`saliency.frames` must be at least 1")]
+    ZeroFrames,
+    /// An empty occluding patch or a stride that does not move.
+    #[error("`saliency.patch` and `saliency.stride` must be at least 1 pixel")]
+    ZeroPatch,
+}
+
 impl SaliencyConfig {
     /// Checks the values; the message names the key.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SaliencyConfigError> {
         if self.frames == 0 {
-            return Err("`saliency.frames` must be at least 1".into());
+            return Err(SaliencyConfigError::ZeroFrames);
         }
         if self.patch == Some(0) || self.stride == Some(0) {
-            return Err("`saliency.patch` and `saliency.stride` must be at least 1 pixel".into());
+            return Err(SaliencyConfigError::ZeroPatch);
         }
         Ok(())
     }
