@@ -474,7 +474,7 @@ fn settle_pipeline(
         return Err(origin.invalid("`pipeline.max_batch` must be at least 1"));
     }
     engine.validate().map_err(|e| invalid(e.to_string()))?;
-    pipeline.validate().map_err(invalid)?;
+    pipeline.validate().map_err(|e| invalid(e.to_string()))?;
     // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
     let shapes = engine
         .shapes(pipeline.max_batch)

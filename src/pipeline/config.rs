@@ -129,41 +129,62 @@ impl PipelineConfig {
     /// Checks the values that do not depend on the source or the plan; each message names the key,
     /// says why and what to set. (The schedule settings are checked by
     /// [`crate::scenario::schedule::ScheduleSettings::new`].)
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), PipelineConfigError> {
         let max_threads = crate::engine::MAX_THREADS;
         if self.workers > max_threads {
-            return Err(format!(
-                "`[pipeline] workers` (--workers) = {}: each worker is a thread with its own frame \
-                 buffers, and more than the cores only wait for each other (this machine has {}); \
-                 use 0 (one per core) or at most {max_threads}",
-                self.workers,
-                crate::engine::cores()
-            ));
+            return Err(PipelineConfigError::Workers {
+                workers: self.workers,
+                cores: crate::engine::cores(),
+            });
         }
         if self.max_batch > MAX_BATCH {
-            return Err(format!(
-                "`[pipeline] max_batch` (--batch) = {}: three batch buffers of that many images \
-                 are allocated up front (600 MB per 1000 images at 224²); use at most {MAX_BATCH}",
-                self.max_batch
-            ));
+            return Err(PipelineConfigError::MaxBatch(self.max_batch));
         }
         if self.max_wait_ms > MAX_WAIT_MS {
-            return Err(format!(
-                "`[pipeline] max_wait_ms` = {}: a partly filled batch waits that long before it \
-                 runs, holding up every record in it; use at most {MAX_WAIT_MS} (10 s; the default \
-                 is 5)",
-                self.max_wait_ms
-            ));
+            return Err(PipelineConfigError::MaxWait(self.max_wait_ms));
         }
         if self.pool == 0 {
-            return Err(
-                "`[pipeline] pool` = 0: the background pool would keep no background, so every \
-                 scenario drawing from it fails on every frame; use at least 1 (default 32)"
-                    .into(),
-            );
+            return Err(PipelineConfigError::NoPool);
         }
         Ok(())
     }
+}
+
+/// A `[pipeline]` setting out of range; each message names the key, says why and what to set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineConfigError {
+    /// More workers than threads can usefully run.
+    #[error(
+        "`[pipeline] workers` (--workers) = {workers}: each worker is a thread with its own frame \
+         buffers, and more than the cores only wait for each other (this machine has {cores}); \
+         use 0 (one per core) or at most {max}",
+        max = crate::engine::MAX_THREADS
+    )]
+    Workers {
+        /// The configured count.
+        workers: usize,
+        /// This machine's cores.
+        cores: usize,
+    },
+    /// Batch buffers too large to allocate up front.
+    #[error(
+        "`[pipeline] max_batch` (--batch) = {0}: three batch buffers of that many images \
+         are allocated up front (600 MB per 1000 images at 224²); use at most {MAX_BATCH}"
+    )]
+    MaxBatch(usize),
+    /// A partial batch would wait too long.
+    #[error(
+        "`[pipeline] max_wait_ms` = {0}: a partly filled batch waits that long before it \
+         runs, holding up every record in it; use at most {MAX_WAIT_MS} (10 s; the default \
+         is 5)"
+    )]
+    MaxWait(u64),
+    /// A background pool that keeps nothing.
+    #[error(
+        "`[pipeline] pool` = 0: the background pool would keep no background, so every \
+         scenario drawing from it fails on every frame; use at least 1 (default 32)"
+    )]
+    NoPool,
 }
 
 impl Default for PipelineConfig {
