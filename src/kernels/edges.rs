@@ -134,28 +134,18 @@ fn sobel_row(
     }
 }
 
-/// One row of Canny's non-maximum suppression, branch-free so that it vectorises: `m` holds the
-/// magnitudes of the rows above, at and below (each padded by one zero column: pixel x at x + 1),
-/// `(gx, gy)` the row's gradients. A pixel above `low` is kept when it is a maximum along its
-/// gradient's direction sector (OpenCV's tan 22.5° / 67.5° sectors in 15-bit fixed point, `>` on
-/// one side and `>=` on the other along the axes, `>` on both along the diagonals); kept pixels
-/// are 2 above `high`, 1 otherwise; the rest 0.
-fn nms_row(m: [&[i32]; 3], g: (&[i32], &[i32]), out: &mut [u8], thresholds: (i32, i32)) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `nms_row_avx2` is compiled with `#[target_feature(enable = "avx2")]` and may run
-        // only on a CPU with AVX2, which was just checked; it has no unsafe code.
-        unsafe { nms_row_avx2(m, g, out, thresholds) };
-        return;
-    }
-    nms_row_body(m, g, out, thresholds);
-}
-
-/// [`nms_row`] compiled for AVX2 (the same operations, 8 lanes).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn nms_row_avx2(m: [&[i32]; 3], g: (&[i32], &[i32]), out: &mut [u8], thresholds: (i32, i32)) {
-    nms_row_body(m, g, out, thresholds);
+crate::kernels::multiversion! {
+    /// One row of Canny's non-maximum suppression, branch-free so that it vectorises: `m` holds the
+    /// magnitudes of the rows above, at and below (each padded by one zero column: pixel x at x +
+    /// 1), `(gx, gy)` the row's gradients. A pixel above `low` is kept when it is a maximum along
+    /// its gradient's direction sector (OpenCV's tan 22.5° / 67.5° sectors in 15-bit fixed point,
+    /// `>` on one side and `>=` on the other along the axes, `>` on both along the diagonals); kept
+    /// pixels are 2 above `high`, 1 otherwise; the rest 0.
+    fn nms_row(m: [&[i32]; 3], g: (&[i32], &[i32]), out: &mut [u8], thresholds: (i32, i32));
+    /// [`nms_row`] compiled for AVX2 (the same operations, 8 lanes).
+    nms_row_avx2 ["avx2"] => nms_row_body;
+    _ => nms_row_body;
+    levels nms_row_at;
 }
 
 /// The body of [`nms_row`]: every input cut to the row's length first, so the loop has no bounds
@@ -204,25 +194,15 @@ fn fmin(a: f32, b: f32) -> f32 {
     if b < a { b } else { a }
 }
 
-/// `row[x] = min(row[x], n₀[x] + C, n₁[x] + C, n₂[x] + C, n₃[x] + B, n₄[x] + A, n₅[x] + B, n₆[x] + C)`:
-/// the candidates of a distance-transform pass from the two rows already done (knight, knight,
-/// knight, diagonal, axial, diagonal, knight), element-wise.
-fn vertical_candidates(row: &mut [f32], n: [&[f32]; 7]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `vertical_candidates_avx2` is compiled with `#[target_feature(enable = "avx2")]`
-        // and may run only on a CPU with AVX2, which was just checked; it has no unsafe code.
-        unsafe { vertical_candidates_avx2(row, n) };
-        return;
-    }
-    vertical_candidates_body(row, n);
-}
-
-/// [`vertical_candidates`] compiled for AVX2 (the same operations, 8 lanes).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn vertical_candidates_avx2(row: &mut [f32], n: [&[f32]; 7]) {
-    vertical_candidates_body(row, n);
+crate::kernels::multiversion! {
+    /// `row[x] = min(row[x], n₀[x] + C, n₁[x] + C, n₂[x] + C, n₃[x] + B, n₄[x] + A, n₅[x] + B,
+    /// n₆[x] + C)`: the candidates of a distance-transform pass from the two rows already done
+    /// (knight, knight, knight, diagonal, axial, diagonal, knight), element-wise.
+    fn vertical_candidates(row: &mut [f32], n: [&[f32]; 7]);
+    /// [`vertical_candidates`] compiled for AVX2 (the same operations, 8 lanes).
+    vertical_candidates_avx2 ["avx2"] => vertical_candidates_body;
+    _ => vertical_candidates_body;
+    levels vertical_candidates_at;
 }
 
 /// The body of [`vertical_candidates`].
@@ -268,22 +248,13 @@ fn scan_row(s: &mut [f32], tmp: &mut [f32], forward: bool) {
     }
 }
 
-/// One relaxation sweep of [`scan_row`]; whether anything changed.
-fn relax(s: &mut [f32], tmp: &mut [f32], forward: bool) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `relax_avx2` is compiled with `#[target_feature(enable = "avx2")]` and may run
-        // only on a CPU with AVX2, which was just checked; it has no unsafe code.
-        return unsafe { relax_avx2(s, tmp, forward) };
-    }
-    relax_body(s, tmp, forward)
-}
-
-/// [`relax`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn relax_avx2(s: &mut [f32], tmp: &mut [f32], forward: bool) -> bool {
-    relax_body(s, tmp, forward)
+crate::kernels::multiversion! {
+    /// One relaxation sweep of [`scan_row`]; whether anything changed.
+    fn relax(s: &mut [f32], tmp: &mut [f32], forward: bool) -> bool;
+    /// [`relax`] compiled for AVX2.
+    relax_avx2 ["avx2"] => relax_body;
+    _ => relax_body;
+    levels relax_at;
 }
 
 /// The body of [`relax`].
@@ -502,6 +473,34 @@ pub(crate) mod tests {
     use rand_distr::{Distribution, Normal};
 
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn nms_row_levels_agree(|level| {
+            let m: Vec<Vec<i32>> = (0..3)
+                .map(|r| (0..77).map(|i| (i * 31 + r * 17) % 200).collect())
+                .collect();
+            let gx: Vec<i32> = (0..75).map(|i| i * 13 % 61 - 30).collect();
+            let gy: Vec<i32> = (0..75).map(|i| i * 29 % 53 - 26).collect();
+            let mut out = vec![0u8; 75];
+            nms_row_at(level, [&m[0], &m[1], &m[2]], (&gx, &gy), &mut out, (50, 150)).map(|()| out)
+        });
+        fn vertical_candidates_levels_agree(|level| {
+            let n: Vec<Vec<f32>> = (0..7)
+                .map(|r| (0..90).map(|i| ((i * 7 + r * 3) % 23) as f32 * 0.7).collect())
+                .collect();
+            let mut row: Vec<f32> = (0..90).map(|i| (i % 11) as f32 * 1.9).collect();
+            let n = [&n[0][..], &n[1], &n[2], &n[3], &n[4], &n[5], &n[6]];
+            vertical_candidates_at(level, &mut row, n)
+                .map(|()| row.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        });
+        fn relax_levels_agree(|level| {
+            let mut s: Vec<f32> = (0..100).map(|i| if i % 17 == 0 { 0.0 } else { 20.0 }).collect();
+            let mut tmp = vec![0.0f32; 100];
+            let forward = relax_at(level, &mut s, &mut tmp, true)?;
+            let backward = relax_at(level, &mut s, &mut tmp, false)?;
+            Some((forward, backward, s.iter().map(|v| v.to_bits()).collect::<Vec<_>>()))
+        });
+    }
     use crate::kernels::filter;
     use crate::rng::RngKey;
 

@@ -114,53 +114,25 @@ pub fn numpy_sum(a: &[f64]) -> f64 {
     }
 }
 
-/// One symmetric correlation of whole rows, in scipy's operation order (`NI_Correlate1D` with a
-/// symmetric kernel): `out[i] = w₀·c[i]`, then for each pair `(w_j, l_j, r_j)` in the given order
-/// (scipy: j = r down to 1) `out[i] += (l_j[i] + r_j[i])·w_j`. Blocks of outputs stay in registers
-/// across all pairs. Compiled three times: with AVX-512F or AVX2 where the CPU has it, else portable;
-/// the arithmetic is the same (separate adds and multiplies, never fused: Rust does not contract), so
-/// every version gives identical bits, those of scipy's loop.
-pub(super) fn symmetric_pass(
-    out: &mut [f64],
-    w0: f64,
-    center: &[f64],
-    pairs: &[(f64, &[f64], &[f64])],
-) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: `symmetric_pass_avx512` is compiled with `#[target_feature(enable = "avx512f")]`
-            // and may run only on a CPU with AVX-512F, which was just checked. It contains no unsafe
-            // code and takes only safe references.
-            unsafe { symmetric_pass_avx512(out, w0, center, pairs) };
-            return;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above, for AVX2.
-            unsafe { symmetric_pass_avx2(out, w0, center, pairs) };
-            return;
-        }
-    }
-    symmetric_pass_body::<8>(out, w0, center, pairs);
-}
-
-/// [`symmetric_pass`] compiled for AVX-512F (4 registers of 8 lanes per block).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn symmetric_pass_avx512(
-    out: &mut [f64],
-    w0: f64,
-    center: &[f64],
-    pairs: &[(f64, &[f64], &[f64])],
-) {
-    symmetric_pass_body::<32>(out, w0, center, pairs);
-}
-
-/// [`symmetric_pass`] compiled for AVX2 (4 registers of 4 lanes per block).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn symmetric_pass_avx2(out: &mut [f64], w0: f64, center: &[f64], pairs: &[(f64, &[f64], &[f64])]) {
-    symmetric_pass_body::<16>(out, w0, center, pairs);
+crate::kernels::multiversion! {
+    /// One symmetric correlation of whole rows, in scipy's operation order (`NI_Correlate1D` with a
+    /// symmetric kernel): `out[i] = w₀·c[i]`, then for each pair `(w_j, l_j, r_j)` in the given
+    /// order (scipy: j = r down to 1) `out[i] += (l_j[i] + r_j[i])·w_j`. Blocks of outputs stay in
+    /// registers across all pairs. Compiled three times: with AVX-512F or AVX2 where the CPU has
+    /// it, else portable; the arithmetic is the same (separate adds and multiplies, never fused:
+    /// Rust does not contract), so every version gives identical bits, those of scipy's loop.
+    pub(super) fn symmetric_pass(
+        out: &mut [f64],
+        w0: f64,
+        center: &[f64],
+        pairs: &[(f64, &[f64], &[f64])],
+    );
+    /// [`symmetric_pass`] compiled for AVX-512F (4 registers of 8 lanes per block).
+    symmetric_pass_avx512 ["avx512f"] => symmetric_pass_body::<32>;
+    /// [`symmetric_pass`] compiled for AVX2 (4 registers of 4 lanes per block).
+    symmetric_pass_avx2 ["avx2"] => symmetric_pass_body::<16>;
+    _ => symmetric_pass_body::<8>;
+    levels symmetric_pass_at;
 }
 
 /// The body of [`symmetric_pass`], `B` outputs per register block.
@@ -220,27 +192,17 @@ fn rows_per_task(row_len: usize) -> usize {
     (ELEMENTS_PER_TASK / row_len.max(1)).max(1)
 }
 
-/// `out[i] = Σ_t w_t · src_t[i]` over the taps `(w_t, src_t)`, in tap order, for every `i`. Blocks of 8
-/// outputs stay in registers across all taps (one store per output instead of one per tap). Compiled
-/// twice: with AVX2 where the CPU has it (4 lanes instead of SSE2's 2), else portable. The arithmetic is
-/// the same (separate multiply and add, never fused: Rust does not contract), so both give identical bits.
-fn accumulate(out: &mut [f64], taps: &[(f64, &[f64])]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `accumulate_avx2` is compiled with `#[target_feature(enable = "avx2")]`; calling it is
-        // sound exactly when the CPU supports AVX2, which was just checked. It takes only safe references
-        // and contains no unsafe code.
-        unsafe { accumulate_avx2(out, taps) };
-        return;
-    }
-    accumulate_portable(out, taps);
-}
-
-/// [`accumulate`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn accumulate_avx2(out: &mut [f64], taps: &[(f64, &[f64])]) {
-    accumulate_portable(out, taps);
+crate::kernels::multiversion! {
+    /// `out[i] = Σ_t w_t · src_t[i]` over the taps `(w_t, src_t)`, in tap order, for every `i`.
+    /// Blocks of 8 outputs stay in registers across all taps (one store per output instead of one
+    /// per tap). Compiled twice: with AVX2 where the CPU has it (4 lanes instead of SSE2's 2), else
+    /// portable. The arithmetic is the same (separate multiply and add, never fused: Rust does not
+    /// contract), so both give identical bits.
+    fn accumulate(out: &mut [f64], taps: &[(f64, &[f64])]);
+    /// [`accumulate`] compiled for AVX2.
+    accumulate_avx2 ["avx2"] => accumulate_portable;
+    _ => accumulate_portable;
+    levels accumulate_at;
 }
 
 /// The body of [`accumulate`].
@@ -279,38 +241,16 @@ fn separable_strip(ry: usize) -> usize {
         .clamp(64, 512)
 }
 
-/// `out[i] = f(src[i])`, compiled for AVX-512F or AVX2 where the CPU has it (conversions such as
-/// u8 → f64 ÷ 255 or f64 → u8 then vectorise); every version computes the same values.
-fn map_slice<T: Copy, U, F: Fn(T) -> U>(out: &mut [U], src: &[T], f: &F) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: `map_slice_avx512` is compiled with `#[target_feature(enable = "avx512f")]` and
-            // may run only on a CPU with AVX-512F, which was just checked; it has no unsafe code.
-            unsafe { map_slice_avx512(out, src, f) };
-            return;
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: as above, for AVX2.
-            unsafe { map_slice_avx2(out, src, f) };
-            return;
-        }
-    }
-    map_slice_body(out, src, f);
-}
-
-/// [`map_slice`] compiled for AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn map_slice_avx512<T: Copy, U, F: Fn(T) -> U>(out: &mut [U], src: &[T], f: &F) {
-    map_slice_body(out, src, f);
-}
-
-/// [`map_slice`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn map_slice_avx2<T: Copy, U, F: Fn(T) -> U>(out: &mut [U], src: &[T], f: &F) {
-    map_slice_body(out, src, f);
+crate::kernels::multiversion! {
+    /// `out[i] = f(src[i])`, compiled for AVX-512F or AVX2 where the CPU has it (conversions such
+    /// as u8 → f64 ÷ 255 or f64 → u8 then vectorise); every version computes the same values.
+    fn map_slice[T: Copy, U, F: Fn(T) -> U](out: &mut [U], src: &[T], f: &F);
+    /// [`map_slice`] compiled for AVX-512F.
+    map_slice_avx512 ["avx512f"] => map_slice_body;
+    /// [`map_slice`] compiled for AVX2.
+    map_slice_avx2 ["avx2"] => map_slice_body;
+    _ => map_slice_body;
+    levels map_slice_at;
 }
 
 /// The body of [`map_slice`].
@@ -833,60 +773,24 @@ struct DiskScratch {
 }
 
 impl DiskPlan {
-    /// Computes output rows `y0..y0 + rows.len()/row_len` into `rows`: [`DiskPlan::band_body`]
-    /// compiled for AVX-512F or AVX2 where the CPU has it, else portable (integer sums are exact and
-    /// the float operations are the same in every version: identical results).
-    fn band<U: Copy, F: Fn(f64) -> U>(
-        &self,
-        data: &[u8],
-        y0: usize,
-        rows: &mut [U],
-        s: &mut DiskScratch,
-        store: &F,
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                // SAFETY: `band_avx512` is compiled with `#[target_feature(enable = "avx512f")]` and
-                // may run only on a CPU with AVX-512F, which was just checked; it has no unsafe code.
-                unsafe { self.band_avx512(data, y0, rows, s, store) };
-                return;
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: as above, for AVX2.
-                unsafe { self.band_avx2(data, y0, rows, s, store) };
-                return;
-            }
-        }
-        self.band_body(data, y0, rows, s, store);
-    }
-
-    /// [`DiskPlan::band_body`] compiled for AVX-512F.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f")]
-    fn band_avx512<U: Copy, F: Fn(f64) -> U>(
-        &self,
-        data: &[u8],
-        y0: usize,
-        rows: &mut [U],
-        s: &mut DiskScratch,
-        store: &F,
-    ) {
-        self.band_body(data, y0, rows, s, store);
-    }
-
-    /// [`DiskPlan::band_body`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn band_avx2<U: Copy, F: Fn(f64) -> U>(
-        &self,
-        data: &[u8],
-        y0: usize,
-        rows: &mut [U],
-        s: &mut DiskScratch,
-        store: &F,
-    ) {
-        self.band_body(data, y0, rows, s, store);
+    crate::kernels::multiversion! {
+        /// Computes output rows `y0..y0 + rows.len()/row_len` into `rows`: [`DiskPlan::band_body`]
+        /// compiled for AVX-512F or AVX2 where the CPU has it, else portable (integer sums are
+        /// exact and the float operations are the same in every version: identical results).
+        fn band[U: Copy, F: Fn(f64) -> U](
+            &self,
+            data: &[u8],
+            y0: usize,
+            rows: &mut [U],
+            s: &mut DiskScratch,
+            store: &F,
+        );
+        /// [`DiskPlan::band_body`] compiled for AVX-512F.
+        band_avx512 ["avx512f"] => Self::band_body;
+        /// [`DiskPlan::band_body`] compiled for AVX2.
+        band_avx2 ["avx2"] => Self::band_body;
+        _ => Self::band_body;
+        levels band_at;
     }
 
     /// The body of [`DiskPlan::band`].
@@ -1486,6 +1390,44 @@ pub fn gray(r: f32, g: f32, b: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Seven rows of 203 values in [0, 1).
+    fn rows() -> Vec<Vec<f64>> {
+        (0..7)
+            .map(|t| {
+                (0..203)
+                    .map(|i| ((i * 37 + t * 11) % 97) as f64 / 97.0)
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    crate::kernels::levels_agree! {
+        fn symmetric_pass_levels_agree(|level| {
+            let rows = rows();
+            let pairs: Vec<(f64, &[f64], &[f64])> = (0..3)
+                .map(|j| (0.1 * (j + 1) as f64, rows[j].as_slice(), rows[6 - j].as_slice()))
+                .collect();
+            let mut out = vec![0.0; 203];
+            symmetric_pass_at(level, &mut out, 0.4, &rows[3], &pairs).map(|()| bits(&out))
+        });
+        fn accumulate_levels_agree(|level| {
+            let rows = rows();
+            let taps: Vec<(f64, &[f64])> =
+                rows.iter().enumerate().map(|(t, r)| (0.3 - 0.07 * t as f64, r.as_slice())).collect();
+            let mut out = vec![0.0; 203];
+            accumulate_at(level, &mut out, &taps).map(|()| bits(&out))
+        });
+        fn map_slice_levels_agree(|level| {
+            let src: Vec<u8> = (0..1000).map(|i| (i * 7 % 256) as u8).collect();
+            let mut out = vec![0.0f64; 1000];
+            map_slice_at(level, &mut out, &src, &|v: u8| f64::from(v) / 255.0).map(|()| bits(&out))
+        });
+    }
 
     #[test]
     fn gaussian_radius_follows_scipy() {

@@ -382,16 +382,13 @@ fn symmetric(level: u8, out: &mut [f32], src: &[f32], centre: usize, step: usize
     symmetric_portable(out, src, centre, step, w);
 }
 
-/// 2 with AVX-512F and FMA, 1 with AVX2 and FMA, else 0 (runtime detection, cached by std; AVX-512F
-/// CPUs have AVX2).
+/// 2 with AVX-512F and FMA, 1 with AVX2 and FMA, else 0 ([`crate::kernels::cpu`], detected once):
+/// exactly the features `symmetric_avx512` / `symmetric_avx2` (and their siblings) are compiled with.
 #[cfg(target_arch = "x86_64")]
 fn simd_level() -> u8 {
-    use std::arch::is_x86_feature_detected as has;
-    if !has!("fma") {
-        0
-    } else if has!("avx512f") {
+    if crate::kernels::cpu_has!("avx512f", "fma") {
         2
-    } else if has!("avx2") {
+    } else if crate::kernels::cpu_has!("avx2", "fma") {
         1
     } else {
         0

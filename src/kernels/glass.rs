@@ -207,14 +207,7 @@ fn gaussian_rows<S, D, L, T>(
                 y0: b * rows,
                 out_stride,
             };
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `band_avx2` only enables AVX2 code generation for safe code; the CPU was
-                // just checked to support AVX2.
-                unsafe { band_avx2(&job, band, &load, &store) };
-                return;
-            }
-            band_body(&job, band, &load, &store);
+            band_dispatch(&job, band, &load, &store);
         });
 }
 
@@ -229,15 +222,17 @@ struct Band<'a, S> {
     out_stride: usize,
 }
 
-/// [`band_body`] with AVX2 enabled (the row conversions are inlined into it as well).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn band_avx2<S, D, L, T>(job: &Band<'_, S>, band: &mut [D], load: &L, store: &T)
-where
-    L: Fn(&[S], &mut [f64]),
-    T: Fn(&[f64], &mut [D]),
-{
-    band_body(job, band, load, store);
+crate::kernels::multiversion! {
+    /// [`band_body`] compiled for AVX2 where the CPU has it, else portable.
+    fn band_dispatch[S, D, L, T](job: &Band<'_, S>, band: &mut [D], load: &L, store: &T)
+    where [
+        L: Fn(&[S], &mut [f64]),
+        T: Fn(&[f64], &mut [D]),
+    ];
+    /// [`band_body`] with AVX2 enabled (the row conversions are inlined into it as well).
+    band_avx2 ["avx2"] => band_body;
+    _ => band_body;
+    levels band_dispatch_at;
 }
 
 /// Output rows `y0 ..` (as many as `band` holds) of [`gaussian_rows`].
@@ -332,6 +327,27 @@ fn sym_accumulate(out: &mut [f64], centre: &[f64], wc: f64, pairs: &[(f64, &[f64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn band_levels_agree(|level| {
+            let (w, h) = (31, 19);
+            let src: Vec<u8> = (0..3 * w * h).map(|i| (i * 101 % 256) as u8).collect();
+            let k = crate::kernels::filter::gaussian_kernel1d(1.5, TRUNCATE);
+            let job = Band { src: &src, src_stride: 3 * w, w, h, k: &k, y0: 0, out_stride: 3 * w };
+            let load = |s: &[u8], d: &mut [f64]| {
+                for (d, &s) in d.iter_mut().zip(s) {
+                    *d = f64::from(s);
+                }
+            };
+            let store = |s: &[f64], d: &mut [u8]| {
+                for (d, &s) in d.iter_mut().zip(s) {
+                    *d = s.clamp(0.0, 255.0) as u8;
+                }
+            };
+            let mut out = vec![0u8; src.len()];
+            band_dispatch_at(level, &job, &mut out, &load, &store).map(|()| out)
+        });
+    }
 
     /// scipy's symmetric `correlate1d` along one axis with 'nearest' borders, written directly.
     fn correlate_sym(data: &[f64], (w, h): (usize, usize), k: &[f64], vertical: bool) -> Vec<f64> {

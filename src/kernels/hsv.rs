@@ -223,51 +223,18 @@ pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
     })
 }
 
-/// [`fast_block`] for the CPU's best instruction set (as [`map_block_dispatch`]).
-fn fast_dispatch(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_vbmi_fma() {
-        // SAFETY: `fast_block_vbmi` only enables AVX-512F/BW/VBMI and FMA code generation and calls
-        // the VBMI byte shuffles; the CPU was just checked to support all four.
-        unsafe { fast_block_vbmi(px, edit, cut, tmax) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: `fast_block_avx512` only enables AVX-512F and FMA code generation for safe code;
-        // the CPU was just checked to support both.
-        unsafe { fast_block_avx512(px, edit, cut, tmax) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: `fast_block_avx2` only enables AVX2 and FMA code generation for safe code; the CPU
-        // was just checked to support both.
-        unsafe { fast_block_avx2(px, edit, cut, tmax) };
-        return;
-    }
-    fast_block::<false, false>(px, edit, cut, tmax);
-}
-
-/// Whether the CPU has AVX-512F, AVX-512BW, AVX-512 VBMI and FMA.
-#[cfg(target_arch = "x86_64")]
-fn has_vbmi_fma() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vbmi")
-        && std::arch::is_x86_feature_detected!("fma")
-}
-
-/// [`fast_block`] with AVX-512F/BW/VBMI and FMA enabled: pixels split into planes and joined back by
-/// byte permutes ([`split_vbmi`], [`join_vbmi`]).
-///
-/// # Safety
-/// The CPU must support AVX-512F, AVX-512BW, AVX-512 VBMI and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,fma")]
-unsafe fn fast_block_vbmi(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
-    fast_block::<true, true>(px, edit, cut, tmax);
+crate::kernels::multiversion! {
+    /// [`fast_block`] for the CPU's best instruction set (as [`map_block_dispatch`]).
+    fn fast_dispatch(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]);
+    /// [`fast_block`] with AVX-512F/BW/VBMI and FMA enabled: pixels split into planes and joined
+    /// back by byte permutes ([`split_vbmi`], [`join_vbmi`]).
+    fast_block_vbmi ["avx512f", "avx512bw", "avx512vbmi", "fma"] => fast_block::<true, true>;
+    /// [`fast_block`] with AVX-512F and FMA enabled.
+    fast_block_avx512 ["avx512f", "fma"] => fast_block::<true, false>;
+    /// [`fast_block`] with AVX2 and FMA enabled.
+    fast_block_avx2 ["avx2", "fma"] => fast_block::<true, false>;
+    _ => fast_block::<false, false>;
+    levels fast_dispatch_at;
 }
 
 /// Interleaved RGB bytes (at most [`FAST_CHUNK`] pixels) to f32 planes, 16 pixels per step: a masked
@@ -388,20 +355,6 @@ unsafe fn join_vbmi(bytes: &[[u8; FAST_CHUNK]; 3], chunk: &mut [u8]) {
         off += 48;
         k += 1;
     }
-}
-
-/// [`fast_block`] with AVX-512F and FMA enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-fn fast_block_avx512(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
-    fast_block::<true, false>(px, edit, cut, tmax);
-}
-
-/// [`fast_block`] with AVX2 and FMA enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fast_block_avx2(px: &mut [u8], edit: Edit, cut: Shortcut, tmax: &[f32; 256]) {
-    fast_block::<true, false>(px, edit, cut, tmax);
 }
 
 /// The shortcut of [`edit_hsv`] over interleaved RGB pixels in place: [`FAST_CHUNK`] pixels at a time
@@ -656,40 +609,17 @@ fn shortcut_brightness<const TABLE: bool>(
     }
 }
 
-/// [`map_block`] compiled for AVX-512F (eight f64 lanes) or AVX2 (four), with FMA, when the CPU has
-/// them; every version computes the same bits (the exhaustive test runs the one the CPU selects, and
-/// `every_instruction_set_gives_the_same_bytes` the others).
-fn map_block_dispatch<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") && std::arch::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: `map_block_avx512` only enables AVX-512F and FMA code generation for safe code;
-        // the CPU was just checked to support both.
-        unsafe { map_block_avx512(px, edit) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: `map_block_avx2` only enables AVX2 and FMA code generation for safe code; the CPU
-        // was just checked to support both.
-        unsafe { map_block_avx2(px, edit) };
-        return;
-    }
-    map_block::<false, F>(px, edit);
-}
-
-/// [`map_block`] with AVX-512F and FMA enabled, dividing by `v` and by 6 through reciprocals.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-fn map_block_avx512<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
-    map_block::<true, F>(px, edit);
-}
-
-/// [`map_block`] with AVX2 and FMA enabled, dividing by `v` and by 6 through reciprocals.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn map_block_avx2<F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: &F) {
-    map_block::<true, F>(px, edit);
+crate::kernels::multiversion! {
+    /// [`map_block`] compiled for AVX-512F (eight f64 lanes) or AVX2 (four), with FMA, when the CPU
+    /// has them; every version computes the same bits (the exhaustive test runs the one the CPU
+    /// selects, and `every_instruction_set_gives_the_same_bytes` the others).
+    fn map_block_dispatch[F: Fn([f64; 3]) -> [f64; 3]](px: &mut [u8], edit: &F);
+    /// [`map_block`] with AVX-512F and FMA enabled, dividing by `v` and by 6 through reciprocals.
+    map_block_avx512 ["avx512f", "fma"] => map_block::<true, F>;
+    /// [`map_block`] with AVX2 and FMA enabled, dividing by `v` and by 6 through reciprocals.
+    map_block_avx2 ["avx2", "fma"] => map_block::<true, F>;
+    _ => map_block::<false, F>;
+    levels map_block_dispatch_at;
 }
 
 /// `x / d`, given `r = 1/d` correctly rounded. With `FMA`, computed as `q = x·r` refined once by the
@@ -849,6 +779,14 @@ mod tests {
     use rayon::prelude::*;
 
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn map_block_levels_agree(|level| {
+            let mut px: Vec<u8> = (0..3 * 1000).map(|i| (i * 73 % 256) as u8).collect();
+            let edit = |[h, s, v]: [f64; 3]| [h, (s * 5.0 + 0.1).clamp(0.0, 1.0), v];
+            map_block_dispatch_at(level, &mut px, &edit).map(|()| px)
+        });
+    }
 
     fn u(v: u8) -> f64 {
         f64::from(v) / 255.0
@@ -1045,33 +983,16 @@ mod tests {
         let tmax: [f32; 256] = std::array::from_fn(|m| {
             f32::from(floor8_unit(edit.apply([0.0, 0.0, m as f64 / 255.0])[2]))
         });
-        type Body = fn(&mut [u8], Edit, Shortcut, &[f32; 256]);
-        let mut bodies: Vec<(&'static str, Body)> = vec![("portable", fast_block::<false, false>)];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::is_x86_feature_detected as has;
-            if has!("avx2") && has!("fma") {
-                // SAFETY: only called after the CPU was checked to support AVX2 and FMA.
-                bodies.push(("avx2", |p, e, c, t| unsafe { fast_block_avx2(p, e, c, t) }));
-            }
-            if has!("avx512f") && has!("fma") {
-                // SAFETY: only called after the CPU was checked to support AVX-512F and FMA.
-                bodies.push(("avx512", |p, e, c, t| unsafe {
-                    fast_block_avx512(p, e, c, t)
-                }));
-            }
-            if has_vbmi_fma() {
-                // SAFETY: only called after the CPU was checked to support AVX-512F/BW/VBMI and FMA.
-                bodies.push(("vbmi", |p, e, c, t| unsafe { fast_block_vbmi(p, e, c, t) }));
-            }
-        }
-        bodies
+        // Levels of `fast_dispatch` in its listed order (0: the portable body); the CPU's own only.
+        [(0, "portable"), (1, "vbmi"), (2, "avx512"), (3, "avx2")]
             .into_iter()
-            .map(|(name, body)| {
+            .filter(|&(level, _)| fast_dispatch_at(level, &mut [], edit, cut, &tmax).is_some())
+            .map(|(level, name)| {
                 let mut out = img.as_raw().clone();
                 // Blocks of an odd pixel count, so chunk tails and pending flushes are exercised.
-                out.par_chunks_mut(3 * 12_345)
-                    .for_each(|block| body(block, edit, cut, &tmax));
+                out.par_chunks_mut(3 * 12_345).for_each(|block| {
+                    fast_dispatch_at(level, block, edit, cut, &tmax).expect("available");
+                });
                 (name, out)
             })
             .collect()

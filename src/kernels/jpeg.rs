@@ -224,59 +224,23 @@ fn round_up(n: usize, d: usize) -> usize {
 // ---------------------------------------------------------------------------------------------------------
 // Encoder side, one MCU row (16 pixel rows) at a time.
 
-/// Stages 1–3 for MCU row `m` into the three plane chunks `[y, cb, cr]` (luma rows 16m.., chroma rows
-/// m·`c_rows_per_mcu`..): colour conversion with edge replication, chroma subsampling, and every block's
-/// DCT round trip. Compiled for AVX2 where the CPU has it.
-fn encode_mcu_row(
-    raw: &[u8],
-    geo: &Geometry,
-    quant: (&Quantiser, &Quantiser),
-    m: usize,
-    planes: [&mut [u8]; 3],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-    {
-        // SAFETY: `encode_mcu_row_avx512` only enables AVX-512F/BW code generation for safe code; the
-        // CPU was just checked to support both.
-        unsafe { encode_mcu_row_avx512(raw, geo, quant, m, planes) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `encode_mcu_row_avx2` only enables AVX2 code generation for safe code; the CPU was
-        // just checked to support AVX2.
-        unsafe { encode_mcu_row_avx2(raw, geo, quant, m, planes) };
-        return;
-    }
-    encode_mcu_row_body(raw, geo, quant, m, planes);
-}
-
-/// [`encode_mcu_row`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn encode_mcu_row_avx512(
-    raw: &[u8],
-    geo: &Geometry,
-    quant: (&Quantiser, &Quantiser),
-    m: usize,
-    planes: [&mut [u8]; 3],
-) {
-    encode_mcu_row_body(raw, geo, quant, m, planes);
-}
-
-/// [`encode_mcu_row`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn encode_mcu_row_avx2(
-    raw: &[u8],
-    geo: &Geometry,
-    quant: (&Quantiser, &Quantiser),
-    m: usize,
-    planes: [&mut [u8]; 3],
-) {
-    encode_mcu_row_body(raw, geo, quant, m, planes);
+crate::kernels::multiversion! {
+    /// Stages 1–3 for MCU row `m` into the three plane chunks `[y, cb, cr]` (luma rows 16m..,
+    /// chroma rows m·`c_rows_per_mcu`..): colour conversion with edge replication, chroma
+    /// subsampling, and every block's DCT round trip. Compiled for AVX2 where the CPU has it.
+    fn encode_mcu_row(
+        raw: &[u8],
+        geo: &Geometry,
+        quant: (&Quantiser, &Quantiser),
+        m: usize,
+        planes: [&mut [u8]; 3],
+    );
+    /// [`encode_mcu_row`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
+    encode_mcu_row_avx512 ["avx512f", "avx512bw"] => encode_mcu_row_body;
+    /// [`encode_mcu_row`] with AVX2 enabled.
+    encode_mcu_row_avx2 ["avx2"] => encode_mcu_row_body;
+    _ => encode_mcu_row_body;
+    levels encode_mcu_row_at;
 }
 
 /// The body of [`encode_mcu_row`].
@@ -587,40 +551,16 @@ impl Quantiser {
 // ---------------------------------------------------------------------------------------------------------
 // Decoder side: upsampling and colour conversion, a band of output rows at a time.
 
-/// Output rows `y0 ..` (as many as `out` holds, `3w` bytes each) from the reconstructed planes
-/// `[Y, Cb, Cr]`. Compiled for AVX2 where the CPU has it.
-fn decode_rows(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-    {
-        // SAFETY: `decode_rows_avx512` only enables AVX-512F/BW code generation for safe code; the CPU
-        // was just checked to support both.
-        unsafe { decode_rows_avx512(geo, planes, y0, out) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `decode_rows_avx2` only enables AVX2 code generation for safe code; the CPU was just
-        // checked to support AVX2.
-        unsafe { decode_rows_avx2(geo, planes, y0, out) };
-        return;
-    }
-    decode_rows_body(geo, planes, y0, out);
-}
-
-/// [`decode_rows`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn decode_rows_avx512(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]) {
-    decode_rows_body(geo, planes, y0, out);
-}
-
-/// [`decode_rows`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn decode_rows_avx2(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]) {
-    decode_rows_body(geo, planes, y0, out);
+crate::kernels::multiversion! {
+    /// Output rows `y0 ..` (as many as `out` holds, `3w` bytes each) from the reconstructed planes
+    /// `[Y, Cb, Cr]`. Compiled for AVX2 where the CPU has it.
+    fn decode_rows(geo: &Geometry, planes: [&[u8]; 3], y0: usize, out: &mut [u8]);
+    /// [`decode_rows`] with AVX-512F and AVX-512BW enabled (integer code: identical results).
+    decode_rows_avx512 ["avx512f", "avx512bw"] => decode_rows_body;
+    /// [`decode_rows`] with AVX2 enabled.
+    decode_rows_avx2 ["avx2"] => decode_rows_body;
+    _ => decode_rows_body;
+    levels decode_rows_at;
 }
 
 /// The body of [`decode_rows`].
@@ -947,6 +887,48 @@ fn idct_1d(i: [i32; 8], shift: u32) -> [i32; 8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The round trip of `img` with every MCU row and decoding band run at one level of
+    /// [`encode_mcu_row`] and [`decode_rows`], in order on this thread.
+    fn roundtrip_at(
+        level: usize,
+        img: &RgbImage,
+        quality: u8,
+        sampling: Subsampling,
+    ) -> Option<Vec<u8>> {
+        let (w, h) = (img.width() as usize, img.height() as usize);
+        let geo = Geometry::new(w, h, sampling);
+        let luma = Quantiser::new(&quant_table(&STD_LUMA_QUANT, quality));
+        let chroma = Quantiser::new(&quant_table(&STD_CHROMA_QUANT, quality));
+        let mut yp = vec![0u8; geo.y_stride * geo.y_rows];
+        let mut cbp = vec![0u8; geo.c_stride * geo.c_rows];
+        let mut crp = vec![0u8; geo.c_stride * geo.c_rows];
+        let c_chunk = geo.c_stride * geo.c_rows_per_mcu;
+        for (m, ((y, cb), cr)) in yp
+            .chunks_mut(geo.y_stride * 16)
+            .zip(cbp.chunks_mut(c_chunk))
+            .zip(crp.chunks_mut(c_chunk))
+            .enumerate()
+        {
+            encode_mcu_row_at(level, img.as_raw(), &geo, (&luma, &chroma), m, [y, cb, cr])?;
+        }
+        let mut out = vec![0u8; w * h * 3];
+        for (t, rows) in out.chunks_mut(w * 3 * 5).enumerate() {
+            decode_rows_at(level, &geo, [&yp, &cbp, &crp], t * 5, rows)?;
+        }
+        Some(out)
+    }
+
+    crate::kernels::levels_agree! {
+        fn roundtrip_levels_agree(|level| {
+            let img = RgbImage::from_fn(53, 37, |x, y| {
+                image::Rgb([(x * 5 + y) as u8, (y * 7) as u8, ((x * y) % 251) as u8])
+            });
+            let a = roundtrip_at(level, &img, 85, Subsampling::Yuv420);
+            let b = roundtrip_at(level, &img, 25, Subsampling::Yuv444);
+            a.zip(b)
+        });
+    }
 
     /// The module's first, per-stage implementation (whole planes, table-driven colour conversion,
     /// scalar DCT per block), checked against Pillow by the fixture tests before the fused version

@@ -25,6 +25,16 @@ pub mod zoom;
 
 // The macros are named by path (`crate::kernels::multiversion!`) in the modules above and elsewhere.
 
+/// Whether the CPU has every listed feature (names as in [`cpu::mask`], checked when compiling):
+/// `cpu_has!("avx512f", "avx512bw")`. For kernels whose dispatch [`multiversion!`] cannot write
+/// (hand-written intrinsics with preconditions of their own).
+macro_rules! cpu_has {
+    ($($feat:literal),+ $(,)?) => {
+        $crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) })
+    };
+}
+pub(crate) use cpu_has;
+
 /// Writes a kernel's run-time dispatch: one `#[target_feature]` wrapper per instruction-set level
 /// around an `#[inline(always)]` body, a dispatcher that runs the first level the CPU supports (else
 /// the portable body), and a level-indexed entry for tests.
@@ -95,7 +105,7 @@ macro_rules! multiversion {
             #[cfg(target_arch = "x86_64")]
             {
                 $(
-                    if $crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) }) {
+                    if $crate::kernels::cpu_has!($($feat),+) {
                         // SAFETY: the wrapper is compiled with `#[target_feature]` for exactly the
                         // features of this mask (the same list), and the CPU was just found to have
                         // them all; that is the wrapper's only precondition (it is a safe function).
@@ -125,7 +135,7 @@ macro_rules! multiversion {
                     $(
                         listed += 1;
                         if $level == listed {
-                            if !$crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) }) {
+                            if !$crate::kernels::cpu_has!($($feat),+) {
                                 return None;
                             }
                             // SAFETY: as in the dispatcher: the CPU has every feature the wrapper is
@@ -166,9 +176,9 @@ pub(crate) use multiversion;
 /// }
 /// ```
 ///
-/// The closure-like body is evaluated once per level with `level` bound; it returns `Option<T>` (the
-/// `_at` entry's `None` where the level is unavailable). Compare floats through `to_bits` so that
-/// `-0.0` and `0.0` (or two NaNs) are told apart.
+/// The closure-like body runs once per level with `level` bound and returns `Option<T>` (the `_at`
+/// entry's `None` where the level is unavailable; `?` passes it on). Compare floats through
+/// `to_bits` so that `-0.0` and `0.0` (or two NaNs) are told apart.
 #[cfg(test)]
 macro_rules! levels_agree {
     ($(
@@ -178,15 +188,11 @@ macro_rules! levels_agree {
         $(#[$attr])*
         #[test]
         fn $test() {
-            let want = {
-                let $level = 0usize;
-                $run
-            }
-            .expect("the portable level always runs");
-            for l in 1..8usize {
-                let $level = l;
-                if let Some(got) = $run {
-                    assert!(got == want, "level {l} differs from the portable code");
+            let run = |$level: usize| $run;
+            let want = run(0).expect("the portable level always runs");
+            for level in 1..8usize {
+                if let Some(got) = run(level) {
+                    assert!(got == want, "level {level} differs from the portable code");
                 }
             }
         }
@@ -219,16 +225,16 @@ mod tests {
     impl Scale {
         crate::kernels::multiversion! {
             /// Scales a slice, as a dispatched method would.
-            fn apply[T: Copy + Into<f32>](&self, out: &mut [f32], src: &[T]) where [T: Sync];
+            fn apply[T: Copy + Into<f32>, O](&self, out: &mut [O], src: &[T]) where [O: From<f32>];
             apply_avx2 ["avx2", "fma"] => Self::apply_body;
             _ => Self::apply_body;
             levels apply_at;
         }
 
         #[inline(always)]
-        fn apply_body<T: Copy + Into<f32>>(&self, out: &mut [f32], src: &[T]) {
+        fn apply_body<T: Copy + Into<f32>, O: From<f32>>(&self, out: &mut [O], src: &[T]) {
             for (o, &v) in out.iter_mut().zip(src) {
-                *o = v.into() * self.0;
+                *o = O::from(v.into() * self.0);
             }
         }
     }
@@ -239,7 +245,7 @@ mod tests {
         let mut out = vec![0; 100];
         assert_eq!(pair_sums(&mut out, &a, &a), 100);
         assert_eq!(out[99], 198);
-        let mut f = vec![0.0; 3];
+        let mut f = vec![0.0f64; 3];
         Scale(0.5).apply(&mut f, &[2u8, 4, 6]);
         assert_eq!(f, [1.0, 2.0, 3.0]);
         assert!(pair_sums_at(9, &mut out, &a, &a).is_none());

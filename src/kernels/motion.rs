@@ -46,14 +46,7 @@ fn streak_rgb_body(raw: &[u8], (w, h): (usize, usize), taps: &[(f64, isize, isiz
     out.par_chunks_mut(3 * w * BAND_ROWS)
         .enumerate()
         .for_each(|(b, band)| {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `band_avx2` only enables AVX2 code generation for safe code; the CPU was
-                // just checked to support AVX2.
-                unsafe { band_avx2(&geo, taps, b * BAND_ROWS, band) };
-                return;
-            }
-            band_body(&geo, taps, b * BAND_ROWS, band);
+            band_dispatch(&geo, taps, b * BAND_ROWS, band);
         });
     out
 }
@@ -69,11 +62,13 @@ struct Geometry<'a> {
     max_dy: isize,
 }
 
-/// [`band_body`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn band_avx2(geo: &Geometry<'_>, taps: &[(f64, isize, isize)], y0: usize, out: &mut [u8]) {
-    band_body(geo, taps, y0, out);
+crate::kernels::multiversion! {
+    /// [`band_body`] compiled for AVX2 where the CPU has it, else portable.
+    fn band_dispatch(geo: &Geometry<'_>, taps: &[(f64, isize, isize)], y0: usize, out: &mut [u8]);
+    /// [`band_body`] with AVX2 enabled.
+    band_avx2 ["avx2"] => band_body;
+    _ => band_body;
+    levels band_dispatch_at;
 }
 
 /// Output rows `y0 ..` (as many as `out` holds).
@@ -122,6 +117,17 @@ fn band_body(geo: &Geometry<'_>, taps: &[(f64, isize, isize)], y0: usize, out: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn band_levels_agree(|level| {
+            let (w, h) = (23, 17);
+            let raw: Vec<u8> = (0..3 * w * h).map(|i| (i * 67 % 256) as u8).collect();
+            let taps = [(0.3, 0, 0), (0.25, 1, 0), (0.2, 2, 1), (0.25, -1, -2)];
+            let geo = Geometry { raw: &raw, w, h, pad_l: 1, pad_r: 2, min_dy: -2, max_dy: 1 };
+            let mut out = vec![0u8; raw.len()];
+            band_dispatch_at(level, &geo, &taps, 0, &mut out).map(|()| out)
+        });
+    }
 
     /// The definition, element by element.
     fn direct(raw: &[u8], (w, h): (usize, usize), taps: &[(f64, isize, isize)]) -> Vec<u8> {

@@ -221,48 +221,13 @@ pub fn gaussian_blur(src: &RgbImage, k: &[u16], rect: Rect) -> RgbImage {
     RgbImage::from_raw(rect.width(), rect.height(), out).expect("buffer of the rect's size")
 }
 
-/// Whether the CPU runs the AVX2 + FMA builds of the loops (checked once per call site, cheaply).
-#[inline]
-fn has_avx2_fma() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// Defines `$name` (dispatching), `$name _avx2` (compiled with AVX2 + FMA) and the portable body
-/// `$body`: the same source compiled twice, so both give identical bits.
-macro_rules! multiversion {
-    ($(#[$doc:meta])* fn $name:ident / $avx2:ident / $body:ident ($($arg:ident : $ty:ty),*)) => {
-        $(#[$doc])*
-        fn $name($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            if has_avx2_fma() {
-                // SAFETY: `$avx2` is compiled with `#[target_feature(enable = "avx2,fma")]`; calling it
-                // is sound exactly when the CPU supports AVX2 and FMA, which was just checked. It
-                // contains no unsafe code and takes only safe references.
-                unsafe { $avx2($($arg),*) };
-                return;
-            }
-            $body($($arg),*);
-        }
-
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        fn $avx2($($arg: $ty),*) {
-            $body($($arg),*);
-        }
-    };
-}
-
-multiversion! {
+crate::kernels::multiversion! {
     /// The vertical pass of one row: `out[i] = Σ_j k[j] · rows[j][i]` (exact in u16: the taps sum to
     /// 256, so every partial sum is ≤ 255 · 256).
-    fn vertical_u16 / vertical_u16_avx2 / vertical_u16_body(rows: &[&[u8]], k: &[u16], out: &mut [u16])
+    fn vertical_u16(rows: &[&[u8]], k: &[u16], out: &mut [u16]);
+    vertical_u16_avx2 ["avx2", "fma"] => vertical_u16_body;
+    _ => vertical_u16_body;
+    levels vertical_u16_at;
 }
 
 #[inline(always)]
@@ -300,9 +265,12 @@ fn vertical_u16_body(rows: &[&[u8]], k: &[u16], out: &mut [u16]) {
     }
 }
 
-multiversion! {
+crate::kernels::multiversion! {
     /// u16 → f32, element by element.
-    fn widen / widen_avx2 / widen_body(src: &[u16], dst: &mut [f32])
+    fn widen(src: &[u16], dst: &mut [f32]);
+    widen_avx2 ["avx2", "fma"] => widen_body;
+    _ => widen_body;
+    levels widen_at;
 }
 
 #[inline(always)]
@@ -312,12 +280,13 @@ fn widen_body(src: &[u16], dst: &mut [f32]) {
     }
 }
 
-multiversion! {
+crate::kernels::multiversion! {
     /// The horizontal pass of one row of vertical sums (interleaved RGB, padded by r pixels each
     /// side): `sums[i] = Σ_t k[t] · padded[i + 3t]`, then `out = (sums + 2¹⁵) >> 16`.
-    fn horizontal_f32 / horizontal_f32_avx2 / horizontal_f32_body(
-        padded: &[f32], k: &[f32], sums: &mut [f32], out: &mut [u8]
-    )
+    fn horizontal_f32(padded: &[f32], k: &[f32], sums: &mut [f32], out: &mut [u8]);
+    horizontal_f32_avx2 ["avx2", "fma"] => horizontal_f32_body;
+    _ => horizontal_f32_body;
+    levels horizontal_f32_at;
 }
 
 #[inline(always)]
@@ -606,11 +575,12 @@ pub fn recolour(src: &RgbImage, keep: &[u8], edit: HueEdit) -> RgbImage {
     RgbImage::from_raw(src.width(), src.height(), out).expect("buffer of the image's size")
 }
 
-multiversion! {
+crate::kernels::multiversion! {
     /// [`recolour`] on a run of pixels, all truncated (`simd`) or all rounded.
-    fn recolour_row / recolour_row_avx2 / recolour_row_body(
-        src: &[u8], keep: &[u8], out: &mut [u8], edit: HueEdit, simd: bool
-    )
+    fn recolour_row(src: &[u8], keep: &[u8], out: &mut [u8], edit: HueEdit, simd: bool);
+    recolour_row_avx2 ["avx2", "fma"] => recolour_row_body;
+    _ => recolour_row_body;
+    levels recolour_row_at;
 }
 
 #[inline(always)]
@@ -730,9 +700,12 @@ pub fn add_weighted_bright(a: &[u8], b: &mut [u8], range: std::ops::Range<usize>
     }
 }
 
-multiversion! {
+crate::kernels::multiversion! {
     /// [`bright_value`] (fused) over slices, written over `b`.
-    fn bright_run / bright_run_avx2 / bright_run_body(a: &[u8], b: &mut [u8])
+    fn bright_run(a: &[u8], b: &mut [u8]);
+    bright_run_avx2 ["avx2", "fma"] => bright_run_body;
+    _ => bright_run_body;
+    levels bright_run_at;
 }
 
 #[inline(always)]
@@ -862,6 +835,48 @@ pub fn resize_linear(src: &RgbImage, width: u32, height: u32) -> RgbImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn vertical_u16_levels_agree(|level| {
+            let rows: Vec<Vec<u8>> = (0..9)
+                .map(|r| (0..131).map(|i| ((i * 37 + r * 53) % 256) as u8).collect())
+                .collect();
+            let refs: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            let k = [4u16, 18, 39, 52, 30, 52, 39, 18, 4];
+            let mut out = vec![0u16; 131];
+            vertical_u16_at(level, &refs, &k, &mut out).map(|()| out)
+        });
+        fn widen_levels_agree(|level| {
+            let src: Vec<u16> = (0..300).map(|i| (i * 211 % 65_536) as u16).collect();
+            let mut dst = vec![0.0f32; 300];
+            widen_at(level, &src, &mut dst).map(|()| dst.iter().map(|v| v.to_bits()).collect::<Vec<_>>())
+        });
+        fn horizontal_f32_levels_agree(|level| {
+            let k = [4.0f32, 18.0, 39.0, 52.0, 30.0, 52.0, 39.0, 18.0, 4.0];
+            let padded: Vec<f32> = (0..3 * (50 + 8)).map(|i| ((i * 97) % 65_281) as f32).collect();
+            let mut sums = vec![0.0f32; 150];
+            let mut out = vec![0u8; 150];
+            horizontal_f32_at(level, &padded, &k, &mut sums, &mut out).map(|()| out)
+        });
+        fn recolour_row_levels_agree(|level| {
+            let src: Vec<u8> = (0..3 * 150).map(|i| (i * 41 % 256) as u8).collect();
+            let keep: Vec<u8> = (0..150).map(|i| u8::from(i % 7 == 0)).collect();
+            let mut out = Vec::new();
+            for edit in [HueEdit::Set(120), HueEdit::Shift(90)] {
+                for simd in [true, false] {
+                    let mut o = vec![0u8; src.len()];
+                    recolour_row_at(level, &src, &keep, &mut o, edit, simd)?;
+                    out.extend(o);
+                }
+            }
+            Some(out)
+        });
+        fn bright_run_levels_agree(|level| {
+            let a: Vec<u8> = (0..=255).collect();
+            let mut b: Vec<u8> = (0..=255).map(|v: u32| (v * 7 % 256) as u8).collect();
+            bright_run_at(level, &a, &mut b).map(|()| b)
+        });
+    }
 
     /// A procedural 3-channel image: `(37x + 91y + 53c + 13xy) mod 256`.
     fn procedural(w: u32, h: u32) -> RgbImage {

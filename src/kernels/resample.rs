@@ -713,10 +713,10 @@ fn vertical(
     }
 }
 
-/// Whether the AVX2 kernels can run here (cached by std after the first call).
+/// Whether the AVX2 kernels can run here ([`crate::kernels::cpu`], detected once).
 #[cfg(target_arch = "x86_64")]
 fn has_avx2() -> bool {
-    std::arch::is_x86_feature_detected!("avx2")
+    crate::kernels::cpu_has!("avx2")
 }
 
 /// Portable horizontal rows (any channel count): per output sample and channel, an integer dot
@@ -866,22 +866,20 @@ mod avx2 {
 /// row)`, see [`vertical`].
 type VSource<'a> = (&'a [u8], usize, usize, usize, usize);
 
+/// [`vertical_rows_body`], compiled for AVX2 when `simd` is set and the CPU has it.
 fn vertical_rows(rows: VSource<'_>, dst: &mut [u8], dst_row: usize, axis: &Axis, simd: bool) {
-    #[cfg(target_arch = "x86_64")]
-    if simd && has_avx2() {
-        // SAFETY: `vertical_rows_avx2` is `vertical_rows_body` compiled with
-        // `#[target_feature(enable = "avx2")]`; calling it is sound exactly when the CPU supports AVX2,
-        // which `has_avx2` just checked. It takes only safe references and has no unsafe code.
-        return unsafe { vertical_rows_avx2(rows, dst, dst_row, axis) };
+    if simd {
+        return vertical_rows_simd(rows, dst, dst_row, axis);
     }
-    let _ = simd;
     vertical_rows_body(rows, dst, dst_row, axis)
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn vertical_rows_avx2(rows: VSource<'_>, dst: &mut [u8], dst_row: usize, axis: &Axis) {
-    vertical_rows_body(rows, dst, dst_row, axis)
+crate::kernels::multiversion! {
+    /// [`vertical_rows_body`] compiled for AVX2 where the CPU has it, else portable.
+    fn vertical_rows_simd(rows: VSource<'_>, dst: &mut [u8], dst_row: usize, axis: &Axis);
+    vertical_rows_avx2 ["avx2"] => vertical_rows_body;
+    _ => vertical_rows_body;
+    levels vertical_rows_at;
 }
 
 /// Samples per block of the vertical pass (its accumulators live on the stack).
@@ -921,6 +919,21 @@ fn vertical_rows_body(rows: VSource<'_>, dst: &mut [u8], dst_row: usize, axis: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn vertical_rows_levels_agree(|level| {
+            let (w, h_in, h_out) = (29 * 3, 40, 23);
+            let src: Vec<u8> = (0..w * h_in).map(|i| (i * 89 % 256) as u8).collect();
+            let mut out = Vec::new();
+            for filter in [Filter::Bilinear, Filter::Bicubic, Filter::Lanczos] {
+                let axis = Axis::new(h_in as u32, h_out, filter);
+                let mut dst = vec![0u8; w * h_out as usize];
+                vertical_rows_at(level, (&src, w, 0, 0, 0), &mut dst, w, &axis)?;
+                out.extend(dst);
+            }
+            Some(out)
+        });
+    }
     use std::path::{Path, PathBuf};
 
     fn fixtures() -> PathBuf {

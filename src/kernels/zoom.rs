@@ -133,38 +133,17 @@ fn zoom_blur_f32_with(
     out
 }
 
-/// [`band`] compiled for AVX-512F or AVX2 when the CPU has it (no FMA: Rust never fuses a multiply and
-/// an add, so every build gives identical bits; `every_instruction_set_gives_the_same_bytes`).
-fn dispatch_band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: `band_avx512` only enables AVX-512F code generation for safe code; calling it is
-        // sound because the CPU was just checked to support AVX-512F.
-        unsafe { band_avx512(x, row_len, plans, n, y0, out) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `band_avx2` only enables AVX2 code generation for safe code; calling it is sound
-        // because the CPU was just checked to support AVX2.
-        unsafe { band_avx2(x, row_len, plans, n, y0, out) };
-        return;
-    }
-    band(x, row_len, plans, n, y0, out);
-}
-
-/// [`band`] with AVX-512F enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn band_avx512(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]) {
-    band(x, row_len, plans, n, y0, out);
-}
-
-/// [`band`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn band_avx2(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]) {
-    band(x, row_len, plans, n, y0, out);
+crate::kernels::multiversion! {
+    /// [`band`] compiled for AVX-512F or AVX2 when the CPU has it (no FMA: Rust never fuses a
+    /// multiply and an add, so every build gives identical bits;
+    /// `every_instruction_set_gives_the_same_bytes`).
+    fn dispatch_band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut [u8]);
+    /// [`band`] with AVX-512F enabled.
+    band_avx512 ["avx512f"] => band;
+    /// [`band`] with AVX2 enabled.
+    band_avx2 ["avx2"] => band;
+    _ => band;
+    levels dispatch_band_at;
 }
 
 /// Two cached horizontally interpolated source rows (row index, values).
@@ -358,20 +337,10 @@ mod tests {
         let mut portable = vec![0u8; x.len()];
         band(&x, w * 3, &plans, n, 0, &mut portable);
         assert_eq!(portable, want);
-        #[cfg(target_arch = "x86_64")]
-        for (feature, f) in [
-            (
-                "avx2",
-                band_avx2 as unsafe fn(&[f32], usize, &[Plan], f32, usize, &mut [u8]),
-            ),
-            ("avx512f", band_avx512),
-        ] {
-            if std::arch::is_x86_feature_detected!("avx2")
-                && (feature == "avx2" || std::arch::is_x86_feature_detected!("avx512f"))
-            {
-                let mut got = vec![0u8; x.len()];
-                // SAFETY: the CPU supports the feature `f` is compiled for (checked just above).
-                unsafe { f(&x, w * 3, &plans, n, 0, &mut got) };
+        // The levels of `dispatch_band` this CPU has, in its listed order.
+        for (level, feature) in [(1, "avx512f"), (2, "avx2")] {
+            let mut got = vec![0u8; x.len()];
+            if dispatch_band_at(level, &x, w * 3, &plans, n, 0, &mut got).is_some() {
                 assert_eq!(got, want, "{feature}");
             }
         }

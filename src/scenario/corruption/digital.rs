@@ -180,9 +180,7 @@ fn halve_row_pair_portable(a: &[u8], b: &[u8], out: &mut [u8]) {
 /// Whether the CPU has AVX-512F, AVX-512BW and AVX-512 VBMI (byte permutes across the register).
 #[cfg(target_arch = "x86_64")]
 fn has_vbmi() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vbmi")
+    crate::kernels::cpu_has!("avx512f", "avx512bw", "avx512vbmi")
 }
 
 /// [`halve_row_pair`] on 60-byte blocks (ten pixels, five pairs) held in 64-byte registers: masked
@@ -265,39 +263,20 @@ const SUM_BLOCK: usize = 96;
 /// Blocks summed in u16 lanes before they are added to the u64 totals: 256 · 255 = 65 280 < 2¹⁶.
 const SUM_FLUSH: usize = 256;
 
-/// Per-channel sums of interleaved RGB bytes (`raw.len()` a multiple of 3), exact integers.
-///
-/// Each byte position of a 96-byte block has its own u16 accumulator (3 registers of 32 lanes with
-/// AVX-512BW: a zero-extension and an add per 32 bytes), flushed into u64 every [`SUM_FLUSH`] blocks and
-/// folded into the three channels at the end; integer sums, so any order gives the same result.
-fn channel_sums(raw: &[u8]) -> [u64; 3] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: `channel_sums_avx512` only enables AVX-512F/BW code generation for safe code; the
-        // CPU was just checked to support AVX-512BW (which implies AVX-512F).
-        return unsafe { channel_sums_avx512(raw) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `channel_sums_avx2` only enables AVX2 code generation for safe code; the CPU was
-        // just checked to support it.
-        return unsafe { channel_sums_avx2(raw) };
-    }
-    channel_sums_body(raw)
-}
-
-/// [`channel_sums_body`] compiled for AVX-512F/BW.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn channel_sums_avx512(raw: &[u8]) -> [u64; 3] {
-    channel_sums_body(raw)
-}
-
-/// [`channel_sums_body`] compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn channel_sums_avx2(raw: &[u8]) -> [u64; 3] {
-    channel_sums_body(raw)
+crate::kernels::multiversion! {
+    /// Per-channel sums of interleaved RGB bytes (`raw.len()` a multiple of 3), exact integers.
+    ///
+    /// Each byte position of a 96-byte block has its own u16 accumulator (3 registers of 32 lanes
+    /// with AVX-512BW: a zero-extension and an add per 32 bytes), flushed into u64 every
+    /// [`SUM_FLUSH`] blocks and folded into the three channels at the end; integer sums, so any
+    /// order gives the same result.
+    fn channel_sums(raw: &[u8]) -> [u64; 3];
+    /// [`channel_sums_body`] compiled for AVX-512F/BW.
+    channel_sums_avx512 ["avx512f", "avx512bw"] => channel_sums_body;
+    /// [`channel_sums_body`] compiled for AVX2.
+    channel_sums_avx2 ["avx2"] => channel_sums_body;
+    _ => channel_sums_body;
+    levels channel_sums_at;
 }
 
 /// The portable body of [`channel_sums`], written so that the block loop vectorises.
@@ -406,6 +385,13 @@ unsafe fn apply_channel_luts_vbmi(src: &[u8], dst: &mut [u8], luts: &[[u8; 256];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn channel_sums_levels_agree(|level| {
+            let raw: Vec<u8> = (0..3 * 40_000).map(|i| (i * 131 % 256) as u8).collect();
+            channel_sums_at(level, &raw)
+        });
+    }
 
     /// The formula evaluated directly per pixel, as the reference does.
     fn naive(image: &RgbImage, c: f64) -> RgbImage {

@@ -133,10 +133,7 @@ impl Field<'_> {
     fn resample(&self, out: &mut [u8]) {
         let row_len = self.w * 3;
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx2")
-            && self.src.len() < (i32::MAX as usize) / 2
-        {
+        if crate::kernels::cpu_has!("avx512f", "avx2") && self.src.len() < (i32::MAX as usize) / 2 {
             // Four readable bytes past every pixel: the gathers load 32-bit words.
             let mut padded = Vec::with_capacity(self.src.len() + 4);
             padded.extend_from_slice(self.src);
@@ -157,24 +154,14 @@ impl Field<'_> {
             .for_each(|(y, row)| self.row(y, row));
     }
 
-    /// Output row `y`: [`Field::row_body`] compiled for AVX2 where the CPU has it (an inline `floor`
-    /// instead of a libm call), else portable; the arithmetic is the same.
-    fn row(&self, y: usize, out: &mut [u8]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: `row_avx2` is compiled with `#[target_feature(enable = "avx2")]` and may run only
-            // on a CPU with AVX2, which was just checked; it has no unsafe code.
-            unsafe { self.row_avx2(y, out) };
-            return;
-        }
-        self.row_body(y, out);
-    }
-
-    /// [`Field::row_body`] compiled for AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn row_avx2(&self, y: usize, out: &mut [u8]) {
-        self.row_body(y, out);
+    crate::kernels::multiversion! {
+        /// Output row `y`: [`Field::row_body`] compiled for AVX2 where the CPU has it (an inline
+        /// `floor` instead of a libm call), else portable; the arithmetic is the same.
+        fn row(&self, y: usize, out: &mut [u8]);
+        /// [`Field::row_body`] compiled for AVX2.
+        row_avx2 ["avx2"] => Self::row_body;
+        _ => Self::row_body;
+        levels row_at;
     }
 
     /// Every pixel of output row `y` by [`Field::pixel`].

@@ -206,21 +206,16 @@ fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) ->
 /// 4), which moved about 4 and 1.5 bytes per 224² frame by one level.
 fn blend_row(src: &[u8], snow: (&[u8], &[u8]), b: f64, out: &mut [u8]) {
     let b = (b as f32, (1.0 - b) as f32);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `blend_row_avx2` only enables AVX2 code generation for safe code; the CPU was just
-        // checked to support AVX2.
-        unsafe { blend_row_avx2(src, snow, b, out) };
-        return;
-    }
-    blend_row_body(src, snow, b, out);
+    blend_row_dispatch(src, snow, b, out);
 }
 
-/// [`blend_row`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn blend_row_avx2(src: &[u8], snow: (&[u8], &[u8]), b: (f32, f32), out: &mut [u8]) {
-    blend_row_body(src, snow, b, out);
+crate::kernels::multiversion! {
+    /// [`blend_row_body`] compiled for AVX2 where the CPU has it, else portable.
+    fn blend_row_dispatch(src: &[u8], snow: (&[u8], &[u8]), b: (f32, f32), out: &mut [u8]);
+    /// [`blend_row`] with AVX2 enabled.
+    blend_row_avx2 ["avx2"] => blend_row_body;
+    _ => blend_row_body;
+    levels blend_row_at;
 }
 
 /// The body of [`blend_row`] (weights `(b, 1 − b)` in f32), in planes of up to 256 pixels so that the
@@ -313,38 +308,22 @@ impl Layer<'_> {
     }
 }
 
-/// Builds the layer rows `r0 .. r1` and streaks output rows `y0 ..` (as many as `out` holds, `w` each)
-/// from them, storing `round_half_even(S·255)` clamped to a byte. Compiled for AVX2 where available.
-fn streak_band(
-    geo: &Layer<'_>,
-    taps: &[(f64, isize, isize)],
-    rows: (usize, usize),
-    y0: usize,
-    w: usize,
-    out: &mut [u8],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: `streak_band_avx2` only enables AVX2 code generation for safe code; the CPU was just
-        // checked to support AVX2.
-        unsafe { streak_band_avx2(geo, taps, rows, y0, w, out) };
-        return;
-    }
-    streak_band_body(geo, taps, rows, y0, w, out);
-}
-
-/// [`streak_band`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn streak_band_avx2(
-    geo: &Layer<'_>,
-    taps: &[(f64, isize, isize)],
-    rows: (usize, usize),
-    y0: usize,
-    w: usize,
-    out: &mut [u8],
-) {
-    streak_band_body(geo, taps, rows, y0, w, out);
+crate::kernels::multiversion! {
+    /// Builds the layer rows `r0 .. r1` and streaks output rows `y0 ..` (as many as `out` holds,
+    /// `w` each) from them, storing `round_half_even(S·255)` clamped to a byte. Compiled for AVX2
+    /// where available.
+    fn streak_band(
+        geo: &Layer<'_>,
+        taps: &[(f64, isize, isize)],
+        rows: (usize, usize),
+        y0: usize,
+        w: usize,
+        out: &mut [u8],
+    );
+    /// [`streak_band`] with AVX2 enabled.
+    streak_band_avx2 ["avx2"] => streak_band_body;
+    _ => streak_band_body;
+    levels streak_band_at;
 }
 
 /// The body of [`streak_band`].
@@ -392,6 +371,17 @@ fn streak_rows_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn blend_row_levels_agree(|level| {
+            let src: Vec<u8> = (0..3 * 300).map(|i| (i * 53 % 256) as u8).collect();
+            let mine: Vec<u8> = (0..300).map(|i| (i * 17 % 256) as u8).collect();
+            let mirrored: Vec<u8> = (0..300).map(|i| (i * 29 % 256) as u8).collect();
+            let mut out = vec![0u8; src.len()];
+            let b = (0.8f32, (1.0 - 0.8f64) as f32);
+            blend_row_at(level, &src, (&mine, &mirrored), b, &mut out).map(|()| out)
+        });
+    }
 
     #[test]
     fn table_matches_the_reference() {

@@ -493,24 +493,14 @@ struct FogBlend {
 }
 
 impl FogBlend {
-    /// Blends interleaved RGB rows in place with their plasma values `p` (one per pixel). Compiled for
-    /// AVX2 where available.
-    fn rows(&self, rows: &mut [u8], p: &[f64]) {
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: `rows_avx2` only enables AVX2 code generation for safe code; the CPU was just
-            // checked to support AVX2.
-            unsafe { self.rows_avx2(rows, p) };
-            return;
-        }
-        self.rows_body(rows, p);
-    }
-
-    /// [`FogBlend::rows`] with AVX2 enabled.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    fn rows_avx2(&self, rows: &mut [u8], p: &[f64]) {
-        self.rows_body(rows, p);
+    crate::kernels::multiversion! {
+        /// Blends interleaved RGB rows in place with their plasma values `p` (one per pixel).
+        /// Compiled for AVX2 where available.
+        fn rows(&self, rows: &mut [u8], p: &[f64]);
+        /// [`FogBlend::rows`] with AVX2 enabled.
+        rows_avx2 ["avx2"] => Self::rows_body;
+        _ => Self::rows_body;
+        levels rows_at;
     }
 
     /// The body of [`FogBlend::rows`]: the per-pixel term first, spread to the three channels, then one
@@ -706,14 +696,7 @@ fn bicubic_rows<T, F>(
     out.par_chunks_mut(row_len * BICUBIC_BAND_ROWS)
         .enumerate()
         .for_each(|(b, band)| {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: `bicubic_band_avx2` only enables AVX2 code generation for safe code; the CPU
-                // was just checked to support AVX2.
-                unsafe { bicubic_band_avx2(&job, b * BICUBIC_BAND_ROWS, band, &finish) };
-                return;
-            }
-            bicubic_band(&job, b * BICUBIC_BAND_ROWS, band, &finish);
+            bicubic_band_dispatch(&job, b * BICUBIC_BAND_ROWS, band, &finish);
         });
 }
 
@@ -730,16 +713,18 @@ struct Bicubic<'a> {
     xw: &'a [f64],
 }
 
-/// [`bicubic_band`] with AVX2 enabled.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn bicubic_band_avx2<T, F: Fn(usize, &[f64], &mut [T])>(
-    job: &Bicubic<'_>,
-    y0: usize,
-    band: &mut [T],
-    finish: &F,
-) {
-    bicubic_band(job, y0, band, finish);
+crate::kernels::multiversion! {
+    /// [`bicubic_band`] compiled for AVX2 where the CPU has it, else portable.
+    fn bicubic_band_dispatch[T, F: Fn(usize, &[f64], &mut [T])](
+        job: &Bicubic<'_>,
+        y0: usize,
+        band: &mut [T],
+        finish: &F,
+    );
+    /// [`bicubic_band`] with AVX2 enabled.
+    bicubic_band_avx2 ["avx2"] => bicubic_band;
+    _ => bicubic_band;
+    levels bicubic_band_at;
 }
 
 /// Output rows `y0 ..` of [`bicubic_rows`] (as many as `band` holds).
@@ -865,6 +850,21 @@ fn frost_with_body(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    crate::kernels::levels_agree! {
+        fn fog_blend_levels_agree(|level| {
+            let blend = FogBlend {
+                min: 0.1,
+                range: 0.7,
+                strength: 1.5,
+                scale: 0.6,
+                unit: std::array::from_fn(|v| v as f64 / 255.0),
+            };
+            let p: Vec<f64> = (0..200).map(|i| 0.1 + (i % 37) as f64 / 53.0).collect();
+            let mut rows: Vec<u8> = (0..600).map(|i| (i * 37 % 256) as u8).collect();
+            blend.rows_at(level, &mut rows, &p).map(|()| rows)
+        });
+    }
 
     #[test]
     fn tables_match_reference() {
