@@ -1,0 +1,390 @@
+
+use super::*;
+
+fn write(dir: &Path, text: &str) -> PathBuf {
+    let p = dir.join("run.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn paths_are_relative_to_the_config_and_overrides_win() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m/model.toml\"\nscenarios = [\"demo\"]\nseed = 3\n[source]\npath = \"photos\"\n\
+             [engine]\nlibrary = \"lib/libonnxruntime.so\"\n[pipeline]\nmax_batch = 4\n",
+    );
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    assert_eq!(c.model, d.path().join("m/model.toml"));
+    assert_eq!(c.source.path, d.path().join("photos"));
+    assert_eq!(
+        c.engine.library,
+        Some(d.path().join("lib/libonnxruntime.so"))
+    );
+    assert_eq!(c.out, PathBuf::from("runs/run"));
+    assert_eq!((c.seed, c.pipeline.max_batch), (3, 4));
+
+    let o = Overrides {
+        seed: Some(9),
+        scenarios: Some(vec!["clean".into()]),
+        strict: true,
+        ..Default::default()
+    };
+    let c = RunConfig::load(Some(&p), &o).unwrap();
+    assert_eq!(
+        (c.seed, c.strict, c.scenarios.as_slice()),
+        (9, true, &["clean".to_string()][..])
+    );
+}
+
+#[test]
+fn ce_baseline_is_read_relative_to_the_config_and_checked_at_load() {
+    let d = tempfile::tempdir().unwrap();
+    let text = crate::metrics::imagenet_c::BUILTIN_TABLE_TOML
+        .replace("model = \"AlexNet\"", "model = \"ResNet-50\"");
+    std::fs::create_dir_all(d.path().join("tables")).unwrap();
+    std::fs::write(d.path().join("tables/r50.toml"), &text).unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n[metrics]\n";
+    let p = write(
+        d.path(),
+        &format!("{head}ce_baseline = \"tables/r50.toml\"\n"),
+    );
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    let t = c.metrics.ce_baseline.expect("the table is loaded");
+    assert_eq!(t.model(), "ResNet-50");
+    assert_eq!(
+        t.origin(),
+        d.path().join("tables/r50.toml").display().to_string()
+    );
+    // Absent: the built-in table (None here).
+    let p = write(d.path(), head);
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    assert!(c.metrics.ce_baseline.is_none());
+    // A missing file, a bad table, a typo of the key: one line each, naming file and key.
+    let p = write(d.path(), &format!("{head}ce_baseline = \"nope.toml\"\n"));
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("[metrics] ce_baseline: ImageNet-C baseline table ")
+            && e.contains("nope.toml: cannot be read (")
+            && e.ends_with("; the path is relative to the config file"),
+        "{e}"
+    );
+    std::fs::write(
+        d.path().join("tables/r50.toml"),
+        text.replace("clean = 0.4348", "clean = 43.48"),
+    )
+    .unwrap();
+    let p = write(
+        d.path(),
+        &format!("{head}ce_baseline = \"tables/r50.toml\"\n"),
+    );
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("r50.toml: `clean` = 43.48 is not an error rate in [0, 1)"),
+        "{e}"
+    );
+    let p = write(
+        d.path(),
+        &format!("{head}ce_basline = \"tables/r50.toml\"\n"),
+    );
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ce_basline") && e.contains("run.toml"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn huge_keys_and_values_give_a_bounded_line() {
+    let d = tempfile::tempdir().unwrap();
+    let long = "k".repeat(20_000);
+    for text in [
+        format!("model = \"m.toml\"\n{long} = 3\n"),
+        format!("model = \"m.toml\"\n[pipeline]\nworkers = \"{long}\"\n"),
+        format!("model = \"m.toml\"\nduration = \"{long}\"\n[source]\npath = \"x\"\n"),
+    ] {
+        let p = write(d.path(), &text);
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("run.toml") && e.contains("kkk"), "{e}");
+        assert!(e.chars().count() < 1200 && !e.contains('\n'), "{e}");
+    }
+}
+
+#[test]
+fn engine_batch_sizes_follow_the_largest_batch() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n";
+    let load = |text: &str, o: &Overrides| {
+        RunConfig::load(Some(&write(d.path(), &format!("{head}{text}"))), o)
+    };
+    // Absent: the powers of two up to max_batch (8 by default, or --batch).
+    let c = load("", &Overrides::default()).unwrap();
+    assert_eq!(c.engine.batch_sizes, Some(vec![1, 2, 4, 8]));
+    let o = Overrides {
+        max_batch: Some(12),
+        ..Default::default()
+    };
+    assert_eq!(
+        load("", &o).unwrap().engine.batch_sizes,
+        Some(vec![1, 2, 4, 8, 12])
+    );
+    // Given: kept (sorted), and checked against max_batch.
+    let c = load(
+        "[engine]\nbatch_sizes = [32, 1]\npartial = \"pad\"\ncudnn_search = \"exhaustive\"\n\
+             [pipeline]\nmax_batch = 32\n",
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!(c.engine.batch_sizes, Some(vec![1, 32]));
+    assert_eq!(c.engine.partial, Some(crate::engine::Partial::Pad));
+    assert_eq!(
+        c.engine.cudnn_search,
+        crate::engine::CudnnSearch::Exhaustive
+    );
+    let e = load("[engine]\nbatch_sizes = [1, 16]\n", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("batch_sizes") && e.contains("max_batch") && !e.contains('\n'),
+        "{e}"
+    );
+    let e = load("[engine]\nbatch_sizes = []\n", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("empty"), "{e}");
+    let e = load("[engine]\ncudnn_search = \"fast\"\n", &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cudnn_search") || e.contains("fast"), "{e}");
+}
+
+#[test]
+fn absurd_thread_batch_wait_pool_and_schedule_values_name_key_file_and_why() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n";
+    let load = |text: &str, o: &Overrides| {
+        RunConfig::load(Some(&write(d.path(), &format!("{head}{text}"))), o)
+    };
+    for (text, key, why) in [
+        (
+            "[engine]\nthreads = 100000\n",
+            "[engine] threads",
+            "never finish starting",
+        ),
+        (
+            "[pipeline]\nworkers = 5000\n",
+            "[pipeline] workers",
+            "at most 1024",
+        ),
+        (
+            "[pipeline]\nmax_batch = 100000\n",
+            "[pipeline] max_batch",
+            "at most 4096",
+        ),
+        (
+            "[pipeline]\nmax_wait_ms = 3600000\n",
+            "[pipeline] max_wait_ms",
+            "at most 10000",
+        ),
+        ("[pipeline]\npool = 0\n", "[pipeline] pool", "at least 1"),
+        (
+            "[pipeline]\nper_frame = 2\n",
+            "[pipeline] per_frame",
+            "schedule = \"round-robin\"",
+        ),
+        (
+            "[pipeline]\nschedule = \"all\"\nper_frame = 2\n",
+            "[pipeline] per_frame",
+            "would be ignored",
+        ),
+    ] {
+        let e = load(text, &Overrides::default()).unwrap_err().to_string();
+        assert!(
+            e.contains(key) && e.contains(why) && e.contains("run.toml") && !e.contains('\n'),
+            "{text}: {e}"
+        );
+    }
+    // The same bounds hold for the command-line flags.
+    let o = Overrides {
+        threads: Some(100_000),
+        ..Default::default()
+    };
+    let e = load("", &o).unwrap_err().to_string();
+    assert!(e.contains("--threads") && e.contains("100000"), "{e}");
+    let o = Overrides {
+        workers: Some(100_000),
+        ..Default::default()
+    };
+    let e = load("", &o).unwrap_err().to_string();
+    assert!(e.contains("--workers"), "{e}");
+    // Sane values load: the limits themselves, a schedule with its per_frame.
+    let c = load(
+        "[engine]\nthreads = 1024\n[pipeline]\nworkers = 1024\nmax_wait_ms = 10000\npool = 1\n\
+             schedule = \"round-robin\"\nper_frame = 2\n",
+        &Overrides::default(),
+    )
+    .unwrap();
+    assert_eq!((c.engine.threads, c.pipeline.pool), (1024, 1));
+}
+
+#[test]
+fn a_missing_config_file_says_what_to_check() {
+    let d = tempfile::tempdir().unwrap();
+    let e = RunConfig::load(Some(&d.path().join("nope.toml")), &Overrides::default()).unwrap_err();
+    let line = crate::error_line(&e);
+    assert!(
+        line.contains("nope.toml") && line.ends_with("check the --config path"),
+        "{line}"
+    );
+    assert_eq!(line.matches("os error").count(), 1, "{line}");
+}
+
+#[test]
+fn normalize_is_lexical() {
+    assert_eq!(
+        normalize(Path::new("configs/../assets/x")),
+        PathBuf::from("assets/x")
+    );
+    assert_eq!(normalize(Path::new("./a/./b")), PathBuf::from("a/b"));
+    assert_eq!(normalize(Path::new("../a")), PathBuf::from("../a"));
+    assert_eq!(normalize(Path::new("/r/a/../b")), PathBuf::from("/r/b"));
+    assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
+}
+
+#[test]
+fn jpeg_after_corruption_is_a_quality() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\njpeg_after_corruption = 85\n[source]\npath = \"x\"\n",
+    );
+    assert_eq!(
+        RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap()
+            .jpeg_after_corruption,
+        Some(85)
+    );
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\njpeg_after_corruption = 0\n[source]\npath = \"x\"\n",
+    );
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("jpeg_after_corruption"), "{e}");
+}
+
+#[test]
+fn unknown_key_names_key_and_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(d.path(), "model = \"m.toml\"\n[pipeline]\nmax_bacth = 4\n");
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("max_bacth") && e.contains("run.toml"), "{e}");
+    assert!(!e.contains('\n'), "{e}");
+}
+
+#[test]
+fn imagenet_c_source_and_its_clean_folder_are_relative_to_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\n[source]\npath = \"IC\"\nkind = \"imagenet-c\"\nclean = \"val\"\n",
+    );
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
+    assert_eq!(c.source.path, d.path().join("IC"));
+    assert_eq!(c.source.clean, Some(d.path().join("val")));
+}
+
+#[test]
+fn source_flag_keeps_the_mask_source_and_the_tables_that_still_apply() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\n[source]\npath = \"/dev/video0\"\nlabel = \"tabby\"\n\
+             [source.camera]\nfps = 15.0\n[source.segment]\nmodel = \"seg.onnx\"\n",
+    );
+    let over = |source: &str| Overrides {
+        source: Some(source.into()),
+        ..Default::default()
+    };
+    // Another camera: the camera table and the mask source stay; the truth does not.
+    let c = RunConfig::load(Some(&p), &over("camera:1")).unwrap();
+    assert_eq!(c.source.path, PathBuf::from("camera:1"));
+    assert!(c.source.camera.is_some());
+    assert_eq!(
+        c.source.segment.as_ref().map(|s| s.model.clone()),
+        Some(d.path().join("seg.onnx"))
+    );
+    assert_eq!(c.source.label, None);
+    // A clip: the camera table no longer applies and is dropped; the mask source stays.
+    let c = RunConfig::load(Some(&p), &over("clip.mp4")).unwrap();
+    assert!(c.source.camera.is_none());
+    assert!(c.source.segment.is_some());
+    // A video table stays for another clip, not for a folder.
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\n[source]\npath = \"a.mp4\"\n[source.video]\nrealtime = true\n\
+             [source.plate]\nframes = 10\n",
+    );
+    let c = RunConfig::load(Some(&p), &over("b.mkv")).unwrap();
+    assert!(c.source.video.is_some() && c.source.plate.is_some());
+    let c = RunConfig::load(Some(&p), &over("photos")).unwrap();
+    assert!(c.source.video.is_none() && c.source.plate.is_some());
+}
+
+#[test]
+fn source_kind_clean_and_class_map_flags_replace_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\n[source]\npath = \"IC\"\n[dataset]\nclass_map = \"a.json\"\n",
+    );
+    let o = Overrides {
+        source_kind: Some(crate::source::SourceKind::ImagenetC),
+        clean: Some("val".into()),
+        class_map: Some("b.json".into()),
+        ..Default::default()
+    };
+    let c = RunConfig::load(Some(&p), &o).unwrap();
+    assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
+    assert_eq!(c.source.path, d.path().join("IC"));
+    assert_eq!(c.source.clean, Some(PathBuf::from("val")));
+    assert_eq!(c.dataset.class_map, Some(PathBuf::from("b.json")));
+    // Without a config file: the kind applies to the --source path.
+    let o = Overrides {
+        model: Some("m.toml".into()),
+        source: Some("bg".into()),
+        source_kind: Some(crate::source::SourceKind::In9),
+        ..Default::default()
+    };
+    let c = RunConfig::load(None, &o).unwrap();
+    assert_eq!(
+        (c.source.path, c.source.kind),
+        (PathBuf::from("bg"), Some(crate::source::SourceKind::In9))
+    );
+    assert_eq!(c.dataset.class_map, None);
+}
+
+#[test]
+fn missing_model_or_source_says_what_to_do() {
+    let e = RunConfig::load(None, &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--model"), "{e}");
+    let o = Overrides {
+        model: Some("m.toml".into()),
+        ..Default::default()
+    };
+    let e = RunConfig::load(None, &o).unwrap_err().to_string();
+    assert!(e.contains("--source"), "{e}");
+}
