@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn write(dir: &Path, text: &str) -> PathBuf {

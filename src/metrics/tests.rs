@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// A record; `pred` equals `top1` (identity map) and `hit5` is computed from `top`.

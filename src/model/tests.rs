@@ -1,4 +1,3 @@
-
 use super::*;
 
 const DESC: &str = r#"

@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn headers(r: &Row) -> Vec<&str> {

@@ -1,4 +1,3 @@
-
 use rand_distr::{Distribution, Normal};
 
 use super::*;

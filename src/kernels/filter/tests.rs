@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// Seven rows of 203 values in [0, 1).

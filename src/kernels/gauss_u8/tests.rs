@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// The reference path: scipy's f64 filter in [`kernels`].

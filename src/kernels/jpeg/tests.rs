@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// The round trip of `img` with every MCU row and decoding band run at one level of

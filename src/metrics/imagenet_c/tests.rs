@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn table() -> &'static BaselineTable {

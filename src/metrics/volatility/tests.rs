@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// The paper's Table 1 (EX1, ResNet50, %; docs/ximagenet.md#robustness-score): Blur_bg,

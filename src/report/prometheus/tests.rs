@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::metrics::tests::{frames, timed};
 

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::metrics::accuracy::{Z95, wilson_interval};
 use crate::metrics::tests::{frames, rec, timed};

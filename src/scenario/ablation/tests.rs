@@ -1,4 +1,3 @@
-
 use super::*;
 use image::{Luma, Rgb};
 

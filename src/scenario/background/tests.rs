@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::frame::{BBox, Frame, Regions, Truth};
 use crate::scenario::pool::{BackgroundMaker, BackgroundPool};

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::frame::{Frame, Regions, Truth};
 use crate::scenario::pool::{BackgroundMaker, BackgroundPool};

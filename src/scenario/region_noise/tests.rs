@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::scenario::test_util::ExpectFailure;
 use image::{Luma, Rgb};

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::frame::Frame;
 use crate::source::Source;

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::source::Source;
 use crate::source::test_util::{labels, write_gray, write_npy, write_rgb};

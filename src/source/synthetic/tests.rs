@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::source::test_util::labels;
 

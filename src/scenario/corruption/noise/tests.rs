@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn gray(v: u8) -> RgbImage {
