@@ -8,6 +8,8 @@
 //! picked at run time from the CPU's features ([`cpu`], detected once), and every level computes the
 //! same bits as the portable code (checked by [`levels_agree!`] tests).
 
+pub mod bicubic;
+pub mod channels;
 pub mod cpu;
 pub mod edges;
 pub mod filter;

@@ -920,6 +920,7 @@ fn frost_texture_and_crop_choices_cover_the_documented_ranges() {
     // rescale, then top = randint[0, Hr − H), left = randint[0, Wr − W). Five random-noise textures
     // make every (index, left, top) recoverable: with image weight 0 and frost weight 1 the output
     // is the crop.
+    use robustream::kernels::bicubic::bicubic_window;
     use robustream::scenario::corruption::weather;
     let mut rng_state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
@@ -937,7 +938,7 @@ fn frost_texture_and_crop_choices_cover_the_documented_ranges() {
     assert_eq!((rw, rh), (22, 18));
     let full: Vec<Vec<f64>> = textures
         .iter()
-        .map(|t| weather::bicubic_window(t, (rw, rh), (0, 0), (rw, rh)))
+        .map(|t| bicubic_window(t, (rw, rh), (0, 0), (rw, rh)))
         .collect();
     // Every window position geometrically possible, including the excluded last one (Wr − W, Hr − H).
     let window = |i: usize, left: u32, top: u32| -> Vec<u8> {

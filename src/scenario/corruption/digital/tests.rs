@@ -1,11 +1,6 @@
-use super::*;
 
-crate::kernels::levels_agree! {
-    fn channel_sums_levels_agree(|level| {
-        let raw: Vec<u8> = (0..3 * 40_000).map(|i| (i * 131 % 256) as u8).collect();
-        channel_sums_at(level, &raw)
-    });
-}
+use super::*;
+use crate::kernels::channels::tests::noise_bytes;
 
 /// The formula evaluated directly per pixel, as the reference does.
 fn naive(image: &RgbImage, c: f64) -> RgbImage {
@@ -265,71 +260,6 @@ fn shrinks_the_spread() {
     assert!(spread(&out) <= spread(&img) / 10 + 1);
 }
 
-/// Deterministic pseudo-random bytes (xorshift64*).
-fn noise_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8
-        })
-        .collect()
-}
-
-#[test]
-fn channel_sums_are_the_plain_sums() {
-    let naive = |raw: &[u8]| {
-        let mut s = [0u64; 3];
-        for (i, &v) in raw.iter().enumerate() {
-            s[i % 3] += u64::from(v);
-        }
-        s
-    };
-    // Lengths around the block and flush sizes (96 bytes, 256 blocks), and the all-255 worst case.
-    for (k, n) in [
-        0,
-        3,
-        93,
-        96,
-        99,
-        96 * 256,
-        96 * 256 + 3,
-        96 * 600 + 45,
-        300_003,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let raw = noise_bytes(n, k as u64 + 1);
-        assert_eq!(channel_sums(&raw), naive(&raw), "{n}");
-        assert_eq!(channel_sums_body(&raw), naive(&raw), "{n}");
-    }
-    let white = vec![255u8; 96 * 1000 + 6];
-    assert_eq!(channel_sums(&white), [255 * (32 * 1000 + 2); 3]);
-}
-
-#[test]
-fn lut_lookups_match_the_reference_for_any_tables() {
-    for seed in 0..20u64 {
-        let t = noise_bytes(768, 100 + seed);
-        let luts: [[u8; 256]; 3] = std::array::from_fn(|c| std::array::from_fn(|v| t[256 * c + v]));
-        // Every byte value at every channel position, then random lengths (tails included).
-        let mut src: Vec<u8> = (0..768).map(|i| (i / 3) as u8).collect();
-        src.extend((0..768).map(|i| (255 - i / 3) as u8));
-        let n = 3 * (seed as usize * 37 % 500);
-        src.extend(noise_bytes(n, seed + 7));
-        for len in [0, 3, 189, 192, 195, 381, src.len()] {
-            let mut want = vec![0u8; len];
-            apply_channel_luts_portable(&src[..len], &mut want, &luts);
-            let mut got = vec![1u8; len];
-            apply_channel_luts(&src[..len], &mut got, &luts);
-            assert_eq!(got, want, "seed {seed} len {len}");
-        }
-    }
-}
-
 #[test]
 fn contrast_on_odd_sizes_matches_the_formula() {
     for (w, h) in [(1, 1), (65, 3), (64, 3), (97, 41), (224, 224)] {
@@ -377,21 +307,4 @@ fn halving_equals_the_two_resizes() {
 
 fn img_224() -> RgbImage {
     RgbImage::from_raw(224, 224, noise_bytes(224 * 224 * 3, 9)).unwrap()
-}
-
-#[test]
-fn row_halving_matches_the_portable_reference() {
-    for pairs in [0usize, 1, 9, 10, 11, 20, 21, 107, 640] {
-        let a = noise_bytes(6 * pairs, pairs as u64 + 1);
-        let b = noise_bytes(6 * pairs, pairs as u64 + 99);
-        let mut want = vec![0u8; 6 * pairs];
-        halve_row_pair_portable(&a, &b, &mut want);
-        let mut got = vec![7u8; 6 * pairs];
-        halve_row_pair(&a, &b, &mut got);
-        assert_eq!(got, want, "{pairs} pairs");
-    }
-    // Edge values: avg(avg(255, 254), avg(0, 1)) = avg(255, 1) = 128.
-    let mut o = [0u8; 6];
-    halve_row_pair_portable(&[255, 0, 9, 254, 0, 9], &[0, 255, 9, 1, 255, 10], &mut o);
-    assert_eq!(o, [128, 128, 10, 128, 128, 10]);
 }

@@ -1,3 +1,4 @@
+
 use super::*;
 
 crate::kernels::levels_agree! {
@@ -182,19 +183,6 @@ fn frost_rescale_follows_imagecorruptions() {
             assert!(rw > w && rh > h);
         }
     }
-}
-
-#[test]
-fn bicubic_identity_and_constant() {
-    let tex = RgbImage::from_fn(20, 10, |x, y| {
-        image::Rgb([(x * 10) as u8, (y * 20) as u8, 7])
-    });
-    let same = bicubic_window(&tex, (20, 10), (0, 0), (20, 10));
-    let raw: Vec<f64> = tex.as_raw().iter().map(|&v| f64::from(v)).collect();
-    assert_eq!(same, raw);
-    let flat = RgbImage::from_pixel(9, 9, image::Rgb([50, 60, 70]));
-    let up = bicubic_window(&flat, (20, 20), (3, 4), (10, 10));
-    assert!(up.chunks_exact(3).all(|p| p == [50.0, 60.0, 70.0]));
 }
 
 #[test]
