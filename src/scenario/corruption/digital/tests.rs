@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::kernels::channels::tests::noise_bytes;
 

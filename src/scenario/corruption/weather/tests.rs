@@ -1,4 +1,3 @@
-
 use super::*;
 
 crate::kernels::levels_agree! {
