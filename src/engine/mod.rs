@@ -1,5 +1,5 @@
 //! Inference engines. An [`Engine`] sees only tensors: a batch of preprocessed images in, one row of
-//! class scores per image out. Model specifics come from the [`ModelDesc`]; execution settings from
+//! class scores per image out. Model specifics come from the [`crate::model::ModelDesc`]; execution settings from
 //! [`EngineConfig`].
 
 pub mod onnx;

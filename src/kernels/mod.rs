@@ -6,7 +6,7 @@
 //! Dispatch rule: a kernel that is faster with wider vectors is written once, as an
 //! `#[inline(always)]` body, and compiled per instruction-set level by [`multiversion!`]; the level is
 //! picked at run time from the CPU's features ([`cpu`], detected once), and every level computes the
-//! same bits as the portable code (checked by [`levels_agree!`] tests).
+//! same bits as the portable code (checked by `levels_agree!` tests).
 
 pub mod bicubic;
 pub mod channels;

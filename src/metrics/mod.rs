@@ -38,14 +38,14 @@ pub struct Record {
     /// Ground truth in the dataset label space; `None` (null) when unknown.
     pub truth: Option<usize>,
     /// Top-1 in the dataset label space, or -1 when the model's top-1 is unmapped
-    /// (see [`classmap::ClassMap::pred`]).
+    /// (see [`crate::classmap::ClassMap::pred`]).
     pub pred: i64,
     /// The model's best classes (model class indices), best first.
     pub top5: Vec<usize>,
     /// Their probabilities, same order.
     #[serde(deserialize_with = "floats_or_nan")]
     pub prob: Vec<f32>,
-    /// Truth among the mapped top-5 (see [`classmap::ClassMap::hit5`]); `None` when `truth` is.
+    /// Truth among the mapped top-5 (see [`crate::classmap::ClassMap::hit5`]); `None` when `truth` is.
     pub hit5: Option<bool>,
     /// Per-stage timings in milliseconds (see [`Timings`]).
     pub ms: Timings,

@@ -8,7 +8,7 @@
 //!   background / object, background recoloured red / green / blue / grey / rainbow, bright
 //!   background / object, segmented object, transparent image (alpha dropped as the reference's
 //!   loader does, or composited on a matte), random background (the published saturating *sum* and
-//!   a clean paste), on OpenCV-exact kernels ([`opencv`]). Group `ximagenet12-table2`: the paper's
+//!   a clean paste), on OpenCV-exact kernels ([`crate::kernels::opencv`]). Group `ximagenet12-table2`: the paper's
 //!   eight Table 2 scenarios ([`TABLE2`]), whose σ²_cross compares with the paper
 //!   (`metrics::volatility`).
 //!
@@ -38,7 +38,7 @@
 //! [`super::pool::PoolEntry::whole`]: the frame at the scenario stage, its own objects included, as
 //! the reference takes whole photos of another class folder), and the segmented object (object on
 //! black) is squashed to that image's size with OpenCV's bilinear resize
-//! ([`opencv::resize_linear`]); the result has the **background's size**, as the reference's file
+//! ([`crate::kernels::opencv::resize_linear`]); the result has the **background's size**, as the reference's file
 //! does, and reaches the model through the model's usual resize and crop. At the model-input stage
 //! every frame has the model's input size, so nothing is resized; at the native stage a background
 //! of another size than the frame gives a variant of its size. Which entry ([`draw_background`],
