@@ -1,5 +1,5 @@
 //! The CPU's vector instruction sets, detected once per process, and the one test the compiled
-//! kernel levels of [`multiversion!`](super::multiversion) are chosen by.
+//! kernel levels of `kernels::multiversion!` are chosen by.
 //!
 //! A kernel level names the exact features it is compiled with (`["avx512f", "avx512bw"]`); the same
 //! list becomes its `#[target_feature]` attributes and its [`mask`], so a level runs only where the CPU

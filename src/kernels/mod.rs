@@ -4,7 +4,7 @@
 //! the keyed random streams of [`crate::rng`].
 //!
 //! Dispatch rule: a kernel that is faster with wider vectors is written once, as an
-//! `#[inline(always)]` body, and compiled per instruction-set level by [`multiversion!`]; the level is
+//! `#[inline(always)]` body, and compiled per instruction-set level by `multiversion!`; the level is
 //! picked at run time from the CPU's features ([`cpu`], detected once), and every level computes the
 //! same bits as the portable code (checked by `levels_agree!` tests).
 
@@ -28,7 +28,7 @@ pub mod zoom;
 // The macros are named by path (`crate::kernels::multiversion!`) in the modules above and elsewhere.
 
 /// Whether the CPU has every listed feature (names as in [`cpu::mask`], checked when compiling):
-/// `cpu_has!("avx512f", "avx512bw")`. For kernels whose dispatch [`multiversion!`] cannot write
+/// `cpu_has!("avx512f", "avx512bw")`. For kernels whose dispatch `multiversion!` cannot write
 /// (hand-written intrinsics with preconditions of their own).
 // Off x86-64 every dispatch is the portable code, so nothing asks.
 #[cfg_attr(not(target_arch = "x86_64"), allow(unused_macros))]
@@ -64,7 +64,7 @@ pub(crate) use cpu_has;
 ///   body.
 /// * `levels name_at` defines `name_at(level, args…) -> Option<R>`: the portable body at level 0,
 ///   the `k`-th listed level at `k` when the CPU has its features, `None` otherwise (for
-///   [`levels_agree!`]).
+///   `levels_agree!`).
 macro_rules! multiversion {
     // A method: `&self` first.
     (
@@ -130,7 +130,7 @@ macro_rules! multiversion {
 
         $crate::kernels::multiversion!(@item
             [
-                #[doc = concat!("[`", stringify!($name), "`] at a given level (0: the portable code), `None` where this CPU lacks it.")]
+                #[doc = concat!("`", stringify!($name), "` at a given level (0: the portable code), `None` where this CPU lacks it.")]
                 #[allow(dead_code, unused_mut, unused_variables, unused_assignments)]
             ]
             $vis $at $gen $at_sig $at_ret $wc {

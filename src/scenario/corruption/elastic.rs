@@ -331,6 +331,24 @@ impl Field<'_> {
 mod tests {
     use super::*;
 
+    crate::kernels::levels_agree! {
+        fn row_levels_agree(|level| {
+            let (w, h) = (37, 23);
+            let img = RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([(x * 7 + y) as u8, (y * 13) as u8, ((x ^ y) * 29) as u8])
+            });
+            let (wu, hu) = (w as usize, h as usize);
+            let d = displacements(wu, hu, ELASTIC_ALPHA[4], RngKey(9));
+            let unit: [f64; 256] = std::array::from_fn(|v| f64::from(v as f32 / 255.0));
+            let field = Field { src: img.as_raw(), w: wu, h: hu, d: &d, unit: &unit };
+            let mut out = vec![0u8; wu * hu * 3];
+            for (y, row) in out.chunks_exact_mut(wu * 3).enumerate() {
+                field.row_at(level, y, row)?;
+            }
+            Some(out)
+        });
+    }
+
     #[test]
     fn tables_match_reference() {
         let want = [0.05, 0.065, 0.085, 0.1, 0.12].map(|f| 250.0 * f);

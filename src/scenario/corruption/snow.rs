@@ -381,6 +381,26 @@ mod tests {
             let b = (0.8f32, (1.0 - 0.8f64) as f32);
             blend_row_at(level, &src, (&mine, &mirrored), b, &mut out).map(|()| out)
         });
+        fn streak_band_levels_agree(|level| {
+            let (cw, ch, w, h) = (11, 9, 30, 20);
+            let crop: Vec<f64> = (0..cw * ch).map(|i| (i * 37 % 101) as f64 / 80.0).collect();
+            let xs = filter::zoom_axis(cw, w + 2, 0, w + 2);
+            let ys = filter::zoom_axis(ch, h, 0, h);
+            let (pad_l, ncols) = (3, w + 2);
+            let geo = Layer {
+                crop: &crop,
+                cw,
+                xs: &xs,
+                ys: &ys,
+                threshold: 0.5,
+                pad_l,
+                ncols,
+                stride: pad_l + ncols + 2,
+            };
+            let taps = [(0.4, 0, 0), (0.3, -1, 1), (0.2, -2, 2), (0.1, 2, -1)];
+            let mut out = vec![0u8; w * (h - 4)];
+            streak_band_at(level, &geo, &taps, (0, h), 2, w, &mut out).map(|()| out)
+        });
     }
 
     #[test]
