@@ -1,6 +1,6 @@
 //! The adversarial-background challenge (the Backgrounds Challenge,
 //! docs/in9.md#challenge-accuracy), run by the engine after the main pass, and the foreground
-//! keeping it (and the occlusion saliency pass, `crate::saliency`) needs during the main pass.
+//! keeping it (and the occlusion saliency pass) needs during the main pass.
 //!
 //! **What is measured.** Each kept foreground (image `I`, mask `M`, truth `y`) is composited onto
 //! backgrounds `B` of every class (its own included): `C = B·(1−M) + M·I`, pixel-wise at the model's
@@ -212,7 +212,7 @@ pub struct Keep<'a> {
     /// Frames the saliency pass keeps; `None` without a saliency pass.
     pub saliency_frames: Option<usize>,
     /// The rule the saliency pass's masks are brought to the model's view by (the saliency pass
-    /// says which: `saliency::MASK_RESIZE`).
+    /// says which; post.rs passes it on).
     pub saliency_mask: MaskResize,
     /// The root of the run's source when it is an IN-9 release (its kind settled with the config):
     /// the release brings its own masks and backgrounds.

@@ -1,6 +1,6 @@
 //! Mapping model classes to dataset classes (e.g. ImageNet-1k → IN-9). This is the one place a class
 //! map is applied: [`ClassMap::pred`] and [`ClassMap::hit5`] turn a model's top-k into the values
-//! stored in a [`crate::metrics::Record`].
+//! stored in each evaluation record.
 //!
 //! File format (JSON):
 //! ```json

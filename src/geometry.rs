@@ -50,7 +50,7 @@ pub fn tight_box(mask: &GrayImage) -> Option<BBox> {
 }
 
 /// The boxes a frame's scenarios receive: the frame's own `boxes` brought to the scenario stage by
-/// `to_stage` (e.g. [`crate::view::ModelView::boxes`]) when it has any, else the tight box of
+/// `to_stage` (e.g. the model view's box mapping) when it has any, else the tight box of
 /// the stage's `mask` (one box; none without a mask or for an empty one).
 pub fn stage_boxes(
     boxes: &[BBox],

@@ -1,6 +1,6 @@
 //! ONNX Runtime itself: finding the shared library and starting the one environment a process may
-//! have. The classifier (`engine::onnx`) and a segmentation mask source (`source::segment`) both
-//! run sessions in it, so it sits below both.
+//! have. The classifier and a segmentation mask source both run sessions in it, so it sits below
+//! both.
 
 use std::path::{Path, PathBuf};
 
@@ -51,7 +51,7 @@ pub fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> 
 /// The process's ONNX Runtime environment, made on first use from the library at `lib` (see
 /// [`library_path`]) and shared by every later session: `ort` allows one environment per process
 /// (a second `build` fails), and the classifier and a segmentation mask source
-/// (`source::segment`) each need a session. The library is loaded once; a later call with another
+/// each need a session. The library is loaded once; a later call with another
 /// path gets the environment of the first.
 pub fn environment(lib: &Path) -> Result<ort::environment::Environment, RuntimeError> {
     static ENV: std::sync::Mutex<Option<ort::environment::Environment>> =

@@ -103,7 +103,7 @@ pub fn center_crop<P: image::Pixel<Subpixel = u8>>(
 /// How a mask is brought to the model's view. The geometry is always the image's (same resize, same
 /// crop); only the sampling differs, because each benchmark's reference resizes its masks its own
 /// way. Whoever uses the mask at the view says which rule it needs
-/// ([`crate::scenario::Scenario::mask_resize`], the saliency pass).
+/// (each scenario, the saliency pass).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MaskResize {
     /// Pillow `NEAREST`, values kept (a binary mask stays binary, no edge grows or shrinks): what
@@ -114,7 +114,7 @@ pub enum MaskResize {
     #[default]
     Nearest,
     /// Pillow `BILINEAR` (antialiased, as torchvision `Resize` on an 8-bit "L" image) of the mask's
-    /// 8-bit values (0/255 after [`crate::source::mask`]), rounded to u8 as Pillow does, then
+    /// 8-bit values (0/255 as sources read them), rounded to u8 as Pillow does, then
     /// every non-zero sample → 255: Hard ImageNet's `Resize((256, 256))` → `CenterCrop(224)` →
     /// `mask[mask > 0] = 1` (docs/hard-imagenet.md#data-and-preprocessing). The object gains a thin
     /// ring at its edges (about one view pixel wide when down-scaling).
