@@ -96,30 +96,42 @@ mod tests {
         out
     }
 
-    /// module → (imported module → files naming it).
-    fn graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
+    /// Every source file under `src/`: its path, its name relative to `src/` and its top-level
+    /// module.
+    fn sources() -> Vec<(PathBuf, String, String)> {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut all = Vec::new();
         files(&src, &mut all);
+        all.into_iter()
+            .map(|path| {
+                let name = path
+                    .strip_prefix(&src)
+                    .expect("under src/")
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                let module = name
+                    .split('/')
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches(".rs")
+                    .to_string();
+                (path, name, module)
+            })
+            .collect()
+    }
+
+    /// module → (imported module → files naming it).
+    fn graph() -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
         let mut g: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-        for path in all {
-            let rel = path.strip_prefix(&src).expect("under src/");
-            let name = rel.to_string_lossy().replace('\\', "/");
-            let test_file = rel
-                .file_name()
-                .is_some_and(|f| f == "tests.rs" || f.to_string_lossy().ends_with("_tests.rs"));
-            let module = name
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .trim_end_matches(".rs");
-            if test_file || matches!(module, "main" | "lib") {
+        for (path, name, module) in sources() {
+            let test_file = name.ends_with("/tests.rs") || name.ends_with("_tests.rs");
+            if test_file || matches!(module.as_str(), "main" | "lib") {
                 continue;
             }
             let text = std::fs::read_to_string(&path).expect("source files are UTF-8");
             for to in imports(&text) {
                 if to != module && floor(&to).is_some() {
-                    g.entry(module.to_string())
+                    g.entry(module.clone())
                         .or_default()
                         .entry(to)
                         .or_default()
@@ -132,20 +144,10 @@ mod tests {
 
     #[test]
     fn every_module_has_a_floor() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut all = Vec::new();
-        files(&src, &mut all);
-        for path in all {
-            let rel = path.strip_prefix(&src).expect("under src/");
-            let name = rel.to_string_lossy().replace('\\', "/");
-            let module = name
-                .split('/')
-                .next()
-                .unwrap_or_default()
-                .trim_end_matches(".rs");
-            if !matches!(module, "main" | "lib" | "layering") {
+        for (_, name, module) in sources() {
+            if !matches!(module.as_str(), "main" | "lib" | "layering") {
                 assert!(
-                    floor(module).is_some(),
+                    floor(&module).is_some(),
                     "{name}: add `{module}` to layering::FLOORS"
                 );
             }
