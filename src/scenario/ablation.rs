@@ -136,12 +136,8 @@ impl Scenario for Ablation {
     }
 }
 
-/// Builds `ablation/<name>` scenarios; `None` for other keys.
-pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    build_key(ScenarioKey::parse(key))
-}
-
-/// [`build`] of a parsed key; `None` for other families.
+/// Builds the `ablation/<name>` scenario of a parsed key; `None` for other families and unknown
+/// names.
 pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     let ScenarioKey::Ablation { name } = key else {
         return None;

@@ -493,12 +493,8 @@ impl Scenario for Placement {
     }
 }
 
-/// Builds `placement/...` scenarios; `None` for other keys.
-pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
-    build_key(ScenarioKey::parse(key))
-}
-
-/// [`build`] of a parsed key; `None` for other families.
+/// Builds the `placement/...` scenario of a parsed key; `None` for other families and invalid
+/// parameters.
 pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     Placement::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
