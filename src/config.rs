@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::engine::EngineConfig;
 use crate::pipeline::config::{PipelineConfig, RawPipelineConfig, ScenarioStage};
 use crate::scenario::schedule::ScheduleSettings;
-use crate::source::{ClassOrder, SourceConfig, SourceKind};
+use crate::source::{ClassOrder, RawSourceConfig, SourceConfig, SourceError};
 
 /// A configuration problem: which file, which key, what to do.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +34,11 @@ pub enum ConfigError {
     /// message names the source and the flag.
     #[error(transparent)]
     Flag(#[from] crate::source::video::RealtimeError),
+    /// `[source]` (with the source flags) does not settle: an option of another kind, two options
+    /// that exclude each other, a bad kind table (`[source.synthetic]`, `[source.plate]`, …); the
+    /// line names the source and the fix.
+    #[error(transparent)]
+    Source(#[from] SourceError),
     /// A required setting is missing or a value is out of range.
     #[error("{origin}: {message}")]
     Invalid {
@@ -82,7 +87,7 @@ pub struct MetricsConfig {
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     model: Option<PathBuf>,
-    source: Option<SourceConfig>,
+    source: Option<RawSourceConfig>,
     #[serde(default)]
     scenarios: Vec<String>,
     out: Option<PathBuf>,
@@ -119,11 +124,9 @@ pub struct RunConfig {
     pub file: Option<PathBuf>,
     /// Model description TOML.
     pub model: PathBuf,
-    /// Frame source.
+    /// Frame source, settled when the config loads ([`RawSourceConfig::settle`]): its kind with
+    /// that kind's options; later stages take it as it is and never detect it again.
     pub source: SourceConfig,
-    /// What the source is, settled when the config loads ([`SourceConfig::settled_kind`]): later
-    /// stages take it as it is and never detect it again.
-    pub source_kind: SourceKind,
     /// Plan items (keys, groups, `prefix/*`); `clean` is always added.
     pub scenarios: Vec<String>,
     /// Run directory for records and summaries.
@@ -261,7 +264,7 @@ impl RunConfig {
                     .invalid("no model: set `model = \"path/to/model.toml\"` or pass --model"));
             }
         };
-        let mut source = settle_source(raw.source.take(), o, &origin)?;
+        let mut source = source_with_flags(raw.source.take(), o, &origin)?;
         let engine = settle_engine(std::mem::take(&mut raw.engine), o, &origin);
         // The segmentation mask source loads ONNX Runtime like the engine (source::segment).
         if let Some(seg) = &mut source.segment {
@@ -279,10 +282,10 @@ impl RunConfig {
         if o.realtime {
             crate::source::video::set_realtime(&mut source)?;
         }
+        let source = source.settle()?;
         Ok(Self {
             file: file.map(Path::to_path_buf),
             model,
-            source_kind: source.settled_kind(),
             source,
             scenarios: o.scenarios.clone().unwrap_or(raw.scenarios),
             out,
@@ -367,24 +370,24 @@ fn read_raw(file: Option<&Path>) -> Result<(RawConfig, Origin), ConfigError> {
 
 /// The run's source: the config's `[source]` table with its paths resolved
 /// ([`resolve_source_paths`]), or `--source`, with the other source flags applied.
-fn settle_source(
-    configured: Option<SourceConfig>,
+fn source_with_flags(
+    configured: Option<RawSourceConfig>,
     o: &Overrides,
     origin: &Origin,
-) -> Result<SourceConfig, ConfigError> {
+) -> Result<RawSourceConfig, ConfigError> {
     let configured = configured.map(|s| resolve_source_paths(s, origin));
     let mut source = match (&o.source, configured) {
         // --source replaces what the frames are (path, kind, classes, truth); the mask source
         // and the kind's own table stay (the latter only if it still applies, checked below).
-        (Some(p), Some(c)) => SourceConfig {
+        (Some(p), Some(c)) => RawSourceConfig {
             plate: c.plate,
             segment: c.segment,
             synthetic: c.synthetic,
             video: c.video,
             camera: c.camera,
-            ..SourceConfig::new(p.clone())
+            ..RawSourceConfig::new(p.clone())
         },
-        (Some(p), None) => SourceConfig::new(p.clone()),
+        (Some(p), None) => RawSourceConfig::new(p.clone()),
         (None, Some(s)) => s,
         (None, None) => {
             return Err(
@@ -396,7 +399,7 @@ fn settle_source(
         source.kind = Some(kind);
     }
     if o.source.is_some() {
-        crate::source::drop_foreign_tables(&mut source);
+        crate::source::config::drop_foreign_tables(&mut source);
     }
     if let Some(clean) = &o.clean {
         source.clean = Some(clean.clone());
@@ -414,7 +417,7 @@ fn settle_source(
 
 /// The `[source]` table with its file paths resolved against the config's folder. A path spelled
 /// as a synthetic camera, a stream URL or a `camera[:N]` device names no file and stays as written.
-fn resolve_source_paths(mut s: SourceConfig, origin: &Origin) -> SourceConfig {
+fn resolve_source_paths(mut s: RawSourceConfig, origin: &Origin) -> RawSourceConfig {
     let rel = |p: PathBuf| origin.rel(p);
     // A `synthetic:…` spec names no file (source::synthetic).
     // Nor does a stream URL (source::video).

@@ -1,7 +1,7 @@
 //! Assembling and running one evaluation: config → model, class map, plan, source, engine → pipeline →
 //! records.jsonl, summary.json and summary.md in the run directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -23,7 +23,7 @@ use crate::report::summary::{FrameCounts, Summary};
 use crate::run_lock::{LockError, RunLock};
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{Catalog, Plan};
-use crate::source::{Source, SourceConfig, SourceKind, imagenet_c, in9};
+use crate::source::{Input, Source, SourceConfig, SourceKind, imagenet_c, in9};
 
 /// The result of a run: its summary (as written) and how it ended.
 pub struct RunResult {
@@ -39,9 +39,8 @@ pub struct RunResult {
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
-/// description's, else — for an IN-9 source ([`RunConfig::source_kind`]) scored by a 1000-class
-/// model — the
-/// built-in ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
+/// description's, else — for an IN-9 source scored by a 1000-class model — the built-in
+/// ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
 /// docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes count as wrong), else identity
 /// over the model's labels (a 9-output IN-9 model scores in its own labels).
 pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassMap> {
@@ -52,7 +51,7 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
         .or(model.class_map.as_ref())
     {
         Some(path) => Ok(ClassMap::load(path, model.output.classes)?),
-        None if builtin_in9_map(Some(config.source_kind), model.output.classes) => {
+        None if builtin_in9_map(Some(config.source.kind()), model.output.classes) => {
             let map = in9::in_to_in9()?;
             map.check_model_classes(model.output.classes)?;
             Ok(map)
@@ -80,17 +79,17 @@ pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
 ///   (plus `original`), so no stored image falls outside the plan; when that leaves `original`
 ///   alone, the plan's background scenarios are made on the fly from the masks.
 fn in9_plan(
-    source: &SourceConfig,
+    root: &Path,
+    variations: Option<&[String]>,
     scenarios: &[String],
     catalog: &Catalog,
 ) -> anyhow::Result<(Plan, Option<Vec<String>>)> {
-    let root = &source.path;
-    if let Some(v) = &source.variations {
+    if let Some(v) = variations {
         let items = match scenarios.is_empty() {
             true => default_items(&in9::plan_keys(root, Some(v))),
             false => scenarios.to_vec(),
         };
-        return Ok((Plan::from_items(&items, catalog)?, Some(v.clone())));
+        return Ok((Plan::from_items(&items, catalog)?, Some(v.to_vec())));
     }
     let stored = in9::plan_keys(root, None);
     let items = match scenarios.is_empty() {
@@ -175,27 +174,33 @@ fn open_source_or_stop(
 /// any other source takes the config's plan. `labels` is the run's label space.
 fn open_source(config: &RunConfig, labels: &LabelSpace) -> anyhow::Result<(Plan, Box<dyn Source>)> {
     let catalog = Catalog::builtin().with_corruption_jpeg(config.jpeg_after_corruption);
-    if config.source_kind == SourceKind::ImagenetC {
-        // Stored variants: the plan is what the layout holds, or the config's items.
-        let layout = imagenet_c::Layout::scan(&config.source)?;
-        let items = match config.scenarios.is_empty() {
-            true => layout.keys(),
-            false => config.scenarios.clone(),
-        };
-        let plan = Plan::from_items(&items, &catalog)?;
-        let source = layout.open(&plan.keys(), labels)?;
-        Ok((plan, Box::new(source) as Box<dyn Source>))
-    } else if config.source_kind == SourceKind::In9 {
-        // Stored IN-9 variations: the plan is what the release holds (or the config's items).
-        let (plan, variations) = in9_plan(&config.source, &config.scenarios, &catalog)?;
-        let mut source_config = config.source.clone();
-        source_config.variations = variations;
-        let source = crate::source::open_as(&source_config, SourceKind::In9, labels)?;
-        Ok((plan, source))
-    } else {
-        let plan = Plan::from_items(&config.scenarios, &catalog)?;
-        let source = crate::source::open_as(&config.source, config.source_kind, labels)?;
-        Ok((plan, source))
+    let root = &config.source.path;
+    match &config.source.input {
+        Input::ImagenetC { clean } => {
+            // Stored variants: the plan is what the layout holds, or the config's items.
+            let layout = imagenet_c::Layout::scan(root, clean.as_deref())?;
+            let items = match config.scenarios.is_empty() {
+                true => layout.keys(),
+                false => config.scenarios.clone(),
+            };
+            let plan = Plan::from_items(&items, &catalog)?;
+            let source = layout.open(&plan.keys(), labels)?;
+            Ok((plan, Box::new(source) as Box<dyn Source>))
+        }
+        Input::In9 { variations } => {
+            // Stored IN-9 variations: the plan is what the release holds (or the config's items).
+            let (plan, variations) =
+                in9_plan(root, variations.as_deref(), &config.scenarios, &catalog)?;
+            let source_config = SourceConfig {
+                input: Input::In9 { variations },
+                ..config.source.clone()
+            };
+            Ok((plan, crate::source::open(&source_config, labels)?))
+        }
+        _ => {
+            let plan = Plan::from_items(&config.scenarios, &catalog)?;
+            Ok((plan, crate::source::open(&config.source, labels)?))
+        }
     }
 }
 
@@ -398,7 +403,7 @@ fn post_context(config: &RunConfig) -> crate::post::PostContext<'_> {
     crate::post::PostContext {
         challenge: &config.challenge,
         saliency: &config.saliency,
-        in9_root: (config.source_kind == SourceKind::In9).then_some(config.source.path.as_path()),
+        in9_root: (config.source.kind() == SourceKind::In9).then_some(config.source.path.as_path()),
         seed: config.seed,
         pool: config.pipeline.pool,
         max_batch: config.pipeline.max_batch,
@@ -734,26 +739,25 @@ mod tests {
             std::fs::create_dir_all(d.path().join(v).join("val/00_dog")).unwrap();
         }
         let catalog = Catalog::builtin();
-        let source = SourceConfig::new(d.path());
+        let root = d.path();
         let keys = |p: &Plan| p.keys().iter().map(|k| k.to_string()).collect::<Vec<_>>();
-        let (plan, v) = in9_plan(&source, &[], &catalog).unwrap();
+        let (plan, v) = in9_plan(root, None, &[], &catalog).unwrap();
         assert_eq!(
             keys(&plan),
             ["clean", "background/only_fg", "background/mixed_same"]
         );
         assert_eq!(v.unwrap(), ["original", "only_fg", "mixed_same"]);
         let items = ["background/mixed_same".to_string()];
-        let (plan, v) = in9_plan(&source, &items, &catalog).unwrap();
+        let (plan, v) = in9_plan(root, None, &items, &catalog).unwrap();
         assert_eq!(keys(&plan), ["clean", "background/mixed_same"]);
         assert_eq!(v.unwrap(), ["original", "mixed_same"]);
         // Nothing stored for the plan's keys: `original` alone, the plan made on the fly.
         let items = ["background/no_fg".to_string()];
-        let (_, v) = in9_plan(&source, &items, &catalog).unwrap();
+        let (_, v) = in9_plan(root, None, &items, &catalog).unwrap();
         assert_eq!(v.unwrap(), ["original"]);
         // Given variations are kept; `original` alone defaults to the in9 group.
-        let mut only = source.clone();
-        only.variations = Some(vec!["original".into()]);
-        let (plan, v) = in9_plan(&only, &[], &catalog).unwrap();
+        let only = ["original".to_string()];
+        let (plan, v) = in9_plan(root, Some(&only), &[], &catalog).unwrap();
         assert!(
             plan.keys().contains(&"background/mixed_rand"),
             "{:?}",

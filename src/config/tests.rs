@@ -1,4 +1,5 @@
 use super::*;
+use crate::source::{Input, MaskMaker};
 
 fn write(dir: &Path, text: &str) -> PathBuf {
     let p = dir.join("run.toml");
@@ -299,9 +300,13 @@ fn imagenet_c_source_and_its_clean_folder_are_relative_to_the_config() {
         "model = \"m.toml\"\n[source]\npath = \"IC\"\nkind = \"imagenet-c\"\nclean = \"val\"\n",
     );
     let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
-    assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
     assert_eq!(c.source.path, d.path().join("IC"));
-    assert_eq!(c.source.clean, Some(d.path().join("val")));
+    assert_eq!(
+        c.source.input,
+        Input::ImagenetC {
+            clean: Some(d.path().join("val"))
+        }
+    );
 }
 
 #[test]
@@ -319,26 +324,31 @@ fn source_flag_keeps_the_mask_source_and_the_tables_that_still_apply() {
     // Another camera: the camera table and the mask source stay; the truth does not.
     let c = RunConfig::load(Some(&p), &over("camera:1")).unwrap();
     assert_eq!(c.source.path, PathBuf::from("camera:1"));
-    assert!(c.source.camera.is_some());
-    assert_eq!(
-        c.source.segment.as_ref().map(|s| s.model.clone()),
-        Some(d.path().join("seg.onnx"))
-    );
-    assert_eq!(c.source.label, None);
+    assert!(matches!(
+        &c.source.input,
+        Input::Camera { device, settings: Some(_) } if device == Path::new("/dev/video1")
+    ));
+    let segment_model = |c: &RunConfig| match &c.source.masks {
+        Some(MaskMaker::Segment(s)) => Some(s.model.clone()),
+        _ => None,
+    };
+    assert_eq!(segment_model(&c), Some(d.path().join("seg.onnx")));
+    assert_eq!(c.source.truth, None);
     // A clip: the camera table no longer applies and is dropped; the mask source stays.
     let c = RunConfig::load(Some(&p), &over("clip.mp4")).unwrap();
-    assert!(c.source.camera.is_none());
-    assert!(c.source.segment.is_some());
+    assert!(matches!(c.source.input, Input::Video(_)));
+    assert!(segment_model(&c).is_some());
     // A video table stays for another clip, not for a folder.
     let p = write(
         d.path(),
         "model = \"m.toml\"\n[source]\npath = \"a.mp4\"\n[source.video]\nrealtime = true\n\
              [source.plate]\nframes = 10\n",
     );
+    let plate = |c: &RunConfig| matches!(c.source.masks, Some(MaskMaker::Plate(_)));
     let c = RunConfig::load(Some(&p), &over("b.mkv")).unwrap();
-    assert!(c.source.video.is_some() && c.source.plate.is_some());
+    assert!(matches!(&c.source.input, Input::Video(v) if v.realtime) && plate(&c));
     let c = RunConfig::load(Some(&p), &over("photos")).unwrap();
-    assert!(c.source.video.is_none() && c.source.plate.is_some());
+    assert!(!matches!(c.source.input, Input::Video(_)) && plate(&c));
 }
 
 #[test]
@@ -355,9 +365,13 @@ fn source_kind_clean_and_class_map_flags_replace_the_config() {
         ..Default::default()
     };
     let c = RunConfig::load(Some(&p), &o).unwrap();
-    assert_eq!(c.source.kind, Some(crate::source::SourceKind::ImagenetC));
     assert_eq!(c.source.path, d.path().join("IC"));
-    assert_eq!(c.source.clean, Some(PathBuf::from("val")));
+    assert_eq!(
+        c.source.input,
+        Input::ImagenetC {
+            clean: Some(PathBuf::from("val"))
+        }
+    );
     assert_eq!(c.dataset.class_map, Some(PathBuf::from("b.json")));
     // Without a config file: the kind applies to the --source path.
     let o = Overrides {
@@ -368,8 +382,8 @@ fn source_kind_clean_and_class_map_flags_replace_the_config() {
     };
     let c = RunConfig::load(None, &o).unwrap();
     assert_eq!(
-        (c.source.path, c.source.kind),
-        (PathBuf::from("bg"), Some(crate::source::SourceKind::In9))
+        (c.source.kind(), c.source.path),
+        (crate::source::SourceKind::In9, PathBuf::from("bg"))
     );
     assert_eq!(c.dataset.class_map, None);
 }

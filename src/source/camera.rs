@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 use image::RgbImage;
 
 use super::pixfmt::PixelFormat;
-use super::{Source, SourceConfig, SourceError, SourceKind};
+use super::{RawSourceConfig, Source, SourceError, SourceKind};
 use crate::frame::{Frame, LabelSpace};
 
 /// Longest single wait of the source (polling the device, back-off sleeps) before it looks at the
@@ -249,7 +249,7 @@ pub fn parse_device(spec: &str) -> Option<PathBuf> {
 
 /// The camera device `config` names: `kind = "camera"` (the path as a `camera:N` spec, else as it
 /// is), or no kind and a path [`parse_device`] recognises. `None` for every other source.
-pub fn device_path(config: &SourceConfig) -> Option<PathBuf> {
+pub fn device_path(config: &RawSourceConfig) -> Option<PathBuf> {
     let spec = config.path.to_str().unwrap_or_default();
     match config.kind {
         Some(SourceKind::Camera) => Some(parse_device(spec).unwrap_or_else(|| config.path.clone())),

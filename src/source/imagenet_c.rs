@@ -19,14 +19,15 @@
 //! a wnid folder are read. Folders are listed when opened (to count the images) and again when their
 //! turn comes, so memory stays small for the full 3.75 million-image dataset.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use super::folder::list_dir;
-use super::{Item, Source, SourceConfig, SourceError};
+use super::{Input, Item, RawSourceConfig, Source, SourceError};
 use crate::frame::{Frame, LabelSpace, Truth};
-use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES};
+use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES, ScenarioKey};
 
 /// `configs/imagenet_wnids.txt`, embedded: the 1000 ImageNet-1k wnids in sorted order after `#`
 /// comment lines (provenance in its header).
@@ -49,6 +50,53 @@ pub fn wnid_index(wnid: &str) -> Option<usize> {
     wnids().binary_search(&wnid).ok()
 }
 
+/// An `imagenet-c` source settled ([`RawSourceConfig::settle`]): its `clean` folder; every other
+/// option is refused, since stored variants are scored as they are, truth from the wnid folders —
+/// `classes`, a mask source (`[source.plate]`, `[source.segment]`), a given truth (`label`,
+/// `labels`), another kind's table or `variations`.
+pub(crate) fn settle(config: &RawSourceConfig) -> Result<Input, SourceError> {
+    let root = &config.path;
+    if config.classes.is_some() {
+        return Err(SourceError::at(
+            root,
+            "`classes` does not apply to an imagenet-c source (truth comes from the wnid \
+             folders); remove `classes`",
+        ));
+    }
+    // Options that would be silently ignored here (stored variants are read as they are).
+    let ignored = [
+        (config.plate.is_some(), "[source.plate]"),
+        (config.segment.is_some(), "[source.segment]"),
+        (config.label.is_some(), "`label`"),
+        (config.labels.is_some(), "`labels`"),
+        (config.video.is_some(), "[source.video]"),
+        (config.camera.is_some(), "[source.camera]"),
+        (config.synthetic.is_some(), "[source.synthetic]"),
+        (config.variations.is_some(), "`variations`"),
+    ];
+    if let Some((_, name)) = ignored.iter().find(|(set, _)| *set) {
+        return Err(SourceError::at(
+            root,
+            format!(
+                "{name} does not apply to an imagenet-c source (stored variants are scored as \
+                 they are, truth from the wnid folders); remove it"
+            ),
+        ));
+    }
+    Ok(Input::ImagenetC {
+        clean: config.clean.clone(),
+    })
+}
+
+/// The frame id prefix of the images stored under `key`: `<corruption>/<severity>` for a
+/// corruption, the key itself for `clean`.
+fn id_prefix(key: &str) -> Cow<'_, str> {
+    match ScenarioKey::parse(key) {
+        ScenarioKey::Corruption { name, severity } => Cow::Owned(format!("{name}/{severity}")),
+        _ => Cow::Borrowed(key),
+    }
+}
+
 /// The stored variants found under an ImageNet-C root (and the clean folder, if given).
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -60,40 +108,12 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Lists `config.path` (the ImageNet-C root) and `config.clean`. Errors: `classes`, a mask source
-    /// (`[source.plate]`, `[source.segment]`), stream truth (`label`, `labels`) or another kind's table
-    /// is set, the root
-    /// is not a folder, the root or clean folder cannot be listed, a sub-folder of the root is not one of the 19 corruption names, a sub-folder
-    /// of a corruption is not a severity 1..5, or no `<corruption>/<severity>` folder exists. Files
-    /// directly in the root or a corruption folder are ignored.
-    pub fn scan(config: &SourceConfig) -> Result<Self, SourceError> {
-        let root = &config.path;
-        if config.classes.is_some() {
-            return Err(SourceError::at(
-                root,
-                "`classes` does not apply to an imagenet-c source (truth comes from the wnid \
-                 folders); remove `classes`",
-            ));
-        }
-        // Tables that would be silently ignored here (stored variants are read as they are).
-        let ignored = [
-            (config.plate.is_some(), "[source.plate]"),
-            (config.segment.is_some(), "[source.segment]"),
-            (config.label.is_some(), "`label`"),
-            (config.labels.is_some(), "`labels`"),
-            (config.video.is_some(), "[source.video]"),
-            (config.camera.is_some(), "[source.camera]"),
-            (config.synthetic.is_some(), "[source.synthetic]"),
-        ];
-        if let Some((_, name)) = ignored.iter().find(|(set, _)| *set) {
-            return Err(SourceError::at(
-                root,
-                format!(
-                    "{name} does not apply to an imagenet-c source (stored variants are scored as \
-                     they are, truth from the wnid folders); remove it"
-                ),
-            ));
-        }
+    /// Lists `root` (the ImageNet-C root) and `clean` (the clean validation folder, if any). Errors:
+    /// the root is not a folder, the root or clean folder cannot be listed, a sub-folder of the root
+    /// is not one of the 19 corruption names, a sub-folder of a corruption is not a severity 1..5,
+    /// or no `<corruption>/<severity>` folder exists. Files directly in the root or a corruption
+    /// folder are ignored.
+    pub fn scan(root: &Path, clean: Option<&Path>) -> Result<Self, SourceError> {
         if !root.is_dir() {
             return Err(SourceError::at(
                 root,
@@ -132,18 +152,18 @@ impl Layout {
             }
         }
         let mut variants = Vec::new();
-        if let Some(clean) = &config.clean {
+        if let Some(clean) = clean {
             list_dir(clean)?;
-            variants.push((CLEAN.to_string(), clean.clone()));
+            variants.push((CLEAN.to_string(), clean.to_path_buf()));
         }
-        for (name, mut sevs) in names.iter().zip(found) {
+        for (&name, mut sevs) in names.iter().zip(found) {
             sevs.sort();
-            variants.extend(
-                sevs.into_iter()
-                    .map(|(s, dir)| (format!("corruption/{name}/{s}"), dir)),
-            );
+            variants.extend(sevs.into_iter().map(|(severity, dir)| {
+                let key = ScenarioKey::Corruption { name, severity };
+                (key.to_string(), dir)
+            }));
         }
-        if variants.len() == usize::from(config.clean.is_some()) {
+        if variants.len() == usize::from(clean.is_some()) {
             return Err(SourceError::at(
                 root,
                 "holds no <corruption>/<severity> folders; an imagenet-c source is the released \
@@ -152,8 +172,8 @@ impl Layout {
             ));
         }
         Ok(Self {
-            root: root.clone(),
-            clean: config.clean.clone(),
+            root: root.to_path_buf(),
+            clean: clean.map(Path::to_path_buf),
             variants,
         })
     }
@@ -181,10 +201,12 @@ impl Layout {
                 ),
             ));
         }
-        if let Some(other) = plan
-            .iter()
-            .find(|k| **k != CLEAN && !k.starts_with("corruption/"))
-        {
+        if let Some(other) = plan.iter().find(|k| {
+            !matches!(
+                ScenarioKey::parse(k),
+                ScenarioKey::Clean | ScenarioKey::Corruption { .. }
+            )
+        }) {
             return Err(SourceError::at(
                 &self.root,
                 format!(
@@ -224,7 +246,7 @@ impl Layout {
                 continue;
             };
             // Ids: `clean/<wnid>/<file>`, `<corruption>/<severity>/<wnid>/<file>`.
-            let prefix = key.strip_prefix("corruption/").unwrap_or(key);
+            let prefix = id_prefix(key);
             let listing = list_dir(dir)?;
             for (_, path) in listing.files {
                 len += 1;
@@ -254,7 +276,7 @@ impl Layout {
                 .variants
                 .iter()
                 .filter(|(k, _)| plan.contains(&k.as_str()))
-                .map(|(k, _)| k.strip_prefix("corruption/").unwrap_or(k).to_string())
+                .map(|(k, _)| id_prefix(k).into_owned())
                 .collect();
             return Err(SourceError::at(
                 &self.root,
@@ -291,10 +313,14 @@ impl Layout {
     }
 }
 
-/// Opens the source over everything the layout at `config` holds (see [`Layout::scan`] and
-/// [`Layout::open`]).
-pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<ImagenetCSource, SourceError> {
-    let layout = Layout::scan(config)?;
+/// Opens the source over everything the layout at `root` (with `clean` beside it) holds (see
+/// [`Layout::scan`] and [`Layout::open`]).
+pub fn open(
+    root: &Path,
+    clean: Option<&Path>,
+    labels: &LabelSpace,
+) -> Result<ImagenetCSource, SourceError> {
+    let layout = Layout::scan(root, clean)?;
     let mut keys = layout.keys();
     if !keys.iter().any(|k| k == CLEAN) {
         keys.insert(0, CLEAN.to_string());

@@ -18,11 +18,15 @@
 //! derives them from masks. On streams the masks can be made instead: from a learned background
 //! plate ([`plate`], `[source.plate]`) or by a segmentation model ([`segment`], `[source.segment]`).
 //!
-//! Problems with one item (a corrupt image, an unknown label, a wrong-size mask) come out of
-//! [`Source::next_frame`] as `Some(Err(_))` and iteration goes on; problems that make the whole source
-//! unusable come out of [`open`].
+//! The `[source]` table as written ([`RawSourceConfig`]) is settled once, when the run config loads,
+//! into a [`SourceConfig`]: the kind decided and holding only that kind's options ([`Input`]), so
+//! an option of another kind is refused there with a line naming it. Problems with one item (a
+//! corrupt image, an unknown label, a wrong-size mask) come out of [`Source::next_frame`] as
+//! `Some(Err(_))` and iteration goes on; problems that make the whole source unusable come out of
+//! [`open`].
 
 pub mod camera;
+pub mod config;
 pub mod decode;
 pub mod folder;
 pub mod imagenet_c;
@@ -45,207 +49,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use crate::frame::{Frame, LabelSpace, Regions, Truth};
-
-/// Where frames come from (the `[source]` table of a run config; also built from `--source PATH`).
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceConfig {
-    /// A folder, a manifest `.csv`, or a single image file.
-    pub path: PathBuf,
-    /// What `path` is; detected when absent: a directory is a folder, a `*.csv` file a manifest,
-    /// anything else a single image (see [`SourceKind::detect`]).
-    #[serde(default)]
-    pub kind: Option<SourceKind>,
-    /// How class sub-folder names map to label indices; folder sources only. Default
-    /// [`ClassOrder::Labels`].
-    #[serde(default)]
-    pub classes: Option<ClassOrder>,
-    /// `imagenet-c` sources only: the clean ImageNet validation images as an ImageFolder of wnid
-    /// folders, evaluated under `clean` for the clean error of relative mCE.
-    #[serde(default)]
-    pub clean: Option<PathBuf>,
-    /// `in9` sources only: the IN-9 variations to read (`original`, `mixed_same`, …; see
-    /// [`in9::VARIATIONS`]); absent = every variation present under the root.
-    #[serde(default)]
-    pub variations: Option<Vec<String>>,
-    /// `synthetic` sources only: the scene, size, pace and length (`[source.synthetic]`; defaults
-    /// when absent, see [`synthetic::SyntheticConfig`]).
-    #[serde(default)]
-    pub synthetic: Option<synthetic::SyntheticConfig>,
-    /// `video` sources only: loop, start/stop, real-time pacing, frame step (`[source.video]`; see
-    /// [`video::VideoConfig`]).
-    #[serde(default)]
-    pub video: Option<video::VideoConfig>,
-    /// `camera` sources only: size, rate, pixel format preference, buffers, reconnect back-off
-    /// (`[source.camera]`; see [`camera::CameraConfig`]).
-    #[serde(default)]
-    pub camera: Option<camera::CameraConfig>,
-    /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
-    /// [`plate`]): replaces the source's own masks.
-    #[serde(default)]
-    pub plate: Option<plate::PlateConfig>,
-    /// Masks from a segmentation ONNX model (`[source.segment]`, run every k frames; see
-    /// [`segment`]): replaces the source's own masks. Not together with `plate`.
-    #[serde(default)]
-    pub segment: Option<segment::SegmentConfig>,
-    /// One truth for every frame (a class name, alias or index; see [`labels`]): a line camera
-    /// that sees one part type. Replaces the frames' own truth.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// A sidecar labels file keyed by frame or time ([`labels`]). Replaces the frames' own truth.
-    #[serde(default)]
-    pub labels: Option<PathBuf>,
-}
-
-impl SourceConfig {
-    /// A config for `path` with the kind detected and default class order (what `--source PATH`
-    /// means).
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self {
-            path: path.into(),
-            kind: None,
-            classes: None,
-            clean: None,
-            variations: None,
-            synthetic: None,
-            video: None,
-            camera: None,
-            plate: None,
-            segment: None,
-            label: None,
-            labels: None,
-        }
-    }
-
-    /// What this source is, settled: the spelling first (a synthetic camera, a camera device, a
-    /// video file or stream; `kind` decides for each when given), then the configured `kind`, else
-    /// the path: a folder laid out as the IN-9 release is [`SourceKind::In9`]
-    /// ([`in9::looks_like_release`]), any other path is taken by [`SourceKind::detect`]. A path
-    /// that cannot be read is taken for a file here; opening it says what is wrong.
-    pub fn settled_kind(&self) -> SourceKind {
-        let spec = self.path.to_str().unwrap_or_default();
-        let synthetic = match self.kind {
-            Some(kind) => kind == SourceKind::Synthetic,
-            // A `[source.synthetic]` table needs `kind = "synthetic"` (refused at open otherwise).
-            None => {
-                self.synthetic.is_none() && synthetic::SyntheticConfig::parse_spec(spec).is_some()
-            }
-        };
-        if synthetic {
-            SourceKind::Synthetic
-        } else if camera::device_path(self).is_some() {
-            SourceKind::Camera
-        } else if video::is_video_source(self) {
-            SourceKind::Video
-        } else if let Some(kind) = self.kind {
-            kind
-        } else {
-            let is_dir = self.path.is_dir();
-            match is_dir && in9::looks_like_release(&self.path) {
-                true => SourceKind::In9,
-                false => SourceKind::detect(&self.path, is_dir),
-            }
-        }
-    }
-}
-
-/// What a source path is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// An ImageFolder tree: `root/<class>/<image>` (images directly in `root` have no truth).
-    Folder,
-    /// A CSV manifest with a header and columns `path`, `label` and optionally `mask`.
-    Manifest,
-    /// One image file.
-    Image,
-    /// The released ImageNet-C layout `root/<corruption>/<severity>/<wnid>/<image>`: every image is
-    /// already a stored variant (see [`imagenet_c`]). Never detected; `kind = "imagenet-c"`.
-    #[serde(rename = "imagenet-c")]
-    ImagenetC,
-    /// The IN-9 (Backgrounds Challenge) release layout `root/<variation>/val/<NN_class>/<image>` with
-    /// `root/fg_mask/val/…` masks (see [`in9`]). Detected for a folder with `<variation>/val` or
-    /// `fg_mask/val` sub-folders; `kind = "in9"`.
-    In9,
-    /// The synthetic camera ([`synthetic`]): `path` is not read (write `path = "synthetic"`); the
-    /// scene comes from `[source.synthetic]`. Detected for a path spelled `synthetic[:WxH@FPS/N]`.
-    Synthetic,
-    /// A video file or network stream decoded with FFmpeg ([`video`]). Detected, before the path is
-    /// looked at, for a URL (`scheme://…`) or a video file extension ([`video::VIDEO_EXTENSIONS`]);
-    /// `kind = "video"`.
-    Video,
-    /// A V4L2 camera ([`camera`]): `path` is the device. Detected, before the path is looked at,
-    /// for `/dev/video*`, `/dev/v4l/…` and `camera[:N]`; `kind = "camera"` takes any device path.
-    Camera,
-}
-
-impl SourceKind {
-    /// The kind a path is taken for when none is given: a directory → [`SourceKind::Folder`], a file
-    /// whose extension is `csv` (any case) → [`SourceKind::Manifest`], else [`SourceKind::Image`].
-    /// `is_dir` says whether `path` is a directory (passed in so this stays a pure function).
-    pub fn detect(path: &Path, is_dir: bool) -> SourceKind {
-        if is_dir {
-            SourceKind::Folder
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
-        {
-            SourceKind::Manifest
-        } else {
-            SourceKind::Image
-        }
-    }
-
-    /// The lowercase name used in configs and reports (`folder`, `manifest`, `image`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceKind::Folder => "folder",
-            SourceKind::Manifest => "manifest",
-            SourceKind::Image => "image",
-            SourceKind::ImagenetC => "imagenet-c",
-            SourceKind::In9 => "in9",
-            SourceKind::Synthetic => "synthetic",
-            SourceKind::Video => "video",
-            SourceKind::Camera => "camera",
-        }
-    }
-}
-
-/// How a folder source maps class sub-folder names to label indices.
-/// In TOML: `classes = "labels"` (default), `classes = "sorted"`, or `classes = "path/to/list.txt"`
-/// (write `"./labels"` for a list file literally named `labels`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(from = "String")]
-pub enum ClassOrder {
-    /// Resolve each sub-folder name in the run's label space (a class name, alias, or index).
-    #[default]
-    Labels,
-    /// Index = position of the sub-folder in the sorted list of sub-folder names (torchvision
-    /// `ImageFolder` order).
-    Sorted,
-    /// Index = 0-based line number of the sub-folder name in this list file (one name per line).
-    List(PathBuf),
-}
-
-impl From<String> for ClassOrder {
-    fn from(s: String) -> Self {
-        match s.as_str() {
-            "labels" => ClassOrder::Labels,
-            "sorted" => ClassOrder::Sorted,
-            _ => ClassOrder::List(PathBuf::from(s)),
-        }
-    }
-}
-
-impl std::str::FromStr for ClassOrder {
-    type Err = std::convert::Infallible;
-
-    /// Same rules as the TOML form: `labels`, `sorted`, or a list file path.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(ClassOrder::from(s.to_string()))
-    }
-}
+pub use config::{
+    ClassOrder, GivenTruth, Input, MaskMaker, RawSourceConfig, SourceConfig, SourceKind,
+};
 
 /// A stream of frames.
 pub trait Source: Send {
@@ -391,40 +197,21 @@ impl SourceError {
     }
 }
 
-/// Opens the source, its kind settled here ([`SourceConfig::settled_kind`]). `labels` is the run's
-/// dataset label space (class names, see [`LabelSpace::resolve`]) used to resolve labels written as
-/// names or indices. Errors that make the whole source unusable (missing path, unreadable manifest
-/// header, a folder class name not in the label space) are returned here.
+/// Opens the settled source ([`RawSourceConfig::settle`]). `labels` is the run's dataset label space
+/// (class names, see [`LabelSpace::resolve`]) used to resolve labels written as names or indices.
+/// Errors that make the whole source unusable (missing path, a path that does not fit the kind,
+/// unreadable manifest header, a folder class name not in the label space) are returned here.
 pub fn open(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
-    open_as(config, config.settled_kind(), labels)
-}
-
-/// [`open`] for a source whose kind is already settled ([`SourceConfig::settled_kind`], or a kind
-/// the caller knows, such as a run's IN-9 release).
-pub fn open_as(
-    config: &SourceConfig,
-    kind: SourceKind,
-    labels: &LabelSpace,
-) -> Result<Box<dyn Source>, SourceError> {
     let stream_labels = stream_labels(config, labels)?;
-    if config.plate.is_some() && config.segment.is_some() {
-        return Err(SourceError::new(
-            "[source]",
-            "`[source.plate]` and `[source.segment]` both make the frames' masks; keep one",
-        ));
-    }
-    if let Some(s) = &config.segment {
-        s.check()
-            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
-    }
-    let mut source = open_kind(config, kind, labels)?;
-    if let Some(s) = &config.segment {
-        source = Box::new(segment::SegmentSource::new(source, s)?);
-    }
-    if let Some(p) = &config.plate {
-        p.check()
-            .map_err(|e| SourceError::at(&config.path, e.to_string()).caused_by(e))?;
-        source = Box::new(plate::PlateSource::new(source, p.clone()));
+    let mut source = open_input(config, labels)?;
+    match &config.masks {
+        Some(MaskMaker::Segment(s)) => {
+            source = Box::new(segment::SegmentSource::new(source, s)?);
+        }
+        Some(MaskMaker::Plate(p)) => {
+            source = Box::new(plate::PlateSource::new(source, p.clone()));
+        }
+        None => {}
     }
     Ok(match stream_labels {
         Some(l) => Box::new(labels::LabelledSource::new(source, l)),
@@ -432,43 +219,13 @@ pub fn open_as(
     })
 }
 
-/// After `--source` replaced the configured path: drops the kind-specific tables
-/// (`[source.synthetic]`, `[source.camera]`, `[source.video]`) that do not apply to the new source's
-/// kind, so that a camera config run on a clip (`--source clip.mp4`) keeps its `[source.plate]` /
-/// `[source.segment]` mask source and is not refused for its `[source.camera]` table.
-pub fn drop_foreign_tables(config: &mut SourceConfig) {
-    // A `synthetic:…` spec describes its camera itself; the table applies with `--source-kind
-    // synthetic` only (as in a config, see `SourceConfig::settled_kind`).
-    if config.kind != Some(SourceKind::Synthetic) {
-        config.synthetic = None;
-    }
-    if camera::device_path(config).is_none() {
-        config.camera = None;
-    }
-    if !video::is_video_source(config) {
-        config.video = None;
-    }
-}
-
-/// The `[source] label` / `labels` settings, checked and resolved ([`labels`]).
+/// The given truth ([`GivenTruth`]) resolved in the run's label space ([`labels`]).
 fn stream_labels(
     config: &SourceConfig,
     space: &LabelSpace,
 ) -> Result<Option<labels::StreamLabels>, SourceError> {
-    let synthetic_label = config.synthetic.as_ref().and_then(|s| s.label.as_ref());
-    if synthetic_label.is_some() && (config.label.is_some() || config.labels.is_some()) {
-        return Err(SourceError::at(
-            &config.path,
-            "`[source.synthetic] label` and `[source] label`/`labels` both give the truth; keep one",
-        ));
-    }
-    match (&config.label, &config.labels) {
-        (Some(_), Some(_)) => Err(SourceError::at(
-            &config.path,
-            "`label` (one class for every frame) and `labels` (a sidecar file) both give the \
-             truth; keep one",
-        )),
-        (Some(l), None) => {
+    match &config.truth {
+        Some(GivenTruth::Class(l)) => {
             let truth = space.resolve(l).ok_or_else(|| {
                 SourceError::at(
                     &config.path,
@@ -481,75 +238,30 @@ fn stream_labels(
             })?;
             Ok(Some(labels::StreamLabels::Fixed(Truth(truth))))
         }
-        (None, Some(file)) => Ok(Some(labels::StreamLabels::Sidecar(labels::Sidecar::load(
-            file, space,
-        )?))),
-        (None, None) => Ok(None),
+        Some(GivenTruth::File(file)) => Ok(Some(labels::StreamLabels::Sidecar(
+            labels::Sidecar::load(file, space)?,
+        ))),
+        None => Ok(None),
     }
 }
 
-/// The stream kinds' own tables, in the order a source's spelling is tried
-/// ([`SourceConfig::settled_kind`]), each with the error for a source of another kind that carries
-/// it. A source is asked only about the tables of the kinds tried before its own: a file-system
-/// source about all three, a camera about `[source.synthetic]` alone, a synthetic source about
-/// none.
-const STREAM_TABLES: [(SourceKind, &str); 3] = [
-    (
-        SourceKind::Synthetic,
-        "`[source.synthetic]` applies to synthetic sources only; remove it or set \
-         `kind = \"synthetic\"`",
-    ),
-    (
-        SourceKind::Camera,
-        "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
-    ),
-    (
-        SourceKind::Video,
-        "`[source.video]` applies to video sources only; remove it or set `kind = \"video\"`",
-    ),
-];
-
-/// [`open`] without the mask and label wrappers, for a source of the settled `kind`.
-fn open_kind(
-    config: &SourceConfig,
-    kind: SourceKind,
-    labels: &LabelSpace,
-) -> Result<Box<dyn Source>, SourceError> {
-    for (table_kind, message) in STREAM_TABLES {
-        if kind == table_kind {
-            break;
-        }
-        let present = match table_kind {
-            SourceKind::Synthetic => config.synthetic.is_some(),
-            SourceKind::Camera => config.camera.is_some(),
-            _ => config.video.is_some(),
-        };
-        if present {
-            return Err(SourceError::at(&config.path, message));
-        }
-    }
-    match kind {
-        SourceKind::Synthetic => Ok(Box::new(synthetic::open(
-            &synthetic_config(config)?,
-            labels,
-        )?)),
-        SourceKind::Camera => {
-            let device = camera::device_path(config).unwrap_or_else(|| config.path.clone());
-            camera::open(&device, config.camera.as_ref(), labels)
-        }
-        SourceKind::Video => video::open(config),
-        _ => open_path(config, kind, labels),
+/// [`open`] without the mask and label wrappers.
+fn open_input(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Source>, SourceError> {
+    match &config.input {
+        Input::Synthetic(settings) => Ok(Box::new(synthetic::open(settings, labels)?)),
+        Input::Camera { device, settings } => camera::open(device, settings.as_ref(), labels),
+        Input::Video(settings) => video::open(&config.path, settings),
+        input => open_path(&config.path, input, labels),
     }
 }
 
 /// A source read from the file system (folder, manifest, image, ImageNet-C or IN-9 layout): the
-/// path is looked at and must fit `kind`, and the options of other kinds are refused.
+/// path is looked at and must fit the kind.
 fn open_path(
-    config: &SourceConfig,
-    kind: SourceKind,
+    path: &Path,
+    input: &Input,
     labels: &LabelSpace,
 ) -> Result<Box<dyn Source>, SourceError> {
-    let path = &config.path;
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
             path,
@@ -566,104 +278,42 @@ fn open_path(
             ),
         ));
     }
-    check_path_options(config, kind, meta.is_dir())?;
-    let source: ItemSource = match kind {
-        SourceKind::ImagenetC => return Ok(Box::new(imagenet_c::open(config, labels)?)),
-        SourceKind::In9 => {
-            let variations = config.variations.as_deref();
-            return Ok(Box::new(in9::open(path, variations, labels)?));
+    check_path(path, input.kind(), meta.is_dir())?;
+    let source: ItemSource = match input {
+        Input::ImagenetC { clean } => {
+            return Ok(Box::new(imagenet_c::open(path, clean.as_deref(), labels)?));
         }
-        SourceKind::Folder => {
-            let order = config.classes.clone().unwrap_or_default();
-            folder::open(path, &order, labels)?
+        Input::In9 { variations } => {
+            return Ok(Box::new(in9::open(path, variations.as_deref(), labels)?));
         }
-        SourceKind::Manifest => manifest::open(path, labels)?,
-        // `Image`; the stream kinds never get here (`open_kind`).
+        Input::Folder { classes } => folder::open(path, classes, labels)?,
+        Input::Manifest => manifest::open(path, labels)?,
+        // `Image`; the stream kinds never get here (`open_input`).
         _ => single::open(path),
     };
     Ok(Box::new(source))
 }
 
-/// The checks of a file-system source's path and options against its `kind`: a folder where a
-/// folder is needed, a file where a file is, and `variations`, `classes` and `clean` only on the
-/// kinds that read them.
-fn check_path_options(
-    config: &SourceConfig,
-    kind: SourceKind,
-    is_dir: bool,
-) -> Result<(), SourceError> {
-    let path = &config.path;
-    if kind == SourceKind::In9 && !is_dir {
-        return Err(SourceError::at(
+/// A file-system source's path against its `kind`: a folder where a folder is needed, a file where
+/// a file is.
+fn check_path(path: &Path, kind: SourceKind, is_dir: bool) -> Result<(), SourceError> {
+    match (kind, is_dir) {
+        (SourceKind::In9, false) => Err(SourceError::at(
             path,
             "is not a folder but the source kind is `in9`; give the root of the IN-9 release",
-        ));
-    }
-    if kind != SourceKind::In9 && config.variations.is_some() {
-        return Err(SourceError::at(
+        )),
+        (SourceKind::Folder, false) => Err(SourceError::at(
+            path,
+            "is not a folder but the source kind is `folder`; give a folder or remove `kind`",
+        )),
+        (SourceKind::Manifest | SourceKind::Image, true) => Err(SourceError::at(
             path,
             format!(
-                "`variations` applies to in9 sources only but this is a {} source; remove \
-                 `variations`",
+                "is a folder but the source kind is `{}`; give a file or use `kind = \"folder\"`",
                 kind.name()
             ),
-        ));
-    }
-    match (kind, is_dir) {
-        (SourceKind::Folder, false) => {
-            return Err(SourceError::at(
-                path,
-                "is not a folder but the source kind is `folder`; give a folder or remove `kind`",
-            ));
-        }
-        (SourceKind::Manifest | SourceKind::Image, true) => {
-            return Err(SourceError::at(
-                path,
-                format!(
-                    "is a folder but the source kind is `{}`; give a file or use `kind = \"folder\"`",
-                    kind.name()
-                ),
-            ));
-        }
-        _ => {}
-    }
-    if kind != SourceKind::Folder && config.classes.is_some() {
-        return Err(SourceError::at(
-            path,
-            format!(
-                "`classes` applies to folder sources only but this is a {} source; remove `classes`",
-                kind.name()
-            ),
-        ));
-    }
-    if kind != SourceKind::ImagenetC && config.clean.is_some() {
-        return Err(SourceError::at(
-            path,
-            format!(
-                "`clean` applies to imagenet-c sources only but this is a {} source; remove `clean`",
-                kind.name()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// The synthetic camera's settings of a synthetic source: `[source.synthetic]` (checked), else a
-/// `synthetic:…` path, else defaults.
-fn synthetic_config(config: &SourceConfig) -> Result<synthetic::SyntheticConfig, SourceError> {
-    let spec = config.path.to_str().unwrap_or_default();
-    let err = |e: synthetic::SyntheticError| SourceError::new(spec, e.to_string()).caused_by(e);
-    match &config.synthetic {
-        Some(c) => {
-            c.check().map_err(|e| {
-                SourceError::new(spec, format!("[source.synthetic]: {e}")).caused_by(e)
-            })?;
-            Ok(c.clone())
-        }
-        None => Ok(synthetic::SyntheticConfig::parse_spec(spec)
-            .transpose()
-            .map_err(err)?
-            .unwrap_or_default()),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -843,56 +493,15 @@ mod tests {
         LabelSpace::new(vec!["cat".into(), "dog".into()])
     }
 
-    #[test]
-    fn detects_kind_from_path() {
-        assert_eq!(SourceKind::detect(Path::new("x"), true), SourceKind::Folder);
-        assert_eq!(
-            SourceKind::detect(Path::new("a/m.CSV"), false),
-            SourceKind::Manifest
-        );
-        assert_eq!(
-            SourceKind::detect(Path::new("a/m.png"), false),
-            SourceKind::Image
-        );
-        assert_eq!(
-            SourceKind::detect(Path::new("noext"), false),
-            SourceKind::Image
-        );
-    }
-
-    #[test]
-    fn class_order_from_string() {
-        assert_eq!(ClassOrder::from("labels".to_string()), ClassOrder::Labels);
-        assert_eq!(ClassOrder::from("sorted".to_string()), ClassOrder::Sorted);
-        assert_eq!(
-            "lists/classes.txt".parse::<ClassOrder>().unwrap(),
-            ClassOrder::List(PathBuf::from("lists/classes.txt"))
-        );
-    }
-
-    #[test]
-    fn config_deserializes_from_toml() {
-        let c: SourceConfig =
-            toml::from_str("path = \"data/val\"\nkind = \"folder\"\nclasses = \"sorted\"").unwrap();
-        assert_eq!(c.path, PathBuf::from("data/val"));
-        assert_eq!(c.kind, Some(SourceKind::Folder));
-        assert_eq!(c.classes, Some(ClassOrder::Sorted));
-
-        let c: SourceConfig = toml::from_str("path = \"m.csv\"").unwrap();
-        assert_eq!(c, SourceConfig::new("m.csv"));
-
-        let c: SourceConfig = toml::from_str("path = \"d\"\nclasses = \"my/list.txt\"").unwrap();
-        assert_eq!(c.classes, Some(ClassOrder::List("my/list.txt".into())));
-
-        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkindd = \"folder\"").is_err());
-        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nkind = \"movie\"").is_err());
-        assert!(toml::from_str::<SourceConfig>("path = \"d\"\nclasses = 3").is_err());
+    /// `config` settled and opened.
+    fn open_raw(config: &RawSourceConfig) -> Result<Box<dyn Source>, SourceError> {
+        open(&config.clone().settle()?, &labels())
     }
 
     #[test]
     fn missing_path_is_an_open_error() {
         let dir = tempfile::tempdir().unwrap();
-        let err = open(&SourceConfig::new(dir.path().join("nope")), &labels())
+        let err = open_raw(&RawSourceConfig::new(dir.path().join("nope")))
             .err()
             .unwrap();
         assert!(err.item.ends_with("nope"));
@@ -904,22 +513,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("a.png");
         write_rgb(&img, 2, 2, [1, 2, 3]);
-        let mut c = SourceConfig::new(&img);
+        let mut c = RawSourceConfig::new(&img);
         c.kind = Some(SourceKind::Folder);
-        assert!(open(&c, &labels()).is_err());
-        let mut c = SourceConfig::new(dir.path());
+        assert!(open_raw(&c).is_err());
+        let mut c = RawSourceConfig::new(dir.path());
         c.kind = Some(SourceKind::Manifest);
-        assert!(open(&c, &labels()).is_err());
+        assert!(open_raw(&c).is_err());
     }
 
     #[test]
-    fn classes_on_non_folder_is_an_open_error() {
+    fn classes_on_non_folder_is_refused_when_settled() {
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("a.png");
         write_rgb(&img, 2, 2, [1, 2, 3]);
-        let mut c = SourceConfig::new(&img);
+        let mut c = RawSourceConfig::new(&img);
         c.classes = Some(ClassOrder::Sorted);
-        let err = open(&c, &labels()).err().unwrap();
+        let err = c.settle().err().unwrap();
         assert!(err.message.contains("folder sources only"), "{err}");
     }
 
@@ -929,11 +538,11 @@ mod tests {
         write_rgb(&dir.path().join("cat/a.png"), 2, 2, [1, 2, 3]);
         std::fs::write(dir.path().join("m.csv"), "path,label\ncat/a.png,dog\n").unwrap();
 
-        let s = open(&SourceConfig::new(dir.path()), &labels()).unwrap();
+        let s = open_raw(&RawSourceConfig::new(dir.path())).unwrap();
         assert!(s.describe().starts_with("folder "), "{}", s.describe());
-        let s = open(&SourceConfig::new(dir.path().join("m.csv")), &labels()).unwrap();
+        let s = open_raw(&RawSourceConfig::new(dir.path().join("m.csv"))).unwrap();
         assert!(s.describe().starts_with("manifest "), "{}", s.describe());
-        let s = open(&SourceConfig::new(dir.path().join("cat/a.png")), &labels()).unwrap();
+        let s = open_raw(&RawSourceConfig::new(dir.path().join("cat/a.png"))).unwrap();
         assert!(s.describe().starts_with("image "), "{}", s.describe());
     }
 
@@ -943,7 +552,7 @@ mod tests {
         write_rgb(&dir.path().join("a.png"), 2, 2, [1, 2, 3]);
         std::fs::write(dir.path().join("b.png"), b"garbage").unwrap();
         write_rgb(&dir.path().join("c.png"), 2, 2, [1, 2, 3]);
-        let mut s = open(&SourceConfig::new(dir.path()), &labels()).unwrap();
+        let mut s = open_raw(&RawSourceConfig::new(dir.path())).unwrap();
         assert_eq!(s.next_frame().unwrap().unwrap().seq, 0);
         assert!(s.next_frame().unwrap().is_err());
         let c = s.next_frame().unwrap().unwrap();
@@ -959,9 +568,9 @@ mod tests {
             return;
         }
         for kind in [None, Some(SourceKind::Image), Some(SourceKind::Manifest)] {
-            let mut c = SourceConfig::new(zero);
+            let mut c = RawSourceConfig::new(zero);
             c.kind = kind;
-            let e = open(&c, &labels()).err().unwrap();
+            let e = open_raw(&c).err().unwrap();
             assert_eq!(e.item, "/dev/zero");
             assert!(
                 e.message.starts_with(

@@ -43,7 +43,7 @@
 
 use std::path::Path;
 
-use super::{Source, SourceConfig, SourceError, SourceKind};
+use super::{RawSourceConfig, Source, SourceError, SourceKind};
 
 /// File extensions taken for video files when no `kind` is given (compared case-insensitively).
 pub const VIDEO_EXTENSIONS: &[&str] = &[
@@ -281,7 +281,7 @@ pub fn has_video_extension(path: &Path) -> bool {
 
 /// Whether `config` names a video source: `kind = "video"`, or no kind and a URL or a video
 /// extension. Decided from the spelling alone, before the path is looked at.
-pub fn is_video_source(config: &SourceConfig) -> bool {
+pub fn is_video_source(config: &RawSourceConfig) -> bool {
     match config.kind {
         Some(kind) => kind == SourceKind::Video,
         None => is_url(&config.path) || has_video_extension(&config.path),
@@ -292,7 +292,7 @@ pub fn is_video_source(config: &SourceConfig) -> bool {
 /// `[source.video] realtime = true`, the synthetic camera `[source.synthetic] realtime = true` (a
 /// `synthetic:…` spec is parsed first so its size, rate and length stay). Any other source is an
 /// error naming its path.
-pub fn set_realtime(source: &mut SourceConfig) -> Result<(), RealtimeError> {
+pub fn set_realtime(source: &mut RawSourceConfig) -> Result<(), RealtimeError> {
     if is_video_source(source) {
         source
             .video
@@ -416,20 +416,17 @@ pub fn id_name(target: &str) -> String {
         .map_or_else(|| target.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Opens the video file or stream of `config` (see the module docs). Errors: a bad
-/// `[source.video]` (`loop`/`start`/`stop` on a network stream included), an unsupported URL
+/// Opens the video file or stream at `path` with the `[source.video]` settings `config` (see the
+/// module docs). Errors: a bad `[source.video]` (`loop`/`start`/`stop` on a network stream included), an unsupported URL
 /// scheme, a missing or unreadable file, a stream with no video, an unreachable URL (refused, or
 /// no answer within `open_timeout`, default [`OPEN_TIMEOUT`]), or a build without the `video`
 /// feature.
-pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
-    let item = config.path.display().to_string();
+pub fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, SourceError> {
+    let item = path.display().to_string();
     let settings = config
-        .video
-        .clone()
-        .unwrap_or_default()
         .settings()
         .map_err(|e| SourceError::new(&item, format!("[source.video]: {e}")).caused_by(e))?;
-    let network = match url_scheme(&config.path) {
+    let network = match url_scheme(path) {
         Some(scheme) if URL_SCHEMES.contains(&scheme.as_str()) => true,
         Some(scheme) => {
             return Err(SourceError::new(
@@ -453,7 +450,7 @@ pub fn open(config: &SourceConfig) -> Result<Box<dyn Source>, SourceError> {
              read live from where it is (drop them; `--duration` or `--limit` bound a run)",
         ));
     }
-    if !network && let Some(why) = file_problem(&config.path) {
+    if !network && let Some(why) = file_problem(path) {
         // What the file system says, before FFmpeg's vaguer words.
         return Err(SourceError::new(&item, why));
     }
@@ -1753,15 +1750,15 @@ mod tests {
         assert!(has_video_extension(Path::new("clip.y4m")));
         assert!(!has_video_extension(Path::new("a.png")));
         assert!(!has_video_extension(Path::new("mp4")));
-        let mut c = SourceConfig::new("x.mp4");
+        let mut c = RawSourceConfig::new("x.mp4");
         assert!(is_video_source(&c));
         c.kind = Some(SourceKind::Image);
         assert!(!is_video_source(&c));
-        let mut c = SourceConfig::new("frames");
+        let mut c = RawSourceConfig::new("frames");
         assert!(!is_video_source(&c));
         c.kind = Some(SourceKind::Video);
         assert!(is_video_source(&c));
-        assert!(is_video_source(&SourceConfig::new("udp://0.0.0.0:5000")));
+        assert!(is_video_source(&RawSourceConfig::new("udp://0.0.0.0:5000")));
     }
 
     #[test]
@@ -1774,11 +1771,11 @@ mod tests {
 
     #[test]
     fn realtime_flag_reaches_video_and_synthetic_sources() {
-        let mut c = SourceConfig::new("clip.mp4");
+        let mut c = RawSourceConfig::new("clip.mp4");
         set_realtime(&mut c).unwrap();
         assert!(c.video.as_ref().unwrap().realtime);
 
-        let mut c = SourceConfig::new("synthetic:320x240@15/90");
+        let mut c = RawSourceConfig::new("synthetic:320x240@15/90");
         set_realtime(&mut c).unwrap();
         let s = c.synthetic.as_ref().unwrap();
         assert!(s.realtime);
@@ -1788,7 +1785,7 @@ mod tests {
         );
         assert_eq!(c.kind, Some(SourceKind::Synthetic));
 
-        let err = set_realtime(&mut SourceConfig::new("photos/"))
+        let err = set_realtime(&mut RawSourceConfig::new("photos/"))
             .unwrap_err()
             .to_string();
         assert!(err.contains("--realtime"), "{err}");
@@ -1796,30 +1793,31 @@ mod tests {
 
     #[test]
     fn bad_scheme_and_missing_file_are_open_errors() {
-        let e = open(&SourceConfig::new("ftp://host/clip.mp4"))
+        let default = VideoConfig::default();
+        let e = open(Path::new("ftp://host/clip.mp4"), &default)
             .err()
             .unwrap();
         assert!(e.message.contains("unsupported URL scheme `ftp://`"), "{e}");
         assert!(e.message.contains("rtsp://"), "{e}");
-        let e = open(&SourceConfig::new("/nonexistent/clip.mp4"))
+        let e = open(Path::new("/nonexistent/clip.mp4"), &default)
             .err()
             .unwrap();
         assert_eq!(
             e.to_string(),
             "/nonexistent/clip.mp4: no such file; check `[source] path` or --source"
         );
-        let mut c = SourceConfig::new("/nonexistent/clip.mp4");
-        c.video = Some(VideoConfig {
+        let every_0 = VideoConfig {
             every: Some(0),
             ..VideoConfig::default()
-        });
-        let e = open(&c).err().unwrap();
+        };
+        let e = open(Path::new("/nonexistent/clip.mp4"), &every_0)
+            .err()
+            .unwrap();
         assert!(e.message.contains("[source.video]"), "{e}");
         // loop / start / stop mean nothing to a live stream: refused before connecting.
         for bad in ["loop = true", "start = 5", "stop = \"1m\"", "loop = 2"] {
-            let mut c = SourceConfig::new("udp://127.0.0.1:9");
-            c.video = Some(toml::from_str(bad).unwrap());
-            let e = open(&c).err().unwrap();
+            let c: VideoConfig = toml::from_str(bad).unwrap();
+            let e = open(Path::new("udp://127.0.0.1:9"), &c).err().unwrap();
             assert!(e.message.contains("apply to video files"), "{bad}: {e}");
         }
     }
@@ -1880,7 +1878,7 @@ mod no_feature_tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.mp4");
         std::fs::write(&p, b"x").unwrap();
-        let e = open(&SourceConfig::new(&p)).err().unwrap();
+        let e = open(&p, &VideoConfig::default()).err().unwrap();
         assert!(e.message.contains("`video` feature"), "{e}");
     }
 }

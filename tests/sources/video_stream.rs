@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::util::*;
 use robustream::frame::{Frame, LabelSpace};
 use robustream::source::video::{Loop, TimeSpec, VideoConfig};
-use robustream::source::{Source, SourceConfig};
+use robustream::source::{RawSourceConfig, Source};
 
 /// Frames per second and seconds of the test clips.
 const FPS: u32 = 15;
@@ -37,9 +37,12 @@ fn clip(dir: &Path, name: &str, codec: &str, extra: &[&str]) -> PathBuf {
 }
 
 fn open(path: &Path, video: Option<VideoConfig>) -> Box<dyn Source> {
-    let mut c = SourceConfig::new(path);
+    let mut c = RawSourceConfig::new(path);
     c.video = video;
-    match robustream::source::open(&c, &LabelSpace::new(vec![])) {
+    let settled = c
+        .settle()
+        .and_then(|c| robustream::source::open(&c, &LabelSpace::new(vec![])));
+    match settled {
         Ok(s) => s,
         Err(e) => panic!("{e}"),
     }

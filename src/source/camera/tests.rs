@@ -18,11 +18,11 @@ fn device_specs() {
     assert_eq!(parse_device("cameras"), None);
     assert_eq!(parse_device("photos/cat.png"), None);
 
-    let mut c = SourceConfig::new("camera:1");
+    let mut c = RawSourceConfig::new("camera:1");
     assert_eq!(device_path(&c), Some("/dev/video1".into()));
     c.kind = Some(SourceKind::Folder);
     assert_eq!(device_path(&c), None);
-    let mut c = SourceConfig::new("/dev/mycam");
+    let mut c = RawSourceConfig::new("/dev/mycam");
     assert_eq!(device_path(&c), None);
     c.kind = Some(SourceKind::Camera);
     assert_eq!(device_path(&c), Some("/dev/mycam".into()));

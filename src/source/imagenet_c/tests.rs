@@ -6,10 +6,17 @@ fn imagenet_labels() -> LabelSpace {
     LabelSpace::new((0..1000).map(|i| format!("class{i}")).collect())
 }
 
-fn config(root: &Path, clean: Option<PathBuf>) -> SourceConfig {
-    let mut c = SourceConfig::new(root);
+/// `[source]` of an imagenet-c layout at `root`, as written.
+fn config(root: &Path, clean: Option<PathBuf>) -> RawSourceConfig {
+    let mut c = RawSourceConfig::new(root);
+    c.kind = Some(crate::source::SourceKind::ImagenetC);
     c.clean = clean;
     c
+}
+
+/// The layout of [`config`] scanned.
+fn scan(root: &Path, clean: Option<PathBuf>) -> Result<Layout, SourceError> {
+    Layout::scan(root, clean.as_deref())
 }
 
 fn drain(s: &mut dyn Source) -> Vec<Result<Frame, SourceError>> {
@@ -39,7 +46,7 @@ fn formats_this_build_cannot_decode_are_named_as_skipped() {
     let r = d.path().join("ImageNet-C");
     write_rgb(&r.join("fog/3/n07920052/a.JPEG"), 4, 4, [1, 2, 3]);
     std::fs::write(r.join("fog/3/n07920052/b.avif"), "x").unwrap();
-    let layout = Layout::scan(&config(&r, None)).unwrap();
+    let layout = scan(&r, None).unwrap();
     let mut s = layout
         .open(&["corruption/fog/3"], &imagenet_labels())
         .unwrap();
@@ -69,7 +76,7 @@ fn frames_are_stored_variants_with_wnid_truth_in_plan_order() {
     std::fs::write(r.join("README.txt"), "ignored").unwrap();
     let clean = d.path().join("val");
     write_rgb(&clean.join("n01440764/e.JPEG"), 4, 4, [1, 2, 3]);
-    let layout = Layout::scan(&config(&r, Some(clean))).unwrap();
+    let layout = scan(&r, Some(clean)).unwrap();
     assert_eq!(
         layout.keys(),
         [
@@ -128,7 +135,7 @@ fn unknown_wnids_and_stray_files_are_skipped_items_naming_the_path() {
     write_rgb(&r.join("snow/2/n00000001/y.png"), 2, 2, [0, 0, 0]);
     write_rgb(&r.join("snow/2/loose.png"), 2, 2, [0, 0, 0]);
     std::fs::write(r.join("snow/2/n01440764/bad.jpg"), b"not a jpeg").unwrap();
-    let mut s = open(&config(r, None), &imagenet_labels()).unwrap();
+    let mut s = open(r, None, &imagenet_labels()).unwrap();
     assert_eq!(s.len_hint(), Some(5));
     let got = drain(&mut s);
     let msgs: Vec<String> = got
@@ -164,7 +171,7 @@ fn layout_errors_name_the_folder_and_the_fix() {
     let r = d.path();
     write_rgb(&r.join("fog/3/n01440764/a.png"), 2, 2, [0, 0, 0]);
     write_rgb(&r.join("foggy/3/n01440764/a.png"), 2, 2, [0, 0, 0]);
-    let e = Layout::scan(&config(r, None)).unwrap_err();
+    let e = scan(r, None).unwrap_err();
     assert!(e.item.ends_with("foggy"), "{e}");
     assert!(
         e.message.contains("is not an ImageNet-C corruption folder"),
@@ -178,7 +185,7 @@ fn layout_errors_name_the_folder_and_the_fix() {
             2,
             [0, 0, 0],
         );
-        let e = Layout::scan(&config(r, None)).unwrap_err();
+        let e = scan(r, None).unwrap_err();
         assert!(
             e.item.ends_with(bad) && e.message.contains("is not a severity folder"),
             "{e}"
@@ -186,13 +193,13 @@ fn layout_errors_name_the_folder_and_the_fix() {
         std::fs::remove_dir_all(r.join(format!("fog/{bad}"))).unwrap();
     }
     let empty = tempfile::tempdir().unwrap();
-    let e = Layout::scan(&config(empty.path(), None)).unwrap_err();
+    let e = scan(empty.path(), None).unwrap_err();
     assert!(
         e.message
             .contains("holds no <corruption>/<severity> folders"),
         "{e}"
     );
-    let e = Layout::scan(&config(r, Some(r.join("nope")))).unwrap_err();
+    let e = scan(r, Some(r.join("nope"))).unwrap_err();
     assert!(
         e.item.ends_with("nope") && e.message.contains("cannot list folder"),
         "{e}"
@@ -201,9 +208,7 @@ fn layout_errors_name_the_folder_and_the_fix() {
     let hollow = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(hollow.path().join("fog/3/n01440764")).unwrap();
     std::fs::create_dir_all(hollow.path().join("snow/1")).unwrap();
-    let e = open(&config(hollow.path(), None), &imagenet_labels())
-        .err()
-        .unwrap();
+    let e = open(hollow.path(), None, &imagenet_labels()).err().unwrap();
     assert_eq!(e.item, hollow.path().display().to_string());
     assert!(
         e.message.starts_with("no images (.jpg .jpeg .png")
@@ -217,48 +222,45 @@ fn layout_errors_name_the_folder_and_the_fix() {
 fn open_dispatches_on_the_kind_and_keeps_clean_to_imagenet_c() {
     let d = tempfile::tempdir().unwrap();
     write_rgb(&d.path().join("fog/3/n01440764/a.png"), 2, 2, [0, 0, 0]);
-    let mut c = config(d.path(), None);
-    c.kind = Some(crate::source::SourceKind::ImagenetC);
-    let mut s = crate::source::open(&c, &imagenet_labels()).unwrap();
+    let c = config(d.path(), None);
+    let settled = c.clone().settle().unwrap();
+    assert_eq!(settled.input, Input::ImagenetC { clean: None });
+    let mut s = crate::source::open(&settled, &imagenet_labels()).unwrap();
     let f = s.next_frame().unwrap().unwrap();
     assert_eq!(f.variant.as_deref(), Some("corruption/fog/3"));
     // `clean` on another kind, and `classes` on this one, are errors naming the key.
     let mut folder = config(d.path(), Some(d.path().to_path_buf()));
     folder.kind = Some(crate::source::SourceKind::Folder);
-    let e = crate::source::open(&folder, &imagenet_labels())
-        .err()
-        .unwrap();
+    let e = folder.settle().err().unwrap();
     assert!(
         e.message
             .contains("`clean` applies to imagenet-c sources only"),
         "{e}"
     );
-    c.classes = Some(crate::source::ClassOrder::Sorted);
-    let e = crate::source::open(&c, &imagenet_labels()).err().unwrap();
-    assert!(
-        e.message
-            .contains("`classes` applies to folder sources only"),
-        "{e}"
-    );
-    // Runs scan the layout directly (to plan from it): the same refusal there.
-    let e = Layout::scan(&c).unwrap_err();
+    let mut classes = c.clone();
+    classes.classes = Some(crate::source::ClassOrder::Sorted);
+    let e = classes.settle().unwrap_err();
     assert!(e.message.contains("`classes` does not apply"), "{e}");
-    // A mask source or stream truth would be ignored: refused, naming it.
-    let mut masked = config(d.path(), None);
+    // A mask source, a given truth or IN-9's `variations` would be ignored: refused, naming it.
+    let mut masked = c.clone();
     masked.plate = Some(crate::source::plate::PlateConfig::default());
-    let e = Layout::scan(&masked).unwrap_err();
+    let e = masked.clone().settle().unwrap_err();
     assert!(
         e.message.starts_with("[source.plate] does not apply"),
         "{e}"
     );
     masked.plate = None;
     masked.label = Some("tench".into());
-    let e = Layout::scan(&masked).unwrap_err();
+    let e = masked.clone().settle().unwrap_err();
     assert!(e.message.starts_with("`label` does not apply"), "{e}");
-    let e = Layout::scan(&config(&d.path().join("fog/3/n01440764/a.png"), None)).unwrap_err();
+    masked.label = None;
+    masked.variations = Some(vec!["original".into()]);
+    let e = masked.settle().unwrap_err();
+    assert!(e.message.starts_with("`variations` does not apply"), "{e}");
+    let e = scan(&d.path().join("fog/3/n01440764/a.png"), None).unwrap_err();
     assert!(e.message.starts_with("is not a folder"), "{e}");
     // The kind's TOML name.
-    let t: SourceConfig = toml::from_str("path = \"x\"\nkind = \"imagenet-c\"").unwrap();
+    let t: RawSourceConfig = toml::from_str("path = \"x\"\nkind = \"imagenet-c\"").unwrap();
     assert_eq!(t.kind, Some(crate::source::SourceKind::ImagenetC));
     assert_eq!(crate::source::SourceKind::ImagenetC.name(), "imagenet-c");
 }
@@ -267,7 +269,7 @@ fn open_dispatches_on_the_kind_and_keeps_clean_to_imagenet_c() {
 fn plans_and_label_spaces_that_cannot_work_are_open_errors() {
     let d = tempfile::tempdir().unwrap();
     write_rgb(&d.path().join("fog/3/n01440764/a.png"), 2, 2, [0, 0, 0]);
-    let layout = || Layout::scan(&config(d.path(), None)).unwrap();
+    let layout = || scan(d.path(), None).unwrap();
     let e = layout()
         .open(
             &["clean", "corruption/fog/3"],
