@@ -2,12 +2,13 @@
 # The Debian packages robustream needs, installed only when one is missing (idempotent, no apt call
 # when all are present): a C toolchain and pkg-config for -sys crates, libclang for bindgen (the v4l
 # camera and FFmpeg bindings), FFmpeg's development libraries (the video/stream source), the ffmpeg
-# CLI (the tests generate their videos with it). Python for the assets is handled by assets.sh.
+# CLI (the tests generate their videos with it), and `prometheus` for its `promtool`, with which the
+# tests check the metrics endpoint's exposition. Python for the assets is handled by assets.sh.
 set -euo pipefail
 
 PKGS=(build-essential pkg-config libclang-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-  libavfilter-dev libavdevice-dev ffmpeg)
+  libavfilter-dev libavdevice-dev ffmpeg prometheus)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -25,3 +26,9 @@ export DEBIAN_FRONTEND=noninteractive
 # A fresh machine has empty package lists; try without an update first (fast when lists are there).
 $SUDO apt-get install -y --no-install-recommends "${missing[@]}" ||
   { $SUDO apt-get update && $SUDO apt-get install -y --no-install-recommends "${missing[@]}"; }
+# Only promtool is wanted: where systemd started the Prometheus server the package brings along
+# (a desktop, not a container), stop it and keep it from starting at boot.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && command -v systemctl >/dev/null &&
+  systemctl is-active --quiet prometheus 2>/dev/null; then
+  $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi

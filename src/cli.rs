@@ -153,6 +153,10 @@ pub struct RunArgs {
     /// port 0 picks a free one, printed on stderr); overrides `[report] prometheus`.
     #[arg(long, value_name = "ADDR")]
     pub prometheus: Option<String>,
+    /// Keep the Prometheus endpoint up this long after the run, serving the final figures, so a
+    /// scraper on a 15 s interval sees a short run (e.g. 30s); overrides `[report] linger`.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
+    pub linger: Option<std::time::Duration>,
 }
 
 /// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.

@@ -114,7 +114,7 @@ struct RawConfig {
     #[serde(default)]
     saliency: crate::saliency::SaliencyConfig,
     #[serde(default)]
-    report: ReportConfig,
+    report: RawReportConfig,
 }
 
 /// A complete, validated run configuration with absolute or working-directory-relative paths.
@@ -200,6 +200,8 @@ pub struct Overrides {
     pub saliency_maps: bool,
     /// `--prometheus ADDR` (replaces `[report] prometheus`).
     pub prometheus: Option<String>,
+    /// `--linger` (replaces `[report] linger`).
+    pub linger: Option<std::time::Duration>,
     /// `--duration` (replaces `duration`).
     pub duration: Option<std::time::Duration>,
     /// `--label` (replaces `[source] label`).
@@ -213,38 +215,83 @@ pub struct Overrides {
     pub realtime: bool,
 }
 
-/// `[report]`: live outputs of a run besides records and summaries.
+/// `[report]` as written: live outputs of a run besides records and summaries.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
+struct RawReportConfig {
+    /// Serve Prometheus metrics on this address during the run (`report::prometheus`), e.g.
+    /// `"127.0.0.1:9898"`; absent = no endpoint.
+    prometheus: Option<String>,
+    /// Keep the Prometheus endpoint up this long after the run (`"30s"`, `--linger`).
+    linger: Option<String>,
+    /// Sliding window of the live figures, in frames (`metrics::window`; `metrics.window` in
+    /// summary.json); 0 = none. Default [`DEFAULT_WINDOW`].
+    window: Option<usize>,
+    /// How the run shows progress on stderr: `"auto"` (default: the live terminal view when
+    /// stderr is a terminal), `"live"` or `"plain"` (`report::tui`, `--view`).
+    view: Option<crate::report::tui::ViewMode>,
+    /// How often `summary.json` and `summary.md` are rewritten during the run, e.g. `"10s"`,
+    /// `"1m"`; `"0"` = only at the end. Default [`DEFAULT_SUMMARY_EVERY`].
+    summary_every: Option<String>,
+}
+
+/// `[report]` settled: live outputs of a run besides records and summaries.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportConfig {
     /// Serve Prometheus metrics on this address during the run (`report::prometheus`), e.g.
     /// `"127.0.0.1:9898"`; absent = no endpoint.
     pub prometheus: Option<String>,
+    /// Keep the endpoint up this long after the run, serving the final figures, so a scraper on a
+    /// 15 s interval sees a short run (`[report] linger`, `--linger`); only with `prometheus`.
+    pub linger: Option<std::time::Duration>,
     /// Sliding window of the live figures, in frames (`metrics::window`; `metrics.window` in
-    /// summary.json); 0 = none. Default [`DEFAULT_WINDOW`].
-    pub window: Option<usize>,
+    /// summary.json); 0 = none.
+    pub window: usize,
     /// How the run shows progress on stderr: `"auto"` (default: the live terminal view when
     /// stderr is a terminal), `"live"` or `"plain"` (`report::tui`, `--view`).
     pub view: Option<crate::report::tui::ViewMode>,
     /// How often `summary.json` and `summary.md` are rewritten during the run (atomically, so a
-    /// watcher always reads a whole file; `run.end` is `"running"` until the end), e.g. `"10s"`,
-    /// `"1m"`; `"0"` = only at the end. Default [`DEFAULT_SUMMARY_EVERY`].
-    pub summary_every: Option<String>,
+    /// watcher always reads a whole file; `run.end` is `"running"` until the end); `None` = only
+    /// at the end. Default [`DEFAULT_SUMMARY_EVERY`].
+    pub summary_every: Option<std::time::Duration>,
 }
 
 /// Default period of the interim summary rewrites.
 pub const DEFAULT_SUMMARY_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-impl ReportConfig {
-    /// The period of interim summary rewrites; `None` = only at the end. An unreadable setting
-    /// (rejected when the config is loaded) counts as the default.
-    pub fn summary_every(&self) -> Option<std::time::Duration> {
-        let every = match &self.summary_every {
-            None => DEFAULT_SUMMARY_EVERY,
-            Some(text) => crate::duration::parse_duration(text).unwrap_or(DEFAULT_SUMMARY_EVERY),
-        };
-        (!every.is_zero()).then_some(every)
+/// `[report]` with `--prometheus`, `--linger` and `--view` applied, its durations read.
+fn settle_report(
+    raw: RawReportConfig,
+    o: &Overrides,
+    origin: &Origin,
+) -> Result<ReportConfig, ConfigError> {
+    let every = match &raw.summary_every {
+        None => DEFAULT_SUMMARY_EVERY,
+        Some(text) => crate::duration::parse_duration(text)
+            .map_err(|m| origin.invalid(&format!("`[report] summary_every`: {m}")))?,
+    };
+    let linger = match (o.linger, &raw.linger) {
+        (Some(d), _) => Some(d),
+        (None, Some(text)) => Some(
+            crate::duration::parse_duration(text)
+                .map_err(|m| origin.invalid(&format!("`[report] linger`: {m}")))?,
+        ),
+        (None, None) => None,
+    };
+    let prometheus = o.prometheus.clone().or(raw.prometheus);
+    if linger.is_some() && prometheus.is_none() {
+        return Err(origin.invalid(
+            "`linger` (--linger) keeps the Prometheus endpoint up after the run, but no endpoint \
+             is set; add `[report] prometheus` or --prometheus, or remove `linger`",
+        ));
     }
+    Ok(ReportConfig {
+        prometheus,
+        linger: linger.filter(|d| !d.is_zero()),
+        window: raw.window.unwrap_or(DEFAULT_WINDOW),
+        view: o.view.or(raw.view),
+        summary_every: (!every.is_zero()).then_some(every),
+    })
 }
 
 /// Default length of the sliding window, in frames.
@@ -272,6 +319,7 @@ impl RunConfig {
         }
         let (engine, pipeline, schedule) = settle_pipeline(engine, &raw.pipeline, o, &origin)?;
         let (duration, out) = settle_run_limits(&raw, o, &origin, file)?;
+        let report = settle_report(std::mem::take(&mut raw.report), o, &origin)?;
         let (challenge, saliency) = settle_post_passes(raw.challenge, raw.saliency, o, &origin)?;
         let metrics = MetricsConfig::read(raw.metrics, &origin)?;
         let mut dataset = raw.dataset;
@@ -302,12 +350,7 @@ impl RunConfig {
             metrics,
             challenge,
             saliency,
-            report: ReportConfig {
-                prometheus: o.prometheus.clone().or(raw.report.prometheus),
-                window: Some(raw.report.window.unwrap_or(DEFAULT_WINDOW)),
-                view: o.view.or(raw.report.view),
-                summary_every: raw.report.summary_every,
-            },
+            report,
         })
     }
 }
@@ -494,17 +537,13 @@ fn settle_pipeline(
 }
 
 /// How long the run may go (`duration`, `--duration`) and where it writes (`out`, `--out`, else
-/// `runs/<config file stem>`), with `[report] summary_every` and `jpeg_after_corruption` checked.
+/// `runs/<config file stem>`), with `jpeg_after_corruption` checked.
 fn settle_run_limits(
     raw: &RawConfig,
     o: &Overrides,
     origin: &Origin,
     file: Option<&Path>,
 ) -> Result<(Option<std::time::Duration>, PathBuf), ConfigError> {
-    if let Some(text) = &raw.report.summary_every {
-        crate::duration::parse_duration(text)
-            .map_err(|m| origin.invalid(&format!("`[report] summary_every`: {m}")))?;
-    }
     let duration = match (o.duration, &raw.duration) {
         (Some(d), _) => Some(d),
         (None, Some(text)) => Some(

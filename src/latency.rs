@@ -1,6 +1,7 @@
 //! Latency histograms: per-stage timings recorded in microseconds (HdrHistogram, 3 significant
 //! digits) and reported as p50/p90/p95/p99/max in milliseconds, the way trtexec and MLPerf report
-//! them.
+//! them; beside it, exact counts in fixed buckets ([`BUCKET_BOUNDS_US`]) and the exact sum, which a
+//! monitoring system can window and add up across processes (a quantile cannot be).
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -20,6 +21,30 @@ pub struct Quantiles {
     pub max: f64,
 }
 
+/// The upper bounds of the fixed latency buckets, µs: 50 µs to 10 s in 1–2.5–5 steps, covering a
+/// frame's decode (tens of µs) to an offline run's queueing (seconds). A value is counted in the
+/// first bucket whose bound is ≥ it; values above the last bound only in the total.
+pub const BUCKET_BOUNDS_US: [u64; 18] = [
+    50,
+    100,
+    250,
+    500,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    2_500_000,
+    5_000_000,
+    10_000_000,
+    u64::MAX,
+];
+
 /// A histogram of durations. Values are recorded in whole microseconds with 3 significant digits
 /// (relative error ≤ 0.1%) and the range grows as needed.
 #[derive(Debug, Clone)]
@@ -31,6 +56,10 @@ pub struct LatencyHistogram {
     max_us: u64,
     /// Values that could not be recorded (negative, NaN, infinite, too large).
     ignored: u64,
+    /// Recorded values per fixed bucket ([`BUCKET_BOUNDS_US`]), not cumulative.
+    buckets: [u64; BUCKET_BOUNDS_US.len()],
+    /// Exact sum of the recorded values, µs.
+    sum_us: u128,
 }
 
 impl Default for LatencyHistogram {
@@ -47,6 +76,8 @@ impl LatencyHistogram {
             min_us: u64::MAX,
             max_us: 0,
             ignored: 0,
+            buckets: [0; BUCKET_BOUNDS_US.len()],
+            sum_us: 0,
         }
     }
 
@@ -61,6 +92,10 @@ impl LatencyHistogram {
             Ok(()) => {
                 self.min_us = self.min_us.min(us);
                 self.max_us = self.max_us.max(us);
+                // The last bound is u64::MAX, so some bucket always takes the value.
+                let b = BUCKET_BOUNDS_US.partition_point(|&bound| bound < us);
+                self.buckets[b.min(BUCKET_BOUNDS_US.len() - 1)] += 1;
+                self.sum_us += u128::from(us);
             }
             Err(_) => self.ignored += 1,
         }
@@ -74,6 +109,25 @@ impl LatencyHistogram {
     /// True when nothing has been recorded.
     pub fn is_empty(&self) -> bool {
         self.hist.is_empty()
+    }
+
+    /// The exact sum of the recorded values, seconds.
+    pub fn sum_seconds(&self) -> f64 {
+        // µs → s by one division of the exact integer: the nearest f64 to the decimal value.
+        self.sum_us as f64 / 1e6
+    }
+
+    /// The cumulative bucket counts: for each bound of [`BUCKET_BOUNDS_US`] but the last (in µs),
+    /// how many recorded values are ≤ it. The count of all values is [`LatencyHistogram::len`].
+    pub fn cumulative_buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let finite = BUCKET_BOUNDS_US.len() - 1;
+        BUCKET_BOUNDS_US[..finite]
+            .iter()
+            .zip(&self.buckets)
+            .scan(0u64, |total, (&bound, &n)| {
+                *total += n;
+                Some((bound, *total))
+            })
     }
 
     /// Number of values passed to [`LatencyHistogram::record_ms`] that were not recorded.
@@ -121,6 +175,25 @@ fn us_to_ms(us: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buckets_count_each_value_once_at_its_bound_and_the_sum_is_exact() {
+        let mut h = LatencyHistogram::new();
+        // 0.05 ms = 50 µs sits on the first bound (le is ≤); 0.0501 ms rounds to 50 µs too.
+        for ms in [0.05, 0.0501, 0.051, 3.0, 20_000.0] {
+            h.record_ms(ms);
+        }
+        let b: Vec<(u64, u64)> = h.cumulative_buckets().collect();
+        assert_eq!(b.len(), BUCKET_BOUNDS_US.len() - 1);
+        assert_eq!(b[0], (50, 2));
+        assert_eq!(b[1], (100, 3));
+        assert_eq!(b[6], (5_000, 4));
+        // 20 s is above the last finite bound: only in the count.
+        assert_eq!(*b.last().unwrap(), (10_000_000, 4));
+        assert_eq!(h.len(), 5);
+        assert_eq!(h.sum_seconds(), 20.003151);
+        assert!(b.windows(2).all(|w| w[0].1 <= w[1].1));
+    }
 
     #[test]
     fn empty_is_all_zero() {

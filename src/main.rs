@@ -76,6 +76,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         saliency: args.saliency,
         saliency_maps: args.saliency_maps,
         prometheus: args.prometheus,
+        linger: args.linger,
         duration: args.duration,
         label: args.label,
         labels: args.labels,
@@ -116,6 +117,15 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(_) => "records (no summary)",
     };
     out(&format!("{}\n{written}: {dir}\n", result.summary.table()));
+    if let (Some(exporter), Some(linger)) = (result.exporter, config.report.linger) {
+        eprintln!(
+            "prometheus: serving the final figures at http://{}/metrics for {:.0} s more \
+             (--linger); Ctrl-C ends it",
+            exporter.addr(),
+            linger.as_secs_f64()
+        );
+        exporter.linger(linger, &stop);
+    }
     // Both failures in one line: how the run ended, and that its summary is missing too.
     let no_summary = result.summary_error.map(|e| {
         format!(

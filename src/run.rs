@@ -36,6 +36,10 @@ pub struct RunResult {
     /// Why `summary.json` / `summary.md` could not be written (a full disk), if so; the records
     /// are complete up to the last whole frame and `robustream report` rebuilds the summary.
     pub summary_error: Option<crate::report::ReportError>,
+    /// The Prometheus endpoint, still serving the final figures (`[report] prometheus`), for the
+    /// caller to keep up for `[report] linger` ([`crate::report::prometheus::Exporter::linger`])
+    /// after it has shown the results.
+    pub exporter: Option<crate::report::prometheus::Exporter>,
 }
 
 /// Loads the class map the run scores in: the config's `[dataset] class_map`, else the model
@@ -296,6 +300,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         outcome,
         dir: config.out.clone(),
         summary_error,
+        exporter,
     })
 }
 
@@ -421,6 +426,31 @@ struct Described {
     plan: Vec<String>,
 }
 
+/// `robustream_run_info`'s labels: what the run is, in the words of summary.json's `run`
+/// (`started`): robustream's version, the ONNX file, the engine and runtime, the source, the plan as
+/// written (clipped) and its number of scenarios.
+fn prometheus_info(
+    config: &RunConfig,
+    started: &serde_json::Value,
+    d: &Described,
+) -> crate::report::prometheus::RunInfo {
+    let text = |key: &str| started[key].as_str().unwrap_or_default().to_string();
+    let model = std::path::Path::new(&text("onnx"))
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let plan = crate::quote::clip_to(&config.scenarios.join(","), 120).into_owned();
+    crate::report::prometheus::RunInfo(vec![
+        ("version", text("robustream")),
+        ("model", model),
+        ("engine", d.engine.clone()),
+        ("onnxruntime", d.runtime.clone()),
+        ("source", d.source.clone()),
+        ("plan", plan),
+        ("scenarios", d.plan.len().to_string()),
+    ])
+}
+
 /// What summary.json's `run` says before the run ends (interim summaries) and after.
 fn started_info(
     config: &RunConfig,
@@ -524,11 +554,7 @@ impl<'a> LiveOutputs<'a> {
         std::fs::create_dir_all(&config.out)
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
         let writer = RecordWriter::create(&config.out.join("records.jsonl"))?;
-        let window = config
-            .report
-            .window
-            .unwrap_or(crate::config::DEFAULT_WINDOW);
-        let metrics = Metrics::new(keys).with_window(window);
+        let metrics = Metrics::new(keys).with_window(config.report.window);
         // The live view (report::tui) when asked for and stderr is a terminal; else a bar or lines.
         let view = match config.report.view.unwrap_or_default().wants_live(quiet) {
             false => None,
@@ -546,7 +572,8 @@ impl<'a> LiveOutputs<'a> {
         };
         let exporter = match &config.report.prometheus {
             Some(addr) => {
-                let e = crate::report::prometheus::Exporter::start(addr)?;
+                let mut e = crate::report::prometheus::Exporter::start(addr)?;
+                e.set_info(prometheus_info(config, started_info, described));
                 eprintln!("prometheus: serving http://{}/metrics", e.addr());
                 Some(e)
             }
@@ -563,7 +590,7 @@ impl<'a> LiveOutputs<'a> {
             started,
             described,
             started_info,
-            summary_every: config.report.summary_every(),
+            summary_every: config.report.summary_every,
             last_summary: Instant::now(),
         })
     }

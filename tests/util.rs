@@ -170,6 +170,33 @@ pub fn scrape_until(addr: &str, timeout: Duration, done: impl Fn(&str) -> bool) 
     }
 }
 
+/// What `promtool check metrics` says about a scrape's body (`None` when it accepts it): the
+/// exposition checked by Prometheus's own linter (Debian package `prometheus`, from
+/// scripts/system.sh).
+pub fn promtool_problems(response: &str) -> Option<String> {
+    let body = response.split_once("\r\n\r\n").map_or(response, |(_, b)| b);
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run promtool ({e}); scripts/system.sh installs it"));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (!out.status.success() || !said.trim().is_empty()).then_some(said)
+}
+
 /// The value of an unlabelled Prometheus sample `name` in a scrape.
 pub fn sample(body: &str, name: &str) -> Option<f64> {
     body.lines()

@@ -401,3 +401,35 @@ fn missing_model_or_source_says_what_to_do() {
     let e = RunConfig::load(None, &o).unwrap_err().to_string();
     assert!(e.contains("--source"), "{e}");
 }
+
+#[test]
+fn linger_needs_the_endpoint_and_is_read_once() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n[report]\n";
+    let p = write(d.path(), &format!("{head}linger = \"30s\"\n"));
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`linger`") && e.contains("--prometheus"), "{e}");
+    let p = write(
+        d.path(),
+        &format!("{head}linger = \"30s\"\nprometheus = \"127.0.0.1:0\"\nsummary_every = \"0\"\n"),
+    );
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    assert_eq!(c.report.linger, Some(std::time::Duration::from_secs(30)));
+    assert_eq!(c.report.summary_every, None);
+    assert_eq!(c.report.window, DEFAULT_WINDOW);
+    let o = Overrides {
+        linger: Some(std::time::Duration::from_secs(2)),
+        ..Default::default()
+    };
+    assert_eq!(
+        RunConfig::load(Some(&p), &o).unwrap().report.linger,
+        Some(std::time::Duration::from_secs(2))
+    );
+    let p = write(d.path(), &format!("{head}linger = \"soon\"\n"));
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`[report] linger`"), "{e}");
+}

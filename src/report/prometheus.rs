@@ -16,7 +16,13 @@
 //! | `robustream_flip_ratio` (top-1 changed between consecutive frames) | gauge | scenario, family |
 //! | `robustream_window_accuracy_ratio` (over the sliding window) | gauge | scenario, family |
 //! | `robustream_window_drop_volatility` (across the window's scenarios) | gauge | — |
-//! | `robustream_stage_latency_seconds` | gauge | stage, quantile (0.5, 0.9, 0.99, 1) |
+//! | `robustream_stage_latency_seconds` (`_bucket`, `_sum`, `_count`) | histogram | stage, le |
+//! | `robustream_run_info` (value 1) | gauge | version, model, engine, onnxruntime, source, plan, scenarios |
+//!
+//! Latency is a histogram with fixed buckets from 50 µs to 10 s (`crate::latency::BUCKET_BOUNDS_US`),
+//! counted exactly as the frames pass: PromQL windows it (`rate(…_bucket[5m])`) and adds it up
+//! across devices before `histogram_quantile`, which whole-run quantiles cannot be. Values are
+//! written without float noise: at most 12 decimals, trailing zeros dropped.
 //!
 //! The exporter holds a rendered snapshot: the run's collector re-renders it at most every
 //! [`REFRESH`] (a few tens of µs for a 95-scenario plan) and a scrape only takes a reference to it,
@@ -44,6 +50,28 @@ pub const REFRESH: Duration = Duration::from_millis(200);
 /// The family label of a scenario key: its first `/` segment.
 pub use crate::key::family;
 
+/// What `robustream_run_info` says about the run: (label, value) pairs, in order. Empty: no
+/// `robustream_run_info` line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunInfo(pub Vec<(&'static str, String)>);
+
+/// A sample value as the exposition writes it: at most 12 decimals with trailing zeros dropped, so
+/// `0.7 - 0.6` is `0.1`, not `0.09999999999999998`; `NaN`, `+Inf`, `-Inf` as the format spells them.
+fn num(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let text = format!("{v:.12}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    match text {
+        "-0" => "0".into(),
+        t => t.into(),
+    }
+}
+
 /// Escapes a label value (backslash, double quote, newline), as the text format requires.
 fn escape(v: &str) -> String {
     v.replace('\\', r"\\")
@@ -51,8 +79,8 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Renders the exposition text of `metrics` and `frames`.
-pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
+/// Renders the exposition text of `metrics` and `frames`, with `info` as `robustream_run_info`.
+pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String {
     let mut out = String::with_capacity(256 + metrics.keys().len() * 400);
     let head = |out: &mut String, name: &str, kind: &str, help: &str| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
@@ -78,6 +106,20 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
         let n = format!("robustream_frames_{name}_total");
         head(&mut out, &n, "counter", help);
         let _ = writeln!(out, "{n} {value}");
+    }
+    if !info.0.is_empty() {
+        head(
+            &mut out,
+            "robustream_run_info",
+            "gauge",
+            "The run: robustream version, model, engine, source and plan (value 1).",
+        );
+        let labels: Vec<String> = info
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k}=\"{}\"", escape(v)))
+            .collect();
+        let _ = writeln!(out, "robustream_run_info{{{}}} 1", labels.join(","));
     }
     let labels = |key: &str| {
         format!(
@@ -122,7 +164,7 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
         head(&mut out, name, "gauge", help);
         for (key, t) in metrics.tallies() {
             if let Some(v) = f(t) {
-                let _ = writeln!(out, "{name}{{{}}} {v}", labels(key));
+                let _ = writeln!(out, "{name}{{{}}} {}", labels(key), num(v));
             }
         }
     }
@@ -137,8 +179,9 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
             if let Some(a) = s.top1 {
                 let _ = writeln!(
                     out,
-                    "robustream_window_accuracy_ratio{{{}}} {a}",
-                    labels(&s.scenario)
+                    "robustream_window_accuracy_ratio{{{}}} {}",
+                    labels(&s.scenario),
+                    num(a)
                 );
             }
         }
@@ -150,29 +193,29 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts) -> String {
                 "Drop volatility across the sliding window's scenarios \
                  (docs/ximagenet.md#sliding-window-volatility).",
             );
-            let _ = writeln!(out, "robustream_window_drop_volatility {v}");
+            let _ = writeln!(out, "robustream_window_drop_volatility {}", num(v));
         }
     }
     head(
         &mut out,
         "robustream_stage_latency_seconds",
-        "gauge",
-        "Per-stage latency quantiles over the run (quantile 1 = max).",
+        "histogram",
+        "Per-stage latency over the run, seconds (buckets from 50 us to 10 s).",
     );
+    let name = "robustream_stage_latency_seconds";
     for (stage, h) in metrics.latencies() {
-        let q = h.quantiles();
-        for (quantile, ms) in [
-            ("0.5", q.p50),
-            ("0.9", q.p90),
-            ("0.99", q.p99),
-            ("1", q.max),
-        ] {
-            let _ = writeln!(
-                out,
-                "robustream_stage_latency_seconds{{stage=\"{stage}\",quantile=\"{quantile}\"}} {}",
-                ms / 1e3
-            );
+        for (bound_us, n) in h.cumulative_buckets() {
+            let le = num(bound_us as f64 / 1e6);
+            let _ = writeln!(out, "{name}_bucket{{stage=\"{stage}\",le=\"{le}\"}} {n}");
         }
+        let n = h.len();
+        let _ = writeln!(out, "{name}_bucket{{stage=\"{stage}\",le=\"+Inf\"}} {n}");
+        let _ = writeln!(
+            out,
+            "{name}_sum{{stage=\"{stage}\"}} {}",
+            num(h.sum_seconds())
+        );
+        let _ = writeln!(out, "{name}_count{{stage=\"{stage}\"}} {n}");
     }
     out
 }
@@ -196,6 +239,8 @@ const ACCEPT_POLL: Duration = Duration::from_millis(10);
 
 /// A running endpoint: the snapshot it serves and the thread accepting connections.
 pub struct Exporter {
+    /// `robustream_run_info`'s labels ([`Exporter::set_info`]).
+    info: RunInfo,
     snapshot: Arc<Mutex<Arc<str>>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -232,6 +277,7 @@ impl Exporter {
             .name("prometheus".into())
             .spawn(move || accept(&listener, &snap, &flag))?;
         Ok(Self {
+            info: RunInfo::default(),
             snapshot,
             stop,
             thread: Some(thread),
@@ -245,13 +291,32 @@ impl Exporter {
         self.addr
     }
 
+    /// What `robustream_run_info` says from the next update on.
+    pub fn set_info(&mut self, info: RunInfo) {
+        self.info = info;
+    }
+
+    /// Keeps serving the last snapshot for `linger` after the run (`--linger`), so a scraper on a
+    /// 15 s interval still sees a short run's final figures; returns early when `stop` is raised
+    /// (Ctrl-C, SIGTERM).
+    pub fn linger(self, linger: Duration, stop: &AtomicBool) {
+        let until = Instant::now() + linger;
+        while !stop.load(Ordering::Relaxed) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+
     /// Re-renders the snapshot if [`REFRESH`] has passed since the last one (or `force`). The lock
     /// is held only to swap the text: a scrape takes a reference to it, never a copy under the lock.
     pub fn update(&mut self, metrics: &Metrics, frames: &FrameCounts, force: bool) {
         if !force && self.last.is_some_and(|t| t.elapsed() < REFRESH) {
             return;
         }
-        let text: Arc<str> = Arc::from(render(metrics, frames));
+        let text: Arc<str> = Arc::from(render(metrics, frames, &self.info));
         if let Ok(mut s) = self.snapshot.lock() {
             *s = text;
         }

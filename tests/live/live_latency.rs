@@ -63,8 +63,8 @@ fn a_slow_plan_on_a_live_source_drops_at_admission_and_stays_fresh() {
         b.contains("stage=\"wait\"") && b.contains("stage=\"age\"")
     });
     assert!(
-        body.contains("robustream_stage_latency_seconds{stage=\"wait\",quantile=\"0.99\"}")
-            && body.contains("robustream_stage_latency_seconds{stage=\"age\",quantile=\"0.99\"}"),
+        body.contains("robustream_stage_latency_seconds_bucket{stage=\"wait\",le=\"+Inf\"}")
+            && body.contains("robustream_stage_latency_seconds_bucket{stage=\"age\",le=\"+Inf\"}"),
         "{body}"
     );
     let mut rest = String::new();

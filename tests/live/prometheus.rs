@@ -1,10 +1,11 @@
 //! The Prometheus endpoint during a live run: the synthetic camera in real time on the real
 //! model, `--prometheus 127.0.0.1:0`; the address is printed on stderr, metrics are scraped while the
-//! run goes on, and the last scrape agrees with the summary's counts. Hostile clients (a slow
+//! run goes on, and the last scrape agrees with the summary's counts; `promtool check metrics`
+//! accepts every scrape; `--linger` keeps the final figures up after the run. Hostile clients (a slow
 //! loris, idle connections, a 128 MiB request line) neither delay a scrape nor grow the
 //! process's memory, and the run ends as it would without them.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,8 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
                 "imagenet-c/noise",
                 "--prometheus",
                 "127.0.0.1:0",
+                "--linger",
+                "20s",
                 "--out",
             ])
             .arg(&out),
@@ -43,11 +46,42 @@ fn metrics_are_served_on_loopback_while_the_run_goes_on() {
         "robustream_frames_dropped_total ",
         "robustream_records_total{scenario=\"clean\",family=\"clean\"} ",
         "robustream_agreement_ratio{scenario=\"corruption/gaussian_noise/1\",family=\"corruption\"} ",
-        "robustream_stage_latency_seconds{stage=\"infer\",quantile=\"0.9\"} ",
+        "robustream_stage_latency_seconds_bucket{stage=\"infer\",le=\"+Inf\"} ",
+        "robustream_stage_latency_seconds_count{stage=\"infer\"} ",
+        "robustream_run_info{version=\"",
     ] {
         assert!(body.contains(name), "{name} missing: {body}");
     }
+    assert_eq!(promtool_problems(&body), None, "{body}");
+    // The run ends, says it lingers, and the endpoint still serves its final figures.
     let mut rest = String::new();
+    let lingering = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("the run ended without lingering: {rest}");
+        }
+        rest.push_str(&line);
+        if line.starts_with("prometheus: serving the final figures") {
+            break line;
+        }
+    };
+    assert!(
+        lingering.contains("for 20 s more (--linger); Ctrl-C ends it"),
+        "{lingering}"
+    );
+    let last = scrape(&addr);
+    assert_eq!(
+        sample(&last, "robustream_frames_read_total"),
+        Some(100.0),
+        "{last}"
+    );
+    assert_eq!(promtool_problems(&last), None, "{last}");
+    // SIGTERM ends the lingering at once, and the run's own status stands.
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
     stderr.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "{rest}");

@@ -30,7 +30,12 @@ fn exposition_has_every_family_with_labels_and_base_units() {
         dropped: 2,
         lost: 4,
     };
-    let text = render(&m, &counts);
+    let info = RunInfo(vec![("version", "0.1.0".into()), ("model", "m\"x".into())]);
+    let text = render(&m, &counts, &info);
+    assert!(
+        text.contains("# TYPE robustream_run_info gauge\nrobustream_run_info{version=\"0.1.0\",model=\"m\\\"x\"} 1\n"),
+        "{text}"
+    );
     assert!(text.contains("robustream_frames_read_total 5\n"), "{text}");
     assert!(text.contains("robustream_frames_dropped_total 2\n"));
     assert!(text.contains("robustream_frames_lost_total 4\n"));
@@ -42,12 +47,36 @@ fn exposition_has_every_family_with_labels_and_base_units() {
             "{key}: {text}"
         );
         if let Some(a) = t.top1() {
-            assert!(text.contains(&format!("robustream_accuracy_ratio{{{l}}} {a}\n")));
+            assert!(text.contains(&format!("robustream_accuracy_ratio{{{l}}} {}\n", num(a))));
         }
     }
-    assert!(
-        text.contains("robustream_stage_latency_seconds{stage=\"infer\",quantile=\"0.5\"} 0.004\n")
+    // Latency: a histogram per stage; every infer time is 4 ms, so all in le=0.005, none below.
+    let infer = m
+        .latencies()
+        .find(|(stage, _)| stage.to_string() == "infer")
+        .map(|(_, h)| h.len())
+        .unwrap();
+    assert!(infer > 0);
+    assert!(text.contains("# TYPE robustream_stage_latency_seconds histogram\n"));
+    for (le, n) in [
+        ("0.0025", 0),
+        ("0.005", infer),
+        ("10", infer),
+        ("+Inf", infer),
+    ] {
+        let line =
+            format!("robustream_stage_latency_seconds_bucket{{stage=\"infer\",le=\"{le}\"}} {n}\n");
+        assert!(text.contains(&line), "{line}{text}");
+    }
+    let sum = format!(
+        "robustream_stage_latency_seconds_sum{{stage=\"infer\"}} {}\n",
+        num(infer as f64 * 0.004)
     );
+    assert!(text.contains(&sum), "{sum}{text}");
+    assert!(text.contains(&format!(
+        "robustream_stage_latency_seconds_count{{stage=\"infer\"}} {infer}\n"
+    )));
+    assert!(!text.contains("quantile"));
     // Every sample line is `name{labels} value` or `name value` with a number.
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let value = line.rsplit(' ').next().unwrap();
@@ -56,6 +85,21 @@ fn exposition_has_every_family_with_labels_and_base_units() {
     }
     assert_eq!(family("corruption/fog/3"), "corruption");
     assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+#[test]
+fn values_are_written_without_float_noise() {
+    assert_eq!(num(0.7 - 0.6), "0.1");
+    assert_eq!(num(71.0 / 1e6 * 1.0), "0.000071");
+    assert_eq!(num(0.000071 * 1000.0 / 1000.0), "0.000071");
+    assert_eq!(num(1.0), "1");
+    assert_eq!(num(0.0), "0");
+    assert_eq!(num(-1e-15), "0");
+    assert_eq!(num(-0.25), "-0.25");
+    assert_eq!(num(27.0 / 115.0), "0.234782608696");
+    assert_eq!(num(f64::NAN), "NaN");
+    assert_eq!(num(f64::INFINITY), "+Inf");
+    assert_eq!(num(12345678.5), "12345678.5");
 }
 
 #[test]
@@ -257,4 +301,150 @@ fn a_huge_request_line_is_refused_after_8_kib() {
     writer.join().unwrap();
     let r = get(a, "/metrics");
     assert!(r.starts_with("HTTP/1.1 200 OK"), "{r}");
+}
+
+/// An exposition with every family: labelled frames, a sliding window, latencies, the run's info.
+fn full_exposition() -> String {
+    let mut m = Metrics::new(vec!["clean".into()]).with_window(10);
+    for f in frames() {
+        let f: Vec<_> = f
+            .into_iter()
+            .map(|r| timed(r, &[("infer", 4.0), ("total", 9.5), ("wait", 0.02)]))
+            .collect();
+        m.add_frame(&f);
+    }
+    let counts = FrameCounts {
+        read: 5,
+        skipped: 1,
+        dropped: 2,
+        lost: 4,
+    };
+    let info = RunInfo(vec![
+        ("version", "0.1.0".into()),
+        ("model", "efficientnet_lite0.onnx".into()),
+        ("plan", "corruption/*".into()),
+    ]);
+    render(&m, &counts, &info)
+}
+
+/// The names of the samples in an exposition (`name{…} v` or `name v`), with their label names.
+fn served(text: &str) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let mut names: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> =
+        Default::default();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let end = line.find(['{', ' ']).unwrap_or(line.len());
+        let labels = names.entry(line[..end].to_string()).or_default();
+        if let Some(inner) = line[end..]
+            .strip_prefix('{')
+            .and_then(|r| r.split_once('}'))
+        {
+            for pair in inner.0.split(',') {
+                if let Some((k, _)) = pair.split_once('=') {
+                    labels.insert(k.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn promtool_accepts_the_exposition() {
+    let text = full_exposition();
+    for family in [
+        "robustream_run_info",
+        "robustream_window_accuracy_ratio",
+        "robustream_accuracy_ratio",
+        "robustream_stage_latency_seconds_bucket",
+    ] {
+        assert!(served(&text).contains_key(family), "{family}: {text}");
+    }
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run promtool ({e}): it is in the Debian package `prometheus`, which \
+                 scripts/system.sh installs"
+            )
+        });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "{said}\n{text}"
+    );
+}
+
+#[test]
+fn the_grafana_dashboard_queries_only_served_metrics_and_labels() {
+    let dash: serde_json::Value =
+        serde_json::from_str(include_str!("../../../dashboards/robustream.grafana.json")).unwrap();
+    let served = served(&full_exposition());
+    let panels = dash["panels"].as_array().unwrap();
+    assert!(panels.len() >= 10, "{} panels", panels.len());
+    let mut queried = std::collections::BTreeSet::new();
+    for p in panels {
+        let title = p["title"].as_str().unwrap();
+        let targets = p["targets"].as_array().unwrap();
+        assert!(!targets.is_empty(), "{title}");
+        assert_eq!(p["datasource"]["uid"], "${DS_PROMETHEUS}", "{title}");
+        for t in targets {
+            let expr = t["expr"].as_str().unwrap();
+            // Every metric name in the query is one the endpoint serves.
+            let names: Vec<&str> = expr
+                .match_indices("robustream_")
+                .map(|(i, _)| {
+                    let rest = &expr[i..];
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    &rest[..end]
+                })
+                .collect();
+            assert!(!names.is_empty(), "{title}: {expr}");
+            for name in &names {
+                assert!(
+                    served.contains_key(*name),
+                    "{title}: `{name}` is not served"
+                );
+                queried.insert(name.to_string());
+            }
+            // Legend labels: `instance` (added by Prometheus) or a label of those metrics,
+            // or one the query keeps (`by (family)` keeps `family`).
+            let legend = t["legendFormat"].as_str().unwrap_or_default();
+            for part in legend.split("{{").skip(1) {
+                let label = part.split("}}").next().unwrap().trim();
+                let known = label == "instance"
+                    || names.iter().all(|n| {
+                        served[*n].contains(label) || expr.contains(&format!("by ({label}"))
+                    });
+                assert!(known, "{title}: legend label `{label}` is not on {names:?}");
+            }
+        }
+    }
+    // Every family the endpoint serves has a panel (histogram buckets stand for the histogram).
+    for name in served.keys() {
+        let family = name
+            .trim_end_matches("_bucket")
+            .trim_end_matches("_sum")
+            .trim_end_matches("_count");
+        assert!(
+            queried.iter().any(|q| q.starts_with(family)),
+            "no panel shows {name}"
+        );
+    }
 }
