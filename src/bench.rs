@@ -377,7 +377,7 @@ pub fn run(req: &BenchRequest) -> anyhow::Result<BenchReport> {
         robustream: env!("CARGO_PKG_VERSION").to_string(),
         onnxruntime: engine.runtime().to_string(),
         started_unix,
-        started_utc: utc(started_unix),
+        started_utc: crate::duration::utc(started_unix),
     })
 }
 
@@ -492,27 +492,6 @@ impl Machine {
             kernel: read("/proc/sys/kernel/osrelease").map(|k| k.trim().to_string()),
         }
     }
-}
-
-/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
-pub fn utc(secs: u64) -> String {
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
 }
 
 fn round3(v: f64) -> f64 {
@@ -643,14 +622,6 @@ mod tests {
         let s = Stats::of(&[1.0, 3.0]);
         assert!((s.cv - 2f64.sqrt() / 2.0).abs() < 1e-12);
         assert_eq!(Stats::of(&[5.0, 5.0, 5.0]).cv, 0.0);
-    }
-
-    #[test]
-    fn utc_dates_from_unix_seconds() {
-        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_795_711_740), "2026-11-26T16:49:00Z");
-        assert_eq!(utc(4_107_542_399), "2100-02-28T23:59:59Z");
     }
 
     #[test]

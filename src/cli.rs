@@ -92,7 +92,7 @@ pub struct RunArgs {
     /// Comma-separated scenario keys, groups or `prefix/*` (overrides `scenarios`).
     #[arg(long, value_delimiter = ',')]
     pub scenarios: Option<Vec<String>>,
-    /// Run directory (overrides `out`).
+    /// Run directory (overrides `out`); without either, a fresh `runs/<config name>-<UTC time>`.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of the keyed scenario randomness (overrides `seed`).
@@ -199,7 +199,8 @@ impl From<SourceKindArg> for crate::source::SourceKind {
 /// `robustream apply`.
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
-    /// Scenario key, e.g. `corruption/contrast/3`.
+    /// Scenario key, e.g. `corruption/contrast/3`; or a group or `prefix/*` (e.g.
+    /// `imagenet-c/noise`): then OUTPUT is a folder that gets one PNG per key (`/` written as `_`).
     #[arg(long)]
     pub scenario: String,
     /// Run seed (as in `robustream run --seed`).
@@ -239,7 +240,8 @@ pub struct ApplyArgs {
     pub class: Option<String>,
     /// Input image.
     pub input: PathBuf,
-    /// Output PNG.
+    /// Output image: its extension picks a lossless format (.png, .bmp, .tiff, .webp; none = PNG;
+    /// .jpg is refused); a folder for a group.
     pub output: PathBuf,
 }
 

@@ -536,8 +536,31 @@ fn settle_pipeline(
     Ok((engine, pipeline, schedule))
 }
 
-/// How long the run may go (`duration`, `--duration`) and where it writes (`out`, `--out`, else
-/// `runs/<config file stem>`), with `jpeg_after_corruption` checked.
+/// A run directory no earlier run wrote: `<parent>/<stem>-<YYYYMMDD-HHMMSS>` (UTC, from `unix`),
+/// with `-2`, `-3`, … added while that exists, so a run without `--out` never overwrites another.
+pub fn fresh_run_dir(parent: &Path, stem: &str, unix: u64) -> PathBuf {
+    // `2026-11-26T01:54:00Z` → `20261126-015400`.
+    let stamp: String = crate::duration::utc(unix)
+        .chars()
+        .filter_map(|c| match c {
+            'T' => Some('-'),
+            '0'..='9' => Some(c),
+            _ => None,
+        })
+        .collect();
+    let base = parent.join(format!("{stem}-{stamp}"));
+    let mut dir = base.clone();
+    let mut n = 1;
+    while dir.exists() {
+        n += 1;
+        dir = PathBuf::from(format!("{}-{n}", base.display()));
+    }
+    dir
+}
+
+/// How long the run may go (`duration`, `--duration`) and where it writes (`out`, `--out`, else a
+/// fresh `runs/<config file stem>-<UTC time>`, [`fresh_run_dir`]), with `jpeg_after_corruption`
+/// checked.
 fn settle_run_limits(
     raw: &RawConfig,
     o: &Overrides,
@@ -555,10 +578,15 @@ fn settle_run_limits(
     let out = match (&o.out, &raw.out) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => origin.rel(d.clone()),
-        (None, None) => PathBuf::from("runs").join(
-            file.and_then(|f| f.file_stem())
-                .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned()),
-        ),
+        (None, None) => {
+            let stem = file
+                .and_then(|f| f.file_stem())
+                .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            fresh_run_dir(Path::new("runs"), &stem, unix)
+        }
     };
     if let Some(q) = raw.jpeg_after_corruption
         && !(1..=100).contains(&q)

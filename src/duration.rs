@@ -1,6 +1,7 @@
 //! Durations as people write them in configs and on the command line (`90`, `90s`, `15m`, `1.5h`):
 //! `--duration`, `[run] duration`, the summary interval and a video source's segment times all go
-//! through [`parse_duration`].
+//! through [`parse_duration`]. Also the one clock format: [`utc`] timestamps (run directories,
+//! `robustream bench`'s start time).
 
 use std::time::Duration;
 
@@ -55,6 +56,27 @@ pub fn parse_duration(written: &str) -> Result<Duration, DurationError> {
     Duration::try_from_secs_f64(v * factor).map_err(|_| DurationError::OutOfRange { written: s() })
 }
 
+/// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
+pub fn utc(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +95,13 @@ mod tests {
         );
         assert!(parse_duration("-3s").is_err());
         assert!(parse_duration("abc").is_err());
+    }
+
+    #[test]
+    fn utc_dates_from_unix_seconds() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_795_711_740), "2026-11-26T16:49:00Z");
+        assert_eq!(utc(4_107_542_399), "2100-02-28T23:59:59Z");
     }
 }

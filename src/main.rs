@@ -221,7 +221,8 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 fn apply(args: ApplyArgs) -> anyhow::Result<()> {
-    robustream::apply::apply(&robustream::apply::ApplyRequest {
+    let several = |n: usize| n > 1;
+    let written = robustream::apply::apply(&robustream::apply::ApplyRequest {
         scenario: args.scenario,
         seed: args.seed,
         mask: args.mask,
@@ -234,7 +235,12 @@ fn apply(args: ApplyArgs) -> anyhow::Result<()> {
         jpeg_after_corruption: args.jpeg_after_corruption,
         backgrounds: args.backgrounds,
         class: args.class,
-    })
+    })?;
+    if several(written.len()) {
+        let folder = written[0].parent().unwrap_or(std::path::Path::new("."));
+        eprintln!("wrote {} images into {}", written.len(), folder.display());
+    }
+    Ok(())
 }
 
 fn preview(args: PreviewArgs) -> anyhow::Result<()> {

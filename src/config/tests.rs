@@ -22,7 +22,12 @@ fn paths_are_relative_to_the_config_and_overrides_win() {
         c.engine.library,
         Some(d.path().join("lib/libonnxruntime.so"))
     );
-    assert_eq!(c.out, PathBuf::from("runs/run"));
+    // No `out`: a fresh timestamped folder under runs/, named after the config.
+    let out = c.out.to_string_lossy().into_owned();
+    assert!(
+        out.starts_with("runs/run-") && out.len() == "runs/run-20261126-015400".len(),
+        "{out}"
+    );
     assert_eq!((c.seed, c.pipeline.max_batch), (3, 4));
 
     let o = Overrides {
@@ -432,4 +437,24 @@ fn linger_needs_the_endpoint_and_is_read_once() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("`[report] linger`"), "{e}");
+}
+
+#[test]
+fn default_run_directories_are_fresh_and_timestamped() {
+    let d = tempfile::tempdir().unwrap();
+    let unix = 1_795_711_740; // 2026-11-26T16:49:00Z
+    let first = fresh_run_dir(d.path(), "demo", unix);
+    assert_eq!(first, d.path().join("demo-20261126-164900"));
+    std::fs::create_dir_all(&first).unwrap();
+    let second = fresh_run_dir(d.path(), "demo", unix);
+    assert_eq!(second, d.path().join("demo-20261126-164900-2"));
+    std::fs::create_dir_all(&second).unwrap();
+    assert_eq!(
+        fresh_run_dir(d.path(), "demo", unix),
+        d.path().join("demo-20261126-164900-3")
+    );
+    assert_eq!(
+        fresh_run_dir(d.path(), "demo", unix + 1),
+        d.path().join("demo-20261126-164901")
+    );
 }

@@ -85,7 +85,7 @@ pub enum ReportError {
     /// A folder given as a run directory is not one.
     #[error(
         "{}: {why}; give `robustream report` the folder a run wrote its records to (the run's \
-         --out or `out`, `runs/<config name>` by default)",
+         --out or `out`, `runs/<config name>-<UTC time>` by default)",
         dir.display()
     )]
     NotARun {

@@ -410,3 +410,58 @@ fn placements_from_given_boxes_are_what_apply_writes() {
         7,
     );
 }
+
+#[test]
+fn apply_honours_the_extension_suggests_keys_and_takes_groups() {
+    let d = tempfile::tempdir().unwrap();
+    let coffee = photo("coffee.png");
+    let apply = |scenario: &str, out: &Path| {
+        robustream()
+            .args(["apply", "--scenario", scenario])
+            .arg(&coffee)
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    // A JPEG would change the pixels: refused, nothing written.
+    let jpg = d.path().join("x.jpg");
+    let o = apply("corruption/contrast/2", &jpg);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("x.jpg: a JPEG would re-compress") && err.contains(".png"),
+        "{err}"
+    );
+    assert!(!jpg.exists());
+    // A lossless extension is the format written, bytes and pixels as the PNG.
+    let png = d.path().join("x.png");
+    let bmp = d.path().join("x.bmp");
+    assert!(apply("corruption/contrast/2", &png).status.success());
+    assert!(apply("corruption/contrast/2", &bmp).status.success());
+    assert_eq!(&std::fs::read(&bmp).unwrap()[..2], b"BM");
+    assert_eq!(rgb(&bmp), rgb(&png));
+    // A misspelt key gets the closest name, as a run does.
+    let o = apply("corruption/contrat/2", &png);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("unknown scenario `corruption/contrat/2` (--scenario takes a key")
+            && err.contains("did you mean `corruption/contrast/2`?"),
+        "{err}"
+    );
+    // A prefix: one PNG per key into the output folder, each what the key alone writes.
+    let folder = d.path().join("noise");
+    let o = apply("corruption/gaussian_noise/*", &folder);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("wrote 5 images into"),
+        "{}",
+        text(&o.stderr)
+    );
+    for s in 1..=5 {
+        let key = format!("corruption/gaussian_noise/{s}");
+        let one = d.path().join(format!("{s}.png"));
+        assert!(apply(&key, &one).status.success());
+        let file = folder.join(format!("corruption_gaussian_noise_{s}.png"));
+        assert_eq!(rgb(&file), rgb(&one), "{key}");
+    }
+}
