@@ -359,10 +359,7 @@ fn build_schedule(
     plan: &Plan,
     source_fps: Option<f64>,
 ) -> anyhow::Result<(Schedule, String)> {
-    let (spread, budget) = config
-        .schedule
-        .at_rate(source_fps)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (spread, budget) = config.schedule.at_rate(source_fps)?;
     let schedule = spread.schedule(plan.len(), config.seed);
     let description = match &budget {
         Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
