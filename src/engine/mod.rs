@@ -209,12 +209,64 @@ pub enum EngineError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The model's output does not match the description's `[output]`; `mismatch` says how.
+    #[error("model {path}: {mismatch}")]
+    Output {
+        /// The model file.
+        path: PathBuf,
+        /// How the output differs.
+        mismatch: OutputMismatch,
+    },
     /// The requested execution provider is not available here.
     #[error("{0}")]
     Provider(String),
     /// Running a batch failed.
     #[error("inference failed: {0}")]
     Run(String),
+}
+
+/// How a model's output differs from its description's `[output]` ([`EngineError::Output`]).
+/// Display = the part of the line after the model's path, with the setting to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputMismatch {
+    /// The model has no output of the described name.
+    #[error("has no output `{name}` (outputs: {outputs:?}); fix `[output] name`")]
+    Missing {
+        /// `[output] name`.
+        name: String,
+        /// The model's outputs.
+        outputs: Vec<String>,
+    },
+    /// The output is not a tensor (a sequence or a map).
+    #[error("output `{name}` is not a tensor")]
+    NotTensor {
+        /// The output's name.
+        name: String,
+    },
+    /// The output's elements are not float32.
+    #[error(
+        "output `{name}` is {element} but robustream reads float32 scores; re-export the model \
+         with a float32 output (a Cast at the end of the graph)"
+    )]
+    NotFloat32 {
+        /// The output's name.
+        name: String,
+        /// Its element type, as the runtime names it (`Int64`).
+        element: String,
+    },
+    /// The output's last dimension is not the described number of classes.
+    #[error(
+        "output `{name}` has {classes} classes but the description says {expected}; fix \
+         `[output] classes` and the labels file"
+    )]
+    Classes {
+        /// The output's name.
+        name: String,
+        /// Its last dimension.
+        classes: i64,
+        /// `[output] classes`.
+        expected: usize,
+    },
 }
 
 /// The memory behind a [`BatchBuffer`]: plain host memory, or memory an engine allocated (pinned

@@ -27,7 +27,10 @@ use ort::session::{IoBinding, Session};
 use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
 
 use super::shapes::{BatchShapes, Partial};
-use super::{BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, Provider};
+use super::{
+    BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, OutputMismatch,
+    Provider,
+};
 use crate::model::{Layout, ModelDesc};
 
 /// An ONNX Runtime session for one model.
@@ -175,7 +178,10 @@ impl OnnxEngine {
             .commit_from_file(&model.onnx)
             .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
         let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
-        check_output(&session, model).map_err(model_err)?;
+        check_output(&session, model).map_err(|mismatch| EngineError::Output {
+            path: model.onnx.clone(),
+            mismatch,
+        })?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
             shapes =
@@ -566,34 +572,33 @@ fn check_input(
     Ok((want, fixed))
 }
 
-fn check_output(session: &Session, model: &ModelDesc) -> Result<(), String> {
-    let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+/// Checks the output tensor against the description's `[output]`.
+fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismatch> {
+    let name = || model.output.name.clone();
     let output = session
         .outputs()
         .iter()
         .find(|o| o.name() == model.output.name)
-        .ok_or_else(|| {
-            format!(
-                "has no output `{}` (outputs: {names:?}); fix `[output] name`",
-                model.output.name
-            )
+        .ok_or_else(|| OutputMismatch::Missing {
+            name: name(),
+            outputs: session.outputs().iter().map(|o| o.name().into()).collect(),
         })?;
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
-        return Err(format!("output `{}` is not a tensor", model.output.name));
+        return Err(OutputMismatch::NotTensor { name: name() });
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
-            "output `{}` is {ty:?} but robustream reads float32 scores; re-export the model with \
-             a float32 output (a Cast at the end of the graph)",
-            model.output.name
-        ));
+        return Err(OutputMismatch::NotFloat32 {
+            name: name(),
+            element: format!("{ty:?}"),
+        });
     }
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
-        return Err(format!(
-            "output `{}` has {last} classes but the description says {}; fix `[output] classes` and the labels file",
-            model.output.name, model.output.classes
-        ));
+        return Err(OutputMismatch::Classes {
+            name: name(),
+            classes: last,
+            expected: model.output.classes,
+        });
     }
     Ok(())
 }
