@@ -209,6 +209,14 @@ pub enum EngineError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The model's input does not match the description's `[input]`; `mismatch` says how.
+    #[error("model {path}: {mismatch}")]
+    Input {
+        /// The model file.
+        path: PathBuf,
+        /// How the input differs.
+        mismatch: InputMismatch,
+    },
     /// The model's output does not match the description's `[output]`; `mismatch` says how.
     #[error("model {path}: {mismatch}")]
     Output {
@@ -223,6 +231,56 @@ pub enum EngineError {
     /// Running a batch failed.
     #[error("inference failed: {0}")]
     Run(String),
+}
+
+/// How a model's input differs from its description's `[input]` ([`EngineError::Input`]).
+/// Display = the part of the line after the model's path, with what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputMismatch {
+    /// The model has no input of the described name.
+    #[error("has no input `{name}` (inputs: {inputs:?}); fix `[input] name`")]
+    Missing {
+        /// `[input] name`.
+        name: String,
+        /// The model's inputs.
+        inputs: Vec<String>,
+    },
+    /// The input is not a tensor (a sequence or a map).
+    #[error(
+        "input `{name}` is not a tensor; robustream feeds one float32 image tensor, re-export the \
+         model with one"
+    )]
+    NotTensor {
+        /// The input's name.
+        name: String,
+    },
+    /// The input's elements are not float32 (a model that normalises inside, from uint8).
+    #[error(
+        "input `{name}` is {element} but robustream feeds float32 (normalised by the description's \
+         `[preprocess]` mean/std); re-export the model with a float32 input and put its \
+         normalisation in `[preprocess]`"
+    )]
+    NotFloat32 {
+        /// The input's name.
+        name: String,
+        /// Its element type, as the runtime names it (`Uint8`).
+        element: String,
+    },
+    /// The input's shape is not N × the described image (negative dimensions are free).
+    #[error(
+        "input `{name}` has shape {dims:?} but the description says {layout:?} {want:?} (N first); \
+         fix `[input]` height/width/layout"
+    )]
+    Shape {
+        /// The input's name.
+        name: String,
+        /// Its dimensions as the model declares them (-1: free).
+        dims: Vec<i64>,
+        /// `[input] layout`.
+        layout: crate::model::Layout,
+        /// The non-batch dimensions the description gives.
+        want: [usize; 3],
+    },
 }
 
 /// How a model's output differs from its description's `[output]` ([`EngineError::Output`]).

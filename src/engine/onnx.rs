@@ -28,8 +28,8 @@ use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, Valu
 
 use super::shapes::{BatchShapes, Partial};
 use super::{
-    BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, OutputMismatch,
-    Provider,
+    BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, InputMismatch,
+    OutputMismatch, Provider,
 };
 use crate::model::{Layout, ModelDesc};
 
@@ -177,7 +177,11 @@ impl OnnxEngine {
         let session = builder
             .commit_from_file(&model.onnx)
             .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
-        let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
+        let (dims, fixed_batch) =
+            check_input(&session, model).map_err(|mismatch| EngineError::Input {
+                path: model.onnx.clone(),
+                mismatch,
+            })?;
         check_output(&session, model).map_err(|mismatch| EngineError::Output {
             path: model.onnx.clone(),
             mismatch,
@@ -523,32 +527,24 @@ fn absolute(p: &Path) -> PathBuf {
 fn check_input(
     session: &Session,
     model: &ModelDesc,
-) -> Result<([usize; 3], Option<usize>), String> {
-    let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+) -> Result<([usize; 3], Option<usize>), InputMismatch> {
+    let name = || model.input.name.clone();
     let input = session
         .inputs()
         .iter()
         .find(|i| i.name() == model.input.name)
-        .ok_or_else(|| {
-            format!(
-                "has no input `{}` (inputs: {names:?}); fix `[input] name`",
-                model.input.name
-            )
+        .ok_or_else(|| InputMismatch::Missing {
+            name: name(),
+            inputs: session.inputs().iter().map(|i| i.name().into()).collect(),
         })?;
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
-        return Err(format!(
-            "input `{}` is not a tensor; robustream feeds one float32 image tensor, re-export the \
-             model with one",
-            model.input.name
-        ));
+        return Err(InputMismatch::NotTensor { name: name() });
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
-            "input `{}` is {ty:?} but robustream feeds float32 (normalised by the description's \
-             `[preprocess]` mean/std); re-export the model with a float32 input and put its \
-             normalisation in `[preprocess]`",
-            model.input.name
-        ));
+        return Err(InputMismatch::NotFloat32 {
+            name: name(),
+            element: format!("{ty:?}"),
+        });
     }
     let (h, w) = (model.input.height as usize, model.input.width as usize);
     let want: [usize; 3] = match model.input.layout {
@@ -562,11 +558,12 @@ fn check_input(
             .zip(want)
             .all(|(&d, w)| d < 0 || d as usize == w);
     if !ok {
-        return Err(format!(
-            "input `{}` has shape {dims:?} but the description says {:?} {want:?} (N first); fix \
-             `[input]` height/width/layout",
-            model.input.name, model.input.layout
-        ));
+        return Err(InputMismatch::Shape {
+            name: name(),
+            dims,
+            layout: model.input.layout,
+            want,
+        });
     }
     let fixed = (dims[0] > 0).then_some(dims[0] as usize);
     Ok((want, fixed))

@@ -190,3 +190,49 @@ fn an_output_unlike_its_description_is_a_kind_naming_the_setting() {
         "{e}"
     );
 }
+
+#[test]
+fn an_input_unlike_its_description_is_a_kind_naming_the_setting() {
+    use robustream::engine::{EngineError, InputMismatch};
+    let fixtures = crate::util::root().join("tests/fixtures/engine");
+    let config = EngineConfig {
+        library: Some(crate::util::ort_lib()),
+        threads: 1,
+        ..EngineConfig::default()
+    };
+    let mut renamed = ModelDesc::load(&fixtures.join("null_classifier.toml")).unwrap();
+    renamed.input.name = "pixels".into();
+    let e = OnnxEngine::new(&renamed, &config).err().unwrap();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Input {
+                mismatch: InputMismatch::Missing { name, inputs },
+                ..
+            } if name == "pixels" && inputs == &["input".to_string()]
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with(
+            "null_classifier.onnx: has no input `pixels` (inputs: [\"input\"]); fix `[input] name`"
+        ),
+        "{e}"
+    );
+    let uint8 = ModelDesc::load(&fixtures.join("uint8_input.toml")).unwrap();
+    let e = OnnxEngine::new(&uint8, &config).err().unwrap();
+    let EngineError::Input {
+        mismatch: InputMismatch::NotFloat32 { element, .. },
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert!(
+        e.to_string().contains(&format!(
+            "is {element} but robustream feeds float32 (normalised by the description's \
+             `[preprocess]` mean/std); re-export the model with a float32 input"
+        )),
+        "{e}"
+    );
+}
