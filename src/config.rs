@@ -531,8 +531,8 @@ fn settle_pipeline(
     }
     // The schedule's settings do not depend on the plan: checked here, once (a budget without
     // `fps` is checked against the source's rate when the run opens it).
-    let schedule =
-        ScheduleSettings::new(raw.schedule, raw.per_frame, raw.budget, raw.fps).map_err(invalid)?;
+    let schedule = ScheduleSettings::new(raw.schedule, raw.per_frame, raw.budget, raw.fps)
+        .map_err(|e| invalid(e.to_string()))?;
     Ok((engine, pipeline, schedule))
 }
 

@@ -16,7 +16,7 @@ use crate::frame::LabelSpace;
 use crate::key::CLEAN;
 use crate::metrics::Metrics;
 use crate::model::ModelDesc;
-use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs};
+use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs, SinkError};
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
@@ -369,10 +369,7 @@ fn build_schedule(
     plan: &Plan,
     source_fps: Option<f64>,
 ) -> anyhow::Result<(Schedule, String)> {
-    let (spread, budget) = config
-        .schedule
-        .at_rate(source_fps)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (spread, budget) = config.schedule.at_rate(source_fps)?;
     let schedule = spread.schedule(plan.len(), config.seed);
     let description = match &budget {
         Some(b) => format!("{} ({})", schedule.describe(), b.describe()),
@@ -606,12 +603,10 @@ impl<'a> LiveOutputs<'a> {
     /// Takes one pipeline event: records written and counted, then the live outputs refreshed. A
     /// failed write ends the run as failed, naming records.jsonl and the frame; the file is left
     /// ending with the last whole frame (jsonl::RecordWriter).
-    fn on_event(&mut self, event: Event) -> Result<(), String> {
+    fn on_event(&mut self, event: Event) -> Result<(), SinkError> {
         match event {
             Event::Frame(records) => {
-                self.writer
-                    .write_batch(&records)
-                    .map_err(|e| e.to_string())?;
+                self.writer.write_batch(&records)?;
                 self.metrics.add_frame(&records);
                 self.progress.frame();
                 self.live.read += 1;
@@ -699,7 +694,7 @@ fn main_pass(
 ) -> MainPass {
     let flags = crate::watch::Flags::default();
     let live_view = outputs.view.is_some();
-    let mut sink = |event: Event| -> Result<(), String> {
+    let mut sink = |event: Event| -> Result<(), SinkError> {
         outputs.on_event(event)?;
         let live = &outputs.live;
         flags

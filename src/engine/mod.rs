@@ -209,12 +209,122 @@ pub enum EngineError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The model's input does not match the description's `[input]`; `mismatch` says how.
+    #[error("model {path}: {mismatch}")]
+    Input {
+        /// The model file.
+        path: PathBuf,
+        /// How the input differs.
+        mismatch: InputMismatch,
+    },
+    /// The model's output does not match the description's `[output]`; `mismatch` says how.
+    #[error("model {path}: {mismatch}")]
+    Output {
+        /// The model file.
+        path: PathBuf,
+        /// How the output differs.
+        mismatch: OutputMismatch,
+    },
     /// The requested execution provider is not available here.
     #[error("{0}")]
     Provider(String),
     /// Running a batch failed.
     #[error("inference failed: {0}")]
     Run(String),
+}
+
+/// How a model's input differs from its description's `[input]` ([`EngineError::Input`]).
+/// Display = the part of the line after the model's path, with what to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InputMismatch {
+    /// The model has no input of the described name.
+    #[error("has no input `{name}` (inputs: {inputs:?}); fix `[input] name`")]
+    Missing {
+        /// `[input] name`.
+        name: String,
+        /// The model's inputs.
+        inputs: Vec<String>,
+    },
+    /// The input is not a tensor (a sequence or a map).
+    #[error(
+        "input `{name}` is not a tensor; robustream feeds one float32 image tensor, re-export the \
+         model with one"
+    )]
+    NotTensor {
+        /// The input's name.
+        name: String,
+    },
+    /// The input's elements are not float32 (a model that normalises inside, from uint8).
+    #[error(
+        "input `{name}` is {element} but robustream feeds float32 (normalised by the description's \
+         `[preprocess]` mean/std); re-export the model with a float32 input and put its \
+         normalisation in `[preprocess]`"
+    )]
+    NotFloat32 {
+        /// The input's name.
+        name: String,
+        /// Its element type, as the runtime names it (`Uint8`).
+        element: String,
+    },
+    /// The input's shape is not N × the described image (negative dimensions are free).
+    #[error(
+        "input `{name}` has shape {dims:?} but the description says {layout:?} {want:?} (N first); \
+         fix `[input]` height/width/layout"
+    )]
+    Shape {
+        /// The input's name.
+        name: String,
+        /// Its dimensions as the model declares them (-1: free).
+        dims: Vec<i64>,
+        /// `[input] layout`.
+        layout: crate::model::Layout,
+        /// The non-batch dimensions the description gives.
+        want: [usize; 3],
+    },
+}
+
+/// How a model's output differs from its description's `[output]` ([`EngineError::Output`]).
+/// Display = the part of the line after the model's path, with the setting to fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputMismatch {
+    /// The model has no output of the described name.
+    #[error("has no output `{name}` (outputs: {outputs:?}); fix `[output] name`")]
+    Missing {
+        /// `[output] name`.
+        name: String,
+        /// The model's outputs.
+        outputs: Vec<String>,
+    },
+    /// The output is not a tensor (a sequence or a map).
+    #[error("output `{name}` is not a tensor")]
+    NotTensor {
+        /// The output's name.
+        name: String,
+    },
+    /// The output's elements are not float32.
+    #[error(
+        "output `{name}` is {element} but robustream reads float32 scores; re-export the model \
+         with a float32 output (a Cast at the end of the graph)"
+    )]
+    NotFloat32 {
+        /// The output's name.
+        name: String,
+        /// Its element type, as the runtime names it (`Int64`).
+        element: String,
+    },
+    /// The output's last dimension is not the described number of classes.
+    #[error(
+        "output `{name}` has {classes} classes but the description says {expected}; fix \
+         `[output] classes` and the labels file"
+    )]
+    Classes {
+        /// The output's name.
+        name: String,
+        /// Its last dimension.
+        classes: i64,
+        /// `[output] classes`.
+        expected: usize,
+    },
 }
 
 /// The memory behind a [`BatchBuffer`]: plain host memory, or memory an engine allocated (pinned

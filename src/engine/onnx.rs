@@ -27,7 +27,10 @@ use ort::session::{IoBinding, Session};
 use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
 
 use super::shapes::{BatchShapes, Partial};
-use super::{BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, Provider};
+use super::{
+    BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, InputMismatch,
+    OutputMismatch, Provider,
+};
 use crate::model::{Layout, ModelDesc};
 
 /// An ONNX Runtime session for one model.
@@ -174,8 +177,15 @@ impl OnnxEngine {
         let session = builder
             .commit_from_file(&model.onnx)
             .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
-        let (dims, fixed_batch) = check_input(&session, model).map_err(model_err)?;
-        check_output(&session, model).map_err(model_err)?;
+        let (dims, fixed_batch) =
+            check_input(&session, model).map_err(|mismatch| EngineError::Input {
+                path: model.onnx.clone(),
+                mismatch,
+            })?;
+        check_output(&session, model).map_err(|mismatch| EngineError::Output {
+            path: model.onnx.clone(),
+            mismatch,
+        })?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
             shapes =
@@ -517,32 +527,24 @@ fn absolute(p: &Path) -> PathBuf {
 fn check_input(
     session: &Session,
     model: &ModelDesc,
-) -> Result<([usize; 3], Option<usize>), String> {
-    let names: Vec<&str> = session.inputs().iter().map(|i| i.name()).collect();
+) -> Result<([usize; 3], Option<usize>), InputMismatch> {
+    let name = || model.input.name.clone();
     let input = session
         .inputs()
         .iter()
         .find(|i| i.name() == model.input.name)
-        .ok_or_else(|| {
-            format!(
-                "has no input `{}` (inputs: {names:?}); fix `[input] name`",
-                model.input.name
-            )
+        .ok_or_else(|| InputMismatch::Missing {
+            name: name(),
+            inputs: session.inputs().iter().map(|i| i.name().into()).collect(),
         })?;
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
-        return Err(format!(
-            "input `{}` is not a tensor; robustream feeds one float32 image tensor, re-export the \
-             model with one",
-            model.input.name
-        ));
+        return Err(InputMismatch::NotTensor { name: name() });
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
-            "input `{}` is {ty:?} but robustream feeds float32 (normalised by the description's \
-             `[preprocess]` mean/std); re-export the model with a float32 input and put its \
-             normalisation in `[preprocess]`",
-            model.input.name
-        ));
+        return Err(InputMismatch::NotFloat32 {
+            name: name(),
+            element: format!("{ty:?}"),
+        });
     }
     let (h, w) = (model.input.height as usize, model.input.width as usize);
     let want: [usize; 3] = match model.input.layout {
@@ -556,44 +558,44 @@ fn check_input(
             .zip(want)
             .all(|(&d, w)| d < 0 || d as usize == w);
     if !ok {
-        return Err(format!(
-            "input `{}` has shape {dims:?} but the description says {:?} {want:?} (N first); fix \
-             `[input]` height/width/layout",
-            model.input.name, model.input.layout
-        ));
+        return Err(InputMismatch::Shape {
+            name: name(),
+            dims,
+            layout: model.input.layout,
+            want,
+        });
     }
     let fixed = (dims[0] > 0).then_some(dims[0] as usize);
     Ok((want, fixed))
 }
 
-fn check_output(session: &Session, model: &ModelDesc) -> Result<(), String> {
-    let names: Vec<&str> = session.outputs().iter().map(|o| o.name()).collect();
+/// Checks the output tensor against the description's `[output]`.
+fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismatch> {
+    let name = || model.output.name.clone();
     let output = session
         .outputs()
         .iter()
         .find(|o| o.name() == model.output.name)
-        .ok_or_else(|| {
-            format!(
-                "has no output `{}` (outputs: {names:?}); fix `[output] name`",
-                model.output.name
-            )
+        .ok_or_else(|| OutputMismatch::Missing {
+            name: name(),
+            outputs: session.outputs().iter().map(|o| o.name().into()).collect(),
         })?;
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
-        return Err(format!("output `{}` is not a tensor", model.output.name));
+        return Err(OutputMismatch::NotTensor { name: name() });
     };
     if *ty != TensorElementType::Float32 {
-        return Err(format!(
-            "output `{}` is {ty:?} but robustream reads float32 scores; re-export the model with \
-             a float32 output (a Cast at the end of the graph)",
-            model.output.name
-        ));
+        return Err(OutputMismatch::NotFloat32 {
+            name: name(),
+            element: format!("{ty:?}"),
+        });
     }
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
-        return Err(format!(
-            "output `{}` has {last} classes but the description says {}; fix `[output] classes` and the labels file",
-            model.output.name, model.output.classes
-        ));
+        return Err(OutputMismatch::Classes {
+            name: name(),
+            classes: last,
+            expected: model.output.classes,
+        });
     }
     Ok(())
 }

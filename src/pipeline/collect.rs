@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use super::{EndReason, Event, Message, TICK};
+use super::{EndReason, Event, Message, SinkError, TICK};
 use crate::metrics::{Record, Stage};
 
 /// What the collector counted, and the end it decided (if any).
@@ -27,7 +27,7 @@ pub(super) fn run(
     plan_len: usize,
     strict: bool,
     fatal: &AtomicBool,
-    sink: &mut dyn FnMut(Event) -> Result<(), String>,
+    sink: &mut dyn FnMut(Event) -> Result<(), SinkError>,
 ) -> Collected {
     let mut collector = Collector::new(plan_len);
     let mut c = Collected {
@@ -48,7 +48,7 @@ pub(super) fn run(
                 if c.end.is_none()
                     && let Err(e) = sink(Event::Tick)
                 {
-                    fail(&mut c, e);
+                    fail(&mut c, e.to_string());
                 }
                 continue;
             }
@@ -97,7 +97,7 @@ pub(super) fn run(
         };
         for ev in events {
             if let Err(e) = sink(ev) {
-                fail(&mut c, e);
+                fail(&mut c, e.to_string());
                 break;
             }
         }
@@ -253,6 +253,38 @@ mod tests {
             ms: Timings::new(),
             boxes: None,
         }
+    }
+
+    #[test]
+    fn a_sink_error_ends_the_run_as_failed_with_its_line() {
+        use crate::report::ReportError;
+        let (tx, rx) = crossbeam_channel::unbounded::<Message>();
+        // Hung up after a tick's wait: the collector hands the sink a Tick, which fails.
+        let hang_up = std::thread::spawn(move || {
+            std::thread::sleep(TICK * 2);
+            drop(tx);
+        });
+        let fatal = AtomicBool::new(false);
+        let mut kinds = Vec::new();
+        let mut sink = |_: Event| -> Result<(), SinkError> {
+            let e = SinkError::from(ReportError::NotARun {
+                dir: "runs/x".into(),
+                why: "no records.jsonl",
+            });
+            kinds.push(matches!(e, SinkError::Report(ReportError::NotARun { .. })));
+            Err(e)
+        };
+        let c = run(&rx, 1, false, &fatal, &mut sink);
+        hang_up.join().unwrap();
+        assert_eq!(kinds, [true], "the sink is not called after it failed");
+        assert!(fatal.load(Ordering::Relaxed));
+        let Some(EndReason::Failed(line)) = c.end else {
+            panic!("{:?}", c.end)
+        };
+        assert!(
+            line.starts_with("runs/x: no records.jsonl; give `robustream report`"),
+            "{line}"
+        );
     }
 
     #[test]

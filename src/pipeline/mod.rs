@@ -104,6 +104,16 @@ pub enum Event {
     Tick,
 }
 
+/// Why the sink (the caller's taker of [`Event`]s) refused an event: the run ends as failed
+/// ([`EndReason::Failed`] with this error's line).
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    /// An output of the run could not be written (the records file, with the frame and the I/O
+    /// error, and what became of the part written).
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+}
+
 /// How long the collector waits for a message before it hands the sink an [`Event::Tick`].
 pub const TICK: Duration = Duration::from_millis(250);
 
@@ -266,7 +276,7 @@ fn ms(since: Instant) -> f64 {
 pub fn run(
     inputs: PipelineInputs,
     stop: &AtomicBool,
-    sink: &mut dyn FnMut(Event) -> Result<(), String>,
+    sink: &mut dyn FnMut(Event) -> Result<(), SinkError>,
 ) -> Outcome {
     let PipelineInputs {
         source,

@@ -94,6 +94,17 @@ pub enum ReportError {
         /// What is missing.
         why: &'static str,
     },
+    /// The baseline table a summary keeps (`metrics.imagenet_c.baseline_table`, written by a run
+    /// with `[metrics] ce_baseline`) is not a valid table (edited by hand): the recomputed summary
+    /// says so in `metrics.imagenet_c.error`, this line, rather than falling back to AlexNet's.
+    #[error(
+        "summary.json metrics.imagenet_c.baseline_table: {source}; fix it there or rerun with the \
+         table"
+    )]
+    StoredBaseline {
+        /// Why the table is not valid.
+        source: serde_json::Error,
+    },
     /// A summary file is not a valid `summary.json`.
     #[error("{}: not a valid summary.json: {source}", path.display())]
     MalformedSummary {

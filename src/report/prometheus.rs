@@ -258,15 +258,33 @@ impl Drop for Slot {
     }
 }
 
+/// Why the endpoint did not start. Display = the one line users see.
+#[derive(Debug, thiserror::Error)]
+pub enum ExporterError {
+    /// The address does not parse or resolve, or cannot be bound (in use, not ours, no
+    /// permission).
+    #[error(
+        "cannot serve Prometheus metrics on {} ({source}); pick another --prometheus address",
+        crate::quote::clip(addr)
+    )]
+    Bind {
+        /// The address as given.
+        addr: String,
+        /// Why it could not be bound.
+        source: std::io::Error,
+    },
+    /// The bound socket could not be set up, or its thread could not start.
+    #[error(transparent)]
+    Socket(#[from] std::io::Error),
+}
+
 impl Exporter {
     /// Binds `addr` (e.g. `127.0.0.1:9898`; port 0 picks a free one) and starts serving an empty
     /// snapshot. Errors name the address.
-    pub fn start(addr: &str) -> anyhow::Result<Self> {
-        let listener = TcpListener::bind(addr).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot serve Prometheus metrics on {} ({e}); pick another --prometheus address",
-                crate::quote::clip(addr)
-            )
+    pub fn start(addr: &str) -> Result<Self, ExporterError> {
+        let listener = TcpListener::bind(addr).map_err(|source| ExporterError::Bind {
+            addr: addr.to_string(),
+            source,
         })?;
         let addr = listener.local_addr()?;
         listener.set_nonblocking(true)?;

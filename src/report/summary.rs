@@ -12,6 +12,7 @@
 //! ```
 //! Accuracies, drop and agreement are fractions (drop may be negative); `null` where undefined.
 
+use std::error::Error;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -115,10 +116,9 @@ impl Summary {
             .map(|(k, t)| (k.to_string(), t.into()))
             .collect();
         let mut metrics = serde_json::Map::new();
-        if let Some(ic) = imagenet_c_metrics(
-            &scenarios,
-            BaselineTable::builtin().map_err(|e| e.to_string()),
-        ) {
+        let builtin = BaselineTable::builtin();
+        let table = builtin.as_ref().copied().map_err(|e| e as &dyn Error);
+        if let Some(ic) = imagenet_c_metrics(&scenarios, table) {
             metrics.insert("imagenet_c".into(), ic);
         }
         if let Some(in9) = crate::metrics::in9::compute(top1_of(&scenarios), None) {
@@ -203,7 +203,7 @@ impl Summary {
             match stored {
                 Ok(table) => summary.set_ce_baseline(&table),
                 // Never a silent fall-back to AlexNet: the entry says why there is no CE.
-                Err(e) => summary.set_imagenet_c(Err(e)),
+                Err(e) => summary.set_imagenet_c(Err(&e)),
             }
         }
         if let Some(p) = previous {
@@ -242,7 +242,7 @@ impl Summary {
     }
 
     /// Replaces `metrics.imagenet_c` with the metrics against `table`, or an `{"error": …}` entry.
-    fn set_imagenet_c(&mut self, table: Result<&BaselineTable, String>) {
+    fn set_imagenet_c(&mut self, table: Result<&BaselineTable, &dyn Error>) {
         if let Some(v) = imagenet_c_metrics(&self.scenarios, table) {
             self.metrics.insert("imagenet_c".into(), v);
         }
@@ -250,14 +250,12 @@ impl Summary {
 
     /// The baseline table stored in `metrics.imagenet_c.baseline_table` (a run with `[metrics]
     /// ce_baseline`), validated again; `None` when the run used the built-in table.
-    fn stored_ce_baseline(&self) -> Option<Result<BaselineTable, String>> {
+    fn stored_ce_baseline(&self) -> Option<Result<BaselineTable, ReportError>> {
         let stored = self.metrics.get("imagenet_c")?.get("baseline_table")?;
-        Some(serde_json::from_value(stored.clone()).map_err(|e| {
-            format!(
-                "summary.json metrics.imagenet_c.baseline_table: {e}; fix it there or rerun \
-                     with the table"
-            )
-        }))
+        Some(
+            serde_json::from_value(stored.clone())
+                .map_err(|source| ReportError::StoredBaseline { source }),
+        )
     }
 
     /// Adds the user's XIMAGENET-12 inner results (accuracies of scenario-trained models, config
@@ -671,7 +669,7 @@ fn to_value<T: Serialize>(v: &T) -> serde_json::Value {
 /// it valid; a stored one may have been edited), the value is `{"error": "..."}` rather than a panic.
 fn imagenet_c_metrics(
     scenarios: &[(String, ScenarioSummary)],
-    table: Result<&BaselineTable, String>,
+    table: Result<&BaselineTable, &dyn Error>,
 ) -> Option<serde_json::Value> {
     // Errors need labels: an unlabelled stream has agreement and flips, not CE.
     if !scenarios.iter().any(|(k, s)| {
@@ -681,7 +679,8 @@ fn imagenet_c_metrics(
     }
     let table = match table {
         Ok(t) => t,
-        Err(e) => return Some(serde_json::json!({ "error": e })),
+        // The entry is the error's line (what summary.json has always held there).
+        Err(e) => return Some(serde_json::json!({ "error": e.to_string() })),
     };
     let errors = scenarios
         .iter()

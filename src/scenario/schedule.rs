@@ -43,6 +43,65 @@ pub enum ScheduleMode {
     Random,
 }
 
+/// A `[pipeline]` scheduling setting that cannot be used (`schedule`, `per_frame`, `budget`, `fps`).
+/// Display = the one line users see, naming the setting to change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScheduleError {
+    /// `budget` is not a positive number.
+    #[error("`[pipeline] budget` must be a positive number of inferences per second, not {budget}")]
+    BudgetNotPositive {
+        /// The budget as set, inferences per second.
+        budget: f64,
+    },
+    /// The rate a budget is shared over is not positive (`[pipeline] fps`, or the source's).
+    #[error("the budget's frame rate must be positive, not {fps}; set `[pipeline] fps`")]
+    RateNotPositive {
+        /// The rate, frames per second.
+        fps: f64,
+    },
+    /// The budget at the rate leaves no inference for a scenario besides `clean`.
+    #[error(
+        "`[pipeline] budget = {budget}` inferences/s at {fps} frames/s leaves none for a scenario \
+         besides clean (each frame needs 1 + per scenario); raise the budget to at least {} or \
+         lower `[pipeline] fps`",
+        2.0 * fps
+    )]
+    BudgetTooSmall {
+        /// The budget, inferences per second.
+        budget: f64,
+        /// The rate, frames per second.
+        fps: f64,
+    },
+    /// `budget` and `per_frame` both set.
+    #[error("`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one")]
+    BudgetAndPerFrame,
+    /// A budget without `[pipeline] fps` on a source without a nominal rate.
+    #[error(
+        "`[pipeline] budget` needs the stream's frame rate and this source has none; set \
+         `[pipeline] fps`"
+    )]
+    NoRate,
+    /// `per_frame` under the `all` schedule, where it would be ignored.
+    #[error(
+        "`[pipeline] per_frame` = {per_frame} applies to the \"round-robin\" and \"random\" \
+         schedules, but `schedule` is \"all\" (every scenario on every frame), so it would be \
+         ignored; set `schedule = \"round-robin\"` (or \"random\"), or remove `per_frame`"
+    )]
+    PerFrameUnderAll {
+        /// `per_frame` as set.
+        per_frame: usize,
+    },
+    /// A `round-robin` or `random` schedule without `per_frame`.
+    #[error(
+        "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides clean per \
+         frame)"
+    )]
+    PerFrameMissing,
+    /// `per_frame = 0`.
+    #[error("`[pipeline] per_frame` must be at least 1")]
+    PerFrameZero,
+}
+
 /// A compute budget resolved into scenarios per frame (`[pipeline] budget`, `fps`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Budget {
@@ -57,26 +116,21 @@ pub struct Budget {
 impl Budget {
     /// The budget of `inferences_per_s` at `fps` frames per second. Errors (naming the settings)
     /// when either is not a positive number or the budget leaves no scenario besides `clean`.
-    pub fn new(inferences_per_s: f64, fps: f64) -> Result<Self, String> {
+    pub fn new(inferences_per_s: f64, fps: f64) -> Result<Self, ScheduleError> {
         if !(inferences_per_s.is_finite() && inferences_per_s > 0.0) {
-            return Err(format!(
-                "`[pipeline] budget` must be a positive number of inferences per second, not \
-                 {inferences_per_s}"
-            ));
+            return Err(ScheduleError::BudgetNotPositive {
+                budget: inferences_per_s,
+            });
         }
         if !(fps.is_finite() && fps > 0.0) {
-            return Err(format!(
-                "the budget's frame rate must be positive, not {fps}; set `[pipeline] fps`"
-            ));
+            return Err(ScheduleError::RateNotPositive { fps });
         }
         let per_frame = (inferences_per_s / fps).floor() as usize;
         if per_frame < 2 {
-            return Err(format!(
-                "`[pipeline] budget = {inferences_per_s}` inferences/s at {fps} frames/s leaves \
-                 none for a scenario besides clean (each frame needs 1 + per scenario); raise the \
-                 budget to at least {} or lower `[pipeline] fps`",
-                2.0 * fps
-            ));
+            return Err(ScheduleError::BudgetTooSmall {
+                budget: inferences_per_s,
+                fps,
+            });
         }
         Ok(Self {
             inferences_per_s,
@@ -132,15 +186,12 @@ impl ScheduleSettings {
         per_frame: Option<usize>,
         budget: Option<f64>,
         fps: Option<f64>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ScheduleError> {
         let Some(inferences_per_s) = budget else {
             return Ok(Self::Fixed(Spread::new(mode, per_frame)?));
         };
         if per_frame.is_some() {
-            return Err(
-                "`[pipeline] budget` and `per_frame` both set the scenarios per frame; keep one"
-                    .into(),
-            );
+            return Err(ScheduleError::BudgetAndPerFrame);
         }
         Ok(match fps {
             Some(fps) => Self::Budget {
@@ -158,7 +209,10 @@ impl ScheduleSettings {
     /// budget it comes from: a budget gives `per_frame` at its rate and turns an `all` schedule into
     /// `round-robin`. Errors when a budget needs the source's rate and there is none, or the budget
     /// leaves no scenario besides `clean` at that rate.
-    pub fn at_rate(self, source_fps: Option<f64>) -> Result<(Spread, Option<Budget>), String> {
+    pub fn at_rate(
+        self,
+        source_fps: Option<f64>,
+    ) -> Result<(Spread, Option<Budget>), ScheduleError> {
         let (budget, mode) = match self {
             Self::Fixed(spread) => return Ok((spread, None)),
             Self::Budget { budget, mode } => (budget, mode),
@@ -167,11 +221,7 @@ impl ScheduleSettings {
                 mode,
             } => {
                 let Some(rate) = source_fps else {
-                    return Err(
-                        "`[pipeline] budget` needs the stream's frame rate and this source has \
-                         none; set `[pipeline] fps`"
-                            .into(),
-                    );
+                    return Err(ScheduleError::NoRate);
                 };
                 (Budget::new(inferences_per_s, rate)?, mode)
             }
@@ -200,21 +250,12 @@ pub struct Spread {
 impl Spread {
     /// The spread of `mode` with `per_frame` non-clean scenarios per frame (none for
     /// [`ScheduleMode::All`]; at least 1 otherwise). Errors name the setting to change.
-    pub fn new(mode: ScheduleMode, per_frame: Option<usize>) -> Result<Self, String> {
+    pub fn new(mode: ScheduleMode, per_frame: Option<usize>) -> Result<Self, ScheduleError> {
         match (mode, per_frame) {
             (ScheduleMode::All, None) => Ok(Self::default()),
-            (ScheduleMode::All, Some(k)) => Err(format!(
-                "`[pipeline] per_frame` = {k} applies to the \"round-robin\" and \"random\" \
-                 schedules, but `schedule` is \"all\" (every scenario on every frame), so it \
-                 would be ignored; set `schedule = \"round-robin\"` (or \"random\"), or \
-                 remove `per_frame`"
-            )),
-            (_, None) => Err(
-                "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides \
-                 clean per frame)"
-                    .into(),
-            ),
-            (_, Some(0)) => Err("`[pipeline] per_frame` must be at least 1".into()),
+            (ScheduleMode::All, Some(k)) => Err(ScheduleError::PerFrameUnderAll { per_frame: k }),
+            (_, None) => Err(ScheduleError::PerFrameMissing),
+            (_, Some(0)) => Err(ScheduleError::PerFrameZero),
             (mode, Some(k)) => Ok(Self {
                 mode,
                 per_frame: Some(k),
@@ -264,7 +305,7 @@ impl Schedule {
         per_frame: Option<usize>,
         scenarios: usize,
         seed: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ScheduleError> {
         Ok(Spread::new(mode, per_frame)?.schedule(scenarios, seed))
     }
 
@@ -340,7 +381,7 @@ mod tests {
             source_fps: Option<f64>,
             mode: ScheduleMode,
             per_frame: Option<usize>,
-        ) -> Result<(ScheduleMode, Option<usize>, Option<Budget>), String> {
+        ) -> Result<(ScheduleMode, Option<usize>, Option<Budget>), ScheduleError> {
             let settings = ScheduleSettings::new(mode, per_frame, budget, fps)?;
             let (spread, budget) = settings.at_rate(source_fps)?;
             Ok((spread.mode(), spread.per_frame(), budget))
@@ -357,7 +398,7 @@ mod tests {
         );
         assert_eq!(Budget::new(59.9, 15.0).unwrap().per_frame, 2);
         assert_eq!(Budget::new(30.0, 15.0).unwrap().per_frame, 1);
-        let e = Budget::new(29.0, 15.0).unwrap_err();
+        let e = Budget::new(29.0, 15.0).unwrap_err().to_string();
         assert!(e.contains("at least 30"), "{e}");
         for (b, f) in [(0.0, 15.0), (f64::NAN, 15.0), (60.0, 0.0), (60.0, -1.0)] {
             assert!(Budget::new(b, f).is_err(), "{b} {f}");
@@ -372,11 +413,13 @@ mod tests {
         assert!(
             Budget::resolve(Some(100.0), None, None, ScheduleMode::All, None)
                 .unwrap_err()
+                .to_string()
                 .contains("set `[pipeline] fps`")
         );
         assert!(
             Budget::resolve(Some(100.0), Some(5.0), None, ScheduleMode::All, Some(2))
                 .unwrap_err()
+                .to_string()
                 .contains("keep one")
         );
         assert_eq!(
@@ -455,11 +498,80 @@ mod tests {
     #[test]
     fn bad_settings_name_the_key() {
         let e = Schedule::new(ScheduleMode::RoundRobin, None, 5, 0).unwrap_err();
+        assert_eq!(e, ScheduleError::PerFrameMissing);
+        let e = e.to_string();
         assert!(e.contains("per_frame"), "{e}");
         // `per_frame` would be ignored under `all`.
         let e = Schedule::new(ScheduleMode::All, Some(2), 5, 0).unwrap_err();
+        assert!(matches!(
+            e,
+            ScheduleError::PerFrameUnderAll { per_frame: 2 }
+        ));
+        let e = e.to_string();
         assert!(e.contains("per_frame") && e.contains("round-robin"), "{e}");
         let e = Schedule::new(ScheduleMode::Random, Some(0), 5, 0).unwrap_err();
+        assert_eq!(e, ScheduleError::PerFrameZero);
+        let e = e.to_string();
         assert!(e.contains("at least 1"), "{e}");
+    }
+
+    #[test]
+    fn schedule_errors_are_kinds_with_the_lines_users_saw() {
+        // The kind a caller matches on, and the exact line of each (the texts before the kinds).
+        let too_small = Budget::new(29.0, 15.0).unwrap_err();
+        assert_eq!(
+            too_small,
+            ScheduleError::BudgetTooSmall {
+                budget: 29.0,
+                fps: 15.0
+            }
+        );
+        assert_eq!(
+            too_small.to_string(),
+            "`[pipeline] budget = 29` inferences/s at 15 frames/s leaves none for a scenario \
+             besides clean (each frame needs 1 + per scenario); raise the budget to at least 30 \
+             or lower `[pipeline] fps`"
+        );
+        let cases = [
+            (
+                Budget::new(-1.5, 15.0).unwrap_err(),
+                "`[pipeline] budget` must be a positive number of inferences per second, not -1.5",
+            ),
+            (
+                Budget::new(60.0, 0.0).unwrap_err(),
+                "the budget's frame rate must be positive, not 0; set `[pipeline] fps`",
+            ),
+            (
+                ScheduleSettings::new(ScheduleMode::All, None, Some(60.0), None)
+                    .unwrap()
+                    .at_rate(None)
+                    .unwrap_err(),
+                "`[pipeline] budget` needs the stream's frame rate and this source has none; set \
+                 `[pipeline] fps`",
+            ),
+            (
+                Spread::new(ScheduleMode::All, Some(3)).unwrap_err(),
+                "`[pipeline] per_frame` = 3 applies to the \"round-robin\" and \"random\" \
+                 schedules, but `schedule` is \"all\" (every scenario on every frame), so it \
+                 would be ignored; set `schedule = \"round-robin\"` (or \"random\"), or remove \
+                 `per_frame`",
+            ),
+            (
+                Spread::new(ScheduleMode::Random, None).unwrap_err(),
+                "`[pipeline] schedule` other than \"all\" needs `per_frame` (scenarios besides \
+                 clean per frame)",
+            ),
+        ];
+        for (e, line) in cases {
+            assert_eq!(e.to_string(), line);
+        }
+        assert!(matches!(
+            Budget::new(60.0, f64::NAN),
+            Err(ScheduleError::RateNotPositive { .. })
+        ));
+        assert_eq!(
+            ScheduleSettings::new(ScheduleMode::All, Some(1), Some(60.0), None),
+            Err(ScheduleError::BudgetAndPerFrame)
+        );
     }
 }

@@ -215,6 +215,136 @@ pub enum CameraConfigError {
     },
 }
 
+/// Why a [`Camera`] did not open: the kinds a caller tells apart (the reconnect loop stays quiet
+/// about [`CameraError::Missing`] while a camera is unplugged). Display = the one line after the
+/// device's path (`/dev/video7: No such device; …`), saying what is wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum CameraError {
+    /// Nothing at the path (`ENOENT`), or the device went away (`ENODEV`): a typo at start, an
+    /// unplugged camera while reconnecting.
+    #[error("No such device; run `robustream devices` to list cameras")]
+    Missing,
+    /// This user may not open the device node.
+    #[error(
+        "cannot open ({source}); add your user to the `video` group or check the device's \
+         permissions"
+    )]
+    PermissionDenied {
+        /// The driver's refusal.
+        source: std::io::Error,
+    },
+    /// Another program holds the camera (`EBUSY`).
+    #[error("cannot open ({source}); another program is using the camera")]
+    Busy {
+        /// The driver's refusal.
+        source: std::io::Error,
+    },
+    /// The node did not open for another reason.
+    #[error("cannot open ({source}); run `robustream devices` to list cameras")]
+    Open {
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The node opened but is no V4L2 device (`ENOTTY`: `/dev/null`, a file).
+    #[error("is not a V4L2 device ({source}); run `robustream devices` to list cameras")]
+    NotV4l2 {
+        /// The refused query.
+        source: std::io::Error,
+    },
+    /// A V4L2 node that does not capture video the way robustream reads it: a metadata node (UVC
+    /// cameras have those beside the capture node), or a multi-planar capture device.
+    #[error(
+        "{card} ({driver}) is {}; run `robustream devices` to list cameras",
+        not_capture_text(*multiplanar)
+    )]
+    NotCapture {
+        /// The card (product) name.
+        card: String,
+        /// The driver's name.
+        driver: String,
+        /// Whether it is a multi-planar capture device (else not a capture node at all).
+        multiplanar: bool,
+    },
+    /// A capture device without V4L2 streaming I/O (robustream streams through mmap buffers).
+    #[error("{card} ({driver}) cannot stream (no V4L2 streaming I/O)")]
+    NoStreaming {
+        /// The card (product) name.
+        card: String,
+        /// The driver's name.
+        driver: String,
+    },
+    /// The device offers none of the asked formats (`[source.camera] format`).
+    #[error(
+        "offers none of the asked formats [{}]; it offers {}; set `[source.camera] format` to one \
+         of those robustream converts",
+        asked.iter().map(|f| fourcc_text(*f)).collect::<Vec<_>>().join(", "),
+        offers_text(offered)
+    )]
+    Unsupported {
+        /// The fourccs asked for, in order of preference.
+        asked: Vec<[u8; 4]>,
+        /// What the device offers: each fourcc with the driver's description, in its order.
+        offered: Vec<([u8; 4], String)>,
+    },
+    /// The driver settled on a mode whose format robustream does not convert.
+    #[error(
+        "the driver gave {mode}, which robustream does not convert; set `[source.camera] format` \
+         to another of the device's formats (`robustream devices`)"
+    )]
+    NotConverted {
+        /// The mode the driver gave.
+        mode: Mode,
+    },
+    /// A driver call failed while negotiating or mapping buffers (an I/O error of the device).
+    #[error("cannot {action} ({source})")]
+    Device {
+        /// What was being done (`query the device`, `set format YUYV 640×480`, …).
+        action: String,
+        /// The driver's error.
+        source: std::io::Error,
+    },
+    /// A `[source.camera]` setting that cannot be used.
+    #[error(transparent)]
+    Config(#[from] CameraConfigError),
+    /// The `v4l` crate panicked (on an unexpected driver value, or while releasing buffers).
+    #[error("the v4l crate failed while {what} ({message})")]
+    Panicked {
+        /// What was being done (`opening the device`).
+        what: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// What [`CameraError::NotCapture`] says the node is.
+fn not_capture_text(multiplanar: bool) -> &'static str {
+    if multiplanar {
+        "a multi-planar capture device, which robustream does not read"
+    } else {
+        "not a video capture node (UVC cameras also have metadata nodes)"
+    }
+}
+
+/// The formats of [`CameraError::Unsupported`] as text: `YUYV (YUYV 4:2:2), H264 (H.264, not
+/// converted)`, or `nothing`.
+fn offers_text(offered: &[([u8; 4], String)]) -> String {
+    if offered.is_empty() {
+        return "nothing".to_string();
+    }
+    offered
+        .iter()
+        .map(|(f, d)| {
+            let conv = if PixelFormat::from_fourcc(*f).is_some() {
+                ""
+            } else {
+                ", not converted"
+            };
+            format!("{} ({d}{conv})", fourcc_text(*f))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// This robustream was built without the `camera` feature ([`FEATURE_MISSING`] says how to get it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("{FEATURE_MISSING}")]
@@ -411,9 +541,9 @@ pub enum Grab {
 
 /// The hardware side of a camera, as the reconnect logic ([`Reconnecting`]) sees it.
 pub trait Camera: Send {
-    /// Opens the device, negotiates the mode and prepares streaming. The error is one line saying
-    /// what is wrong and what to do.
-    fn open(&mut self) -> Result<Negotiated, String>;
+    /// Opens the device, negotiates the mode and prepares streaming. The error's kind says what is
+    /// wrong, its line what to do.
+    fn open(&mut self) -> Result<Negotiated, CameraError>;
     /// Waits up to about `wait` for the next buffer and converts it. (The V4L2 implementation waits
     /// for the first buffer after [`Camera::open`] up to the configured `timeout` in one call.)
     fn grab(&mut self, wait: Duration) -> Grab;
@@ -527,7 +657,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
         config: CameraConfig,
         device: PathBuf,
         log: Box<dyn Fn(&str) + Send>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, CameraError> {
         let negotiated = camera.open()?;
         let opened_at = clock.now();
         Ok(Self {
@@ -718,14 +848,16 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
                             };
                         }
                         Err(e) => {
-                            if !e.starts_with("No such device")
-                                && self.last_open_error.as_ref() != Some(&e)
+                            // Still unplugged is what a reconnect waits out, not news.
+                            let line = e.to_string();
+                            if !matches!(e, CameraError::Missing)
+                                && self.last_open_error.as_ref() != Some(&line)
                             {
                                 (self.log)(&format!(
-                                    "camera {}: reopening failed ({e}); retrying",
+                                    "camera {}: reopening failed ({line}); retrying",
                                     self.device.display()
                                 ));
-                                self.last_open_error = Some(e);
+                                self.last_open_error = Some(line);
                             }
                             let wait = (backoff * 2.0).min(self.config.backoff_max);
                             self.state = State::Lost {
@@ -866,7 +998,7 @@ fn open_device(device: &Path, config: CameraConfig) -> Result<Box<dyn Source>, S
         device.to_path_buf(),
         log,
     )
-    .map_err(|e| SourceError::at(device, e))?;
+    .map_err(|e| SourceError::at(device, e.to_string()).caused_by(e))?;
     Ok(Box::new(source))
 }
 
@@ -1072,8 +1204,8 @@ mod v4l2 {
     use v4l::{Device, Format, FourCC, Fraction};
 
     use super::{
-        CameraConfig, Captured, DeviceInfo, FormatInfo, Grab, Mode, Negotiated, SizeInfo,
-        fourcc_text, fps_to_interval, interval_to_fps, negotiation_note,
+        CameraConfig, CameraError, Captured, DeviceInfo, FormatInfo, Grab, Mode, Negotiated,
+        SizeInfo, fourcc_text, fps_to_interval, interval_to_fps, negotiation_note,
     };
     use crate::source::pixfmt::{self, PixelFormat};
 
@@ -1106,64 +1238,42 @@ mod v4l2 {
             }
         }
 
-        fn try_open(&mut self) -> Result<(Session, Negotiated), String> {
-            let device = Device::with_path(&self.path).map_err(|e| open_error(&e))?;
-            let caps = device.query_caps().map_err(|e| query_error(&e))?;
+        fn try_open(&mut self) -> Result<(Session, Negotiated), CameraError> {
+            let device = Device::with_path(&self.path).map_err(open_error)?;
+            let caps = device.query_caps().map_err(query_error)?;
             if !caps.capabilities.contains(Caps::VIDEO_CAPTURE) {
-                let what = if caps.capabilities.contains(Caps::VIDEO_CAPTURE_MPLANE) {
-                    "a multi-planar capture device, which robustream does not read"
-                } else {
-                    "not a video capture node (UVC cameras also have metadata nodes)"
-                };
-                return Err(format!(
-                    "{} ({}) is {what}; run `robustream devices` to list cameras",
-                    caps.card, caps.driver
-                ));
+                return Err(CameraError::NotCapture {
+                    multiplanar: caps.capabilities.contains(Caps::VIDEO_CAPTURE_MPLANE),
+                    card: caps.card,
+                    driver: caps.driver,
+                });
             }
             if !caps.capabilities.contains(Caps::STREAMING) {
-                return Err(format!(
-                    "{} ({}) cannot stream (no V4L2 streaming I/O)",
-                    caps.card, caps.driver
-                ));
+                return Err(CameraError::NoStreaming {
+                    card: caps.card,
+                    driver: caps.driver,
+                });
             }
-            let offered: Vec<(FourCC, String)> = device
+            let offered: Vec<([u8; 4], String)> = device
                 .enum_formats()
-                .map_err(|e| format!("cannot list the device's formats ({e})"))?
+                .map_err(|e| failed("list the device's formats", e))?
                 .into_iter()
-                .map(|d| (d.fourcc, d.description))
+                .map(|d| (d.fourcc.repr, d.description))
                 .collect();
-            let wanted = self.config.formats().map_err(|e| e.to_string())?;
+            let wanted = self.config.formats()?;
             let Some(format) = wanted
                 .iter()
                 .copied()
-                .find(|w| offered.iter().any(|(f, _)| f.repr == w.fourcc()))
+                .find(|w| offered.iter().any(|(f, _)| *f == w.fourcc()))
             else {
-                let offers: Vec<String> = offered
-                    .iter()
-                    .map(|(f, d)| {
-                        let conv = if PixelFormat::from_fourcc(f.repr).is_some() {
-                            ""
-                        } else {
-                            ", not converted"
-                        };
-                        format!("{} ({d}{conv})", fourcc_text(f.repr))
-                    })
-                    .collect();
-                let asked: Vec<String> = wanted.iter().map(|w| fourcc_text(w.fourcc())).collect();
-                return Err(format!(
-                    "offers none of the asked formats [{}]; it offers {}; set `[source.camera] \
-                     format` to one of those robustream converts",
-                    asked.join(", "),
-                    if offers.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        offers.join(", ")
-                    }
-                ));
+                return Err(CameraError::Unsupported {
+                    asked: wanted.iter().map(|w| w.fourcc()).collect(),
+                    offered,
+                });
             };
             let current = device
                 .format()
-                .map_err(|e| format!("cannot read the current format ({e})"))?;
+                .map_err(|e| failed("read the current format", e))?;
             let asked = Mode {
                 fourcc: format.fourcc(),
                 width: self.config.width.unwrap_or(current.width),
@@ -1176,7 +1286,7 @@ mod v4l2 {
                     asked.height,
                     FourCC::new(&asked.fourcc),
                 ))
-                .map_err(|e| format!("cannot set format {asked} ({e})"))?;
+                .map_err(|e| failed(&format!("set format {asked}"), e))?;
             if let Some(fps) = self.config.fps {
                 let (n, d) = fps_to_interval(fps);
                 // A driver without rate control refuses; the rate read back below says what it is.
@@ -1184,7 +1294,7 @@ mod v4l2 {
             }
             let gave = device
                 .format()
-                .map_err(|e| format!("cannot read back the format ({e})"))?;
+                .map_err(|e| failed("read back the format", e))?;
             let fps = device
                 .params()
                 .ok()
@@ -1201,14 +1311,11 @@ mod v4l2 {
                 eprintln!("{note}");
                 self.noted = Some(note);
             }
-            let format = PixelFormat::from_fourcc(mode.fourcc).ok_or_else(|| {
-                format!(
-                    "the driver gave {mode}, which robustream does not convert; set `[source.camera] \
-                     format` to another of the device's formats (`robustream devices`)"
-                )
-            })?;
-            let mut stream = Stream::with_buffers(&device, Type::VideoCapture, self.config.buffers)
-                .map_err(|e| format!("cannot map {} capture buffers ({e})", self.config.buffers))?;
+            let format =
+                PixelFormat::from_fourcc(mode.fourcc).ok_or(CameraError::NotConverted { mode })?;
+            let buffers = self.config.buffers;
+            let mut stream = Stream::with_buffers(&device, Type::VideoCapture, buffers)
+                .map_err(|e| failed(&format!("map {buffers} capture buffers"), e))?;
             stream.set_timeout(Duration::from_secs_f64(self.config.timeout));
             let negotiated = Negotiated {
                 mode,
@@ -1225,47 +1332,53 @@ mod v4l2 {
         }
     }
 
-    /// The one-line reason a device node does not open.
-    fn open_error(e: &std::io::Error) -> String {
+    /// Why a device node does not open, by its kind.
+    fn open_error(e: std::io::Error) -> CameraError {
         use std::io::ErrorKind;
         match (e.kind(), e.raw_os_error()) {
-            (ErrorKind::NotFound, _) | (_, Some(19)) => {
-                "No such device; run `robustream devices` to list cameras".into()
-            }
-            (ErrorKind::PermissionDenied, _) => format!(
-                "cannot open ({e}); add your user to the `video` group or check the device's \
-                 permissions"
-            ),
-            (_, Some(16)) => format!("cannot open ({e}); another program is using the camera"),
-            _ => format!("cannot open ({e}); run `robustream devices` to list cameras"),
+            (ErrorKind::NotFound, _) | (_, Some(19)) => CameraError::Missing,
+            (ErrorKind::PermissionDenied, _) => CameraError::PermissionDenied { source: e },
+            (_, Some(16)) => CameraError::Busy { source: e },
+            _ => CameraError::Open { source: e },
         }
     }
 
-    /// The one-line reason a node that opened does not answer V4L2's first question.
-    fn query_error(e: &std::io::Error) -> String {
+    /// Why a node that opened does not answer V4L2's first question.
+    fn query_error(e: std::io::Error) -> CameraError {
         // ENOTTY: the node is not a V4L2 device at all.
         if e.raw_os_error() == Some(25) {
-            format!("is not a V4L2 device ({e}); run `robustream devices` to list cameras")
+            CameraError::NotV4l2 { source: e }
         } else {
-            format!("cannot query the device ({e})")
+            failed("query the device", e)
+        }
+    }
+
+    /// A driver call doing `action` failed with `e`.
+    fn failed(action: &str, e: std::io::Error) -> CameraError {
+        CameraError::Device {
+            action: action.to_string(),
+            source: e,
         }
     }
 
     /// A panic inside the `v4l` crate (it panics on unexpected driver values and on failures while
-    /// releasing buffers) as an error line instead of the end of the run.
-    fn guarded<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    /// releasing buffers) as an error instead of the end of the run.
+    fn guarded<T>(
+        what: &'static str,
+        f: impl FnOnce() -> Result<T, CameraError>,
+    ) -> Result<T, CameraError> {
         catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
-            let msg = p
+            let message = p
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_default();
-            Err(format!("the v4l crate failed while {what} ({msg})"))
+            Err(CameraError::Panicked { what, message })
         })
     }
 
     impl super::Camera for V4lCamera {
-        fn open(&mut self) -> Result<Negotiated, String> {
+        fn open(&mut self) -> Result<Negotiated, CameraError> {
             self.close();
             let (session, negotiated) = guarded("opening the device", || self.try_open())?;
             self.session = Some(session);
@@ -1360,8 +1473,8 @@ mod v4l2 {
             error: None,
         };
         let result = guarded("querying the device", || {
-            let device = Device::with_path(path).map_err(|e| open_error(&e))?;
-            let caps = device.query_caps().map_err(|e| query_error(&e))?;
+            let device = Device::with_path(path).map_err(open_error)?;
+            let caps = device.query_caps().map_err(query_error)?;
             info.driver = caps.driver;
             info.card = caps.card;
             info.bus = caps.bus;
@@ -1405,7 +1518,7 @@ mod v4l2 {
             Ok(())
         });
         if let Err(e) = result {
-            info.error = Some(e);
+            info.error = Some(e.to_string());
         }
         info
     }

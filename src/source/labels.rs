@@ -363,22 +363,26 @@ mod tests {
         Box::new(MemorySource::new(frames))
     }
 
-    fn truths(mut s: LabelledSource) -> Vec<Result<Option<usize>, String>> {
+    fn truths(mut s: LabelledSource) -> Vec<Result<Option<usize>, SourceError>> {
         std::iter::from_fn(|| s.next_frame())
-            .map(|r| r.map(|f| f.truth.map(|t| t.0)).map_err(|e| e.to_string()))
+            .map(|r| r.map(|f| f.truth.map(|t| t.0)))
+            .collect()
+    }
+
+    /// The truths of frames that all came, or the first error.
+    fn oks(got: Vec<Result<Option<usize>, SourceError>>) -> Vec<Option<usize>> {
+        got.into_iter()
+            .map(|r| r.unwrap_or_else(|e| panic!("{e}")))
             .collect()
     }
 
     #[test]
     fn fixed_and_sidecar_labels_replace_the_truth() {
         let fixed = LabelledSource::new(frames(3, false), StreamLabels::Fixed(Truth(1)));
-        assert_eq!(truths(fixed), vec![Ok(Some(1)); 3]);
+        assert_eq!(oks(truths(fixed)), vec![Some(1); 3]);
         let by_time = parse("time,label\n0.5,dog\n1,cat\n").unwrap();
         let s = LabelledSource::new(frames(4, true), StreamLabels::Sidecar(by_time));
-        assert_eq!(
-            truths(s),
-            vec![Ok(None), Ok(Some(1)), Ok(Some(0)), Ok(Some(0))]
-        );
+        assert_eq!(oks(truths(s)), vec![None, Some(1), Some(0), Some(0)]);
     }
 
     #[test]
@@ -389,7 +393,7 @@ mod tests {
             StreamLabels::Sidecar(by_time),
         ));
         assert_eq!(got.len(), 2);
-        let e = got[0].clone().unwrap_err();
+        let e = got[0].as_ref().unwrap_err().to_string();
         assert!(e.contains("f0") && e.contains("key it by `frame`"), "{e}");
     }
 

@@ -136,3 +136,103 @@ fn warm_up_runs_each_batch_size_once_and_reports_it() {
         BatchShapes::powers_of_two(12, Partial::Split)
     );
 }
+
+#[test]
+fn an_output_unlike_its_description_is_a_kind_naming_the_setting() {
+    use robustream::engine::{EngineError, OutputMismatch};
+    let desc = crate::util::root().join("tests/fixtures/engine/null_classifier.toml");
+    let config = EngineConfig {
+        library: Some(crate::util::ort_lib()),
+        threads: 1,
+        ..EngineConfig::default()
+    };
+    let mut renamed = ModelDesc::load(&desc).unwrap();
+    renamed.output.name = "scores".into();
+    let e = OnnxEngine::new(&renamed, &config).err().unwrap();
+    let EngineError::Output {
+        mismatch: OutputMismatch::Missing { name, outputs },
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        (name.as_str(), outputs.as_slice()),
+        ("scores", &["logits".to_string()][..])
+    );
+    assert!(
+        e.to_string()
+            .ends_with("null_classifier.onnx: has no output `scores` (outputs: [\"logits\"]); fix `[output] name`"),
+        "{e}"
+    );
+    let mut fewer = ModelDesc::load(&desc).unwrap();
+    fewer.output.classes = 10;
+    let e = OnnxEngine::new(&fewer, &config).err().unwrap();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Output {
+                mismatch: OutputMismatch::Classes {
+                    classes: 1000,
+                    expected: 10,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with(
+            "output `logits` has 1000 classes but the description says 10; fix `[output] classes` \
+             and the labels file"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_input_unlike_its_description_is_a_kind_naming_the_setting() {
+    use robustream::engine::{EngineError, InputMismatch};
+    let fixtures = crate::util::root().join("tests/fixtures/engine");
+    let config = EngineConfig {
+        library: Some(crate::util::ort_lib()),
+        threads: 1,
+        ..EngineConfig::default()
+    };
+    let mut renamed = ModelDesc::load(&fixtures.join("null_classifier.toml")).unwrap();
+    renamed.input.name = "pixels".into();
+    let e = OnnxEngine::new(&renamed, &config).err().unwrap();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Input {
+                mismatch: InputMismatch::Missing { name, inputs },
+                ..
+            } if name == "pixels" && inputs == &["input".to_string()]
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with(
+            "null_classifier.onnx: has no input `pixels` (inputs: [\"input\"]); fix `[input] name`"
+        ),
+        "{e}"
+    );
+    let uint8 = ModelDesc::load(&fixtures.join("uint8_input.toml")).unwrap();
+    let e = OnnxEngine::new(&uint8, &config).err().unwrap();
+    let EngineError::Input {
+        mismatch: InputMismatch::NotFloat32 { element, .. },
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert!(
+        e.to_string().contains(&format!(
+            "is {element} but robustream feeds float32 (normalised by the description's \
+             `[preprocess]` mean/std); re-export the model with a float32 input"
+        )),
+        "{e}"
+    );
+}

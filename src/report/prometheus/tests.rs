@@ -130,6 +130,25 @@ fn serves_the_snapshot_on_loopback_and_404_elsewhere() {
     let taken = e.addr();
     let err = Exporter::start(&taken.to_string()).err().unwrap();
     assert!(err.to_string().contains("--prometheus"), "{err}");
+    let ExporterError::Bind { addr, source } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(addr, &taken.to_string());
+    assert_eq!(source.kind(), std::io::ErrorKind::AddrInUse);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot serve Prometheus metrics on {taken} ({source}); pick another --prometheus address"
+        )
+    );
+    // An address that does not parse is the same kind, naming it.
+    let err = Exporter::start("no:port").err().unwrap();
+    assert!(matches!(err, ExporterError::Bind { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot serve Prometheus metrics on no:port ("),
+        "{err}"
+    );
 }
 
 /// Sends `request` raw and returns the whole response (a reset after it is tolerated).

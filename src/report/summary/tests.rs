@@ -415,6 +415,10 @@ fn a_configured_ce_baseline_is_used_named_stored_and_kept_by_recompute() {
     // A stored table edited by hand is an error entry, shown in the table and summary.md.
     let mut bad = s.clone();
     bad.metrics["imagenet_c"]["baseline_table"]["errors"]["fog"][0] = json!(4.0);
+    assert!(matches!(
+        bad.stored_ce_baseline(),
+        Some(Err(ReportError::StoredBaseline { .. }))
+    ));
     let r = Summary::recompute(&fs.concat(), Some(&bad));
     let e = r.metrics["imagenet_c"]["error"].as_str().unwrap();
     assert!(

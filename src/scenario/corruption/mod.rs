@@ -191,11 +191,9 @@ impl Corruption {
         if self.name == "frost" {
             // The only corruption with external data: missing textures are an error, not a panic.
             let (a, f) = weather::FROST_PARAMS[usize::from(self.severity - 1)];
-            return weather::frost(input.image, a, f, rng).map_err(|reason| {
-                ScenarioError::Unsuitable {
-                    key: self.key.clone(),
-                    reason,
-                }
+            return weather::frost(input.image, a, f, rng).map_err(|e| ScenarioError::Unsuitable {
+                key: self.key.clone(),
+                reason: e.to_string(),
             });
         }
         Ok(self.corrupt(input.image, rng))

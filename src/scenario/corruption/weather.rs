@@ -13,7 +13,7 @@
 //! never depend on the thread count.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use image::RgbImage;
 use rand::RngExt;
@@ -548,23 +548,67 @@ pub fn frost_dir_candidates() -> Vec<PathBuf> {
     .collect()
 }
 
+/// Why `frost` has no textures. Display = the one line users see. `Clone` (a decoder's error is
+/// kept behind an `Arc`), so the error [`frost_textures`] keeps for the process reaches every caller
+/// whole.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FrostError {
+    /// None of the folders tried holds every texture of [`FROST_FILES`]: the folders, why each did
+    /// not serve, and the fix (`bash scripts/setup.sh`, or [`FROST_DIR_ENV`]).
+    #[error(
+        "frost needs the ImageNet-C frost textures ({}); run `bash scripts/setup.sh` to install \
+         them into assets/frost, or set {FROST_DIR_ENV}; tried: {}",
+        FROST_FILES.join(", "),
+        tried_text(tried)
+    )]
+    NotInstalled {
+        /// Each folder tried, in order, with the texture that failed there (`None`: no such
+        /// folder).
+        tried: Vec<(PathBuf, Option<Box<FrostError>>)>,
+    },
+    /// A texture file does not read or decode.
+    #[error("frost texture {}: {source}", path.display())]
+    Undecodable {
+        /// The texture file.
+        path: PathBuf,
+        /// The decoder's error.
+        source: Arc<image::ImageError>,
+    },
+}
+
+/// The folders of [`FrostError::NotInstalled`] as text: `<dir> (no such folder); frost texture …`.
+fn tried_text(tried: &[(PathBuf, Option<Box<FrostError>>)]) -> String {
+    tried
+        .iter()
+        .map(|(dir, e)| match e {
+            None => format!("{} (no such folder)", dir.display()),
+            Some(e) => e.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Decodes the five choosable textures from `dir` (alpha dropped, RGB order).
-pub fn load_frost_textures(dir: &Path) -> Result<Vec<RgbImage>, String> {
+pub fn load_frost_textures(dir: &Path) -> Result<Vec<RgbImage>, FrostError> {
     FROST_FILES
         .iter()
         .map(|f| {
-            let p = dir.join(f);
-            image::open(&p)
-                .map(|i| i.to_rgb8())
-                .map_err(|e| format!("frost texture {}: {e}", p.display()))
+            let path = dir.join(f);
+            match image::open(&path) {
+                Ok(i) => Ok(i.to_rgb8()),
+                Err(e) => Err(FrostError::Undecodable {
+                    path,
+                    source: Arc::new(e),
+                }),
+            }
         })
         .collect()
 }
 
 /// The frost textures, decoded once per process from the first candidate folder that holds them
 /// ([`frost_dir_candidates`]); an error names the folders tried and `bash scripts/setup.sh`.
-pub fn frost_textures() -> Result<&'static [RgbImage], String> {
-    static TEXTURES: OnceLock<Result<Vec<RgbImage>, String>> = OnceLock::new();
+pub fn frost_textures() -> Result<&'static [RgbImage], FrostError> {
+    static TEXTURES: OnceLock<Result<Vec<RgbImage>, FrostError>> = OnceLock::new();
     TEXTURES
         .get_or_init(|| first_frost_textures(&frost_dir_candidates()))
         .as_ref()
@@ -574,24 +618,19 @@ pub fn frost_textures() -> Result<&'static [RgbImage], String> {
 
 /// The textures from the first of `candidates` that holds all of [`FROST_FILES`]; otherwise an error
 /// naming every folder tried and `bash scripts/setup.sh`.
-pub fn first_frost_textures(candidates: &[PathBuf]) -> Result<Vec<RgbImage>, String> {
-    let mut errors = Vec::new();
+pub fn first_frost_textures(candidates: &[PathBuf]) -> Result<Vec<RgbImage>, FrostError> {
+    let mut tried = Vec::new();
     for dir in candidates {
         if !dir.is_dir() {
-            errors.push(format!("{} (no such folder)", dir.display()));
+            tried.push((dir.clone(), None));
             continue;
         }
         match load_frost_textures(dir) {
             Ok(t) => return Ok(t),
-            Err(e) => errors.push(e),
+            Err(e) => tried.push((dir.clone(), Some(Box::new(e)))),
         }
     }
-    Err(format!(
-        "frost needs the ImageNet-C frost textures ({}); run `bash scripts/setup.sh` to install \
-         them into assets/frost, or set {FROST_DIR_ENV}; tried: {}",
-        FROST_FILES.join(", "),
-        errors.join("; ")
-    ))
+    Err(FrostError::NotInstalled { tried })
 }
 
 /// imagecorruptions' frost texture size for a `tw`×`th` texture and a `w`×`h` frame: factor 1 if the
@@ -611,7 +650,7 @@ pub fn frost_rescaled_size(tw: u32, th: u32, w: u32, h: u32) -> (u32, u32) {
 
 /// ImageNet-C `frost` with the textures from [`frost_textures`]; the error (textures missing) says to run
 /// `bash scripts/setup.sh`. See [`frost_with`].
-pub fn frost(image: &RgbImage, a: f64, f: f64, rng: RngKey) -> Result<RgbImage, String> {
+pub fn frost(image: &RgbImage, a: f64, f: f64, rng: RngKey) -> Result<RgbImage, FrostError> {
     Ok(frost_with(frost_textures()?, image, a, f, rng))
 }
 

@@ -251,17 +251,17 @@ struct FakeCamera {
     steps: VecDeque<Step>,
     open_times: Arc<Mutex<Vec<f64>>>,
     is_open: bool,
-    open_error: &'static str,
+    open_error: fn() -> CameraError,
 }
 
 impl Camera for FakeCamera {
-    fn open(&mut self) -> Result<Negotiated, String> {
+    fn open(&mut self) -> Result<Negotiated, CameraError> {
         self.open_times.lock().unwrap().push(self.clock.now());
         if self.opens.pop_front().unwrap_or(true) {
             self.is_open = true;
             Ok(negotiated())
         } else {
-            Err(self.open_error.into())
+            Err((self.open_error)())
         }
     }
     fn grab(&mut self, wait: Duration) -> Grab {
@@ -311,7 +311,7 @@ struct Rig {
     lines: Arc<Mutex<Vec<String>>>,
 }
 
-fn rig(config: CameraConfig, opens: &[bool], steps: Vec<Step>) -> Result<Rig, String> {
+fn rig(config: CameraConfig, opens: &[bool], steps: Vec<Step>) -> Result<Rig, CameraError> {
     let clock = FakeClock::default();
     let open_times = Arc::new(Mutex::new(Vec::new()));
     let lines = Arc::new(Mutex::new(Vec::new()));
@@ -321,7 +321,7 @@ fn rig(config: CameraConfig, opens: &[bool], steps: Vec<Step>) -> Result<Rig, St
         steps: steps.into(),
         open_times: open_times.clone(),
         is_open: false,
-        open_error: "No such device",
+        open_error: || CameraError::Missing,
     };
     let sink = lines.clone();
     let source = Reconnecting::start(
@@ -497,7 +497,9 @@ fn a_reopen_failing_otherwise_than_missing_is_said_once() {
         vec![Frame(0, 1.0), Fail("gone"), Frame(0, 2.0)],
     )
     .unwrap();
-    r.source.camera.open_error = "cannot open (Permission denied); add your user to `video`";
+    r.source.camera.open_error = || CameraError::PermissionDenied {
+        source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, "Permission denied"),
+    };
     frame(&mut r.source);
     frame(&mut r.source);
     let lines = r.lines.lock().unwrap().clone();
@@ -505,7 +507,7 @@ fn a_reopen_failing_otherwise_than_missing_is_said_once() {
     assert_eq!(
         lines[1],
         "camera /dev/video0: reopening failed (cannot open (Permission denied); add your user \
-             to `video`); retrying"
+             to the `video` group or check the device's permissions); retrying"
     );
     assert!(lines[2].contains("back after"), "{lines:?}");
 }
@@ -619,7 +621,95 @@ fn a_device_missing_at_start_is_an_open_error() {
     let e = rig(CameraConfig::default(), &[false], vec![])
         .err()
         .unwrap();
-    assert_eq!(e, "No such device");
+    assert!(matches!(e, CameraError::Missing), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "No such device; run `robustream devices` to list cameras"
+    );
+}
+
+#[test]
+fn camera_errors_are_kinds_with_the_lines_users_saw() {
+    let io = |kind, text: &str| std::io::Error::new(kind, text.to_string());
+    use std::io::ErrorKind::{Other, PermissionDenied};
+    let cases: Vec<(CameraError, &str)> = vec![
+        (
+            CameraError::Busy {
+                source: io(Other, "Device or resource busy"),
+            },
+            "cannot open (Device or resource busy); another program is using the camera",
+        ),
+        (
+            CameraError::PermissionDenied {
+                source: io(PermissionDenied, "Permission denied"),
+            },
+            "cannot open (Permission denied); add your user to the `video` group or check the \
+             device's permissions",
+        ),
+        (
+            CameraError::NotV4l2 {
+                source: io(Other, "Inappropriate ioctl for device"),
+            },
+            "is not a V4L2 device (Inappropriate ioctl for device); run `robustream devices` to \
+             list cameras",
+        ),
+        (
+            CameraError::NotCapture {
+                card: "Cam".into(),
+                driver: "uvcvideo".into(),
+                multiplanar: false,
+            },
+            "Cam (uvcvideo) is not a video capture node (UVC cameras also have metadata nodes); \
+             run `robustream devices` to list cameras",
+        ),
+        (
+            CameraError::NotCapture {
+                card: "ISP".into(),
+                driver: "rkisp".into(),
+                multiplanar: true,
+            },
+            "ISP (rkisp) is a multi-planar capture device, which robustream does not read; run \
+             `robustream devices` to list cameras",
+        ),
+        (
+            CameraError::Unsupported {
+                asked: vec![*b"MJPG"],
+                offered: vec![(*b"YUYV", "YUYV 4:2:2".into()), (*b"H264", "H.264".into())],
+            },
+            "offers none of the asked formats [MJPG]; it offers YUYV (YUYV 4:2:2), H264 (H.264, \
+             not converted); set `[source.camera] format` to one of those robustream converts",
+        ),
+        (
+            CameraError::Unsupported {
+                asked: vec![*b"YUYV", *b"GREY"],
+                offered: vec![],
+            },
+            "offers none of the asked formats [YUYV, GREY]; it offers nothing; set \
+             `[source.camera] format` to one of those robustream converts",
+        ),
+        (
+            CameraError::Device {
+                action: "map 4 capture buffers".into(),
+                source: io(Other, "Cannot allocate memory"),
+            },
+            "cannot map 4 capture buffers (Cannot allocate memory)",
+        ),
+        (
+            CameraError::Panicked {
+                what: "opening the device",
+                message: "bad value".into(),
+            },
+            "the v4l crate failed while opening the device (bad value)",
+        ),
+    ];
+    for (e, line) in cases {
+        assert_eq!(e.to_string(), line);
+        // Only a missing device is what a reconnect waits out in silence.
+        assert!(!matches!(e, CameraError::Missing));
+        // Through a source error, the one line says the cause once.
+        let s = SourceError::at(Path::new("/dev/video0"), e.to_string()).caused_by(e);
+        assert_eq!(crate::error_line(&s), format!("/dev/video0: {line}"));
+    }
 }
 
 #[test]

@@ -215,13 +215,51 @@ fn frost_choice_range_sizes_and_determinism() {
 #[test]
 fn missing_textures_say_how_to_install_them() {
     let e = first_frost_textures(&[PathBuf::from("/nonexistent/frost")]).unwrap_err();
+    let FrostError::NotInstalled { tried } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(tried.len(), 1);
+    assert!(tried[0].1.is_none(), "no such folder: {e:?}");
+    let e = e.to_string();
     assert!(
         e.contains("bash scripts/setup.sh") && e.contains("/nonexistent/frost"),
         "{e}"
     );
     let empty = std::env::temp_dir();
-    let e = first_frost_textures(&[empty]).unwrap_err();
+    let e = first_frost_textures(&[empty]).unwrap_err().to_string();
     assert!(e.contains("frost1.png"), "{e}");
+}
+
+#[test]
+fn frost_errors_are_kinds_with_the_lines_users_saw() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in FROST_FILES {
+        std::fs::write(dir.path().join(f), b"not a png").unwrap();
+    }
+    let e = load_frost_textures(dir.path()).unwrap_err();
+    let FrostError::Undecodable { path, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(path, &dir.path().join("frost1.png"));
+    let undecodable = e.to_string();
+    assert!(
+        undecodable.starts_with(&format!("frost texture {}: ", path.display())),
+        "{undecodable}"
+    );
+    let e = first_frost_textures(&[PathBuf::from("/nonexistent/frost"), dir.path().into()])
+        .unwrap_err();
+    assert!(matches!(&e, FrostError::NotInstalled { tried } if tried.len() == 2));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "frost needs the ImageNet-C frost textures (frost1.png, frost2.png, frost3.png, \
+             frost4.jpg, frost5.jpg); run `bash scripts/setup.sh` to install them into \
+             assets/frost, or set ROBUSTREAM_FROST_DIR; tried: /nonexistent/frost (no such \
+             folder); {undecodable}"
+        )
+    );
+    // The cached error is a clone: the same line for every caller.
+    assert_eq!(e.clone().to_string(), e.to_string());
 }
 
 #[test]
@@ -249,6 +287,6 @@ fn frost_textures_load_when_installed() {
             assert_eq!(t[1], t[2], "frost2 and frost3 decode to the same picture");
             assert_eq!(t[3].dimensions(), (527, 350));
         }
-        Err(e) => assert!(e.contains("scripts/setup.sh"), "{e}"),
+        Err(e) => assert!(e.to_string().contains("scripts/setup.sh"), "{e}"),
     }
 }
