@@ -580,6 +580,7 @@ impl Summary {
                 out.push('\n');
             }
         }
+        let _ = writeln!(out, "\n{}", self.frames_line());
         if let Some(ic) = self.imagenet_c() {
             out.push('\n');
             out.push_str(&imagenet_c_lines(&ic));
@@ -608,13 +609,30 @@ impl Summary {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
-    /// One line on the sliding window: its drop volatility and the trend's temporal volatility.
+    /// One line on the frames: read, and of them skipped (unreadable), dropped at admission (the
+    /// pipeline was behind a live source) and lost by the source before robustream saw them.
+    fn frames_line(&self) -> String {
+        let f = &self.frames;
+        format!(
+            "Frames: {} read; {} skipped (unreadable), {} dropped (pipeline behind a live source), \
+             {} lost (by the source)",
+            f.read, f.skipped, f.dropped, f.lost
+        )
+    }
+
+    /// One line on the sliding window: its drop volatility and the trend's temporal volatility,
+    /// with what they measure and in which unit (docs/ximagenet.md#sliding-window-volatility).
     fn window_line(&self) -> Option<String> {
         let w = self.window()?;
         let v = |x: Option<f64>| x.map_or_else(|| NONE.to_string(), |x| format!("{x:.4}"));
+        let measure = match w.basis.as_str() {
+            "agreement" => "agreement with clean",
+            _ => "top-1 accuracy",
+        };
         Some(format!(
-            "Sliding window (last {} frames, {} in it, drops by {}): drop volatility {}; temporal \
-             volatility of the mean drop {} over {} windows",
+            "Sliding window (last {} frames, {} in it, drops by {}): drop volatility {} (variance \
+             of the scenarios' {measure} around clean's, fraction², 0 = all alike); temporal \
+             volatility of the mean drop {} over {} windows (fraction², needs 2)",
             w.frames,
             w.filled,
             w.basis,

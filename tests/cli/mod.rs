@@ -4,5 +4,6 @@
 
 mod bad_input;
 mod preview;
+mod readme;
 mod run_contract;
 mod run_lock;
