@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::json;
 
 use crate::challenge::{
-    CHALLENGE_JSONL, ChallengeConfig, ChallengeRun, Harvest, Keep, KeepingSource, SharedEngine,
-    SharedHarvest, evaluate, round3,
+    CHALLENGE_JSONL, ChallengeConfig, ChallengeError, ChallengeRun, Harvest, Keep, KeepingSource,
+    SharedEngine, SharedHarvest, evaluate, round3,
 };
 use crate::classmap::ClassMap;
 use crate::engine::Engine;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
-use crate::saliency::SaliencyConfig;
+use crate::saliency::{SaliencyConfig, SaliencyError};
 use crate::source::Source;
 
 /// What the post passes need of a run besides their own configs.
@@ -42,6 +42,18 @@ pub struct PostContext<'a> {
     /// `--strict`: a challenge composite whose output cannot be scored fails the pass instead of
     /// being counted.
     pub strict: bool,
+}
+
+/// A post pass that failed (and with it the run; what the main pass measured is still
+/// summarised): the pass's own error, said as the pass says it.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    /// The adversarial-background challenge failed.
+    #[error(transparent)]
+    Challenge(#[from] ChallengeError),
+    /// The occlusion saliency pass failed.
+    #[error(transparent)]
+    Saliency(#[from] SaliencyError),
 }
 
 /// Wraps the main pass's source and engine for the post passes `ctx` asks for: the source hands
@@ -90,7 +102,7 @@ impl PostPasses {
         stop: &AtomicBool,
         quiet: bool,
         main_ok: bool,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, PostError> {
         let mut post = Self {
             challenge: None,
             saliency: None,
@@ -208,5 +220,23 @@ impl PostPasses {
         if let Some(s) = self.saliency {
             summary.metrics.insert("saliency".into(), s);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_pass_is_its_kind_and_says_its_own_line() {
+        let e = PostError::from(SaliencyError::MapSize { frame: "f".into() });
+        assert!(matches!(
+            e,
+            PostError::Saliency(SaliencyError::MapSize { .. })
+        ));
+        assert_eq!(
+            crate::error_line(&e),
+            "saliency map of f has the wrong size"
+        );
     }
 }
