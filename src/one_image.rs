@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
 
-use anyhow::{Context, bail};
 use image::{GrayImage, RgbImage};
 
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
@@ -36,9 +35,67 @@ use crate::pipeline::ScenarioStage;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::{BackgroundPool, PoolView, StageMasks};
-use crate::source::Source;
-use crate::source::regions::{BoxSpec, parse_norm_boxes, resolve_boxes};
+use crate::source::regions::{BoxError, BoxSpec, parse_norm_boxes, resolve_boxes};
+use crate::source::{Source, SourceError};
 use crate::view::ModelView;
+
+/// A failure reading the one image of `apply` / `preview`, its class or its `--background`s. Each
+/// message is the one line the command reports (`robustream::error_line`), as it always read.
+#[derive(Debug, thiserror::Error)]
+pub enum OneImageError {
+    /// The image, its mask, its boxes or a background image could not be read (the file, what is
+    /// wrong, what to do).
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// `--boxes` is not a list of normalised boxes.
+    #[error("--boxes: {0}")]
+    Boxes(#[source] BoxError),
+    /// A class that is not an index, given without a model whose labels would name it.
+    #[error("{flag} `{text}`: without --model give the class as an index")]
+    ClassNotIndex {
+        /// The option the class came with (`--class`, `--background IMG:CLASS`).
+        flag: String,
+        /// The class as given.
+        text: String,
+    },
+    /// A class that is none of the model's labels.
+    #[error("{flag} `{text}` is not a class of the model's labels (a name, alias or index)")]
+    UnknownClass {
+        /// The option the class came with (`--class`, `--background IMG:CLASS`).
+        flag: String,
+        /// The class as given.
+        text: String,
+    },
+    /// A `--background` manifest given a `:CLASS` (its rows carry their own).
+    #[error("--background {spec}: a manifest's classes are its `label` column; drop `:CLASS`")]
+    ManifestClass {
+        /// The `--background` value as given.
+        spec: String,
+    },
+    /// A `--background` manifest could not be opened.
+    #[error("--background {}", path.display())]
+    Manifest {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        source: SourceError,
+    },
+    /// A row of a `--background` manifest could not be read; `needs_model` when class names came
+    /// without a model to name them.
+    #[error(
+        "--background {}{}",
+        path.display(),
+        if *needs_model { " (class names need --model)" } else { "" }
+    )]
+    ManifestRow {
+        /// The manifest.
+        path: PathBuf,
+        /// Whether the run has no labels (no `--model`).
+        needs_model: bool,
+        /// Why.
+        source: SourceError,
+    },
+}
 
 /// Reads a single input as `apply` and `preview` take it: the image, its mask (checked against the
 /// image's size) and its boxes (`--boxes` normalised xyxy, else a VOC `--annotation`), all at the
@@ -48,7 +105,7 @@ pub(crate) fn read_input(
     mask: Option<&PathBuf>,
     boxes: Option<&str>,
     annotation: Option<&PathBuf>,
-) -> anyhow::Result<(RgbImage, Option<GrayImage>, Vec<BBox>)> {
+) -> Result<(RgbImage, Option<GrayImage>, Vec<BBox>), OneImageError> {
     let image = crate::source::decode::read_rgb(input)?;
     let mask = match mask {
         Some(path) => Some(crate::source::mask::load(path, input, image.dimensions())?),
@@ -56,7 +113,7 @@ pub(crate) fn read_input(
     };
     let spec = match (boxes, annotation) {
         (Some(text), _) => Some(BoxSpec::Normalized(
-            parse_norm_boxes(text).map_err(|why| anyhow::anyhow!("--boxes: {why}"))?,
+            parse_norm_boxes(text).map_err(OneImageError::Boxes)?,
         )),
         (None, Some(xml)) => Some(BoxSpec::Voc(xml.clone())),
         (None, None) => None,
@@ -95,19 +152,23 @@ pub(crate) fn resolve_class(
     class: Option<&str>,
     labels: &LabelSpace,
     flag: &str,
-) -> anyhow::Result<Option<Truth>> {
+) -> Result<Option<Truth>, OneImageError> {
     let Some(text) = class else { return Ok(None) };
     if labels.is_empty() {
         return match text.trim().parse::<usize>() {
             Ok(i) => Ok(Some(Truth(i))),
-            Err(_) => bail!("{flag} `{text}`: without --model give the class as an index"),
+            Err(_) => Err(OneImageError::ClassNotIndex {
+                flag: flag.to_string(),
+                text: text.to_string(),
+            }),
         };
     }
     labels
         .resolve(text)
         .map(|i| Some(Truth(i)))
-        .with_context(|| {
-            format!("{flag} `{text}` is not a class of the model's labels (a name, alias or index)")
+        .ok_or_else(|| OneImageError::UnknownClass {
+            flag: flag.to_string(),
+            text: text.to_string(),
         })
 }
 
@@ -142,7 +203,7 @@ fn mask_next_to(image: &Path) -> Option<PathBuf> {
 
 /// The frames the `--background` options name, in order (module docs): images with their mask next
 /// to them (or an empty mask, meaning "the whole image is background"), and manifest rows.
-fn background_frames(specs: &[String], labels: &LabelSpace) -> anyhow::Result<Vec<Frame>> {
+fn background_frames(specs: &[String], labels: &LabelSpace) -> Result<Vec<Frame>, OneImageError> {
     let mut frames = Vec::new();
     for spec in specs {
         let (path, class) = split_background(spec);
@@ -152,23 +213,19 @@ fn background_frames(specs: &[String], labels: &LabelSpace) -> anyhow::Result<Ve
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
         if is_csv {
             if class.is_some() {
-                bail!(
-                    "--background {spec}: a manifest's classes are its `label` column; drop `:CLASS`"
-                );
+                return Err(OneImageError::ManifestClass { spec: spec.clone() });
             }
-            let mut source = crate::source::manifest::open(path, labels)
-                .with_context(|| format!("--background {}", path.display()))?;
+            let mut source = crate::source::manifest::open(path, labels).map_err(|source| {
+                OneImageError::Manifest {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            })?;
             while let Some(frame) = source.next_frame() {
-                let mut frame = frame.with_context(|| {
-                    format!(
-                        "--background {}{}",
-                        path.display(),
-                        if labels.is_empty() {
-                            " (class names need --model)"
-                        } else {
-                            ""
-                        }
-                    )
+                let mut frame = frame.map_err(|source| OneImageError::ManifestRow {
+                    path: path.to_path_buf(),
+                    needs_model: labels.is_empty(),
+                    source,
                 })?;
                 // A row without regions: the whole image is the background (see below).
                 if frame.regions.is_none() {
@@ -259,7 +316,7 @@ pub fn background_pool(
     labels: &LabelSpace,
     stage: Option<(&ModelDesc, ScenarioStage)>,
     seed: u64,
-) -> anyhow::Result<Option<PoolView>> {
+) -> Result<Option<PoolView>, OneImageError> {
     if specs.is_empty() {
         return Ok(None);
     }
@@ -272,4 +329,34 @@ pub fn background_pool(
         pool.offer(frame);
     }
     Ok(Some((*pool.view()).clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_class_the_labels_cannot_name_is_its_kind() {
+        let none = LabelSpace::new(Vec::new());
+        let e = resolve_class(Some("cat"), &none, "--class").unwrap_err();
+        assert!(matches!(&e, OneImageError::ClassNotIndex { text, .. } if text == "cat"));
+        assert_eq!(
+            crate::error_line(&e),
+            "--class `cat`: without --model give the class as an index"
+        );
+        let abc = LabelSpace::new(vec!["a".into(), "b".into(), "c".into()]);
+        assert_eq!(
+            resolve_class(Some("b"), &abc, "--class").unwrap(),
+            Some(Truth(1))
+        );
+        let e = resolve_class(Some("dog"), &abc, "--class").unwrap_err();
+        assert!(matches!(e, OneImageError::UnknownClass { .. }));
+        assert_eq!(
+            crate::error_line(&e),
+            "--class `dog` is not a class of the model's labels (a name, alias or index)"
+        );
+        let specs = vec!["list.csv:3".to_string()];
+        let e = background_pool(&specs, &abc, None, 0).err().unwrap();
+        assert!(matches!(e, OneImageError::ManifestClass { .. }), "{e}");
+    }
 }

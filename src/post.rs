@@ -11,14 +11,14 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::json;
 
 use crate::challenge::{
-    CHALLENGE_JSONL, ChallengeConfig, ChallengeRun, Harvest, Keep, KeepingSource, SharedEngine,
-    SharedHarvest, evaluate, round3,
+    CHALLENGE_JSONL, ChallengeConfig, ChallengeError, ChallengeRun, Harvest, Keep, KeepingSource,
+    SharedEngine, SharedHarvest, evaluate, round3,
 };
 use crate::classmap::ClassMap;
 use crate::engine::Engine;
 use crate::metrics::in9::ChallengeTally;
 use crate::model::ModelDesc;
-use crate::saliency::SaliencyConfig;
+use crate::saliency::{SaliencyConfig, SaliencyError};
 use crate::source::Source;
 
 /// What the post passes need of a run besides their own configs.
@@ -42,6 +42,18 @@ pub struct PostContext<'a> {
     /// `--strict`: a challenge composite whose output cannot be scored fails the pass instead of
     /// being counted.
     pub strict: bool,
+}
+
+/// A post pass that failed (and with it the run; what the main pass measured is still
+/// summarised): the pass's own error, said as the pass says it.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    /// The adversarial-background challenge failed.
+    #[error(transparent)]
+    Challenge(#[from] ChallengeError),
+    /// The occlusion saliency pass failed.
+    #[error(transparent)]
+    Saliency(#[from] SaliencyError),
 }
 
 /// Wraps the main pass's source and engine for the post passes `ctx` asks for: the source hands
@@ -90,7 +102,7 @@ impl PostPasses {
         stop: &AtomicBool,
         quiet: bool,
         main_ok: bool,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, PostError> {
         let mut post = Self {
             challenge: None,
             saliency: None,
@@ -99,95 +111,25 @@ impl PostPasses {
             return Ok(post);
         };
         let mut h = harvest.lock().unwrap_or_else(PoisonError::into_inner);
+        let pass = Pass {
+            ctx,
+            model,
+            class_map,
+            stop,
+            quiet,
+        };
         if ctx.challenge.enabled {
             post.challenge = Some(if !main_ok {
-                (
-                    json!({"applicable": false, "reason": "the main pass did not complete"}),
-                    None,
-                )
+                (not_completed(), None)
             } else {
-                let bound = ctx.challenge.backgrounds;
-                let candidates = h.challenge_candidates();
-                let (fgs, bgs, from, available) =
-                    h.take_challenge(model, ctx.seed, bound).unwrap_or_default();
-                if fgs.is_empty() || bgs.is_empty() {
-                    let reason = if fgs.is_empty() {
-                        format!(
-                            "{}; the challenge composites masked, labelled foregrounds (e.g. a \
-                             manifest with `label` and `mask` columns, or an IN-9 release with \
-                             fg_mask)",
-                            h.no_foreground_reason()
-                        )
-                    } else {
-                        "no background (the stream's pool holds no frame with a usable \
-                         background; an IN-9 release needs only_bg_t/val)"
-                            .to_string()
-                    };
-                    // A warning, printed under --quiet too (as the main pass's warnings are).
-                    eprintln!("warning: challenge: not applicable: {reason}");
-                    (
-                        json!({"applicable": false, "reason": reason,
-                               "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
-                        None,
-                    )
-                } else {
-                    let run = ChallengeRun {
-                        model,
-                        class_map,
-                        seed: ctx.seed,
-                        batch: ctx.max_batch,
-                        jsonl: &ctx.out.join(CHALLENGE_JSONL),
-                        quiet,
-                        strict: ctx.strict,
-                    };
-                    let r = evaluate(&run, engine, &fgs, &bgs, stop)?;
-                    let per = |ms: f64| {
-                        (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64))
-                    };
-                    (
-                        json!({
-                            "applicable": true,
-                            "foregrounds": r.tally.foregrounds,
-                            "vulnerable": r.tally.vulnerable,
-                            "backgrounds": r.tally.backgrounds,
-                            "composites": r.tally.composites,
-                            "failed": r.tally.failed,
-                            "undecided": r.tally.undecided,
-                            "upper_bound": fgs.len() as u64 * bgs.len() as u64,
-                            "complete": r.tally.complete,
-                            "accuracy": r.tally.accuracy(),
-                            "background_source": from,
-                            // The bounds sampled the candidates (see `complete`: interruption only).
-                            "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
-                            "candidates": candidates,
-                            "unusable_masks": h.unusable_masks(),
-                            "seconds": round3(r.seconds),
-                            "composite_ms": per(r.composite_ms),
-                            "infer_ms": per(r.infer_ms),
-                        }),
-                        Some(r.tally),
-                    )
-                }
+                pass.challenge(&mut h, engine)?
             });
         }
         if ctx.saliency.enabled {
             post.saliency = Some(if !main_ok {
-                json!({"applicable": false, "reason": "the main pass did not complete"})
+                not_completed()
             } else {
-                let frames = h.take_saliency();
-                let why = h.no_foreground_reason();
-                crate::saliency::run_pass(
-                    ctx.saliency,
-                    ctx.max_batch,
-                    ctx.out,
-                    &frames,
-                    &why,
-                    engine,
-                    model,
-                    class_map,
-                    stop,
-                    quiet,
-                )?
+                pass.saliency(&mut h, engine)?
             });
         }
         Ok(post)
@@ -208,5 +150,131 @@ impl PostPasses {
         if let Some(s) = self.saliency {
             summary.metrics.insert("saliency".into(), s);
         }
+    }
+}
+
+/// What a post pass that was not run says: the main pass did not end normally.
+fn not_completed() -> serde_json::Value {
+    json!({"applicable": false, "reason": "the main pass did not complete"})
+}
+
+/// The settings one post pass runs with (the run's, shared by both passes).
+struct Pass<'a> {
+    ctx: &'a PostContext<'a>,
+    model: &'a ModelDesc,
+    class_map: &'a ClassMap,
+    stop: &'a AtomicBool,
+    quiet: bool,
+}
+
+impl Pass<'_> {
+    /// The challenge on the foregrounds and backgrounds the harvest `h` kept: `run.challenge` and
+    /// the tally, or why it does not apply (no foreground or no background; warned on stderr).
+    fn challenge(
+        &self,
+        h: &mut Harvest,
+        engine: &mut dyn Engine,
+    ) -> Result<(serde_json::Value, Option<ChallengeTally>), PostError> {
+        let (ctx, model) = (self.ctx, self.model);
+        let bound = ctx.challenge.backgrounds;
+        let candidates = h.challenge_candidates();
+        let (fgs, bgs, from, available) =
+            h.take_challenge(model, ctx.seed, bound).unwrap_or_default();
+        if fgs.is_empty() || bgs.is_empty() {
+            let reason = if fgs.is_empty() {
+                format!(
+                    "{}; the challenge composites masked, labelled foregrounds (e.g. a \
+                     manifest with `label` and `mask` columns, or an IN-9 release with \
+                     fg_mask)",
+                    h.no_foreground_reason()
+                )
+            } else {
+                "no background (the stream's pool holds no frame with a usable \
+                 background; an IN-9 release needs only_bg_t/val)"
+                    .to_string()
+            };
+            // A warning, printed under --quiet too (as the main pass's warnings are).
+            eprintln!("warning: challenge: not applicable: {reason}");
+            return Ok((
+                json!({"applicable": false, "reason": reason,
+                       "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
+                None,
+            ));
+        }
+        let run = ChallengeRun {
+            model,
+            class_map: self.class_map,
+            seed: ctx.seed,
+            batch: ctx.max_batch,
+            jsonl: &ctx.out.join(CHALLENGE_JSONL),
+            quiet: self.quiet,
+            strict: ctx.strict,
+        };
+        let r = evaluate(&run, engine, &fgs, &bgs, self.stop)?;
+        let per =
+            |ms: f64| (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64));
+        Ok((
+            json!({
+                "applicable": true,
+                "foregrounds": r.tally.foregrounds,
+                "vulnerable": r.tally.vulnerable,
+                "backgrounds": r.tally.backgrounds,
+                "composites": r.tally.composites,
+                "failed": r.tally.failed,
+                "undecided": r.tally.undecided,
+                "upper_bound": fgs.len() as u64 * bgs.len() as u64,
+                "complete": r.tally.complete,
+                "accuracy": r.tally.accuracy(),
+                "background_source": from,
+                // The bounds sampled the candidates (see `complete`: interruption only).
+                "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
+                "candidates": candidates,
+                "unusable_masks": h.unusable_masks(),
+                "seconds": round3(r.seconds),
+                "composite_ms": per(r.composite_ms),
+                "infer_ms": per(r.infer_ms),
+            }),
+            Some(r.tally),
+        ))
+    }
+
+    /// The occlusion saliency on the frames the harvest `h` kept: `metrics.saliency`.
+    fn saliency(
+        &self,
+        h: &mut Harvest,
+        engine: &mut dyn Engine,
+    ) -> Result<serde_json::Value, PostError> {
+        let frames = h.take_saliency();
+        let why = h.no_foreground_reason();
+        Ok(crate::saliency::run_pass(
+            self.ctx.saliency,
+            self.ctx.max_batch,
+            self.ctx.out,
+            &frames,
+            &why,
+            engine,
+            self.model,
+            self.class_map,
+            self.stop,
+            self.quiet,
+        )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_pass_is_its_kind_and_says_its_own_line() {
+        let e = PostError::from(SaliencyError::MapSize { frame: "f".into() });
+        assert!(matches!(
+            e,
+            PostError::Saliency(SaliencyError::MapSize { .. })
+        ));
+        assert_eq!(
+            crate::error_line(&e),
+            "saliency map of f has the wrong size"
+        );
     }
 }

@@ -282,7 +282,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
     ) {
         Ok(post) => Some(post),
         Err(e) => {
-            outcome.end = EndReason::Failed(crate::error_line(e.as_ref()));
+            outcome.end = EndReason::Failed(crate::error_line(&e));
             None
         }
     };

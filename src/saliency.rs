@@ -32,11 +32,13 @@ use serde_json::json;
 
 use crate::challenge::{Foreground, round3};
 use crate::classmap::ClassMap;
-use crate::engine::Engine;
-use crate::metrics::saliency::{AlignmentMeans, alignment, min_max_scale};
+use crate::engine::{Engine, EngineError};
+use crate::metrics::saliency::{Alignment, AlignmentMeans, alignment, min_max_scale};
 use crate::model::ModelDesc;
 use crate::model::{Layout, OutputKind};
 use crate::preprocess::Normalizer;
+use crate::report::ReportError;
+use crate::report::lines::LineFile;
 use crate::view::MaskResize;
 
 /// How the pass brings a frame's mask to the model's view: Hard ImageNet's rule (bilinear, then
@@ -218,8 +220,92 @@ fn fill_patch(
     }
 }
 
+/// A failure of the saliency pass. Each message is the one line the run reports
+/// (`robustream::error_line`), the same as the pass has always said it.
+#[derive(Debug, thiserror::Error)]
+pub enum SaliencyError {
+    /// The engine failed: its own message, as the main pass reports it.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The engine returned another number of values than `images` rows of `classes`.
+    #[error("saliency: the engine returned {got} values for {images} images of {classes} classes")]
+    OutputLength {
+        /// Values returned.
+        got: usize,
+        /// Images in the engine call.
+        images: usize,
+        /// The model's classes.
+        classes: usize,
+    },
+    /// An output row cannot be scored ([`crate::engine::check_row`]).
+    #[error("saliency: frame {frame} ({}): {message}", spot_text(*spot))]
+    Output {
+        /// The frame.
+        frame: String,
+        /// Where the patch was; `None` for the unoccluded frame.
+        spot: Option<(u32, u32)>,
+        /// What is wrong with the row and what to do.
+        message: String,
+    },
+    /// `saliency.jsonl` could not be created or written (file, line, cause, fix; a line cut short
+    /// is cut off again, [`crate::report::lines::LineFile`]).
+    #[error("saliency: {0}")]
+    Write(#[from] ReportError),
+    /// The folder of maps (`saliency/` in the run directory) could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    MapsFolder {
+        /// The folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A map's pixels do not make an image of the model's view (a bug, not the user's doing).
+    #[error("saliency map of {frame} has the wrong size")]
+    MapSize {
+        /// The frame.
+        frame: String,
+    },
+    /// A map could not be written (no half-written map is left behind). The image error is said
+    /// in the message, folded to one line, and held here rather than as the `source()`, so the
+    /// line says it once and only once.
+    #[error(
+        "saliency: cannot write the map of frame `{}` to {}: {}; {}",
+        crate::quote::clip(frame),
+        crate::quote::clip_path(path),
+        crate::source::decode::one_line(&error.to_string()),
+        map_fix(error)
+    )]
+    MapWrite {
+        /// The frame.
+        frame: String,
+        /// The map's file.
+        path: PathBuf,
+        /// The encoder's or the file's error.
+        error: image::ImageError,
+    },
+}
+
+/// How [`SaliencyError::Output`] names the image whose row failed.
+fn spot_text(spot: Option<(u32, u32)>) -> String {
+    match spot {
+        Some((x, y)) => format!("occluded at ({x}, {y})"),
+        None => "unoccluded".to_string(),
+    }
+}
+
+/// What to do about a map that could not be written: the run directory's fix for a file error.
+fn map_fix(error: &image::ImageError) -> &'static str {
+    match error {
+        image::ImageError::IoError(io) => crate::report::write_fix(io),
+        _ => "check the disk that holds the run directory (--out)",
+    }
+}
+
 /// Runs the pass on `frames` (kept during the main pass) and returns `metrics.saliency`;
-/// `no_frames_reason` is what `metrics.saliency.reason` says when `frames` is empty.
+/// `no_frames_reason` is what `metrics.saliency.reason` says when `frames` is empty. Per frame:
+/// the true-class probabilities with and without each patch ([`Occlusion::probabilities`]), the
+/// scaled map ([`Occlusion::scaled_map`]), its alignment with the mask, then the frame's line and
+/// map ([`Outputs`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run_pass(
     config: &SaliencyConfig,
@@ -232,7 +318,7 @@ pub fn run_pass(
     class_map: &ClassMap,
     stop: &AtomicBool,
     quiet: bool,
-) -> anyhow::Result<serde_json::Value> {
+) -> Result<serde_json::Value, SaliencyError> {
     let started = Instant::now();
     let (width, height) = (model.input.width, model.input.height);
     let (patch, stride) = config.geometry(width, height);
@@ -244,80 +330,17 @@ pub fn run_pass(
             json!({"applicable": false, "reason": reason, "patch": patch, "stride": stride}),
         );
     }
-    let xs = positions(width, patch, stride);
-    let ys = positions(height, patch, stride);
-    let spots: Vec<(u32, u32)> = ys
-        .iter()
-        .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
-        .collect();
-    let norm = Normalizer::new(model);
-    let p = &model.preprocess;
-    let gray: [f32; 3] = std::array::from_fn(|c| (127.5 - p.mean[c]) / p.std[c]);
-    let len = model.input_len();
-    let classes = model.output.classes;
-    let batch = batch.max(1);
-    let mut input = vec![0f32; batch * len];
-    let jsonl_path = out.join(SALIENCY_JSONL);
-    let mut jsonl = crate::report::lines::LineFile::create(&jsonl_path)
-        .map_err(|e| anyhow::anyhow!("saliency: {e}"))?;
-    let maps_dir: Option<PathBuf> = config.maps.then(|| out.join("saliency"));
-    if let Some(d) = &maps_dir {
-        std::fs::create_dir_all(d)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;
-    }
+    let mut pass = Occlusion::new(model, patch, stride, batch);
+    let mut outputs = Outputs::create(out, config.maps)?;
     let mut means = AlignmentMeans::default();
-    let mut inferences = 0u64;
     let mut complete = true;
     let mut last_line = Instant::now();
-    'frames: for (n, f) in frames.iter().enumerate() {
-        let targets: Vec<usize> = (0..classes)
-            .filter(|&c| class_map.map(c) == Some(f.truth))
-            .collect();
-        let base = norm.tensor(&f.image);
-        // Job 0 is the unoccluded frame, job k ≥ 1 occludes spots[k − 1].
-        let jobs = spots.len() + 1;
-        let mut probs = Vec::with_capacity(jobs);
-        for start in (0..jobs).step_by(batch) {
-            if stop.load(Ordering::Relaxed) {
-                complete = false;
-                break 'frames;
-            }
-            let k = batch.min(jobs - start);
-            input[..k * len]
-                .par_chunks_mut(len)
-                .enumerate()
-                .for_each(|(i, slot)| {
-                    slot.copy_from_slice(&base);
-                    if let Some(&spot) = (start + i).checked_sub(1).and_then(|j| spots.get(j)) {
-                        fill_patch(slot, model.input.layout, width, height, spot, patch, gray);
-                    }
-                });
-            let out = engine.infer(&input[..k * len], k)?;
-            anyhow::ensure!(
-                out.len() == k * classes,
-                "saliency: the engine returned {} values for {k} images of {classes} classes",
-                out.len()
-            );
-            inferences += k as u64;
-            for (i, row) in out.chunks_exact(classes).enumerate() {
-                if let Err(e) = crate::engine::check_row(row, model.output.kind) {
-                    let what = match (start + i).checked_sub(1).and_then(|j| spots.get(j)) {
-                        Some((x, y)) => format!("occluded at ({x}, {y})"),
-                        None => "unoccluded".to_string(),
-                    };
-                    anyhow::bail!(
-                        "saliency: frame {} ({what}): {}",
-                        f.id,
-                        e.in_model(&model.path)
-                    );
-                }
-                probs.push(true_class_probability(row, model.output.kind, &targets));
-            }
-        }
-        let p0 = probs[0];
-        let drops: Vec<f64> = probs[1..].iter().map(|&q| p0 - q).collect();
-        let mut map = occlusion_map(width, height, patch, &spots, &drops);
-        min_max_scale(&mut map);
+    for (n, f) in frames.iter().enumerate() {
+        let Some(probs) = pass.probabilities(f, engine, class_map, stop)? else {
+            complete = false;
+            break;
+        };
+        let map = pass.scaled_map(&probs);
         let mask: Vec<bool> = f.mask.as_raw().iter().map(|&v| v != 0).collect();
         let Some(a) = alignment(&map, &mask) else {
             // Empty mask: skipped (docs/hard-imagenet.md#saliency-alignment); the harvest keeps
@@ -325,66 +348,268 @@ pub fn run_pass(
             continue;
         };
         means.add(&a);
-        let line = json!({
-            "frame": f.id, "truth": f.truth, "p_true": p0,
-            "iou": a.iou, "dice": a.dice, "delta_density": a.delta_density,
-        });
-        jsonl
-            .append(&line.to_string(), || {
-                format!("the line of frame `{}`", crate::quote::clip(&f.id))
-            })
-            .map_err(|e| anyhow::anyhow!("saliency: {e}"))?;
-        if let Some(d) = &maps_dir {
-            let px: Vec<u8> = map.iter().map(|&v| (v * 255.0).round() as u8).collect();
-            let path = d.join(format!("{n}.png"));
-            image::GrayImage::from_raw(width, height, px)
-                .ok_or_else(|| anyhow::anyhow!("saliency map of {} has the wrong size", f.id))?
-                .save(&path)
-                .map_err(|e| {
-                    // No half-written map is left behind.
-                    let _ = std::fs::remove_file(&path);
-                    let fix = match &e {
-                        image::ImageError::IoError(io) => crate::report::write_fix(io),
-                        _ => "check the disk that holds the run directory (--out)",
-                    };
-                    anyhow::anyhow!(
-                        "saliency: cannot write the map of frame `{}` to {}: {}; {fix}",
-                        crate::quote::clip(&f.id),
-                        crate::quote::clip_path(&path),
-                        crate::source::decode::one_line(&e.to_string())
-                    )
-                })?;
-        }
+        outputs.line(f, probs[0], &a)?;
+        outputs.map(n, f, width, height, &map)?;
         if !quiet && last_line.elapsed().as_secs_f64() >= 1.0 {
             eprintln!(
-                "saliency: {}/{} frames, {inferences} inferences",
+                "saliency: {}/{} frames, {} inferences",
                 n + 1,
-                frames.len()
+                frames.len(),
+                pass.inferences
             );
             last_line = Instant::now();
         }
     }
     if !quiet {
         eprintln!(
-            "saliency: {} frames, {inferences} inferences, {:.1} s",
+            "saliency: {} frames, {} inferences, {:.1} s",
             means.frames,
+            pass.inferences,
             started.elapsed().as_secs_f64()
         );
     }
-    Ok(json!({
-        "applicable": true,
-        "method": "occlusion",
-        "frames": means.frames,
-        "iou": means.iou(),
-        "dice": means.dice(),
-        "delta_density": means.delta_density(),
-        "patch": patch,
-        "stride": stride,
-        "positions": spots.len(),
-        "inferences": inferences,
-        "complete": complete,
-        "seconds": round3(started.elapsed().as_secs_f64()),
-    }))
+    Ok(pass.summary(&means, complete, started))
+}
+
+/// The occlusion of one pass, fixed per pass (patch positions, the normalised gray) with the batch
+/// buffer every engine call reuses and the count of inferences so far.
+struct Occlusion<'a> {
+    model: &'a ModelDesc,
+    norm: Normalizer,
+    patch: u32,
+    stride: u32,
+    /// Every patch position, row by row ([`positions`] on both axes).
+    spots: Vec<(u32, u32)>,
+    /// Gray 0.5 in the model's normalisation, per channel.
+    gray: [f32; 3],
+    /// Values per image.
+    len: usize,
+    /// Images per engine call (at least 1).
+    batch: usize,
+    /// `batch` images' worth of input, reused by every engine call.
+    input: Vec<f32>,
+    inferences: u64,
+}
+
+impl<'a> Occlusion<'a> {
+    /// The pass over `model`'s view with patches of `patch` pixels every `stride`, `batch` images
+    /// per engine call.
+    fn new(model: &'a ModelDesc, patch: u32, stride: u32, batch: usize) -> Self {
+        let xs = positions(model.input.width, patch, stride);
+        let ys = positions(model.input.height, patch, stride);
+        let spots: Vec<(u32, u32)> = ys
+            .iter()
+            .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
+            .collect();
+        let p = &model.preprocess;
+        let gray: [f32; 3] = std::array::from_fn(|c| (127.5 - p.mean[c]) / p.std[c]);
+        let len = model.input_len();
+        let batch = batch.max(1);
+        Self {
+            model,
+            norm: Normalizer::new(model),
+            patch,
+            stride,
+            spots,
+            gray,
+            len,
+            batch,
+            input: vec![0f32; batch * len],
+            inferences: 0,
+        }
+    }
+
+    /// The true-class probabilities of frame `f`: unoccluded first, then occluded at each spot in
+    /// order, in engine calls of at most `batch` images. `None` when `stop` was raised between two
+    /// calls (the pass ends there, incomplete).
+    fn probabilities(
+        &mut self,
+        f: &Foreground,
+        engine: &mut dyn Engine,
+        class_map: &ClassMap,
+        stop: &AtomicBool,
+    ) -> Result<Option<Vec<f64>>, SaliencyError> {
+        let targets: Vec<usize> = (0..self.model.output.classes)
+            .filter(|&c| class_map.map(c) == Some(f.truth))
+            .collect();
+        let base = self.norm.tensor(&f.image);
+        // Job 0 is the unoccluded frame, job k ≥ 1 occludes spots[k − 1].
+        let jobs = self.spots.len() + 1;
+        let mut probs = Vec::with_capacity(jobs);
+        for start in (0..jobs).step_by(self.batch) {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let k = self.batch.min(jobs - start);
+            self.fill_batch(&base, start, k);
+            let out = engine.infer(&self.input[..k * self.len], k)?;
+            self.score_batch(f, start, k, &out, &targets, &mut probs)?;
+        }
+        Ok(Some(probs))
+    }
+
+    /// The spot job `job` occludes: `None` for job 0, the unoccluded frame.
+    fn spot(&self, job: usize) -> Option<(u32, u32)> {
+        job.checked_sub(1).and_then(|j| self.spots.get(j)).copied()
+    }
+
+    /// Writes jobs `start..start + k` into the batch buffer: the frame's tensor `base`, with the
+    /// job's patch filled with gray (in parallel, one image per task).
+    fn fill_batch(&mut self, base: &[f32], start: usize, k: usize) {
+        let (layout, width, height) = (
+            self.model.input.layout,
+            self.model.input.width,
+            self.model.input.height,
+        );
+        let (spots, patch, gray) = (&self.spots, self.patch, self.gray);
+        self.input[..k * self.len]
+            .par_chunks_mut(self.len)
+            .enumerate()
+            .for_each(|(i, slot)| {
+                slot.copy_from_slice(base);
+                if let Some(&spot) = (start + i).checked_sub(1).and_then(|j| spots.get(j)) {
+                    fill_patch(slot, layout, width, height, spot, patch, gray);
+                }
+            });
+    }
+
+    /// Checks the engine's output `out` for jobs `start..start + k` of frame `f` (its size, then
+    /// each row, [`crate::engine::check_row`]) and appends each row's true-class probability (of
+    /// the model classes `targets`) to `probs`.
+    fn score_batch(
+        &mut self,
+        f: &Foreground,
+        start: usize,
+        k: usize,
+        out: &[f32],
+        targets: &[usize],
+        probs: &mut Vec<f64>,
+    ) -> Result<(), SaliencyError> {
+        let (classes, kind) = (self.model.output.classes, self.model.output.kind);
+        if out.len() != k * classes {
+            return Err(SaliencyError::OutputLength {
+                got: out.len(),
+                images: k,
+                classes,
+            });
+        }
+        self.inferences += k as u64;
+        for (i, row) in out.chunks_exact(classes).enumerate() {
+            if let Err(e) = crate::engine::check_row(row, kind) {
+                return Err(SaliencyError::Output {
+                    frame: f.id.clone(),
+                    spot: self.spot(start + i),
+                    message: e.in_model(&self.model.path),
+                });
+            }
+            probs.push(true_class_probability(row, kind, targets));
+        }
+        Ok(())
+    }
+
+    /// The frame's map from its probabilities (unoccluded first): each spot's drop from the
+    /// unoccluded probability averaged per pixel ([`occlusion_map`]), then min–max scaled to
+    /// [0, 1] as the alignment wants it.
+    fn scaled_map(&self, probs: &[f64]) -> Vec<f32> {
+        let p0 = probs[0];
+        let drops: Vec<f64> = probs[1..].iter().map(|&q| p0 - q).collect();
+        let (width, height) = (self.model.input.width, self.model.input.height);
+        let mut map = occlusion_map(width, height, self.patch, &self.spots, &drops);
+        min_max_scale(&mut map);
+        map
+    }
+
+    /// `metrics.saliency` of a pass that ran: the mean alignment over the frames in `means`, the
+    /// geometry, the cost, and whether every frame was evaluated (`complete`).
+    fn summary(
+        &self,
+        means: &AlignmentMeans,
+        complete: bool,
+        started: Instant,
+    ) -> serde_json::Value {
+        json!({
+            "applicable": true,
+            "method": "occlusion",
+            "frames": means.frames,
+            "iou": means.iou(),
+            "dice": means.dice(),
+            "delta_density": means.delta_density(),
+            "patch": self.patch,
+            "stride": self.stride,
+            "positions": self.spots.len(),
+            "inferences": self.inferences,
+            "complete": complete,
+            "seconds": round3(started.elapsed().as_secs_f64()),
+        })
+    }
+}
+
+/// What the pass writes into the run directory: a line per frame in `saliency.jsonl`, and with
+/// `maps` each frame's map in `saliency/`.
+struct Outputs {
+    jsonl: LineFile,
+    maps_dir: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// Creates `saliency.jsonl` in the run directory `out` and, with `maps`, the folder of maps:
+    /// before the first inference, so a run directory that cannot take them fails the pass at once.
+    fn create(out: &Path, maps: bool) -> Result<Self, SaliencyError> {
+        let jsonl = LineFile::create(&out.join(SALIENCY_JSONL))?;
+        let maps_dir: Option<PathBuf> = maps.then(|| out.join("saliency"));
+        if let Some(d) = &maps_dir {
+            std::fs::create_dir_all(d).map_err(|source| SaliencyError::MapsFolder {
+                path: d.clone(),
+                source,
+            })?;
+        }
+        Ok(Self { jsonl, maps_dir })
+    }
+
+    /// Appends frame `f`'s line: its truth, its unoccluded true-class probability `p0` and its
+    /// alignment `a`.
+    fn line(&mut self, f: &Foreground, p0: f64, a: &Alignment) -> Result<(), SaliencyError> {
+        let line = json!({
+            "frame": f.id, "truth": f.truth, "p_true": p0,
+            "iou": a.iou, "dice": a.dice, "delta_density": a.delta_density,
+        });
+        self.jsonl.append(&line.to_string(), || {
+            format!("the line of frame `{}`", crate::quote::clip(&f.id))
+        })?;
+        Ok(())
+    }
+
+    /// Writes the scaled `map` (`width` × `height`) of frame `f`, the pass's `n`-th, as the 8-bit
+    /// gray `saliency/<n>.png` when maps are asked for; one that cannot be written is removed, not
+    /// left half-written.
+    fn map(
+        &self,
+        n: usize,
+        f: &Foreground,
+        width: u32,
+        height: u32,
+        map: &[f32],
+    ) -> Result<(), SaliencyError> {
+        let Some(d) = &self.maps_dir else {
+            return Ok(());
+        };
+        let px: Vec<u8> = map.iter().map(|&v| (v * 255.0).round() as u8).collect();
+        let path = d.join(format!("{n}.png"));
+        let image = image::GrayImage::from_raw(width, height, px).ok_or_else(|| {
+            SaliencyError::MapSize {
+                frame: f.id.clone(),
+            }
+        })?;
+        image.save(&path).map_err(|error| {
+            // No half-written map is left behind.
+            let _ = std::fs::remove_file(&path);
+            SaliencyError::MapWrite {
+                frame: f.id.clone(),
+                path: path.clone(),
+                error,
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -447,5 +672,47 @@ mod tests {
         fill_patch(&mut t, Layout::Nhwc, 4, 3, (3, 2), 2, g);
         assert_eq!(&t[(2 * 4 + 3) * 3..], &g);
         assert_eq!(t.iter().filter(|&&v| v != 0.0).count(), 3);
+    }
+
+    #[test]
+    fn output_folders_that_cannot_be_made_fail_with_their_kind() {
+        let d = tempfile::tempdir().unwrap();
+        let maps = d.path().join("saliency");
+        std::fs::write(&maps, b"a file where the maps folder goes").unwrap();
+        let e = Outputs::create(d.path(), true).err().unwrap();
+        assert!(
+            matches!(&e, SaliencyError::MapsFolder { path, .. } if *path == maps),
+            "{e}"
+        );
+        let line = crate::error_line(&e);
+        assert!(
+            line.starts_with(&format!("cannot create {}: ", maps.display())),
+            "{line}"
+        );
+        // Without maps the folder is not made; a run directory that is not there fails the lines.
+        assert!(Outputs::create(d.path(), false).is_ok());
+        let e = Outputs::create(&d.path().join("missing"), false)
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                e,
+                SaliencyError::Write(ReportError::Io {
+                    action: "create",
+                    ..
+                })
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("saliency: cannot create "), "{e}");
+        let e = SaliencyError::Output {
+            frame: "f".into(),
+            spot: Some((16, 32)),
+            message: "NaN".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "saliency: frame f (occluded at (16, 32)): NaN"
+        );
     }
 }

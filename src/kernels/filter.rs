@@ -793,7 +793,10 @@ impl DiskPlan {
         levels band_at;
     }
 
-    /// The body of [`DiskPlan::band`].
+    /// The body of [`DiskPlan::band`], in the band's steps: pad the band's input rows, their
+    /// column prefix sums, the horizontal run sums C_T reads, U = G_x(S) + C_R per row, then the
+    /// output rows (G_y of U, plus G_x(C_T) when the disk has edge terms). Every step is
+    /// `#[inline(always)]` so that it is compiled into each of [`DiskPlan::band`]'s versions.
     #[inline(always)]
     fn band_body<U: Copy, F: Fn(f64) -> U>(
         &self,
@@ -804,14 +807,32 @@ impl DiskPlan {
         store: &F,
     ) {
         let ch = self.channels;
-        let (w, h, half, gr, r) = (self.width, self.height, self.half, self.gr, self.radius);
-        let pad = half + gr;
-        let pw = (w + 2 * pad) * ch;
-        let row_len = w * ch;
+        let pad = self.half + self.gr;
+        let row_len = self.width * ch;
         let out_rows = rows.len() / row_len;
-        let nrows = out_rows + 2 * (gr + r);
-        // Band row k is image row y0 + k − r − gr (reflect-101), padded by `pad` columns.
-        s.rows.resize(nrows * pw, 0);
+        let d = BandDims {
+            pw: (self.width + 2 * pad) * ch,
+            row_len,
+            sw: (self.width + 2 * self.gr) * ch,
+            out_rows,
+            nrows: out_rows + 2 * (self.gr + self.radius),
+        };
+        self.padded_rows(data, y0, d, s);
+        prefix_sums(d, s);
+        self.run_sums(d, s);
+        self.vertical_pass(d, s);
+        self.output_rows(rows, d, s, store);
+    }
+
+    /// Fills `s.rows` with the band's input rows as i32: band row k is image row
+    /// y0 + k − r − gr (reflect-101), padded by `half + gr` reflect-101 columns either side.
+    #[inline(always)]
+    fn padded_rows(&self, data: &[u8], y0: usize, d: BandDims, s: &mut DiskScratch) {
+        let ch = self.channels;
+        let (h, r, gr) = (self.height, self.radius, self.gr);
+        let pad = self.half + gr;
+        let (pw, row_len) = (d.pw, d.row_len);
+        s.rows.resize(d.nrows * pw, 0);
         for (k, dst) in s.rows.chunks_exact_mut(pw).enumerate() {
             let y = border_index(
                 y0 as isize + k as isize - (r + gr) as isize,
@@ -828,21 +849,17 @@ impl DiskPlan {
                 }
             }
         }
-        s.prefix.resize((nrows + 1) * pw, 0);
-        s.prefix[..pw].fill(0);
-        for k in 0..nrows {
-            let (done, next) = s.prefix.split_at_mut((k + 1) * pw);
-            let prev = &done[k * pw..];
-            let row = &s.rows[k * pw..(k + 1) * pw];
-            for ((n, &p), &v) in next[..pw].iter_mut().zip(prev).zip(row) {
-                *n = p.wrapping_add(v);
-            }
-        }
-        // Horizontal run sums of half-width w (each of `hruns`) of every band row, for C_T.
-        let sw = (w + 2 * gr) * ch;
+    }
+
+    /// Horizontal run sums of half-width w (each of `hruns`) of every band row into `s.hsums`, for
+    /// C_T (cached per band: many edge terms share a run).
+    #[inline(always)]
+    fn run_sums(&self, d: BandDims, s: &mut DiskScratch) {
+        let ch = self.channels;
+        let (pw, nrows, sw) = (d.pw, d.nrows, d.sw);
         s.hsums.resize(self.hruns.len() * nrows * sw, 0);
         for (i, &run) in self.hruns.iter().enumerate() {
-            let first = (half - run) * ch;
+            let first = (self.half - run) * ch;
             for k in 0..nrows {
                 let row = &s.rows[k * pw..(k + 1) * pw];
                 let terms: Vec<IntTerm> = (0..=2 * run)
@@ -852,9 +869,18 @@ impl DiskPlan {
                 sum_terms::<64>(dst, &terms);
             }
         }
+    }
+
+    /// `s.u` = G_x(S) + C_R for image rows y0 − gr .. y0 + out_rows + gr: the disk sums S and the
+    /// vertical edge terms C_R, both read off the prefix sums (exact integers).
+    #[inline(always)]
+    fn vertical_pass(&self, d: BandDims, s: &mut DiskScratch) {
+        let ch = self.channels;
+        let (half, gr, r) = (self.half, self.gr, self.radius);
+        let pad = half + gr;
+        let (pw, row_len, sw) = (d.pw, d.row_len, d.sw);
         let prefix_row = |k: usize| &s.prefix[k * pw..(k + 1) * pw];
-        // U = G_x(S) + C_R for image rows y0 − gr .. y0 + out_rows + gr.
-        let su = out_rows + 2 * gr;
+        let su = d.out_rows + 2 * gr;
         s.u.resize(su * row_len, 0.0);
         s.line.resize(sw, 0.0);
         for (ys, urow) in s.u.chunks_exact_mut(row_len).enumerate() {
@@ -898,6 +924,21 @@ impl DiskPlan {
                 .collect();
             add_groups::<32>(urow, &groups);
         }
+    }
+
+    /// The band's output rows: G_y of `s.u`, plus G_x(C_T) when the disk has edge terms, scaled by
+    /// `factor` and stored through `store`.
+    #[inline(always)]
+    fn output_rows<U: Copy, F: Fn(f64) -> U>(
+        &self,
+        rows: &mut [U],
+        d: BandDims,
+        s: &mut DiskScratch,
+        store: &F,
+    ) {
+        let ch = self.channels;
+        let (half, gr, r) = (self.half, self.gr, self.radius);
+        let (pw, row_len, sw, nrows) = (d.pw, d.row_len, d.sw, d.nrows);
         s.acc.resize(row_len, 0.0);
         s.ct.resize(row_len, 0.0);
         for (yo, orow) in rows.chunks_exact_mut(row_len).enumerate() {
@@ -946,6 +987,38 @@ impl DiskPlan {
             for (o, &v) in orow.iter_mut().zip(acc.iter()) {
                 *o = store(self.factor * v);
             }
+        }
+    }
+}
+
+/// The sizes of one band of [`DiskPlan::band`], in values (`channels` per pixel).
+#[derive(Clone, Copy)]
+struct BandDims {
+    /// A padded band row: `(width + 2·(half + gr)) · channels`.
+    pw: usize,
+    /// An image row: `width · channels`.
+    row_len: usize,
+    /// A row of run sums over columns −gr .. width + gr: `(width + 2·gr) · channels`.
+    sw: usize,
+    /// The band's output rows.
+    out_rows: usize,
+    /// The band's input rows: the output rows and `gr + radius` either side.
+    nrows: usize,
+}
+
+/// `s.prefix` = the column prefix sums of the band rows `s.rows` (one more row, the first zero):
+/// any vertical run sum is then the difference of two of its rows.
+#[inline(always)]
+fn prefix_sums(d: BandDims, s: &mut DiskScratch) {
+    let (pw, nrows) = (d.pw, d.nrows);
+    s.prefix.resize((nrows + 1) * pw, 0);
+    s.prefix[..pw].fill(0);
+    for k in 0..nrows {
+        let (done, next) = s.prefix.split_at_mut((k + 1) * pw);
+        let prev = &done[k * pw..];
+        let row = &s.rows[k * pw..(k + 1) * pw];
+        for ((n, &p), &v) in next[..pw].iter_mut().zip(prev).zip(row) {
+            *n = p.wrapping_add(v);
         }
     }
 }

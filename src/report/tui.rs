@@ -198,7 +198,8 @@ fn rate(n: u64, s: f64) -> f64 {
     if s > 0.0 { n as f64 / s } else { 0.0 }
 }
 
-/// Draws the view of `s` into `area` of `frame`.
+/// Draws the view of `s` into `area` of `frame`: the stream on top, the scenario table with the
+/// window and latency panel beside it, the warnings at the foot.
 pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(4),
@@ -206,13 +207,24 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
         Constraint::Length(4),
     ])
     .areas(area);
+    let strong = Style::default().add_modifier(Modifier::BOLD);
+    render_stream(frame, head, s, strong);
+    let [table_area, side] =
+        Layout::horizontal([Constraint::Min(40), Constraint::Length(38)]).areas(body);
+    render_scenarios(frame, table_area, s, strong);
+    render_side(frame, side, s, strong);
+    render_warnings(frame, foot, s, strong);
+}
+
+/// The head: the source and schedule, then the stream's rates, drops (yellow when any, with the
+/// frames the source lost), skipped items and frames read.
+fn render_stream(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: Style) {
     let evaluated = s.frames.read.saturating_sub(s.frames.dropped);
     let dropped_share = if s.frames.read > 0 {
         s.frames.dropped as f64 / s.frames.read as f64
     } else {
         0.0
     };
-    let strong = Style::default().add_modifier(Modifier::BOLD);
     let drop_style = if s.frames.dropped > 0 {
         Style::default().fg(Color::Yellow)
     } else {
@@ -249,13 +261,12 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
         ]),
     ];
     let stream = Paragraph::new(stream).block(Block::default().borders(Borders::BOTTOM));
-    frame.render_widget(stream, head);
+    frame.render_widget(stream, area);
+}
 
-    let [table_area, side] =
-        Layout::horizontal([Constraint::Min(40), Constraint::Length(38)]).areas(body);
-    // Rows that fit: clean first, then the lowest figures (what needs attention) — all of them when
-    // they fit, in plan order.
-    let fit = table_area.height.saturating_sub(3) as usize;
+/// The rows that fit in `fit` lines, and whether that is all of them: every row in plan order when
+/// they fit, else `clean` first and then the lowest figures (what needs attention).
+fn shown_rows(s: &Snapshot, fit: usize) -> (Vec<&ScenarioRow>, bool) {
     let mut rows: Vec<&ScenarioRow> = s.rows.iter().collect();
     let shown_all = rows.len() <= fit;
     if !shown_all {
@@ -267,6 +278,15 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
         });
         rows = clean.into_iter().chain(rest).take(fit).collect();
     }
+    (rows, shown_all)
+}
+
+/// The scenario table: per row shown ([`shown_rows`]) its records, cumulative figure with a bar,
+/// the window's figure and the drop against clean; the title says when rows were left out.
+fn render_scenarios(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: Style) {
+    // Rows that fit inside the borders and under the header.
+    let fit = area.height.saturating_sub(3) as usize;
+    let (rows, shown_all) = shown_rows(s, fit);
     let what = if s.labelled { "top-1 %" } else { "agree %" };
     let header = Row::new(vec![
         Cell::from("scenario"),
@@ -309,8 +329,12 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
     )
     .header(header)
     .block(Block::default().borders(Borders::ALL).title(title));
-    frame.render_widget(table, table_area);
+    frame.render_widget(table, area);
+}
 
+/// The side panel: the window's volatilities (when there is a window), then the latency
+/// percentiles per stage, freshest first.
+fn render_side(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: Style) {
     let mut lines = Vec::new();
     if let Some((n, vol, temporal)) = s.window {
         lines.push(Line::styled(format!("window: last {n} frames"), strong));
@@ -331,8 +355,11 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
         )));
     }
     let side_panel = Paragraph::new(lines).block(Block::default().borders(Borders::ALL));
-    frame.render_widget(side_panel, side);
+    frame.render_widget(side_panel, area);
+}
 
+/// The foot: the warning count with the keys that stop the run, then the latest two warnings.
+fn render_warnings(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: Style) {
     let (count, recent) = &s.warnings;
     let mut warn_lines = vec![Line::styled(
         format!("warnings: {count}   (q / Esc / Ctrl-C: stop and write the summary)"),
@@ -347,7 +374,7 @@ pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
     );
     frame.render_widget(
         Paragraph::new(warn_lines).block(Block::default().borders(Borders::TOP)),
-        foot,
+        area,
     );
 }
 

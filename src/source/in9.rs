@@ -125,7 +125,7 @@ fn class_index(name: &str) -> Option<usize> {
 
 /// An IN-9 release as a source; see the module docs.
 pub(crate) struct In9Source {
-    items: std::vec::IntoIter<Result<(Item, Option<&'static str>), SourceError>>,
+    items: std::vec::IntoIter<In9Item>,
     len: usize,
     next_seq: u64,
     description: String,
@@ -176,18 +176,77 @@ pub(crate) fn open(
     variations: Option<&[String]>,
     labels: &LabelSpace,
 ) -> Result<In9Source, SourceError> {
-    if labels.len() != CLASSES {
-        return Err(SourceError::at(
-            root,
-            format!(
-                "an IN-9 source needs the 9 IN-9 classes as labels but the run has {}; for an \
-                 ImageNet-1k model set `[dataset] class_map = \"configs/in_to_in9.json\"` (a 9-class \
-                 IN-9 model needs no class map)",
-                labels.len()
-            ),
-        ));
+    check_labels(root, labels)?;
+    let chosen = chosen_variations(root, variations)?;
+    let images = images_by_foreground(root, &chosen)?;
+    // Any stored variation besides `original` makes every frame a stored variant (module docs).
+    let stored_mode = chosen.iter().any(|(v, _)| *v != "original");
+    let (items, with_mask) = release_items(root, &chosen, images, stored_mode);
+    if items.is_empty() {
+        return Err(no_images(root, &chosen));
     }
-    let chosen: Vec<(&'static str, &'static str)> = match variations {
+    let names: Vec<&str> = chosen.iter().map(|(v, _)| *v).collect();
+    let description = match stored_mode {
+        true => format!(
+            "in9 {} (stored: {}; {} images)",
+            root.display(),
+            names.join(", "),
+            items.len()
+        ),
+        false => format!(
+            "in9 {} (original; {} images, {} with fg_mask)",
+            root.display(),
+            items.len(),
+            with_mask
+        ),
+    };
+    Ok(In9Source {
+        len: items.len(),
+        items: items.into_iter(),
+        next_seq: 0,
+        description,
+    })
+}
+
+/// A variation to read: its name and the scenario key it is recorded under ([`VARIATIONS`]).
+type Variation = (&'static str, &'static str);
+
+/// The image files of one image: per chosen variation (in the order chosen), the files that carry
+/// its foreground stem (one, when the release is sound).
+type PerVariation = Vec<Vec<PathBuf>>;
+
+/// The release's images keyed by (class, foreground stem), each with its frame id and files.
+type Images = BTreeMap<(usize, String), (String, PerVariation)>;
+
+/// One item of the source: the image to load with the key of its stored variation (`None`: not a
+/// stored variant), or the error it fails as.
+type In9Item = Result<(Item, Option<&'static str>), SourceError>;
+
+/// Fails unless the run's label space has IN-9's nine classes: a truth is a class folder's index,
+/// so a 1000-class label space would score every frame against the wrong classes.
+fn check_labels(root: &Path, labels: &LabelSpace) -> Result<(), SourceError> {
+    if labels.len() == CLASSES {
+        return Ok(());
+    }
+    Err(SourceError::at(
+        root,
+        format!(
+            "an IN-9 source needs the 9 IN-9 classes as labels but the run has {}; for an \
+             ImageNet-1k model set `[dataset] class_map = \"configs/in_to_in9.json\"` (a 9-class \
+             IN-9 model needs no class map)",
+            labels.len()
+        ),
+    ))
+}
+
+/// The variations to read, in [`VARIATIONS`] order: the ones `variations` names (each must be an
+/// IN-9 variation whose folder is there; a name given twice is read once), or with `None` every
+/// one present. Fails when none is left, before any folder is listed.
+fn chosen_variations(
+    root: &Path,
+    variations: Option<&[String]>,
+) -> Result<Vec<Variation>, SourceError> {
+    let chosen: Vec<Variation> = match variations {
         Some(names) => {
             let mut out = Vec::new();
             for name in names {
@@ -235,10 +294,15 @@ pub(crate) fn open(
             ),
         ));
     }
+    Ok(chosen)
+}
 
-    // (class, foreground stem) → per chosen variation, the image files that carry that stem.
-    type Entry = Vec<Vec<PathBuf>>;
-    let mut images: BTreeMap<(usize, String), (String, Entry)> = BTreeMap::new();
+/// Lists the class folders of every chosen variation and groups the image files by (class,
+/// foreground stem), each with its frame id `<NN_class>/<stem>`: the variations of one image line
+/// up under one key, whatever their file names (mixed images carry the stem inside theirs). The
+/// map's order (class, then stem) is the order frames come out in.
+fn images_by_foreground(root: &Path, chosen: &[Variation]) -> Result<Images, SourceError> {
+    let mut images = Images::new();
     for (vi, (v, _)) in chosen.iter().enumerate() {
         let val = root.join(v).join("val");
         for (class_name, class, dir) in class_folders(&val)? {
@@ -257,9 +321,20 @@ pub(crate) fn open(
             }
         }
     }
+    Ok(images)
+}
+
+/// The source's items, image by image and within an image in the chosen order, and how many got a
+/// mask: an image that is missing from a variation is skipped there, one found twice is an error
+/// item (a duplicate must not be scored twice). In stored mode each item carries its variation's
+/// key; otherwise (`original` only) it gets its `fg_mask` when the release has one.
+fn release_items(
+    root: &Path,
+    chosen: &[Variation],
+    images: Images,
+    stored_mode: bool,
+) -> (Vec<In9Item>, usize) {
     let masks = root.join(MASK_FOLDER).join("val");
-    // Any stored variation besides `original` makes every frame a stored variant (module docs).
-    let stored_mode = chosen.iter().any(|(v, _)| *v != "original");
     let mut items = Vec::new();
     let mut with_mask = 0usize;
     for ((class, stem), (id, per_variation)) in images {
@@ -268,19 +343,7 @@ pub(crate) fn open(
                 continue;
             };
             if !rest.is_empty() {
-                items.push(Err(SourceError::at(
-                    first,
-                    format!(
-                        "{} images of variation `{v}` are image `{id}` ({}); keep one per image",
-                        paths.len(),
-                        paths
-                            .iter()
-                            .filter_map(|p| p.file_name())
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )));
+                items.push(Err(duplicate_image(v, &id, &paths)));
                 continue;
             }
             let mut item = Item::new(first.clone(), id.clone(), Some(Truth(class)));
@@ -295,43 +358,42 @@ pub(crate) fn open(
             items.push(Ok((item, stored_mode.then_some(*key))));
         }
     }
-    if items.is_empty() {
-        return Err(SourceError::at(
-            root,
-            format!(
-                "no images ({}) in <root>/<variation>/val/<NN_class>/ for the variations read ({}); \
-                 put the images in their class folders, or point --source at the root of an IN-9 \
-                 release",
-                super::decode::extension_list(),
-                chosen
-                    .iter()
-                    .map(|(v, _)| *v)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    let names: Vec<&str> = chosen.iter().map(|(v, _)| *v).collect();
-    let description = match stored_mode {
-        true => format!(
-            "in9 {} (stored: {}; {} images)",
-            root.display(),
-            names.join(", "),
-            items.len()
+    (items, with_mask)
+}
+
+/// The error item of image `id` found `paths.len()` times (≥ 2) in variation `v`, at the first.
+fn duplicate_image(v: &str, id: &str, paths: &[PathBuf]) -> SourceError {
+    SourceError::at(
+        &paths[0],
+        format!(
+            "{} images of variation `{v}` are image `{id}` ({}); keep one per image",
+            paths.len(),
+            paths
+                .iter()
+                .filter_map(|p| p.file_name())
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-        false => format!(
-            "in9 {} (original; {} images, {} with fg_mask)",
-            root.display(),
-            items.len(),
-            with_mask
+    )
+}
+
+/// The error of a release whose chosen variations hold no image at all.
+fn no_images(root: &Path, chosen: &[Variation]) -> SourceError {
+    SourceError::at(
+        root,
+        format!(
+            "no images ({}) in <root>/<variation>/val/<NN_class>/ for the variations read ({}); \
+             put the images in their class folders, or point --source at the root of an IN-9 \
+             release",
+            super::decode::extension_list(),
+            chosen
+                .iter()
+                .map(|(v, _)| *v)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
-    };
-    Ok(In9Source {
-        len: items.len(),
-        items: items.into_iter(),
-        next_seq: 0,
-        description,
-    })
+    )
 }
 
 /// `original, only_fg, …` for messages.
