@@ -8,8 +8,8 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
     (
         "ground: shared vocabulary, geometry and kernels",
         &[
-            "quote", "fsread", "duration", "ordered", "key", "rng", "latency", "frame", "classmap",
-            "model", "runtime", "geometry", "kernels", "view", "scene",
+            "quote", "fsread", "assets", "duration", "ordered", "key", "rng", "latency", "frame",
+            "classmap", "model", "runtime", "geometry", "kernels", "view", "scene",
         ],
     ),
     ("sources", &["source"]),

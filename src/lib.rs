@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 // Ground floor: the vocabulary, geometry and kernels every stage shares.
+pub mod assets;
 pub mod classmap;
 pub mod duration;
 pub mod frame;

@@ -9,32 +9,28 @@ use std::path::{Path, PathBuf};
 #[error("{0}")]
 pub struct RuntimeError(pub String);
 
-/// Where the set-up script puts the library, relative to the repository root.
-const SETUP_LIBRARY: &str = "assets/lib/libonnxruntime.so";
+/// Where the set-up script puts the library, relative to an asset folder ([`crate::assets`]).
+const SETUP_LIBRARY: &str = "lib/libonnxruntime.so";
 
 /// Finds the ONNX Runtime library: the configured path, else `ORT_DYLIB_PATH`, else the set-up
-/// script's copy (`assets/lib/libonnxruntime.so` under the working directory, or under the repository
-/// a `target/<profile>/robustream` binary was built in).
+/// script's copy (`lib/libonnxruntime.so` in the asset folders, [`crate::assets::dirs`]: the
+/// checkout's `assets/`, the one of the repository the binary was built in, the cache), so an
+/// installed binary works from any directory.
 pub fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> {
     let path = match (configured, std::env::var_os("ORT_DYLIB_PATH")) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(p)) => PathBuf::from(p),
         (None, None) => {
-            let exe_repo = std::env::current_exe()
-                .ok()
-                .and_then(|e| Some(e.parent()?.parent()?.parent()?.join(SETUP_LIBRARY)));
-            return [Some(PathBuf::from(SETUP_LIBRARY)), exe_repo]
-                .into_iter()
-                .flatten()
-                .find(|p| p.is_file())
-                .ok_or_else(|| {
-                    RuntimeError(
-                        "no ONNX Runtime library: set `[engine] library` in the config or \
-                         ORT_DYLIB_PATH, or run `bash scripts/setup.sh` to install \
-                         assets/lib/libonnxruntime.so"
-                            .into(),
-                    )
-                });
+            let tried = crate::assets::candidates(SETUP_LIBRARY);
+            return tried.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+                let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+                RuntimeError(format!(
+                    "no ONNX Runtime library: set `[engine] library` in the config or \
+                     ORT_DYLIB_PATH, or run `bash scripts/setup.sh` to install \
+                     assets/lib/libonnxruntime.so (looked in {})",
+                    tried.join(", ")
+                ))
+            });
         }
     };
     // ort panics on a missing file; check first and say what to do.

@@ -580,7 +580,6 @@ impl Summary {
                 out.push('\n');
             }
         }
-        let _ = writeln!(out, "\n{}", self.frames_line());
         if let Some(ic) = self.imagenet_c() {
             out.push('\n');
             out.push_str(&imagenet_c_lines(&ic));
@@ -599,6 +598,7 @@ impl Summary {
         if let Some(line) = self.window_line() {
             let _ = writeln!(out, "\n{line}");
         }
+        let _ = writeln!(out, "\n{}", self.frames_line());
         out
     }
 

@@ -321,3 +321,55 @@ fn scenarios_lists_keys_and_groups() {
         );
     }
 }
+
+/// An installed binary (`cargo install --path .` copies it to `~/.cargo/bin`) run from an unrelated
+/// folder finds ONNX Runtime and the frost textures in the set-up script's cache.
+#[test]
+fn an_installed_binary_works_from_any_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = d.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("robustream");
+    std::fs::copy(env!("CARGO_BIN_EXE_robustream"), &exe).unwrap();
+    let elsewhere = d.path().join("work");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let cache = std::fs::canonicalize(assets()).unwrap();
+    let out = elsewhere.join("run");
+    let o = std::process::Command::new(&exe)
+        .current_dir(&elsewhere)
+        .env_remove("ORT_DYLIB_PATH")
+        .env_remove("ROBUSTREAM_FROST_DIR")
+        .env("ROBUSTREAM_CACHE", &cache)
+        .args(["run", "--quiet", "--model"])
+        .arg(cache.join("models/efficientnet_lite0.toml"))
+        .arg("--source")
+        .arg(cache.join("photos/coffee.png"))
+        .args(["--scenarios", "corruption/frost/1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(summary(&out)["scenarios"]["corruption/frost/1"]["n"], 1);
+    // Without the cache either, the line says where it looked and what to run.
+    let o = std::process::Command::new(&exe)
+        .current_dir(&elsewhere)
+        .env_remove("ORT_DYLIB_PATH")
+        .env("ROBUSTREAM_CACHE", d.path().join("no-cache"))
+        .env("HOME", d.path())
+        .args(["run", "--quiet", "--model"])
+        .arg(cache.join("models/efficientnet_lite0.toml"))
+        .arg("--source")
+        .arg(cache.join("photos/coffee.png"))
+        .arg("--out")
+        .arg(elsewhere.join("run2"))
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no ONNX Runtime library")
+            && err.contains("bash scripts/setup.sh")
+            && err.contains("no-cache/lib/libonnxruntime.so"),
+        "{err}"
+    );
+}

@@ -720,7 +720,11 @@ fn terminal_table_is_aligned() {
     );
     let t = s.table();
     let lines: Vec<&str> = t.lines().collect();
-    assert_eq!(lines.len(), 7, "{t}");
+    assert_eq!(lines.len(), 9, "{t}");
+    assert!(
+        lines[8].starts_with("Frames: ") && lines[8].contains(" dropped (pipeline behind"),
+        "{t}"
+    );
     assert_eq!(
         lines[0],
         "scenario          n   top-1      95% CI   top-5    drop  agreement"

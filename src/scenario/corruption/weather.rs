@@ -523,29 +523,17 @@ impl FogBlend {
     }
 }
 
-/// Where the frost textures are looked for, in order: `$ROBUSTREAM_FROST_DIR`, `assets/frost` under the
-/// working directory, `assets/frost` of the repository the binary was built in (from the executable's
-/// `target/<profile>/` location and from the build-time manifest directory).
+/// Where the frost textures are looked for, in order: `$ROBUSTREAM_FROST_DIR`, else `frost/` in the
+/// asset folders ([`crate::assets::dirs`]: the checkout's `assets/`, the one of the repository the
+/// binary was built in, the set-up script's cache), then the build-time manifest directory's
+/// `assets/frost`.
 pub fn frost_dir_candidates() -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os(FROST_DIR_ENV) {
         return vec![PathBuf::from(dir)];
     }
-    let exe_repo = std::env::current_exe().ok().and_then(|e| {
-        let mut p = e.parent()?;
-        // target/<profile>/binary or target/<profile>/deps/binary.
-        if p.ends_with("deps") {
-            p = p.parent()?;
-        }
-        Some(p.parent()?.parent()?.join(FROST_DIR))
-    });
-    [
-        Some(PathBuf::from(FROST_DIR)),
-        exe_repo,
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join(FROST_DIR)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    let mut dirs = crate::assets::candidates("frost");
+    dirs.push(Path::new(env!("CARGO_MANIFEST_DIR")).join(FROST_DIR));
+    dirs
 }
 
 /// Why `frost` has no textures. Display = the one line users see. `Clone` (a decoder's error is
