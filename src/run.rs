@@ -702,6 +702,11 @@ fn main_pass(
             .store(live.read + live.skipped, Ordering::Relaxed);
         Ok(())
     };
+    // A stop that came while the model loaded ends the pass before it reads a frame; the watcher
+    // would pass it on only after its first sample, and the reader may not wait for that.
+    if stop.load(Ordering::Relaxed) {
+        flags.stop.store(true, Ordering::Relaxed);
+    }
     let ((mut outcome, cpu), rss) = std::thread::scope(|s| {
         let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
         if live_view {

@@ -294,7 +294,16 @@ pub(crate) fn class_indices(
     match order {
         ClassOrder::Sorted => Ok((0..names.len()).collect()),
         ClassOrder::Labels => {
-            let resolved: Vec<Option<usize>> = names.iter().map(|n| labels.resolve(n)).collect();
+            // An ImageNet tree names its folders by WordNet id (`n01440764/`): in a label space of
+            // the 1000 ImageNet-1k classes (index = position in the sorted wnid list, the standard
+            // order) such a folder is its class.
+            let imagenet = labels.len() == super::imagenet_c::wnids().len();
+            let resolve = |n: &str| {
+                labels
+                    .resolve(n)
+                    .or_else(|| imagenet.then(|| super::imagenet_c::wnid_index(n)).flatten())
+            };
+            let resolved: Vec<Option<usize>> = names.iter().map(|n| resolve(n)).collect();
             let missing: Vec<&str> = names
                 .iter()
                 .zip(&resolved)

@@ -361,3 +361,26 @@ fn a_class_list_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
         );
     }
 }
+
+#[test]
+fn wordnet_id_folders_are_imagenet_classes_in_a_1000_class_space() {
+    let d = tempfile::tempdir().unwrap();
+    write_rgb(&d.path().join("n01440764/a.png"), 2, 2, [1, 2, 3]);
+    write_rgb(&d.path().join("n02123045/b.png"), 2, 2, [1, 2, 3]);
+    // The ImageNet-1k space, written by names that are not the wnids.
+    let imagenet = LabelSpace::new((0..1000).map(|i| format!("class {i}")).collect());
+    let mut s = open(d.path(), &ClassOrder::Labels, &imagenet).unwrap();
+    assert_eq!(
+        ids_and_truth(&drain(&mut s)),
+        [
+            ("n01440764/a.png".to_string(), Some(0)),
+            // tabby cat, ImageNet-1k class 281.
+            ("n02123045/b.png".to_string(), Some(281)),
+        ]
+    );
+    // In another label space a wnid is no class: the usual refusal, naming the folders.
+    let e = open(d.path(), &ClassOrder::Labels, &labels())
+        .err()
+        .unwrap();
+    assert!(e.message.contains("`n01440764`"), "{e}");
+}
