@@ -552,6 +552,17 @@ impl<'a> LiveOutputs<'a> {
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
         let writer = RecordWriter::create(&config.out.join("records.jsonl"))?;
         let metrics = Metrics::new(keys).with_window(config.report.window);
+        // The endpoint first: its address line goes to the terminal before the live view takes
+        // the screen (written under the view, it would break the view's header).
+        let exporter = match &config.report.prometheus {
+            Some(addr) => {
+                let mut e = crate::report::prometheus::Exporter::start(addr)?;
+                e.set_info(prometheus_info(config, started_info, described));
+                eprintln!("prometheus: serving http://{}/metrics", e.addr());
+                Some(e)
+            }
+            None => None,
+        };
         // The live view (report::tui) when asked for and stderr is a terminal; else a bar or lines.
         let view = match config.report.view.unwrap_or_default().wants_live(quiet) {
             false => None,
@@ -566,15 +577,6 @@ impl<'a> LiveOutputs<'a> {
         let progress = match view {
             Some(_) => Progress::held(total),
             None => Progress::new(total, quiet),
-        };
-        let exporter = match &config.report.prometheus {
-            Some(addr) => {
-                let mut e = crate::report::prometheus::Exporter::start(addr)?;
-                e.set_info(prometheus_info(config, started_info, described));
-                eprintln!("prometheus: serving http://{}/metrics", e.addr());
-                Some(e)
-            }
-            None => None,
         };
         Ok(Self {
             config,

@@ -297,12 +297,14 @@ fn render_scenarios(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong
         Cell::from("drop %"),
     ])
     .style(strong);
+    let (key_width, bar_width) = scenario_widths(area.width, rows.iter().map(|r| r.key.as_str()));
     let body_rows = rows.iter().map(|r| {
         Row::new(vec![
             Cell::from(r.key.clone()),
             Cell::from(r.n.to_string()),
             Cell::from(pct(r.value)),
-            Cell::from(bar(r.value.unwrap_or(0.0), 20)).style(Style::default().fg(Color::Cyan)),
+            Cell::from(bar(r.value.unwrap_or(0.0), bar_width))
+                .style(Style::default().fg(Color::Cyan)),
             Cell::from(pct(r.window)),
             Cell::from(pct(r.drop)),
         ])
@@ -319,10 +321,10 @@ fn render_scenarios(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong
     let table = Table::new(
         body_rows,
         [
-            Constraint::Min(22),
+            Constraint::Length(key_width),
             Constraint::Length(7),
             Constraint::Length(8),
-            Constraint::Length(20),
+            Constraint::Length(bar_width as u16),
             Constraint::Length(9),
             Constraint::Length(7),
         ],
@@ -330,6 +332,20 @@ fn render_scenarios(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong
     .header(header)
     .block(Block::default().borders(Borders::ALL).title(title));
     frame.render_widget(table, area);
+}
+
+/// The widths of the scenario table's key and bar columns in a table `width` cells wide: the key
+/// column as wide as the longest key shown (so `corruption/elastic_transform/5` is not cut at 120
+/// columns), the bar taking what is left up to 20 cells; only when even a bar-less table is too
+/// narrow for a key is the key cut.
+fn scenario_widths<'a>(width: u16, keys: impl Iterator<Item = &'a str>) -> (u16, usize) {
+    // Borders 2, five column gaps, and the fixed n, value, window and drop columns.
+    let fixed = 2 + 5 + 7 + 8 + 9 + 7;
+    let free = usize::from(width).saturating_sub(fixed);
+    let longest = keys.map(|k| k.chars().count()).max().unwrap_or(0).max(8);
+    let key = longest.min(free);
+    let bar = free.saturating_sub(key).min(20);
+    (u16::try_from(key).unwrap_or(u16::MAX), bar)
 }
 
 /// The side panel: the window's volatilities (when there is a window), then the latency
@@ -547,6 +563,18 @@ mod tests {
             ("synthetic 96×64", "all scenarios on every frame"),
             (1, vec!["frame f9: something odd".into()]),
         )
+    }
+
+    #[test]
+    fn scenario_keys_keep_their_width_and_the_bar_gives_way() {
+        let keys = ["clean", "corruption/elastic_transform/5"];
+        // 120 columns: the table is 82 wide; the 30-character key fits, the bar shrinks to 14.
+        assert_eq!(scenario_widths(82, keys.into_iter()), (30, 14));
+        // Wide: the bar stays at 20.
+        assert_eq!(scenario_widths(200, keys.into_iter()), (30, 20));
+        // Too narrow for even the key: it is cut, no bar.
+        assert_eq!(scenario_widths(60, keys.into_iter()), (22, 0));
+        assert_eq!(scenario_widths(10, keys.into_iter()), (0, 0));
     }
 
     #[test]
