@@ -390,6 +390,9 @@ fn start_engine(
     stop: &AtomicBool,
 ) -> anyhow::Result<(OnnxEngine, Vec<(usize, f64)>)> {
     let mut engine = OnnxEngine::new(model, &config.engine)?;
+    if let Some(note) = fixed_batch_note(&engine, config) {
+        eprintln!("note: {note}");
+    }
     let warmup = if stop.load(Ordering::Relaxed) {
         Vec::new()
     } else {
@@ -398,6 +401,31 @@ fn start_engine(
             .context("the engine failed on its warm-up batches")?
     };
     Ok((engine, warmup))
+}
+
+/// What the user should know when the model's fixed batch dimension overrides the batch settings:
+/// the engine then runs every batch at that size (smaller ones padded, larger ones cut), whatever
+/// `[engine] batch_sizes` or `--batch` said. `None` when the settings already agree with it.
+fn fixed_batch_note(engine: &OnnxEngine, config: &RunConfig) -> Option<String> {
+    let fixed = engine.fixed_batch()?;
+    let configured = config.engine.batch_sizes.as_deref();
+    if configured.is_none_or(|s| s.iter().max() == Some(&fixed))
+        && config.pipeline.max_batch == fixed
+    {
+        return None;
+    }
+    let asked = match configured {
+        Some(sizes) => format!("the batch sizes {sizes:?} the settings ask for"),
+        None => format!(
+            "batches of up to {} (`--batch`, `[pipeline] max_batch`)",
+            config.pipeline.max_batch
+        ),
+    };
+    Some(format!(
+        "the model's batch dimension is fixed at {fixed}: every batch runs at {fixed} (smaller \
+         ones padded, larger ones cut) instead of {asked}; set `--batch {fixed}` to say so, or \
+         export the model with a dynamic batch dimension"
+    ))
 }
 
 /// The few run settings the post passes take besides their own configs.

@@ -236,3 +236,51 @@ fn an_input_unlike_its_description_is_a_kind_naming_the_setting() {
         "{e}"
     );
 }
+
+/// A model exported with a fixed batch dimension runs at that size whatever the batch settings
+/// (smaller batches padded, larger ones cut), scores every variant, and the run says so once.
+#[test]
+fn a_fixed_batch_model_sets_the_batch_and_says_so() {
+    let desc = crate::util::root().join("tests/fixtures/engine/fixed_batch4.toml");
+    let d = tempfile::tempdir().unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let out = d.path().join(out);
+        let o = crate::util::robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(&desc)
+            .args([
+                "--source",
+                "synthetic:64x48@10/6",
+                "--scenarios",
+                "corruption/fog/1",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = crate::util::text(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        (err, crate::util::summary(&out))
+    };
+    let (err, s) = run("default", &[]);
+    assert_eq!(
+        err.matches("note: the model's batch dimension is fixed at 4: every batch runs at 4")
+            .count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("set `--batch 4`"), "{err}");
+    assert!(
+        s["run"]["engine"]
+            .as_str()
+            .unwrap()
+            .contains("batch sizes 4 (pad)"),
+        "{s}"
+    );
+    assert_eq!(s["scenarios"]["corruption/fog/1"]["n"], 6, "{s}");
+    // Settings that agree with the model: no note.
+    let (err, s) = run("agreed", &["--batch", "4"]);
+    assert!(!err.contains("note:"), "{err}");
+    assert_eq!(s["scenarios"]["clean"]["n"], 6, "{s}");
+}
