@@ -354,6 +354,8 @@ fn render_side(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: Sty
     let mut lines = Vec::new();
     if let Some((n, vol, temporal)) = s.window {
         lines.push(Line::styled(format!("window: last {n} frames"), strong));
+        // Both are variances of accuracy fractions: fraction², 0 = steady (0..~1).
+        lines.push(Line::raw("volatility, fraction² (0 = steady)"));
         lines.push(Line::raw(format!(
             "drop volatility {}",
             vol.map_or_else(|| "–".into(), |v| format!("{v:.4}"))
