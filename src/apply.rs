@@ -99,17 +99,7 @@ pub fn apply(req: &ApplyRequest) -> anyhow::Result<Vec<PathBuf>> {
     let single = keys.len() == 1;
     let format = match single {
         true => output_format(&req.output)?,
-        false => {
-            std::fs::create_dir_all(&req.output).with_context(|| {
-                format!(
-                    "`{item}` names {} scenarios, written one file each into {}, which cannot be \
-                     made a folder",
-                    keys.len(),
-                    req.output.display()
-                )
-            })?;
-            image::ImageFormat::Png
-        }
+        false => image::ImageFormat::Png,
     };
     let (image, mask, boxes) = read_input(
         &req.input,
@@ -130,6 +120,17 @@ pub fn apply(req: &ApplyRequest) -> anyhow::Result<Vec<PathBuf>> {
             .map(|n| n.to_string_lossy().into_owned())
             .context("the input path has no file name; pass --frame-id")?,
     };
+    if !single {
+        // Made once the inputs are read, so a bad input leaves no empty folder behind.
+        std::fs::create_dir_all(&req.output).with_context(|| {
+            format!(
+                "`{item}` names {} scenarios, written one file each into {}, which cannot be \
+                 made a folder",
+                keys.len(),
+                req.output.display()
+            )
+        })?;
+    }
     let mut view = model.as_ref().map(ModelView::new);
     let mut written = Vec::with_capacity(keys.len());
     for key in &keys {
