@@ -44,6 +44,24 @@ pub fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> 
     Ok(path)
 }
 
+/// ONNX Runtime's own log messages, one line each on stderr: warnings and fatal errors. Errors are
+/// left out: each one also fails the call it belongs to, whose status robustream reports in its own
+/// one-line message (ONNX Runtime's logger would print it again, in colour, over several lines, and
+/// from its own thread, so that it could cut into another line of robustream's).
+fn log_line(level: ort::logging::LogLevel, _category: &str, _id: &str, _at: &str, message: &str) {
+    use ort::logging::LogLevel;
+    let what = match level {
+        LogLevel::Warning => "warning",
+        LogLevel::Fatal => "fatal error",
+        LogLevel::Verbose | LogLevel::Info | LogLevel::Error => return,
+    };
+    // One `eprintln!` holds stderr's lock for the whole line.
+    eprintln!(
+        "onnxruntime {what}: {}",
+        message.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+}
+
 /// The process's ONNX Runtime environment, made on first use from the library at `lib` (see
 /// [`library_path`]) and shared by every later session: `ort` allows one environment per process
 /// (a second `build` fails), and the classifier and a segmentation mask source
@@ -66,8 +84,10 @@ pub fn environment(lib: &Path) -> Result<ort::environment::Environment, RuntimeE
             ))
         })?
         .with_name("robustream")
+        .with_logger(std::sync::Arc::new(log_line))
         .build()
         .map_err(|e| RuntimeError(format!("cannot start ONNX Runtime: {e}")))?;
+    made.set_log_level(ort::logging::LogLevel::Warning);
     *env = Some(made.clone());
     Ok(made)
 }
