@@ -435,31 +435,44 @@ fn symmetric_blocks<const B: usize, const FMA: bool>(
     w: &[f32],
     from: usize,
 ) -> usize {
-    let r = w.len() - 1;
     let end = from + (out.len() - from) / B * B;
     for s in (from..end).step_by(B) {
-        let c: &[f32; B] = src[centre + s..centre + s + B].try_into().expect("block");
-        let mut acc = [0.0f32; B];
-        for l in 0..B {
-            acc[l] = c[l] * w[0];
-        }
-        for j in (1..=r).rev() {
-            let (lo, hi) = (centre + s - j * step, centre + s + j * step);
-            let a: &[f32; B] = src[lo..lo + B].try_into().expect("block");
-            let b: &[f32; B] = src[hi..hi + B].try_into().expect("block");
-            let wj = w[j];
-            for l in 0..B {
-                let t = a[l] + b[l];
-                acc[l] = if FMA {
-                    t.mul_add(wj, acc[l])
-                } else {
-                    acc[l] + t * wj
-                };
-            }
-        }
+        let acc = tap_block::<B, FMA>(src, centre + s, step, w);
         out[s..s + B].copy_from_slice(&acc);
     }
     end
+}
+
+/// The symmetric taps of `B` outputs whose centre tap is `src[at..at + B]`: `w[0]·c + Σ_j
+/// w[j]·(src[at − j·step] + src[at + j·step])`, summed from the outermost pair in, with a fused
+/// multiply-add when `FMA` (the one body [`symmetric_blocks`] and [`bytes_blocks`] share).
+#[inline(always)]
+fn tap_block<const B: usize, const FMA: bool>(
+    src: &[f32],
+    at: usize,
+    step: usize,
+    w: &[f32],
+) -> [f32; B] {
+    let c: &[f32; B] = src[at..at + B].try_into().expect("block");
+    let mut acc = [0.0f32; B];
+    for l in 0..B {
+        acc[l] = c[l] * w[0];
+    }
+    for j in (1..w.len()).rev() {
+        let (lo, hi) = (at - j * step, at + j * step);
+        let a: &[f32; B] = src[lo..lo + B].try_into().expect("block");
+        let b: &[f32; B] = src[hi..hi + B].try_into().expect("block");
+        let wj = w[j];
+        for l in 0..B {
+            let t = a[l] + b[l];
+            acc[l] = if FMA {
+                t.mul_add(wj, acc[l])
+            } else {
+                acc[l] + t * wj
+            };
+        }
+    }
+    acc
 }
 
 /// u8 → f32 of a row piece, AVX-512F code at `level` 2 (at most [`simd_level`]), else portable.
@@ -575,29 +588,10 @@ fn bytes_blocks<const B: usize, const FMA: bool>(
     from: usize,
     count: &mut usize,
 ) -> usize {
-    let r = w.len() - 1;
     let end = from + (out.len() - from) / B * B;
     let mut lanes = [0u32; B];
     for s in (from..end).step_by(B) {
-        let c: &[f32; B] = src[centre + s..centre + s + B].try_into().expect("block");
-        let mut acc = [0.0f32; B];
-        for l in 0..B {
-            acc[l] = c[l] * w[0];
-        }
-        for j in (1..=r).rev() {
-            let (lo, hi) = (centre + s - j * step, centre + s + j * step);
-            let a: &[f32; B] = src[lo..lo + B].try_into().expect("block");
-            let b: &[f32; B] = src[hi..hi + B].try_into().expect("block");
-            let wj = w[j];
-            for l in 0..B {
-                let t = a[l] + b[l];
-                acc[l] = if FMA {
-                    t.mul_add(wj, acc[l])
-                } else {
-                    acc[l] + t * wj
-                };
-            }
-        }
+        let acc = tap_block::<B, FMA>(src, centre + s, step, w);
         let o: &mut [u8; B] = (&mut out[s..s + B]).try_into().expect("block");
         let f: &mut [u8; B] = (&mut flags[s..s + B]).try_into().expect("block");
         for l in 0..B {
