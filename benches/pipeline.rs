@@ -78,6 +78,11 @@ fn evaluate(
     workers: usize,
 ) -> usize {
     let n = frames.len();
+    // The run's thumbnail keeper for report.html, as `robustream run` has it.
+    let flips = std::sync::Arc::new(robustream::report::flips::FlipKeeper::new(
+        model.labels.names().to_vec(),
+        model.labels.names().to_vec(),
+    ));
     let inputs = PipelineInputs {
         source: Box::new(MemorySource::new(frames)),
         plan: plan.clone(),
@@ -94,10 +99,12 @@ fn evaluate(
         },
         strict: false,
         limit: None,
+        flips: Some(flips.clone()),
     };
     let mut variants = 0;
     let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |e| {
         if let pipeline::Event::Frame(r) = e {
+            flips.settle(&r);
             variants += r.len();
         }
         Ok(())

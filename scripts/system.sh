@@ -2,13 +2,14 @@
 # The Debian packages robustream needs, installed only when one is missing (idempotent, no apt call
 # when all are present): a C toolchain and pkg-config for -sys crates, libclang for bindgen (the v4l
 # camera and FFmpeg bindings), FFmpeg's development libraries (the video/stream source), the ffmpeg
-# CLI (the tests generate their videos with it), and `prometheus` for its `promtool`, with which the
-# tests check the metrics endpoint's exposition. Python for the assets is handled by assets.sh.
+# CLI (the tests generate their videos with it), `prometheus` for its `promtool`, with which the
+# tests check the metrics endpoint's exposition, and `chromium`, in which the tests load the HTML
+# report headless. Python for the assets is handled by assets.sh.
 set -euo pipefail
 
 PKGS=(build-essential pkg-config libclang-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
-  libavfilter-dev libavdevice-dev ffmpeg prometheus)
+  libavfilter-dev libavdevice-dev ffmpeg prometheus chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do

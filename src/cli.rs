@@ -397,6 +397,8 @@ pub enum Format {
     Json,
     /// One CSV row per scenario.
     Csv,
+    /// The self-contained HTML report (report.html: charts, latency, timeline, flipped frames).
+    Html,
 }
 
 /// `robustream report`.

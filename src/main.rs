@@ -290,7 +290,7 @@ fn report(args: ReportArgs) -> anyhow::Result<()> {
         ),
         None => None,
     };
-    let mut summary = robustream::report::recompute_run(&args.run_dir)?;
+    let (mut summary, metrics) = robustream::report::recompute_run_with_metrics(&args.run_dir)?;
     if let Some(table) = &baseline {
         summary.set_ce_baseline(table);
     }
@@ -298,6 +298,15 @@ fn report(args: ReportArgs) -> anyhow::Result<()> {
         Format::Md => out(&summary.to_markdown()),
         Format::Json => out(&(summary.to_json() + "\n")),
         Format::Csv => out(&summary.to_csv()),
+        Format::Html => {
+            let flips = robustream::report::flips::read(&args.run_dir)?;
+            out(&robustream::report::run_html(
+                &args.run_dir,
+                &summary,
+                &metrics,
+                flips,
+            ));
+        }
     }
     Ok(())
 }

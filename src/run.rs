@@ -2,6 +2,7 @@
 //! records.jsonl, summary.json and summary.md in the run directory.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -17,6 +18,7 @@ use crate::key::CLEAN;
 use crate::metrics::Metrics;
 use crate::model::ModelDesc;
 use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs, SinkError};
+use crate::report::flips::FlipKeeper;
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::summary::{FrameCounts, Summary};
@@ -244,7 +246,13 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         .len_hint()
         .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)));
     let info = started_info(config, &model, &described, &warmup, started_unix);
-    let mut outputs = LiveOutputs::start(config, keys, total, quiet, started, &described, &info)?;
+    let flips = FlipKeeper::new(
+        model.labels.names().to_vec(),
+        class_map.classes().names().to_vec(),
+    );
+    let mut outputs = LiveOutputs::start(
+        config, keys, total, quiet, started, &described, &info, flips,
+    )?;
     let inputs = PipelineInputs {
         source,
         plan,
@@ -257,9 +265,10 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         config: config.pipeline.clone(),
         strict: config.strict,
         limit: config.limit,
+        flips: Some(outputs.flips.clone()),
     };
     let pass = main_pass(config, inputs, stop, &mut outputs);
-    let (metrics, mut exporter) = outputs.finish();
+    let (metrics, mut exporter, flips) = outputs.finish();
     let MainPass {
         mut outcome,
         cpu,
@@ -294,6 +303,7 @@ pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result
         run_info,
         &outcome,
         post,
+        &flips,
     );
     Ok(RunResult {
         summary,
@@ -315,6 +325,7 @@ fn summarise(
     run_info: serde_json::Value,
     outcome: &Outcome,
     post: Option<crate::post::PostPasses>,
+    flips: &FlipKeeper,
 ) -> (Summary, Option<crate::report::ReportError>) {
     let frames = FrameCounts {
         read: outcome.frames_read,
@@ -335,7 +346,8 @@ fn summarise(
     if let Some(post) = post {
         post.apply(&mut summary);
     }
-    let summary_error = crate::report::write_run_summary(&config.out, &summary).err();
+    let summary_error =
+        crate::report::write_run_report(&config.out, &summary, metrics, Some(flips)).err();
     (summary, summary_error)
 }
 
@@ -563,10 +575,14 @@ struct LiveOutputs<'a> {
     started_info: &'a serde_json::Value,
     summary_every: Option<std::time::Duration>,
     last_summary: Instant,
+    /// The most-flipped frames' thumbnails for report.html (workers offer, `on_event` settles).
+    flips: Arc<FlipKeeper>,
 }
 
 impl<'a> LiveOutputs<'a> {
     /// Creates the run directory and records.jsonl, and starts the view and the endpoint.
+    // The run's parts each output needs; a struct of them would be built only to be taken apart.
+    #[allow(clippy::too_many_arguments)]
     fn start(
         config: &'a RunConfig,
         keys: Vec<String>,
@@ -575,6 +591,7 @@ impl<'a> LiveOutputs<'a> {
         started: Instant,
         described: &'a Described,
         started_info: &'a serde_json::Value,
+        flips: FlipKeeper,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&config.out)
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
@@ -619,15 +636,22 @@ impl<'a> LiveOutputs<'a> {
             started_info,
             summary_every: config.report.summary_every,
             last_summary: Instant::now(),
+            flips: Arc::new(flips),
         })
     }
 
     /// Ends the progress output, the terminal given back before anything else is printed; the
     /// metrics and the endpoint stay for the summary.
-    fn finish(self) -> (Metrics, Option<crate::report::prometheus::Exporter>) {
+    fn finish(
+        self,
+    ) -> (
+        Metrics,
+        Option<crate::report::prometheus::Exporter>,
+        Arc<FlipKeeper>,
+    ) {
         drop(self.view);
         self.progress.finish();
-        (self.metrics, self.exporter)
+        (self.metrics, self.exporter, self.flips)
     }
 
     /// Takes one pipeline event: records written and counted, then the live outputs refreshed. A
@@ -638,6 +662,7 @@ impl<'a> LiveOutputs<'a> {
             Event::Frame(records) => {
                 self.writer.write_batch(&records)?;
                 self.metrics.add_frame(&records);
+                self.flips.settle(&records);
                 self.progress.frame();
                 self.live.read += 1;
             }
@@ -698,7 +723,12 @@ impl<'a> LiveOutputs<'a> {
         if let Some(table) = &self.config.metrics.ce_baseline {
             interim.set_ce_baseline(table);
         }
-        if let Err(e) = crate::report::write_run_summary(&self.config.out, &interim) {
+        if let Err(e) = crate::report::write_run_report(
+            &self.config.out,
+            &interim,
+            &self.metrics,
+            Some(&self.flips),
+        ) {
             self.progress
                 .warn(&format!("interim summary not written: {e}"));
         }
@@ -730,6 +760,7 @@ fn main_pass(
         flags
             .frames
             .store(live.read + live.skipped, Ordering::Relaxed);
+        flags.dropped.store(live.dropped, Ordering::Relaxed);
         Ok(())
     };
     // A stop that came while the model loaded ends the pass before it reads a frame; the watcher

@@ -51,6 +51,8 @@ pub struct Flags {
     pub finished: AtomicBool,
     /// Frames done so far (evaluated, skipped or dropped), for the progress column.
     pub frames: AtomicU64,
+    /// Of those, frames a live source dropped at admission (the pipeline was behind).
+    pub dropped: AtomicU64,
     /// Why `resources.csv` could not be written (a full disk): set with `stop` raised, so the run
     /// ends, as failed with this message (file, cause, fix).
     pub write_error: std::sync::Mutex<Option<String>>,
@@ -152,7 +154,7 @@ fn parse_vmrss_kib(status: &str) -> Option<u64> {
 
 /// Watches until `flags.finished`: raises `flags.stop` when `external` (Ctrl-C) is raised or
 /// `duration` has passed (then also `duration_hit`), and writes one `resources.csv` line per
-/// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames`, flushed as written) into `dir`. Returns the RSS summary.
+/// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames,dropped`, flushed as written) into `dir`. Returns the RSS summary.
 /// A row that cannot be written (a full disk) stops the run with its message in
 /// `flags.write_error` (the run then ends as failed).
 pub fn watch(
@@ -173,7 +175,7 @@ pub fn watch(
         flags.stop.store(true, Ordering::Relaxed);
     };
     let mut csv = match LineFile::create(&dir.join("resources.csv")).and_then(|mut f| {
-        f.append("t_s,rss_mib,frames", || "the header".into())
+        f.append("t_s,rss_mib,frames,dropped", || "the header".into())
             .map(|()| f)
     }) {
         Ok(f) => Some(f),
@@ -197,7 +199,8 @@ pub fn watch(
                 if let Some(f) = csv.as_mut() {
                     let t = now.duration_since(start).as_secs_f64();
                     let frames = flags.frames.load(Ordering::Relaxed);
-                    let row = format!("{t:.3},{mib:.1},{frames}");
+                    let dropped = flags.dropped.load(Ordering::Relaxed);
+                    let row = format!("{t:.3},{mib:.1},{frames},{dropped}");
                     if let Err(e) = f.append(&row, || format!("the row at {t:.3} s")) {
                         fail(e);
                         csv = None;
@@ -291,7 +294,7 @@ mod tests {
             }
         });
         let csv = std::fs::read_to_string(dir.path().join("resources.csv")).unwrap();
-        assert!(csv.starts_with("t_s,rss_mib,frames\n"), "{csv}");
+        assert!(csv.starts_with("t_s,rss_mib,frames,dropped\n"), "{csv}");
         // Ctrl-C is passed on and is not a duration end.
         let flags = Flags::default();
         let external = AtomicBool::new(true);

@@ -94,6 +94,10 @@ pub struct TrendPoint {
     pub mean_drop: Option<f64>,
     /// The window's drop volatility.
     pub drop_volatility: Option<f64>,
+    /// Clean top-1 accuracy over the window's labelled frames (`null` unlabelled; absent in
+    /// summaries written before it existed).
+    #[serde(default)]
+    pub clean_top1: Option<f64>,
 }
 
 /// The sliding window's report (`metrics.window` in summary.json).
@@ -181,10 +185,12 @@ impl Window {
         self.frames += 1;
         if self.frames.is_multiple_of(self.size as u64) {
             let (mean_drop, drop_volatility, _) = self.drops();
+            let clean_top1 = self.clean_slot.and_then(|c| self.scenario(c, CLEAN).top1);
             self.series.push_back(TrendPoint {
                 frame: self.frames,
                 mean_drop,
                 drop_volatility,
+                clean_top1,
             });
             if self.series.len() > MAX_SERIES {
                 self.series.pop_front();
@@ -297,6 +303,8 @@ mod tests {
             (4, Some(0.5), Some(1.0))
         );
         assert_eq!(r.series[1].mean_drop, Some(1.0));
+        // Clean is right on every frame of both windows.
+        assert_eq!(r.series[1].clean_top1, Some(1.0));
         // Sample variance of (0.5, 1.0) = 0.125.
         assert_eq!(r.temporal_volatility, Some(0.125));
     }

@@ -53,6 +53,7 @@ use crate::engine::Engine;
 use crate::frame::Truth;
 use crate::metrics::Record;
 use crate::model::ModelDesc;
+use crate::report::flips::FlipKeeper;
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{BackgroundPool, Plan};
 use crate::source::Source;
@@ -82,6 +83,9 @@ pub struct PipelineInputs {
     pub strict: bool,
     /// Stop after this many source items.
     pub limit: Option<u64>,
+    /// Keeps the most-flipped frames' thumbnails for the HTML report: workers offer each frame's
+    /// image at the scenario stage (the sink settles them); `None` keeps nothing.
+    pub flips: Option<Arc<FlipKeeper>>,
 }
 
 /// What the pipeline tells its caller, in source order.
@@ -290,6 +294,7 @@ pub fn run(
         config,
         strict,
         limit,
+        flips,
     } = inputs;
     let workers = worker_count(&config);
     let live = source.is_live();
@@ -320,6 +325,7 @@ pub fn run(
         stage,
         seed,
         drop_on_stop: live,
+        flips: flips.as_deref(),
         assembler: &assembler,
         shared: &shared,
     };

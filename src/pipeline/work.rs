@@ -67,6 +67,8 @@ pub(super) struct Setup<'a> {
     pub seed: u64,
     /// A live source's frames still waiting at a stop are dropped rather than started.
     pub drop_on_stop: bool,
+    /// Where each frame's image at the scenario stage is offered for the report's thumbnails.
+    pub flips: Option<&'a crate::report::flips::FlipKeeper>,
     pub assembler: &'a Assembler<RowMeta>,
     pub shared: &'a Shared<'a>,
 }
@@ -197,6 +199,9 @@ impl Worker<'_> {
         let bilinear =
             needs_bilinear_mask(chosen.iter().map(|&i| setup.plan.scenarios()[i].as_ref()));
         let (base, masks, boxes) = at_stage(&mut self.view, setup.stage, &frame, bilinear);
+        if let Some(flips) = setup.flips {
+            flips.offer(&frame.id, &base);
+        }
         let prepared = Arc::new(Prepared {
             meta,
             base,

@@ -2,6 +2,8 @@
 //! records (`records.jsonl`); [`summary`] builds the run summary and renders it as JSON, Markdown, CSV
 //! and a terminal table.
 
+pub mod flips;
+pub mod html;
 pub mod jsonl;
 pub mod lines;
 pub mod progress;
@@ -103,6 +105,18 @@ pub enum ReportError {
     )]
     StoredBaseline {
         /// Why the table is not valid.
+        source: serde_json::Error,
+    },
+    /// The kept frames of the HTML report (`flips.json`) do not parse (edited by hand, or cut
+    /// short).
+    #[error(
+        "{}: not a valid flips.json: {source}; delete it to write the report without thumbnails",
+        path.display()
+    )]
+    MalformedFlips {
+        /// The file.
+        path: PathBuf,
+        /// The cause (with line and column).
         source: serde_json::Error,
     },
     /// A summary file is not a valid `summary.json`.
@@ -216,11 +230,57 @@ pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportErro
     write_atomic(&dir.join(SUMMARY_MD), summary.to_markdown().as_bytes())
 }
 
+/// Writes the run's reports into `dir`: `summary.json` and `summary.md` ([`write_run_summary`]),
+/// `flips.json` from `flips` (when given; else the one in `dir` is shown) and `report.html`
+/// ([`html`]) with `metrics`' latency histograms and the `resources.csv` in `dir`.
+pub fn write_run_report(
+    dir: &Path,
+    summary: &Summary,
+    metrics: &crate::metrics::Metrics,
+    flips: Option<&flips::FlipKeeper>,
+) -> Result<(), ReportError> {
+    write_run_summary(dir, summary)?;
+    let kept = match flips {
+        Some(keeper) => {
+            keeper.write(dir)?;
+            keeper.kept()
+        }
+        None => flips::read(dir)?,
+    };
+    let page = run_html(dir, summary, metrics, kept);
+    write_atomic(&dir.join(html::REPORT_HTML), page.as_bytes())
+}
+
+/// The HTML report of the run in `dir` for `summary` (which `metrics` produced): the latency
+/// histograms of `metrics`, `resources.csv` from `dir`, the kept frames `flips`.
+pub fn run_html(
+    dir: &Path,
+    summary: &Summary,
+    metrics: &crate::metrics::Metrics,
+    flips: Vec<flips::FlipFrame>,
+) -> String {
+    html::HtmlReport {
+        summary,
+        latency: html::latency_of(metrics),
+        resources: html::read_resources(&dir.join("resources.csv")),
+        flips,
+    }
+    .render()
+}
+
 /// Rebuilds the summary of the run directory `dir` from its `records.jsonl` alone
 /// ([`Summary::recompute`]), taking `run` and `frames` from its `summary.json` when there is one (a
 /// run killed before writing it has none). A truncated last line of the records, as a killed run
 /// leaves, is skipped with a warning on stderr.
 pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
+    recompute_run_with_metrics(dir).map(|(summary, _)| summary)
+}
+
+/// [`recompute_run`], with the metrics the summary was computed from (for the HTML report's
+/// latency histograms).
+pub fn recompute_run_with_metrics(
+    dir: &Path,
+) -> Result<(Summary, crate::metrics::Metrics), ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);
     let not_a_run = |why| ReportError::NotARun {
         dir: dir.to_path_buf(),
@@ -252,11 +312,14 @@ pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
         }
         Err(e) => return Err(e),
     };
-    Ok(Summary::recompute(&read.records, previous.as_ref()))
+    Ok(Summary::recompute_with_metrics(
+        &read.records,
+        previous.as_ref(),
+    ))
 }
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);

@@ -165,6 +165,14 @@ impl Summary {
     /// `frames` are copied from `previous` (the run's own `summary.json`) when given; otherwise `run` is
     /// an empty object and `frames.read` is the number of frames found.
     pub fn recompute(records: &[Record], previous: Option<&Summary>) -> Self {
+        Self::recompute_with_metrics(records, previous).0
+    }
+
+    /// [`Summary::recompute`], with the metrics it was computed from.
+    pub fn recompute_with_metrics(
+        records: &[Record],
+        previous: Option<&Summary>,
+    ) -> (Self, Metrics) {
         let mut order: Vec<String> = previous
             .map(|p| p.scenarios.iter().map(|(k, _)| k.clone()).collect())
             .unwrap_or_default();
@@ -209,7 +217,7 @@ impl Summary {
         if let Some(p) = previous {
             summary.keep_post_pass_families(p);
         }
-        summary
+        (summary, metrics)
     }
 
     /// After a recompute: copies from `previous` the metric families that records cannot rebuild

@@ -1,8 +1,9 @@
 //! The command line's contract: what a run writes (README's output contract), one run per run
-//! directory, the `preview` contact sheet, and bad input of every kind as one clear line, never a
+//! directory, the HTML report in a real browser, the `preview` contact sheet, and bad input of every kind as one clear line, never a
 //! panic.
 
 mod bad_input;
+mod html_report;
 mod preview;
 mod readme;
 mod run_contract;

@@ -36,8 +36,14 @@ fn duration_ends_an_endless_stream_and_memory_is_recorded() {
     assert!(rss["max_mib"].as_f64().unwrap() >= rss["first_mib"].as_f64().unwrap());
     let csv = std::fs::read_to_string(out.join("resources.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "t_s,rss_mib,frames");
+    assert_eq!(lines[0], "t_s,rss_mib,frames,dropped");
     assert!(lines.len() >= 3, "{csv}");
+    // The HTML report charts the stream over time.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("data-chart=\"frames-per-second\""),
+        "no timeline"
+    );
     // A bad duration is one clear line before anything runs.
     let o = run(robustream()
         .args(["run", "--duration", "5 days", "--model"])

@@ -11,7 +11,7 @@ use crate::util::*;
 use robustream::scene::random_scene;
 use serde_json::Value;
 
-const SCENARIOS: &[&str] = &[
+pub(crate) const SCENARIOS: &[&str] = &[
     "background/only_fg",
     "background/no_fg",
     "background/mixed_same",
@@ -30,7 +30,7 @@ const SCENARIOS: &[&str] = &[
 ];
 
 /// Six scenes and the quokka; `labels` gives each row's label (`None`: a placeholder 0).
-fn write_manifest(dir: &Path, labels: Option<&[usize]>) -> PathBuf {
+pub(crate) fn write_manifest(dir: &Path, labels: Option<&[usize]>) -> PathBuf {
     let mut rows = vec!["path,label,mask,boxes".to_string()];
     for i in 0..6u64 {
         let s = random_scene(240, 180, 300 + i);

@@ -2,7 +2,7 @@
 //! families, CE / mCE against another baseline, the adversarial-background challenge, occlusion
 //! saliency and the XIMAGENET-12 Table 2 score.
 
-mod background_metrics;
+pub(crate) mod background_metrics;
 mod ce_baseline;
 mod challenge;
 mod saliency;

@@ -253,6 +253,7 @@ fn any_source_that_gives_nothing_at_all_fails_the_run() {
         config: PipelineConfig::default(),
         strict: false,
         limit: None,
+        flips: None,
     };
     let outcome = pipeline::run(inputs, &AtomicBool::new(false), &mut |_| Ok(()));
     match &outcome.end {

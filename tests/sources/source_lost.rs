@@ -69,6 +69,7 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
         config: PipelineConfig::default(),
         strict: false,
         limit: None,
+        flips: None,
     };
     let (mut live_lost, mut frames) = (0u64, 0u64);
     let mut sink = |e: Event| -> Result<(), pipeline::SinkError> {

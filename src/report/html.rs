@@ -1,0 +1,813 @@
+//! `report.html`: the run as one self-contained page people open and send — inline SVG and CSS,
+//! no scripts, no fonts or images from anywhere (thumbnails are data URIs), so it opens offline
+//! and passes through mail and chat unchanged. Written beside `summary.json` by every run (interim
+//! ones too, with a "running" badge) and by `robustream report RUN_DIR --format html`.
+//!
+//! Sections, each present only when the run has what it shows (ids are stable, for links):
+//!
+//! | id | what |
+//! |---|---|
+//! | `overview` | model, source, plan, frames (read, skipped, dropped, lost), end, wall time; headline figures |
+//! | `scenarios` | top-1 per scenario with its 95 % Wilson interval (agreement with clean when unlabelled) |
+//! | `imagenet-c` | accuracy against severity per corruption with the 95 % band and clean as reference; CE and relative CE per corruption against the baseline, mCE |
+//! | `in9` | IN-9 accuracy per variation, BG-gap, challenge accuracy |
+//! | `ximagenet` | XIMAGENET-12 per-scenario drop volatility (C(i) − μ)², σ²_cross, scores |
+//! | `ablations` | Hard ImageNet ablation accuracy and drop |
+//! | `rfs` | RFS per noise and level, with the foreground and background accuracies |
+//! | `placement` | Corner Cases accuracy on a position × size grid per variant, pooled over backgrounds |
+//! | `latency` | per stage: a histogram over the fixed buckets (`latency::BUCKET_BOUNDS_US`) and p50/p90/p99/max |
+//! | `timeline` | frames evaluated and dropped per second (from `resources.csv`), windowed clean top-1 and mean drop (`metrics.window.series`) |
+//! | `flips` | the frames whose prediction flipped most (`flips.json`), thumbnails with clean and flipped predictions |
+//! | `table` | every scenario's numbers as in `summary.md` |
+//!
+//! Every chart is an `<svg class="chart" data-chart="…">`; its drawn marks carry `class="mark"`.
+
+mod svg;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use self::svg::{Bar, Scale, Series, esc, pct};
+use super::flips::FlipFrame;
+use super::summary::{ScenarioSummary, Summary};
+use crate::key::{CLEAN, ScenarioKey, family};
+use crate::latency::BUCKET_BOUNDS_US;
+use crate::metrics::Metrics;
+
+/// File name of the HTML report in a run directory.
+pub const REPORT_HTML: &str = "report.html";
+
+/// One stage's latency for the report: name, counts per fixed bucket (not cumulative; the last
+/// bucket counts values above the largest finite bound) and quantiles in ms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageLatency {
+    /// Stage name.
+    pub stage: String,
+    /// `(upper bound µs, count)` per bucket of [`BUCKET_BOUNDS_US`].
+    pub buckets: Vec<(u64, u64)>,
+}
+
+/// One line of `resources.csv`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResourceSample {
+    /// Seconds since the run started.
+    pub t_s: f64,
+    /// Frames handled so far (evaluated, skipped and dropped).
+    pub frames: u64,
+    /// Of those, dropped at admission (absent in files written before the column existed).
+    pub dropped: Option<u64>,
+}
+
+/// What the page is made of.
+pub struct HtmlReport<'a> {
+    /// The run's summary.
+    pub summary: &'a Summary,
+    /// Latency histograms per stage, pipeline order.
+    pub latency: Vec<StageLatency>,
+    /// `resources.csv`, in order.
+    pub resources: Vec<ResourceSample>,
+    /// The most-flipped frames.
+    pub flips: Vec<FlipFrame>,
+}
+
+/// The latency histograms of `metrics`, stages seen only.
+pub fn latency_of(metrics: &Metrics) -> Vec<StageLatency> {
+    metrics
+        .latencies()
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(stage, h)| {
+            let mut below = 0;
+            let mut buckets: Vec<(u64, u64)> = h
+                .cumulative_buckets()
+                .map(|(bound, cumulative)| {
+                    let n = cumulative - below;
+                    below = cumulative;
+                    (bound, n)
+                })
+                .collect();
+            buckets.push((
+                BUCKET_BOUNDS_US[BUCKET_BOUNDS_US.len() - 1],
+                h.len() - below,
+            ));
+            // Leading and trailing empty buckets say nothing.
+            let first = buckets.iter().position(|b| b.1 > 0).unwrap_or(0);
+            let last = buckets.iter().rposition(|b| b.1 > 0).unwrap_or(0);
+            StageLatency {
+                stage: stage.name().to_string(),
+                buckets: buckets[first..=last.max(first)].to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// Reads `resources.csv` (`t_s,rss_mib,frames[,dropped]`); lines that do not parse are left out
+/// (the file of a killed run may end mid-line) and a missing file is no samples.
+pub fn read_resources(path: &Path) -> Vec<ResourceSample> {
+    let Ok(text) = crate::fsread::read_text_io(path, 64 << 20) else {
+        return Vec::new();
+    };
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut f = line.split(',');
+            let t_s = f.next()?.parse().ok()?;
+            let _rss = f.next()?;
+            let frames = f.next()?.parse().ok()?;
+            let dropped = f.next().and_then(|d| d.parse().ok());
+            Some(ResourceSample {
+                t_s,
+                frames,
+                dropped,
+            })
+        })
+        .collect()
+}
+
+impl HtmlReport<'_> {
+    /// The page.
+    pub fn render(&self) -> String {
+        let s = self.summary;
+        let title = s
+            .run
+            .get("config")
+            .and_then(|v| v.as_str())
+            .unwrap_or("run");
+        let mut out = String::with_capacity(64 << 10);
+        let _ = write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>robustream — {}</title><style>{CSS}</style></head><body>\n",
+            esc(title)
+        );
+        let _ = write!(out, "<h1>robustream report <small>{}</small>", esc(title));
+        if self.end() == "running" {
+            out.push_str(" <span class=\"badge\">running — interim</span>");
+        }
+        out.push_str("</h1>\n");
+        let sections = [
+            Some(self.overview()),
+            self.scenarios_section(),
+            self.imagenet_c(),
+            self.in9(),
+            self.ximagenet(),
+            self.ablations(),
+            self.rfs(),
+            self.placement(),
+            self.latency(),
+            self.timeline(),
+            self.flips(),
+            Some(self.table()),
+        ];
+        for section in sections.into_iter().flatten() {
+            out.push_str(&section);
+            out.push('\n');
+        }
+        let _ = write!(
+            out,
+            "<footer>written by robustream {} · one file, no network: charts are inline SVG, \
+             thumbnails data URIs</footer>\n</body></html>\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        out
+    }
+
+    fn end(&self) -> &str {
+        self.summary
+            .run
+            .get("end")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+    }
+
+    fn run_text(&self, key: &str) -> Option<String> {
+        let v = self.summary.run.get(key)?;
+        match v {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    }
+
+    fn overview(&self) -> String {
+        let s = self.summary;
+        let mut rows: Vec<(&str, String)> = Vec::new();
+        for (label, key) in [
+            ("model", "model"),
+            ("engine", "engine"),
+            ("source", "source"),
+            ("schedule", "schedule"),
+            ("seed", "seed"),
+            ("end", "end"),
+            ("wall time (s)", "wall_s"),
+        ] {
+            if let Some(v) = self.run_text(key) {
+                rows.push((label, v));
+            }
+        }
+        rows.push(("scenarios", s.scenarios.len().to_string()));
+        let f = s.frames;
+        rows.push((
+            "frames",
+            format!(
+                "{} read · {} skipped · {} dropped{}",
+                f.read,
+                f.skipped,
+                f.dropped,
+                if f.lost > 0 {
+                    format!(" · {} lost by the source", f.lost)
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+        let mut out =
+            String::from("<section id=\"overview\"><h2>Overview</h2><div class=\"cards\">");
+        for (label, value) in self.headline() {
+            let _ = write!(
+                out,
+                "<div class=\"card\"><div class=\"v\">{}</div><div class=\"k\">{}</div></div>",
+                esc(&value),
+                esc(label)
+            );
+        }
+        out.push_str("</div><table class=\"kv\">");
+        for (k, v) in rows {
+            let _ = write!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+        }
+        out.push_str("</table></section>");
+        out
+    }
+
+    /// The figures a reader looks for first.
+    fn headline(&self) -> Vec<(&'static str, String)> {
+        let s = self.summary;
+        let mut out = Vec::new();
+        if let Some((_, clean)) = s.scenarios.iter().find(|(k, _)| k == CLEAN)
+            && clean.top1.is_some()
+        {
+            out.push(("clean top-1", pct(clean.top1)));
+        }
+        let drops: Vec<f64> = s
+            .scenarios
+            .iter()
+            .filter(|(k, _)| k != CLEAN)
+            .filter_map(|(_, v)| v.drop)
+            .collect();
+        if !drops.is_empty() {
+            let mean = drops.iter().sum::<f64>() / drops.len() as f64;
+            out.push(("mean top-1 drop", pct(Some(mean))));
+        }
+        if let Some(ic) = s.imagenet_c() {
+            if let Some(m) = ic.mce {
+                out.push(("mCE", format!("{:.1} %", m * 100.0)));
+            }
+            if let Some(m) = ic.relative_mce {
+                out.push(("relative mCE", format!("{:.1} %", m * 100.0)));
+            }
+        }
+        if let Some(g) = s.in9().and_then(|i| i.bg_gap) {
+            out.push(("BG-gap", pct(Some(g))));
+        }
+        if let Some(v) = s.volatility().and_then(|v| v.score.or(v.score_cross)) {
+            out.push(("robustness score", format!("{v:.4}")));
+        }
+        if let Some(r) = s.rfs().and_then(|r| r.typical).and_then(|t| t.rfs) {
+            out.push(("RFS", format!("{r:.3}")));
+        }
+        out
+    }
+
+    /// The value charted for a scenario: top-1, else agreement with clean.
+    fn labelled(&self) -> bool {
+        self.summary.scenarios.iter().any(|(_, v)| v.top1.is_some())
+    }
+
+    fn value(&self, v: &ScenarioSummary) -> (Option<f64>, Option<[f64; 2]>) {
+        if self.labelled() {
+            (v.top1, v.top1_ci95)
+        } else {
+            (v.agreement, None)
+        }
+    }
+
+    fn scenarios_section(&self) -> Option<String> {
+        let s = self.summary;
+        if s.scenarios.is_empty() {
+            return None;
+        }
+        let families: Vec<&str> = {
+            let mut f: Vec<&str> = s.scenarios.iter().map(|(k, _)| family(k)).collect();
+            f.dedup();
+            f
+        };
+        let items: Vec<Bar> = s
+            .scenarios
+            .iter()
+            .map(|(k, v)| {
+                let (value, interval) = self.value(v);
+                Bar {
+                    label: k.clone(),
+                    value,
+                    interval,
+                    colour: families.iter().position(|f| *f == family(k)).unwrap_or(0),
+                }
+            })
+            .collect();
+        let what = if self.labelled() {
+            "Top-1 accuracy per scenario (whiskers: 95 % Wilson interval)"
+        } else {
+            "Agreement with clean per scenario (no truth labels)"
+        };
+        Some(format!(
+            "<section id=\"scenarios\"><h2>Scenarios</h2><div class=\"scroll\">{}</div></section>",
+            svg::bars("scenarios", what, &items, Scale::Fraction, None)
+        ))
+    }
+
+    fn imagenet_c(&self) -> Option<String> {
+        let s = self.summary;
+        let mut names: Vec<&str> = Vec::new();
+        for (k, _) in &s.scenarios {
+            if let ScenarioKey::Corruption { name, .. } = ScenarioKey::parse(k)
+                && !names.contains(&name)
+            {
+                names.push(name);
+            }
+        }
+        if names.is_empty() {
+            return None;
+        }
+        let clean = s
+            .scenarios
+            .iter()
+            .find(|(k, _)| k == CLEAN)
+            .and_then(|(_, v)| self.value(v).0);
+        let mut out = String::from(
+            "<section id=\"imagenet-c\"><h2>ImageNet-C corruptions</h2><p>Accuracy against \
+             severity; band: 95 % Wilson interval; dashed: clean.</p><div class=\"grid\">",
+        );
+        for name in &names {
+            let points: Vec<svg::SeverityPoint> = s
+                .scenarios
+                .iter()
+                .filter_map(|(k, v)| match ScenarioKey::parse(k) {
+                    ScenarioKey::Corruption { name: n, severity } if n == *name => {
+                        let (value, ci) = self.value(v);
+                        Some((severity, value, ci))
+                    }
+                    _ => None,
+                })
+                .collect();
+            out.push_str(&svg::severity_chart(name, &points, clean));
+        }
+        out.push_str("</div>");
+        if let Some(ic) = s.imagenet_c().filter(|ic| !ic.ce.is_empty()) {
+            let bars: Vec<Bar> = ic
+                .ce
+                .iter()
+                .map(|(name, ce)| Bar {
+                    label: name.clone(),
+                    value: Some(ce * 100.0),
+                    interval: None,
+                    colour: 0,
+                })
+                .collect();
+            let title = format!("CE per corruption, % of {} (dashed: 100 %)", ic.baseline);
+            out.push_str(&svg::bars("ce", &title, &bars, Scale::From0, Some(100.0)));
+            let rel: Vec<Bar> = ic
+                .relative_ce
+                .iter()
+                .map(|(name, ce)| Bar {
+                    label: name.clone(),
+                    value: ce.map(|c| c * 100.0),
+                    interval: None,
+                    colour: 1,
+                })
+                .collect();
+            if rel.iter().any(|b| b.value.is_some()) {
+                let title = format!("relative CE per corruption, % of {}", ic.baseline);
+                out.push_str(&svg::bars(
+                    "relative-ce",
+                    &title,
+                    &rel,
+                    Scale::From0,
+                    Some(100.0),
+                ));
+            }
+            let figure =
+                |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{:.1} %", v * 100.0));
+            let _ = write!(
+                out,
+                "<p>mCE {} · relative mCE {} (15 benchmark corruptions) · over all 19: {} / {}. {}</p>",
+                figure(ic.mce),
+                figure(ic.relative_mce),
+                figure(ic.mce_all19),
+                figure(ic.relative_mce_all19),
+                esc(&ic.normalisation)
+            );
+        }
+        out.push_str("</section>");
+        Some(out)
+    }
+
+    fn in9(&self) -> Option<String> {
+        let in9 = self.summary.in9()?;
+        let bars: Vec<Bar> = in9
+            .accuracy
+            .iter()
+            .map(|(variation, acc)| Bar {
+                label: variation.clone(),
+                value: *acc,
+                interval: self.interval_of(&crate::metrics::in9::scenario_key(variation)),
+                colour: 2,
+            })
+            .collect();
+        let mut out = String::from("<section id=\"in9\"><h2>IN-9 backgrounds</h2>");
+        out.push_str(&svg::bars(
+            "in9",
+            "Accuracy per IN-9 variation",
+            &bars,
+            Scale::Fraction,
+            None,
+        ));
+        let _ = write!(
+            out,
+            "<p>BG-gap (mixed_same − mixed_rand) {} · challenge accuracy {}</p></section>",
+            pct(in9.bg_gap),
+            pct(in9.challenge_accuracy)
+        );
+        Some(out)
+    }
+
+    fn interval_of(&self, key: &str) -> Option<[f64; 2]> {
+        self.summary
+            .scenarios
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.top1_ci95)
+    }
+
+    fn ximagenet(&self) -> Option<String> {
+        let v = self.summary.volatility()?;
+        let bars: Vec<Bar> = v
+            .drop_volatility
+            .iter()
+            .map(|(name, d)| Bar {
+                label: name.clone(),
+                value: d.map(|d| d * 100.0),
+                interval: None,
+                colour: 4,
+            })
+            .collect();
+        let mut out = String::from("<section id=\"ximagenet\"><h2>XIMAGENET-12 volatility</h2>");
+        out.push_str(&svg::bars(
+            "ximagenet",
+            "Drop volatility (C(i) − μ)² × 100 per scenario",
+            &bars,
+            Scale::From0,
+            None,
+        ));
+        let num = |x: Option<f64>| x.map_or_else(|| "—".into(), |x| format!("{x:.4}"));
+        let _ = write!(
+            out,
+            "<p>μ (clean) {} · σ²_cross {} · score_cross {} · σ²_inner {} · S_robust {}</p></section>",
+            pct(v.mu),
+            num(v.variance_cross),
+            num(v.score_cross),
+            num(v.variance_inner),
+            num(v.score)
+        );
+        Some(out)
+    }
+
+    fn ablations(&self) -> Option<String> {
+        let h = self.summary.hard_imagenet()?;
+        if h.ablations.is_empty() {
+            return None;
+        }
+        let bars: Vec<Bar> = h
+            .ablations
+            .iter()
+            .map(|(name, a)| Bar {
+                label: name.clone(),
+                value: a.accuracy,
+                interval: None,
+                colour: 3,
+            })
+            .collect();
+        let mut out = String::from("<section id=\"ablations\"><h2>Hard ImageNet ablations</h2>");
+        out.push_str(&svg::bars(
+            "ablations",
+            "Accuracy per ablation",
+            &bars,
+            Scale::Fraction,
+            None,
+        ));
+        out.push_str("<table><tr><th>ablation</th><th>n</th><th>accuracy</th><th>drop</th></tr>");
+        for (name, a) in &h.ablations {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(name),
+                a.n,
+                pct(a.accuracy),
+                pct(a.drop)
+            );
+        }
+        out.push_str("</table></section>");
+        Some(out)
+    }
+
+    fn rfs(&self) -> Option<String> {
+        let r = self.summary.rfs()?;
+        let mut bars = Vec::new();
+        let mut rows = String::new();
+        for (noise, levels) in &r.noise {
+            for (level, l) in &levels.0 {
+                let label = format!("{noise} {level}");
+                for (which, v, colour) in [("fg", l.acc_fg, 0), ("bg", l.acc_bg, 1)] {
+                    bars.push(Bar {
+                        label: format!("{label} {which}"),
+                        value: v,
+                        interval: None,
+                        colour,
+                    });
+                }
+                let _ = write!(
+                    rows,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&label),
+                    pct(l.acc_fg),
+                    pct(l.acc_bg),
+                    l.rfs.map_or_else(|| "—".into(), |v| format!("{v:.3}"))
+                );
+            }
+        }
+        if bars.is_empty() {
+            return None;
+        }
+        let mut out = String::from("<section id=\"rfs\"><h2>Relative foreground sensitivity</h2>");
+        out.push_str(&svg::bars(
+            "rfs",
+            "Accuracy with noise on the foreground (fg) or background (bg)",
+            &bars,
+            Scale::Fraction,
+            None,
+        ));
+        let _ = write!(
+            out,
+            "<table><tr><th>noise</th><th>acc fg</th><th>acc bg</th><th>RFS</th></tr>{rows}</table></section>"
+        );
+        Some(out)
+    }
+
+    fn placement(&self) -> Option<String> {
+        let p = self.summary.placement()?;
+        let mut out = String::new();
+        for (variant, v) in &p.variants {
+            // Position × size, pooled over backgrounds.
+            let mut positions: Vec<String> = Vec::new();
+            let mut sizes: Vec<String> = Vec::new();
+            let mut cells: Vec<(usize, usize, u64, u64)> = Vec::new();
+            for (key, cell) in &v.cells {
+                let mut parts = key.rsplitn(3, '/');
+                let (Some(size), Some(position)) = (parts.next(), parts.next()) else {
+                    continue;
+                };
+                let i = index_of(&mut positions, position);
+                let j = index_of(&mut sizes, size);
+                match cells.iter_mut().find(|c| (c.0, c.1) == (i, j)) {
+                    Some(c) => {
+                        c.2 += cell.n;
+                        c.3 += cell.correct;
+                    }
+                    None => cells.push((i, j, cell.n, cell.correct)),
+                }
+            }
+            if cells.is_empty() {
+                continue;
+            }
+            let title = format!("{variant}: accuracy by position × object size (px at 224²)");
+            out.push_str(&svg::heatmap(
+                &format!("placement-{variant}"),
+                &title,
+                &positions,
+                &sizes,
+                |i, j| {
+                    cells
+                        .iter()
+                        .find(|c| (c.0, c.1) == (i, j))
+                        .and_then(|c| (c.2 > 0).then(|| c.3 as f64 / c.2 as f64))
+                },
+            ));
+            if let Some(w) = &v.worst {
+                let _ = write!(
+                    out,
+                    "<p>{variant}: worst cell {} at {}</p>",
+                    esc(&w.cell),
+                    pct(Some(w.accuracy))
+                );
+            }
+        }
+        (!out.is_empty()).then(|| {
+            format!("<section id=\"placement\"><h2>Object size and position</h2>{out}</section>")
+        })
+    }
+
+    fn latency(&self) -> Option<String> {
+        if self.latency.is_empty() {
+            return None;
+        }
+        let mut out = String::from(
+            "<section id=\"latency\"><h2>Latency per stage</h2><p>Records per latency bucket; \
+             quantiles in ms.</p><div class=\"grid\">",
+        );
+        for st in &self.latency {
+            let q = self
+                .summary
+                .latency_ms
+                .iter()
+                .find(|(k, _)| *k == st.stage)
+                .map(|(_, q)| format!(" — p50 {} · p99 {} · max {} ms", q.p50, q.p99, q.max))
+                .unwrap_or_default();
+            out.push_str(&svg::histogram(
+                &format!("latency-{}", st.stage),
+                &format!("{}{q}", st.stage),
+                &st.buckets,
+            ));
+        }
+        out.push_str("</div></section>");
+        Some(out)
+    }
+
+    fn timeline(&self) -> Option<String> {
+        let mut charts = String::new();
+        // At least two intervals: one second of an offline run says nothing over time.
+        if self.resources.len() > 2 {
+            let mut evaluated = Vec::new();
+            let mut dropped = Vec::new();
+            for w in self.resources.windows(2) {
+                let dt = w[1].t_s - w[0].t_s;
+                if dt <= 0.0 {
+                    continue;
+                }
+                let d = match (w[0].dropped, w[1].dropped) {
+                    (Some(a), Some(b)) => b.saturating_sub(a),
+                    _ => 0,
+                };
+                let handled = w[1].frames.saturating_sub(w[0].frames);
+                evaluated.push((w[1].t_s, handled.saturating_sub(d) as f64 / dt));
+                dropped.push((w[1].t_s, d as f64 / dt));
+            }
+            let mut series = vec![Series {
+                name: "evaluated".into(),
+                points: evaluated,
+                colour: 0,
+            }];
+            if self.resources.iter().any(|r| r.dropped.is_some()) {
+                series.push(Series {
+                    name: "dropped".into(),
+                    points: dropped,
+                    colour: 3,
+                });
+            }
+            charts.push_str(&svg::lines(
+                "frames-per-second",
+                "Frames per second",
+                "seconds since start",
+                &series,
+                false,
+            ));
+        }
+        if let Some(w) = self.summary.window().filter(|w| !w.series.is_empty()) {
+            let clean: Vec<(f64, f64)> = w
+                .series
+                .iter()
+                .filter_map(|p| p.clean_top1.map(|v| (p.frame as f64, v)))
+                .collect();
+            let drop: Vec<(f64, f64)> = w
+                .series
+                .iter()
+                .filter_map(|p| p.mean_drop.map(|v| (p.frame as f64, v)))
+                .collect();
+            let mut series = Vec::new();
+            if !clean.is_empty() {
+                series.push(Series {
+                    name: "clean top-1".into(),
+                    points: clean,
+                    colour: 2,
+                });
+            }
+            series.push(Series {
+                name: "mean drop".into(),
+                points: drop,
+                colour: 3,
+            });
+            let title = format!("Over windows of {} frames ({})", w.frames, w.basis);
+            charts.push_str(&svg::lines("window", &title, "frames", &series, true));
+        }
+        (!charts.is_empty())
+            .then(|| format!("<section id=\"timeline\"><h2>Timeline</h2>{charts}</section>"))
+    }
+
+    fn flips(&self) -> Option<String> {
+        if self.flips.is_empty() {
+            return None;
+        }
+        let mut out = String::from(
+            "<section id=\"flips\"><h2>Frames whose prediction flipped most</h2><div class=\"flips\">",
+        );
+        for f in &self.flips {
+            let mark = |c: Option<bool>| match c {
+                Some(true) => " ✓",
+                Some(false) => " ✗",
+                None => "",
+            };
+            let _ = write!(
+                out,
+                "<figure class=\"flip\"><img alt=\"{}\" src=\"{}\"><figcaption><b>{}</b><br>{} of {} \
+                 variants flipped{}<br>clean: {} ({:.0} %){}<ul>",
+                esc(&f.frame),
+                esc(&f.thumbnail),
+                esc(&f.frame),
+                f.flips,
+                f.variants,
+                f.truth
+                    .as_ref()
+                    .map_or_else(String::new, |t| format!("<br>truth: {}", esc(t))),
+                esc(&f.clean.label),
+                f.clean.prob * 100.0,
+                mark(f.clean_correct)
+            );
+            for v in &f.flipped {
+                let _ = write!(
+                    out,
+                    "<li>{}: {} ({:.0} %){}</li>",
+                    esc(&v.scenario),
+                    esc(&v.guess.label),
+                    v.guess.prob * 100.0,
+                    mark(v.correct)
+                );
+            }
+            out.push_str("</ul></figcaption></figure>");
+        }
+        out.push_str("</div></section>");
+        Some(out)
+    }
+
+    fn table(&self) -> String {
+        let mut out = String::from(
+            "<section id=\"table\"><h2>All scenarios</h2><table><tr><th>scenario</th><th>n</th>\
+             <th>top-1</th><th>95 % CI</th><th>top-5</th><th>drop</th><th>agreement</th>\
+             <th>flip</th></tr>",
+        );
+        for (k, v) in &self.summary.scenarios {
+            let ci = v.top1_ci95.map_or_else(
+                || "—".into(),
+                |[a, b]| format!("{:.1}–{:.1} %", a * 100.0, b * 100.0),
+            );
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{ci}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(k),
+                v.n,
+                pct(v.top1),
+                pct(v.top5),
+                pct(v.drop),
+                pct(v.agreement),
+                pct(v.flip)
+            );
+        }
+        out.push_str("</table></section>");
+        out
+    }
+}
+
+fn index_of(list: &mut Vec<String>, item: &str) -> usize {
+    match list.iter().position(|x| x == item) {
+        Some(i) => i,
+        None => {
+            list.push(item.to_string());
+            list.len() - 1
+        }
+    }
+}
+
+const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1280px;\
+padding:0 16px;color:#222}h1 small{font-weight:normal;color:#666;font-size:60%}\
+h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}\
+.badge{background:#E69F00;color:#fff;border-radius:4px;padding:2px 8px;font-size:55%;vertical-align:middle}\
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:12px 0}.card{border:1px solid #ddd;\
+border-radius:6px;padding:8px 14px;min-width:120px}.card .v{font-size:22px;font-weight:bold}\
+.card .k{color:#666}table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 10px;\
+border-bottom:1px solid #eee;text-align:right}td:first-child,th:first-child{text-align:left}\
+table.kv th{text-align:left;color:#555;font-weight:normal}table.kv td{text-align:left}\
+.grid{display:flex;flex-wrap:wrap;gap:8px}.scroll{overflow-x:auto}svg.chart{font-size:10px;\
+margin:4px}.flips{display:flex;flex-wrap:wrap;gap:12px}figure.flip{margin:0;width:230px;\
+border:1px solid #ddd;border-radius:6px;padding:8px}figure.flip img{display:block;\
+image-rendering:auto;max-width:112px;max-height:112px}figure.flip ul{margin:4px 0;padding-left:16px}\
+footer{margin-top:40px;color:#888;font-size:12px}";
+
+#[cfg(test)]
+mod tests;
