@@ -1,4 +1,4 @@
-//! The command line's contract: what a run writes (README's output contract), one run per run
+//! The command line's contract: what a run writes (docs/output.md), one run per run
 //! directory, the `preview` contact sheet, and bad input of every kind as one clear line, never a
 //! panic.
 
