@@ -146,7 +146,8 @@ pub struct RunArgs {
     /// overrides `[source] label`.
     #[arg(long, value_name = "CLASS")]
     pub label: Option<String>,
-    /// A sidecar labels CSV keyed by `frame` or `time` (see the README); overrides `[source] labels`.
+    /// A sidecar labels CSV keyed by `frame` or `time` (docs/sources.md#labels-on-a-stream);
+    /// overrides `[source] labels`.
     #[arg(long, value_name = "FILE")]
     pub labels: Option<PathBuf>,
     /// Serve live Prometheus metrics at http://ADDR/metrics during the run (e.g. 127.0.0.1:9898;

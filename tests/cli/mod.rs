@@ -1,5 +1,6 @@
-//! The command line's contract: what a run writes (README's output contract), one run per run
-//! directory, the HTML report in a real browser, the `preview` contact sheet, and bad input of every kind as one clear line, never a
+//! The command line's contract: what a run writes (docs/output.md), one run per run directory,
+//! the HTML report in a real browser, the `preview` contact sheet, and bad input of every kind as
+//! one clear line, never a
 //! panic.
 
 mod bad_input;

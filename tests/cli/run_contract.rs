@@ -1,5 +1,5 @@
 //! End-to-end: the real EfficientNet-Lite0 through real ONNX Runtime on the real demo photos, checked
-//! against the output contract in the README.
+//! against the output contract, docs/output.md.
 
 use crate::util::*;
 
