@@ -127,10 +127,9 @@ impl HtmlReport<'_> {
     /// The page.
     pub fn render(&self) -> String {
         let s = self.summary;
-        let title = s
-            .run
-            .get("config")
-            .and_then(|v| v.as_str())
+        let title = ["config", "source"]
+            .iter()
+            .find_map(|k| s.run.get(*k).and_then(|v| v.as_str()))
             .unwrap_or("run");
         let mut out = String::with_capacity(64 << 10);
         let _ = write!(

@@ -56,6 +56,11 @@ impl Plot {
     }
 }
 
+/// The width a chart needs for its bold 10-pixel title.
+fn title_width(title: &str) -> f64 {
+    title.chars().count() as f64 * 6.4 + 24.0
+}
+
 /// Opens a chart: the `svg` element, its accessible title and a white background.
 fn open(out: &mut String, name: &str, title: &str, w: f64, h: f64) {
     let _ = write!(
@@ -145,7 +150,9 @@ pub fn bars(
     } else {
         24.0
     };
-    let w = (60.0 + step * items.len() as f64 + 20.0).max(320.0);
+    let w = (60.0 + step * items.len() as f64 + 20.0)
+        .max(320.0)
+        .max(title_width(title));
     let h = 180.0 + bottom_room;
     let values = items
         .iter()
@@ -449,7 +456,13 @@ pub fn heatmap(
     let w = left + cw * cols.len() as f64 + 12.0;
     let h = 44.0 + ch * rows.len() as f64 + 8.0;
     let mut out = String::new();
-    open(&mut out, name, title, w.max(240.0), h);
+    open(
+        &mut out,
+        name,
+        title,
+        w.max(240.0).max(title_width(title)),
+        h,
+    );
     for (j, c) in cols.iter().enumerate() {
         let _ = write!(
             out,
