@@ -1,12 +1,14 @@
 //! Preprocessing kernels on a real photo: the model view (Pillow-exact Resize(256) + CenterCrop(224))
-//! and normalisation into the input tensor. The corruption kernels and the 19 × 5 sweep are in
-//! `benches/corruptions.rs`.
+//! and normalisation into the input tensor; the HTML report's thumbnail keeper (`FlipKeeper`).
+//! The corruption kernels and the 19 × 5 sweep are in `benches/corruptions.rs`.
 
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use robustream::metrics::{Record, Timings};
 use robustream::model::ModelDesc;
 use robustream::preprocess::Normalizer;
+use robustream::report::flips::FlipKeeper;
 use robustream::view::ModelView;
 
 fn bench(c: &mut Criterion) {
@@ -27,7 +29,50 @@ fn bench(c: &mut Criterion) {
         b.iter(|| norm.write(&crop, &mut tensor))
     });
     g.bench_function("tensor_224", |b| b.iter(|| norm.tensor(&crop)));
+    // The report's thumbnail keeper: what every frame costs (offered by a worker, settled by the
+    // collector without entering the kept set), and a frame that enters it (thumbnail and JPEG,
+    // on the collector's thread) at the default scenario stage (224²) and the frame stage (1080p).
+    let keeper = FlipKeeper::new(Vec::new(), Vec::new());
+    let unflipped = [rec("f", "clean", 1), rec("f", "corruption/fog/1", 1)];
+    let flipped = [rec("f", "clean", 1), rec("f", "corruption/fog/1", 2)];
+    let view = std::sync::Arc::new(crop.clone());
+    g.bench_function("flips_per_frame", |b| {
+        b.iter(|| {
+            keeper.offer("f", view.clone());
+            keeper.settle(&unflipped);
+        })
+    });
+    let full = std::sync::Arc::new(image::imageops::resize(
+        &photo,
+        1920,
+        1080,
+        image::imageops::FilterType::Triangle,
+    ));
+    for (name, image) in [("flips_entrant_224", &view), ("flips_entrant_1080p", &full)] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let keeper = FlipKeeper::new(Vec::new(), Vec::new());
+                keeper.offer("f", image.clone());
+                keeper.settle(&flipped);
+            })
+        });
+    }
     g.finish();
+}
+
+/// A record of frame `frame` under `scenario` whose top-1 is class `top`.
+fn rec(frame: &str, scenario: &str, top: usize) -> Record {
+    Record {
+        frame: frame.into(),
+        scenario: scenario.into(),
+        truth: None,
+        pred: top as i64,
+        top5: vec![top],
+        prob: vec![0.9],
+        hit5: None,
+        ms: Timings::new(),
+        boxes: None,
+    }
 }
 
 criterion_group!(benches, bench);

@@ -46,7 +46,9 @@ pub(super) struct RowMeta {
 /// A frame ready for its scenarios: its pixels, masks and boxes at the scenario stage.
 pub(super) struct Prepared {
     meta: Arc<FrameMeta>,
-    base: RgbImage,
+    /// The frame at the scenario stage; shared with the report's thumbnail keeper until the
+    /// frame's records are in.
+    base: Arc<RgbImage>,
     masks: StageMasks,
     boxes: Vec<BBox>,
     pool: Option<Arc<PoolView>>,
@@ -199,8 +201,9 @@ impl Worker<'_> {
         let bilinear =
             needs_bilinear_mask(chosen.iter().map(|&i| setup.plan.scenarios()[i].as_ref()));
         let (base, masks, boxes) = at_stage(&mut self.view, setup.stage, &frame, bilinear);
+        let base = Arc::new(base);
         if let Some(flips) = setup.flips {
-            flips.offer(&frame.id, &base);
+            flips.offer(&frame.id, base.clone());
         }
         let prepared = Arc::new(Prepared {
             meta,

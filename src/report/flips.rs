@@ -7,16 +7,19 @@
 //! on ties, so the choice depends only on the records in source order, not on threads.
 //!
 //! **How.** A worker offers every frame's image at the scenario stage (the model's view by
-//! default) as it prepares the frame: [`FlipKeeper::offer`] shrinks it to a thumbnail of at most
-//! [`THUMB_SIDE`] pixels a side and holds it until the frame's records arrive. The run's collector,
-//! which sees complete frames in source order, calls [`FlipKeeper::settle`]: the thumbnail is then
-//! dropped, or kept (JPEG-encoded) when the frame enters the top [`KEEP`]. Held thumbnails are bounded
-//! by the frames in flight ([`PENDING_MAX`] at most; the oldest go first). Stored variants (a
+//! default) as it prepares the frame — a shared reference, no copy: [`FlipKeeper::offer`] holds it
+//! until the frame's records arrive. The run's collector, which sees complete frames in source
+//! order, calls [`FlipKeeper::settle`]: the image is let go, or, when the frame enters the top
+//! [`KEEP`], shrunk to a thumbnail of at most [`THUMB_SIDE`] pixels a side and JPEG-encoded. So
+//! only frames that enter the kept set cost a thumbnail, on the collector's thread, and the
+//! workers pay nothing. Held images are the frames in flight, which the pipeline holds anyway;
+//! a frame whose every variant failed is never settled and waits until pushed out by newer ones
+//! ([`PENDING_MAX`] frames or [`PENDING_BYTES`] at most, the oldest first). Stored variants (a
 //! released ImageNet-C read as files) are not offered: their frames have no clean sibling.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use image::RgbImage;
@@ -32,8 +35,23 @@ pub const FLIPS_JSON: &str = "flips.json";
 pub const KEEP: usize = 12;
 /// The longer side of a thumbnail, pixels.
 pub const THUMB_SIDE: u32 = 112;
-/// At most this many thumbnails wait for their frame's records.
-pub const PENDING_MAX: usize = 1024;
+/// At most this many offered images wait for their frame's records (frames in flight are far
+/// fewer).
+pub const PENDING_MAX: usize = 256;
+/// At most this many bytes of offered images wait for their frame's records.
+pub const PENDING_BYTES: usize = 256 << 20;
+/// At most this many samples a side are averaged per thumbnail pixel.
+const SAMPLES: u32 = 4;
+/// round(2¹⁶ / n) for n = 0 (unused) ..= SAMPLES².
+const RECIPROCALS: [u32; 17] = {
+    let mut t = [0u32; 17];
+    let mut n = 1;
+    while n < 17 {
+        t[n] = ((1u32 << 16) + n as u32 / 2) / n as u32;
+        n += 1;
+    }
+    t
+};
 /// At most this many flipped variants are listed per frame (in plan order).
 pub const LISTED: usize = 8;
 
@@ -87,10 +105,21 @@ pub struct FlipKeeper {
 
 #[derive(Default)]
 struct Inner {
-    pending: HashMap<String, RgbImage>,
+    pending: HashMap<String, Arc<RgbImage>>,
+    /// Bytes of the images in `pending`.
+    pending_bytes: usize,
     order: VecDeque<String>,
     /// Kept frames, most flips first, then in source order.
     kept: Vec<FlipFrame>,
+}
+
+impl Inner {
+    /// Lets go of frame `id`'s image (its place in `order` is the caller's business).
+    fn forget(&mut self, id: &str) -> Option<Arc<RgbImage>> {
+        let image = self.pending.remove(id)?;
+        self.pending_bytes -= image.as_raw().len();
+        Some(image)
+    }
 }
 
 impl FlipKeeper {
@@ -112,35 +141,19 @@ impl FlipKeeper {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Holds a thumbnail of frame `id`'s `image` until [`FlipKeeper::settle`] sees its records.
-    pub fn offer(&self, id: &str, image: &RgbImage) {
-        let (w, h) = image.dimensions();
-        if w == 0 || h == 0 {
-            return;
-        }
-        let scale = f64::from(THUMB_SIDE) / f64::from(w.max(h));
-        let (tw, th) = if scale < 1.0 {
-            let side = |v: u32| ((f64::from(v) * scale).round() as u32).max(1);
-            (side(w), side(h))
-        } else {
-            (w, h)
-        };
-        let thumb = if (tw, th) == (w, h) {
-            image.clone()
-        } else {
-            image::imageops::thumbnail(image, tw, th)
-        };
+    /// Holds frame `id`'s `image` until [`FlipKeeper::settle`] sees its records.
+    pub fn offer(&self, id: &str, image: Arc<RgbImage>) {
         let mut inner = self.lock();
-        if inner.pending.insert(id.to_string(), thumb).is_none() {
-            inner.order.push_back(id.to_string());
+        inner.pending_bytes += image.as_raw().len();
+        match inner.pending.insert(id.to_string(), image) {
+            Some(old) => inner.pending_bytes -= old.as_raw().len(),
+            None => inner.order.push_back(id.to_string()),
         }
-        while inner.pending.len() > PENDING_MAX {
-            match inner.order.pop_front() {
-                Some(old) => {
-                    inner.pending.remove(&old);
-                }
-                None => break,
-            }
+        while inner.pending.len() > PENDING_MAX || inner.pending_bytes > PENDING_BYTES {
+            let Some(old) = inner.order.pop_front() else {
+                break;
+            };
+            inner.forget(&old);
         }
     }
 
@@ -151,7 +164,7 @@ impl FlipKeeper {
             return;
         };
         let mut inner = self.lock();
-        let Some(thumb) = inner.pending.remove(&first.frame) else {
+        let Some(image) = inner.forget(&first.frame) else {
             return;
         };
         if let Some(i) = inner.order.iter().position(|id| *id == first.frame) {
@@ -172,7 +185,7 @@ impl FlipKeeper {
         if !enters {
             return;
         }
-        let Some(thumbnail) = jpeg_uri(&thumb) else {
+        let Some(thumbnail) = jpeg_uri(&shrink(&image)) else {
             return;
         };
         let frame = FlipFrame {
@@ -236,6 +249,73 @@ impl FlipKeeper {
     }
 }
 
+/// `image` as a thumbnail: at most [`THUMB_SIDE`] a side, the aspect ratio kept.
+fn shrink(image: &RgbImage) -> RgbImage {
+    let (w, h) = image.dimensions();
+    let scale = f64::from(THUMB_SIDE) / f64::from(w.max(h).max(1));
+    if scale >= 1.0 {
+        return image.clone();
+    }
+    let side = |v: u32| ((f64::from(v) * scale).round() as u32).max(1);
+    thumbnail(image, side(w), side(h))
+}
+
+/// `image` shrunk to `tw` × `th`: each pixel the mean of an even grid of up to [`SAMPLES`]²
+/// samples over its source box (the whole box when it is that small: an exact 2×2 mean for 224² →
+/// 112²). A thumbnail needs no more, and reading a 4K frame whole for one would hold the collector
+/// up for milliseconds.
+fn thumbnail(image: &RgbImage, tw: u32, th: u32) -> RgbImage {
+    let (w, h) = image.dimensions();
+    // Sample positions along one axis for output index `t` of `n` over `len` source pixels.
+    let grid = |t: u32, n: u32, len: u32| -> ([u32; SAMPLES as usize], u32) {
+        let (a, b) = (
+            u64::from(t) * u64::from(len) / u64::from(n),
+            (u64::from(t) + 1) * u64::from(len) / u64::from(n),
+        );
+        let span = (b - a).max(1);
+        let k = span.min(u64::from(SAMPLES));
+        let mut at = [0u32; SAMPLES as usize];
+        for (i, p) in at.iter_mut().enumerate().take(k as usize) {
+            // The centre of the i-th of k equal parts of the box (every pixel when k = span).
+            let offset = (2 * i as u64 + 1) * span / (2 * k);
+            *p = (a + offset).min(u64::from(len) - 1) as u32;
+        }
+        (at, k as u32)
+    };
+    // Byte offsets of each output column's samples within a row, and of each sample row.
+    let cols: Vec<([usize; SAMPLES as usize], usize)> = (0..tw)
+        .map(|x| {
+            let (at, k) = grid(x, tw, w);
+            (at.map(|x| x as usize * 3), k as usize)
+        })
+        .collect();
+    let src = image.as_raw();
+    let stride = w as usize * 3;
+    let mut out = Vec::with_capacity(tw as usize * th as usize * 3);
+    for ty in 0..th {
+        let (rows, ky) = grid(ty, th, h);
+        let rows = rows.map(|y| y as usize * stride);
+        for (xs, kx) in &cols {
+            let mut sum = [0u32; 3];
+            for &row in &rows[..ky as usize] {
+                for &x in &xs[..*kx] {
+                    let p = &src[row + x..row + x + 3];
+                    sum[0] += u32::from(p[0]);
+                    sum[1] += u32::from(p[1]);
+                    sum[2] += u32::from(p[2]);
+                }
+            }
+            // s / n, rounded, by a multiply (three divisions a pixel would cost more than the
+            // sums): 2¹⁶ / n is exact for the usual n = 4 and 16, and within 0.5 of s / n for
+            // every n ≤ 16 and s ≤ 16 × 255.
+            let inv = RECIPROCALS[(ky as usize) * *kx];
+            out.extend(sum.map(|s| ((s * inv + (1 << 15)) >> 16) as u8));
+        }
+    }
+    // tw × th × 3 bytes were pushed: the buffer fits.
+    RgbImage::from_raw(tw, th, out).unwrap_or_else(|| RgbImage::new(tw, th))
+}
+
 /// JPEG quality of the thumbnails: a 112² photo is a few kB (PNG would be ten times that).
 const THUMB_QUALITY: u8 = 85;
 
@@ -293,10 +373,10 @@ mod tests {
     #[test]
     fn keeps_the_most_flipped_frames_earlier_first_on_ties() {
         let k = keeper();
-        let img = RgbImage::from_pixel(224, 160, image::Rgb([10, 20, 30]));
+        let img = Arc::new(RgbImage::from_pixel(224, 160, image::Rgb([10, 20, 30])));
         let flips = [1, 3, 0, 3, 2, 4];
         for i in 0..flips.len() {
-            k.offer(&format!("f{i}"), &img);
+            k.offer(&format!("f{i}"), img.clone());
         }
         for (i, &f) in flips.iter().enumerate() {
             k.settle(&frame(&format!("f{i}"), f));
@@ -326,12 +406,46 @@ mod tests {
     }
 
     #[test]
+    fn reciprocal_means_round_like_division() {
+        for n in 1..=16u32 {
+            for s in 0..=(n * 255) {
+                let got = (s * RECIPROCALS[n as usize] + (1 << 15)) >> 16;
+                let exact = f64::from(s) / f64::from(n);
+                assert!(
+                    (f64::from(got) - exact).abs() <= 0.5 + 1e-9,
+                    "{s}/{n}: {got}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_half_size_thumbnail_is_the_exact_2x2_mean() {
+        let img = RgbImage::from_fn(224, 224, |x, y| {
+            image::Rgb([(x % 2 * 100) as u8, (y % 2 * 50) as u8, 7])
+        });
+        let t = thumbnail(&img, 112, 112);
+        // (0 + 100 + 0 + 100) / 4 = 50, (0 + 0 + 50 + 50) / 4 = 25.
+        assert!(t.pixels().all(|p| p.0 == [50, 25, 7]));
+        // A large frame: a grid of samples inside each box, the last row and column reachable.
+        let big = RgbImage::from_fn(1920, 1080, |x, y| {
+            image::Rgb([(x / 8) as u8, (y / 8) as u8, 0])
+        });
+        let t = thumbnail(&big, 112, 63);
+        assert_eq!(t.dimensions(), (112, 63));
+        let last = t.get_pixel(111, 62).0;
+        assert!(last[0] > 230 && last[1] > 125, "{last:?}");
+        assert!(t.get_pixel(0, 0).0[0] < 2);
+    }
+
+    #[test]
     fn keeps_at_most_keep_and_holds_at_most_pending_max() {
         let k = keeper();
-        let img = RgbImage::new(4, 4);
+        let img = Arc::new(RgbImage::new(4, 4));
         for i in 0..(PENDING_MAX + 10) {
-            k.offer(&format!("p{i}"), &img);
+            k.offer(&format!("p{i}"), img.clone());
         }
+        assert_eq!(k.lock().pending_bytes, PENDING_MAX * 48);
         assert_eq!(k.lock().pending.len(), PENDING_MAX);
         // The oldest went first.
         assert!(!k.lock().pending.contains_key("p0"));
@@ -344,11 +458,28 @@ mod tests {
     }
 
     #[test]
+    fn large_images_are_pushed_out_by_bytes() {
+        let k = keeper();
+        // 4K frames: 24.9 MB each, so ten fit in PENDING_BYTES.
+        let big = Arc::new(RgbImage::new(3840, 2160));
+        for i in 0..12 {
+            k.offer(&format!("b{i}"), big.clone());
+        }
+        let inner = k.lock();
+        assert_eq!(inner.pending.len(), PENDING_BYTES / big.as_raw().len());
+        assert_eq!(
+            inner.pending_bytes,
+            inner.pending.len() * big.as_raw().len()
+        );
+        assert!(!inner.pending.contains_key("b0") && inner.pending.contains_key("b11"));
+    }
+
+    #[test]
     fn writes_and_reads_flips_json() {
         let dir = tempfile::tempdir().unwrap();
         assert!(read(dir.path()).unwrap().is_empty());
         let k = keeper();
-        k.offer("a", &RgbImage::new(8, 8));
+        k.offer("a", Arc::new(RgbImage::new(8, 8)));
         k.settle(&frame("a", 2));
         k.write(dir.path()).unwrap();
         assert_eq!(read(dir.path()).unwrap(), k.kept());
