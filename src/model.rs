@@ -55,9 +55,16 @@ pub enum DescValueError {
     /// `[preprocess] resize_shorter` or `resize` out of range, in conflict, or without effect.
     #[error("{0}")]
     Resize(String),
-    /// `[preprocess] mean` / `std` not finite, not positive, or on the wrong scale.
+    /// `[preprocess] mean` / `std` / `scale` not finite, not positive, or on the wrong scale.
     #[error("{0}")]
     Normalize(String),
+    /// `[preprocess] preset` together with a shape key that describes another resize or crop than
+    /// the preset's (docs/model-description.md#presets).
+    #[error("{0}")]
+    PresetConflict(String),
+    /// A `[preprocess]` key that only a preset could fill is absent, and there is no preset.
+    #[error("{0}")]
+    Missing(String),
 }
 
 /// The largest input side and `resize_shorter` a description may give, in pixels: one 8192² image
@@ -125,12 +132,31 @@ fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), DescValueEr
             p.std
         )));
     }
-    if p.std.iter().all(|s| *s < 1.0) && p.mean.iter().all(|m| (0.0..=1.0).contains(m)) {
+    if !(p.scale.is_finite() && p.scale > 0.0) {
+        return Err(DescValueError::Normalize(format!(
+            "`[preprocess] scale` = {}: must be a number above 0 (the factor from 0..255 pixels to \
+             the scale of `mean` and `std`: 0.00392157 = 1/255 for 0..1), or remove it for 1",
+            p.scale
+        )));
+    }
+    if p.scale == 1.0
+        && p.std.iter().all(|s| *s < 1.0)
+        && p.mean.iter().all(|m| (0.0..=1.0).contains(m))
+    {
         return Err(DescValueError::Normalize(format!(
             "`[preprocess] mean` = {:?} and `std` = {:?} look like the 0..1 scale, but they are on \
              the 0..255 pixel scale: multiply them by 255 (ImageNet's are mean = [123.675, \
-             116.28, 103.53], std = [58.395, 57.12, 57.375])",
+             116.28, 103.53], std = [58.395, 57.12, 57.375]), or add `scale = 0.00392157` (1/255) \
+             to keep them",
             p.mean, p.std
+        )));
+    }
+    if p.scale * 255.0 <= 1.0 + 1e-4 && p.mean.iter().any(|m| m.abs() > 2.0) {
+        return Err(DescValueError::Normalize(format!(
+            "`[preprocess] mean` = {:?} looks like the 0..255 pixel scale, but `scale` = {} brings \
+             the pixels to 0..1 first: give mean and std on the 0..1 scale (divide them by 255), \
+             or set `scale = 1.0`",
+            p.mean, p.scale
         )));
     }
     Ok(())
@@ -232,10 +258,12 @@ pub struct InputDesc {
     pub width: u32,
 }
 
-/// `[preprocess]` table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[preprocess]` table, resolved: a `preset`'s values with the keys written next to it in their
+/// place (docs/model-description.md#preprocess).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PreprocessDesc {
+    /// The preset the values started from, if any.
+    pub preset: Option<Preset>,
     /// Resize so the shorter side has this many pixels (long side truncated, torchvision `Resize(n)`)
     /// before cropping; absent = no resize before the crop.
     pub resize_shorter: Option<u32>,
@@ -246,10 +274,333 @@ pub struct PreprocessDesc {
     pub resize: Option<ResizeDesc>,
     /// Crop policy.
     pub crop: Crop,
-    /// Per-channel mean (R, G, B) on the 0..255 pixel scale, subtracted first.
+    /// The resize filter (Pillow-exact, docs/preprocessing.md#pillow-exact-resampling).
+    pub interpolation: Interpolation,
+    /// Factor from the 0..255 pixel values to the scale of `mean` and `std` (1 = 0..255,
+    /// 1/255 = 0..1).
+    pub scale: f32,
+    /// Per-channel mean (R, G, B) on the scale `scale` gives, subtracted first.
     pub mean: [f32; 3],
-    /// Per-channel standard deviation (R, G, B) on the 0..255 pixel scale, divided by after.
+    /// Per-channel standard deviation (R, G, B) on the scale `scale` gives, divided by after.
     pub std: [f32; 3],
+    /// The order the tensor's channels are written in (`mean` and `std` stay R, G, B).
+    pub channels: Channels,
+}
+
+/// `[preprocess]` as written: every key optional, so that a preset can fill the rest.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreprocess {
+    preset: Option<Preset>,
+    resize_shorter: Option<u32>,
+    resize: Option<ResizeDesc>,
+    crop: Option<Crop>,
+    interpolation: Option<Interpolation>,
+    scale: Option<f32>,
+    mean: Option<[f32; 3]>,
+    std: Option<[f32; 3]>,
+    channels: Option<Channels>,
+}
+
+/// The resize filter of `[preprocess] interpolation`, each Pillow's (`PIL.Image.Resampling`) and
+/// reproduced bit for bit (docs/preprocessing.md#pillow-exact-resampling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpolation {
+    /// Pillow `NEAREST` (Keras `load_img`'s default).
+    Nearest,
+    /// Pillow `BOX` (area average when shrinking).
+    Box,
+    /// Pillow `BILINEAR`, antialiased (torchvision's default; the default here).
+    #[default]
+    Bilinear,
+    /// Pillow `BICUBIC` (a = −0.5), antialiased (timm's usual choice).
+    Bicubic,
+    /// Pillow `LANCZOS` (3 lobes), antialiased.
+    Lanczos,
+}
+
+impl Interpolation {
+    /// The name as written in a description.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpolation::Nearest => "nearest",
+            Interpolation::Box => "box",
+            Interpolation::Bilinear => "bilinear",
+            Interpolation::Bicubic => "bicubic",
+            Interpolation::Lanczos => "lanczos",
+        }
+    }
+}
+
+/// The order the image input's channels are written in (`[preprocess] channels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Channels {
+    /// Red, green, blue (PyTorch and most exports; the default).
+    #[default]
+    Rgb,
+    /// Blue, green, red (Caffe-style models, Keras `preprocess_input` mode "caffe", OpenCV).
+    Bgr,
+}
+
+impl Channels {
+    /// The colour (0 = R, 1 = G, 2 = B) written at each tensor channel.
+    pub fn order(self) -> [usize; 3] {
+        match self {
+            Channels::Rgb => [0, 1, 2],
+            Channels::Bgr => [2, 1, 0],
+        }
+    }
+}
+
+/// `[preprocess] preset`: a framework's own evaluation transform, every preprocessing key filled
+/// from it (docs/preprocessing.md#presets, where each is cited).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub enum Preset {
+    /// torchvision `ImageClassification`: shorter side to 256/224 of the input, centre crop,
+    /// bilinear, 0..1, ImageNet mean/std, RGB.
+    Torchvision,
+    /// timm `transforms_imagenet_eval` with `resolve_data_config`'s defaults: shorter side to
+    /// input / 0.875 (floored), centre crop, bicubic, 0..1, ImageNet mean/std, RGB.
+    Timm,
+    /// Keras `load_img(target_size)` (squash, nearest) and `preprocess_input`'s default mode,
+    /// "caffe": BGR, ImageNet mean subtracted on 0..255, no division.
+    Keras,
+    /// Keras squash with `preprocess_input` mode "tf": −1..1.
+    KerasTf,
+    /// Keras squash with `preprocess_input` mode "torch": 0..1, ImageNet mean/std.
+    KerasTorch,
+    /// Ultralytics `classify_transforms`: shorter side to the input (crop fraction 1), centre crop,
+    /// bilinear, 0..1, mean 0, std 1, RGB.
+    UltralyticsCls,
+    /// tensorflow/tpu EfficientNet-Lite evaluation: centre crop of size / (size + 32-ish padding),
+    /// bicubic, (x − 127) / 128 on 0..255, RGB.
+    EfficientnetLite,
+}
+
+/// ImageNet's mean and std on the 0..1 scale (torchvision, timm `IMAGENET_DEFAULT_*`).
+const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+/// See [`IMAGENET_MEAN`].
+const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+
+impl Preset {
+    /// Every preset, in the order the docs list them.
+    pub const ALL: [Preset; 7] = [
+        Preset::Torchvision,
+        Preset::Timm,
+        Preset::Keras,
+        Preset::KerasTf,
+        Preset::KerasTorch,
+        Preset::UltralyticsCls,
+        Preset::EfficientnetLite,
+    ];
+
+    /// Every preset's name, backticked: `` `torchvision`, `timm`, … ``.
+    fn list() -> String {
+        Preset::ALL.map(|p| format!("`{}`", p.name())).join(", ")
+    }
+
+    /// The name as written in a description.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Torchvision => "torchvision",
+            Preset::Timm => "timm",
+            Preset::Keras => "keras",
+            Preset::KerasTf => "keras-tf",
+            Preset::KerasTorch => "keras-torch",
+            Preset::UltralyticsCls => "ultralytics-cls",
+            Preset::EfficientnetLite => "efficientnet-lite",
+        }
+    }
+
+    /// The shorter side the frame is resized to before the centre crop, for an input whose shorter
+    /// side is `side` pixels; `None` for the presets that squash (docs/preprocessing.md#presets).
+    pub fn resize_shorter(self, side: u32) -> Option<u32> {
+        let s = u64::from(side);
+        let r = match self {
+            // torchvision's 256 for a 224 crop, scaled: round(side · 256 / 224) (299 → 342, as
+            // torchvision's Inception v3 weights).
+            Preset::Torchvision => (s * 256 + 112) / 224,
+            // timm: floor(side / crop_pct) with crop_pct 0.875 = 7/8.
+            Preset::Timm => s * 8 / 7,
+            Preset::Keras | Preset::KerasTf | Preset::KerasTorch => return None,
+            // crop_fraction 1.0: floor(side / 1.0).
+            Preset::UltralyticsCls => s,
+            // side + round(side · (1/0.875 − 1)) = side + round(side / 7).
+            Preset::EfficientnetLite => s + (2 * s + 7) / 14,
+        };
+        Some(u32::try_from(r).unwrap_or(u32::MAX))
+    }
+
+    /// The preset's `[preprocess]` for an input of `width` × `height`.
+    pub fn values(self, width: u32, height: u32) -> PreprocessDesc {
+        let resize_shorter = self.resize_shorter(width.min(height));
+        let crop = match resize_shorter {
+            Some(_) => Crop::Center,
+            None => Crop::Squash,
+        };
+        let (interpolation, scale, mean, std, channels) = match self {
+            Preset::Torchvision => (
+                Interpolation::Bilinear,
+                1.0 / 255.0,
+                IMAGENET_MEAN,
+                IMAGENET_STD,
+                Channels::Rgb,
+            ),
+            Preset::Timm => (
+                Interpolation::Bicubic,
+                1.0 / 255.0,
+                IMAGENET_MEAN,
+                IMAGENET_STD,
+                Channels::Rgb,
+            ),
+            // Keras' caffe mean is written B, G, R in its code; here R, G, B.
+            Preset::Keras => (
+                Interpolation::Nearest,
+                1.0,
+                [123.68, 116.779, 103.939],
+                [1.0; 3],
+                Channels::Bgr,
+            ),
+            Preset::KerasTf => (
+                Interpolation::Nearest,
+                1.0 / 127.5,
+                [1.0; 3],
+                [1.0; 3],
+                Channels::Rgb,
+            ),
+            Preset::KerasTorch => (
+                Interpolation::Nearest,
+                1.0 / 255.0,
+                IMAGENET_MEAN,
+                IMAGENET_STD,
+                Channels::Rgb,
+            ),
+            Preset::UltralyticsCls => (
+                Interpolation::Bilinear,
+                1.0 / 255.0,
+                [0.0; 3],
+                [1.0; 3],
+                Channels::Rgb,
+            ),
+            Preset::EfficientnetLite => (
+                Interpolation::Bicubic,
+                1.0,
+                [127.0; 3],
+                [128.0; 3],
+                Channels::Rgb,
+            ),
+        };
+        PreprocessDesc {
+            preset: Some(self),
+            resize_shorter,
+            resize: None,
+            crop,
+            interpolation,
+            scale,
+            mean,
+            std,
+            channels,
+        }
+    }
+}
+
+impl TryFrom<String> for Preset {
+    type Error = String;
+
+    fn try_from(name: String) -> Result<Self, String> {
+        if let Some(p) = Preset::ALL.into_iter().find(|p| p.name() == name) {
+            return Ok(p);
+        }
+        let hint = crate::quote::closest(&name, Preset::ALL.map(Preset::name))
+            .map(|n| format!(" (did you mean `{n}`?)"))
+            .unwrap_or_default();
+        Err(format!(
+            "unknown `[preprocess] preset` `{}`{hint}; the presets are {} \
+             (docs/preprocessing.md#presets)",
+            crate::quote::clip(&name),
+            Preset::list(),
+        ))
+    }
+}
+
+/// The shape rule of a preset, for conflict messages: `shorter side to 256, then a 224×224 centre
+/// crop` or `a squash to 224×224`.
+fn shape_words(p: &PreprocessDesc, width: u32, height: u32) -> String {
+    match p.resize_shorter {
+        Some(s) => format!("shorter side to {s}, then a {width}×{height} centre crop"),
+        None => format!("a squash to {width}×{height}"),
+    }
+}
+
+/// `raw` with its preset's values filled in where no key is written; without a preset, `crop`,
+/// `mean` and `std` must be written (docs/model-description.md#presets).
+fn resolve(raw: RawPreprocess, width: u32, height: u32) -> Result<PreprocessDesc, DescValueError> {
+    let Some(preset) = raw.preset else {
+        let missing = |key: &str, example: &str| {
+            DescValueError::Missing(format!(
+                "`[preprocess]` has no `{key}`: give it (e.g. `{key} = {example}`), or a `preset` \
+                 that fills it ({})",
+                Preset::list()
+            ))
+        };
+        return Ok(PreprocessDesc {
+            preset: None,
+            resize_shorter: raw.resize_shorter,
+            resize: raw.resize,
+            crop: raw.crop.ok_or_else(|| missing("crop", "\"center\""))?,
+            interpolation: raw.interpolation.unwrap_or_default(),
+            scale: raw.scale.unwrap_or(1.0),
+            mean: raw
+                .mean
+                .ok_or_else(|| missing("mean", "[123.675, 116.28, 103.53]"))?,
+            std: raw
+                .std
+                .ok_or_else(|| missing("std", "[58.395, 57.12, 57.375]"))?,
+            channels: raw.channels.unwrap_or_default(),
+        });
+    };
+    let base = preset.values(width, height);
+    let name = preset.name();
+    let conflict = |key: String| {
+        DescValueError::PresetConflict(format!(
+            "{key} is another resize or crop than preset `{name}`'s ({}): remove it to keep the \
+             preset's, or remove `preset` and write every `[preprocess]` key \
+             (docs/model-description.md#presets)",
+            shape_words(&base, width, height)
+        ))
+    };
+    if let Some(r) = raw.resize {
+        return Err(conflict(format!(
+            "`[preprocess] resize` = {{ width = {}, height = {} }}",
+            r.width, r.height
+        )));
+    }
+    if let Some(crop) = raw.crop.filter(|c| *c != base.crop) {
+        return Err(conflict(format!(
+            "`[preprocess] crop` = \"{}\"",
+            match crop {
+                Crop::Center => "center",
+                Crop::Squash => "squash",
+            }
+        )));
+    }
+    if let (Some(s), None) = (raw.resize_shorter, base.resize_shorter) {
+        return Err(conflict(format!("`[preprocess] resize_shorter` = {s}")));
+    }
+    Ok(PreprocessDesc {
+        preset: Some(preset),
+        resize_shorter: raw.resize_shorter.or(base.resize_shorter),
+        resize: None,
+        crop: base.crop,
+        interpolation: raw.interpolation.unwrap_or(base.interpolation),
+        scale: raw.scale.unwrap_or(base.scale),
+        mean: raw.mean.unwrap_or(base.mean),
+        std: raw.std.unwrap_or(base.std),
+        channels: raw.channels.unwrap_or(base.channels),
+    })
 }
 
 /// `[preprocess] resize = { width = W, height = H }`: a fixed size, named per side so that the
@@ -322,7 +673,7 @@ struct RawDesc {
     labels: PathBuf,
     class_map: Option<PathBuf>,
     input: InputDesc,
-    preprocess: PreprocessDesc,
+    preprocess: RawPreprocess,
     output: OutputDesc,
 }
 
@@ -369,10 +720,13 @@ impl ModelDesc {
             path: path.to_path_buf(),
             message,
         };
-        check_values(&raw.input, &raw.preprocess).map_err(|source| ModelDescError::Value {
+        let value = |source| ModelDescError::Value {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let preprocess =
+            resolve(raw.preprocess, raw.input.width, raw.input.height).map_err(value)?;
+        check_values(&raw.input, &preprocess).map_err(value)?;
         if raw.output.classes == 0 {
             return Err(invalid(
                 "`[output] classes` must be positive (the length of the model's output rows)"
@@ -401,7 +755,7 @@ impl ModelDesc {
             labels,
             class_map: raw.class_map.map(|p| dir.join(p)),
             input: raw.input,
-            preprocess: raw.preprocess,
+            preprocess,
             output: raw.output,
         })
     }
