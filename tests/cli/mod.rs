@@ -3,6 +3,7 @@
 //! panic.
 
 mod bad_input;
+mod presets;
 mod preview;
 mod readme;
 mod run_contract;
