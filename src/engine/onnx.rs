@@ -20,11 +20,13 @@
 
 use std::path::{Path, PathBuf};
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use ort::ep;
 use ort::memory::{AllocationDevice, Allocator, AllocatorType, MemoryInfo, MemoryType};
 use ort::session::builder::GraphOptimizationLevel;
-use ort::session::{IoBinding, Session};
-use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
+use ort::session::{IoBinding, Session, SessionInputValue};
+use ort::value::{DynValue, Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
 
 use super::shapes::{BatchShapes, Partial};
 use super::{
@@ -42,6 +44,13 @@ pub struct OnnxEngine {
     classes: usize,
     fixed_batch: Option<usize>,
     shapes: BatchShapes,
+    /// The image input's element type: float32, or float16 converted from the f32 batch.
+    input_element: Element,
+    /// The score output's element type: float32, or float16 converted to f32 before decoding.
+    output_element: Element,
+    /// The float16 copy of a batch for a float16 input, kept between batches (no allocation once
+    /// it has held the largest batch).
+    half_input: Vec<f16>,
     /// Padding of a batch that is not one of the sizes, when the caller's memory cannot be padded.
     scratch: Vec<f32>,
     /// The IO binding of GPU providers (`None` on the CPU).
@@ -66,6 +75,28 @@ struct BoundIo {
     output_allocator: Allocator,
     /// One output tensor per batch size, `[size, classes]`, allocated on first use.
     outputs: Vec<(usize, Tensor<f32>)>,
+}
+
+/// The element type of the model's image input or score output
+/// (docs/model-description.md#float16-models).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Element {
+    /// float32: the batch and the scores as they are.
+    F32,
+    /// float16: the f32 batch converted (round to nearest even) before each run, the scores
+    /// converted to f32 after.
+    F16,
+}
+
+impl Element {
+    /// The element type of a tensor the engine can feed or read, or `None`.
+    fn of(ty: TensorElementType) -> Option<Self> {
+        match ty {
+            TensorElementType::Float32 => Some(Element::F32),
+            TensorElementType::Float16 => Some(Element::F16),
+            _ => None,
+        }
+    }
 }
 
 /// A batch buffer in memory from the session's allocator (pinned host memory on CUDA).
@@ -177,15 +208,16 @@ impl OnnxEngine {
         let session = builder
             .commit_from_file(&model.onnx)
             .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
-        let (dims, fixed_batch) =
+        let (dims, fixed_batch, input_element) =
             check_input(&session, model).map_err(|mismatch| EngineError::Input {
                 path: model.onnx.clone(),
                 mismatch,
             })?;
-        check_output(&session, model).map_err(|mismatch| EngineError::Output {
-            path: model.onnx.clone(),
-            mismatch,
-        })?;
+        let output_element =
+            check_output(&session, model).map_err(|mismatch| EngineError::Output {
+                path: model.onnx.clone(),
+                mismatch,
+            })?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
             shapes =
@@ -197,7 +229,11 @@ impl OnnxEngine {
             config.threads.to_string()
         };
         let gpu = config.provider != Provider::Cpu;
-        let io = match config.io_binding.unwrap_or(gpu) {
+        // The binding reads float32 batches in place: a float16 model converts on the host and
+        // runs plain.
+        let float16 = (input_element, output_element) != (Element::F32, Element::F32);
+        let binding_wanted = config.io_binding.unwrap_or(gpu);
+        let io = match binding_wanted && !float16 {
             false => None,
             true => {
                 let memory = match gpu {
@@ -219,6 +255,8 @@ impl OnnxEngine {
             match (&io, gpu) {
                 (Some(_), true) => ", io binding from pinned memory",
                 (Some(_), false) => ", io binding",
+                (None, _) if binding_wanted && float16 =>
+                    ", io binding off (float16 model: batches converted on the host)",
                 (None, _) => "",
             }
         )
@@ -231,6 +269,9 @@ impl OnnxEngine {
             classes: model.output.classes,
             fixed_batch,
             shapes,
+            input_element,
+            output_element,
+            half_input: Vec::new(),
             scratch: Vec::new(),
             io,
             bound_scratch: None,
@@ -258,25 +299,35 @@ impl OnnxEngine {
         rows: usize,
     ) -> Result<Vec<f32>, EngineError> {
         let dims = [shape, self.dims[0], self.dims[1], self.dims[2]];
-        let tensor = TensorRef::from_array_view((dims, input))
-            .map_err(|e| EngineError::Run(e.to_string()))?;
+        let run = |e: ort::Error| EngineError::Run(e.to_string());
+        let tensor = match self.input_element {
+            Element::F32 => {
+                SessionInputValue::from(TensorRef::from_array_view((dims, input)).map_err(run)?)
+            }
+            Element::F16 => {
+                // Resized to the batch (allocating only when it grows), then overwritten.
+                self.half_input.resize(input.len(), f16::ZERO);
+                self.half_input.convert_from_f32_slice(input);
+                SessionInputValue::from(
+                    TensorRef::from_array_view((dims, &self.half_input[..])).map_err(run)?,
+                )
+            }
+        };
         let outputs = self
             .session
             .run(ort::inputs![self.input_name.as_str() => tensor])
-            .map_err(|e| EngineError::Run(e.to_string()))?;
+            .map_err(run)?;
         let value = outputs
             .get(&self.output_name)
             .ok_or_else(|| EngineError::Run(format!("no output `{}`", self.output_name)))?;
-        let (out_shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| EngineError::Run(format!("output `{}`: {e}", self.output_name)))?;
-        if data.len() != shape * self.classes {
-            return Err(EngineError::Run(format!(
-                "output `{}` has shape {out_shape:?}, expected [{shape}, {}]; fix `[output] classes`",
-                self.output_name, self.classes
-            )));
-        }
-        Ok(data[..rows * self.classes].to_vec())
+        read_scores(
+            value,
+            self.output_element,
+            &self.output_name,
+            shape,
+            rows,
+            self.classes,
+        )
     }
 
     /// Runs `shape` images starting at `ptr` through the IO binding; returns the first `rows`
@@ -392,6 +443,44 @@ impl BoundIo {
             output_allocator,
             outputs: Vec::new(),
         })
+    }
+}
+
+/// The first `rows` rows of scores of the output `value` of a run of `shape` images, as f32 (a
+/// float16 output converted). The f32 path copies them out; the f16 path converts into the copy
+/// it returns instead, so neither allocates more than the one vector.
+fn read_scores(
+    value: &DynValue,
+    element: Element,
+    name: &str,
+    shape: usize,
+    rows: usize,
+    classes: usize,
+) -> Result<Vec<f32>, EngineError> {
+    let extract = |e: ort::Error| EngineError::Run(format!("output `{name}`: {e}"));
+    let wrong_shape = |out_shape: &Shape| {
+        EngineError::Run(format!(
+            "output `{name}` has shape {out_shape:?}, expected [{shape}, {classes}]; fix \
+             `[output] classes`"
+        ))
+    };
+    match element {
+        Element::F32 => {
+            let (out_shape, data) = value.try_extract_tensor::<f32>().map_err(extract)?;
+            if data.len() != shape * classes {
+                return Err(wrong_shape(out_shape));
+            }
+            Ok(data[..rows * classes].to_vec())
+        }
+        Element::F16 => {
+            let (out_shape, data) = value.try_extract_tensor::<f16>().map_err(extract)?;
+            if data.len() != shape * classes {
+                return Err(wrong_shape(out_shape));
+            }
+            let mut out = vec![0f32; rows * classes];
+            data[..rows * classes].convert_to_f32_slice(&mut out);
+            Ok(out)
+        }
     }
 }
 
@@ -527,7 +616,7 @@ fn absolute(p: &Path) -> PathBuf {
 fn check_input(
     session: &Session,
     model: &ModelDesc,
-) -> Result<([usize; 3], Option<usize>), InputMismatch> {
+) -> Result<([usize; 3], Option<usize>, Element), InputMismatch> {
     let name = || model.input.name.clone();
     let input = session
         .inputs()
@@ -540,12 +629,10 @@ fn check_input(
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
         return Err(InputMismatch::NotTensor { name: name() });
     };
-    if *ty != TensorElementType::Float32 {
-        return Err(InputMismatch::NotFloat32 {
-            name: name(),
-            element: format!("{ty:?}"),
-        });
-    }
+    let element = Element::of(*ty).ok_or_else(|| InputMismatch::NotFloat32 {
+        name: name(),
+        element: format!("{ty:?}"),
+    })?;
     let (h, w) = (model.input.height as usize, model.input.width as usize);
     let want: [usize; 3] = match model.input.layout {
         Layout::Nchw => [3, h, w],
@@ -566,11 +653,11 @@ fn check_input(
         });
     }
     let fixed = (dims[0] > 0).then_some(dims[0] as usize);
-    Ok((want, fixed))
+    Ok((want, fixed, element))
 }
 
-/// Checks the output tensor against the description's `[output]`.
-fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismatch> {
+/// Checks the output tensor against the description's `[output]`; returns its element type.
+fn check_output(session: &Session, model: &ModelDesc) -> Result<Element, OutputMismatch> {
     let name = || model.output.name.clone();
     let output = session
         .outputs()
@@ -583,12 +670,10 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismat
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
         return Err(OutputMismatch::NotTensor { name: name() });
     };
-    if *ty != TensorElementType::Float32 {
-        return Err(OutputMismatch::NotFloat32 {
-            name: name(),
-            element: format!("{ty:?}"),
-        });
-    }
+    let element = Element::of(*ty).ok_or_else(|| OutputMismatch::NotFloat32 {
+        name: name(),
+        element: format!("{ty:?}"),
+    })?;
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
         return Err(OutputMismatch::Classes {
@@ -597,7 +682,7 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismat
             expected: model.output.classes,
         });
     }
-    Ok(())
+    Ok(element)
 }
 
 impl Engine for OnnxEngine {
