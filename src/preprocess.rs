@@ -15,6 +15,8 @@ pub struct Normalizer {
     order: [usize; 3],
     /// Per tensor channel: the value of each byte.
     lut: [[f32; 256]; 3],
+    /// Per tensor channel: `(scale, mean, std)` of its colour, for values between bytes.
+    affine: [(f32, f32, f32); 3],
 }
 
 impl Normalizer {
@@ -22,14 +24,22 @@ impl Normalizer {
     pub fn new(model: &ModelDesc) -> Self {
         let p = &model.preprocess;
         let order = p.channels.order();
+        let affine: [(f32, f32, f32); 3] =
+            std::array::from_fn(|t| (p.scale, p.mean[order[t]], p.std[order[t]]));
         Self {
             layout: model.input.layout,
             order,
-            lut: std::array::from_fn(|t| {
-                let c = order[t];
-                std::array::from_fn(|v| (v as f32 * p.scale - p.mean[c]) / p.std[c])
-            }),
+            lut: affine
+                .map(|(scale, mean, std)| std::array::from_fn(|v| (v as f32 * scale - mean) / std)),
+            affine,
         }
+    }
+
+    /// The tensor values, per tensor channel, of a pixel whose three colours are all `v` on the
+    /// 0..255 scale (fractional allowed: the saliency pass's gray is 127.5).
+    pub fn uniform(&self, v: f32) -> [f32; 3] {
+        self.affine
+            .map(|(scale, mean, std)| (v * scale - mean) / std)
     }
 
     /// A new tensor of `image` (3 × width × height values). Built by appending, so the buffer is never
@@ -94,6 +104,7 @@ mod tests {
         let desc_lut = Normalizer {
             layout: Layout::Nchw,
             order: [0, 1, 2],
+            affine: [(1.0, 127.0, 128.0); 3],
             lut: std::array::from_fn(|_| std::array::from_fn(|v| (v as f32 - 127.0) / 128.0)),
         };
         let mut out = vec![0f32; 6];
@@ -160,6 +171,13 @@ mod tests {
             // Blue (200) is first in BGR: (200 − 20) / 8.
             assert_eq!(at(&tb, 0, 0), 22.5);
             assert_eq!(at(&ta, 0, 0), -50.0);
+            // Values between bytes follow the same order.
+            assert_eq!(a.uniform(200.0)[2], 22.5);
+            assert_eq!(b.uniform(200.0)[0], 22.5);
+            assert_eq!(
+                b.uniform(127.5),
+                [(127.5 - 20.0) / 8.0, 77.5 / 4.0, 27.5 / 2.0]
+            );
         }
     }
 
