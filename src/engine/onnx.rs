@@ -17,6 +17,11 @@
 //! `CudaPinned` allocator ([`Engine::batch_buffer`]) and run through an IO binding whose output
 //! tensors, one per batch size, are allocated once ([`BoundIo`]): the input goes to the GPU by DMA
 //! from pinned pages and the scores come back into the same output buffers every batch.
+//!
+//! Element types: float32, or float16 at either end (docs/model-description.md#float16-models). A
+//! float16 input gets the f32 batch converted into a float16 buffer kept between batches (pinned
+//! tensors, one per batch size, on the binding path); a float16 output is converted to f32 into
+//! the score vector every path returns anyway.
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +31,9 @@ use ort::ep;
 use ort::memory::{AllocationDevice, Allocator, AllocatorType, MemoryInfo, MemoryType};
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{IoBinding, Session, SessionInputValue};
-use ort::value::{DynValue, Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
+use ort::value::{
+    DynTensor, DynValue, Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType,
+};
 
 use super::shapes::{BatchShapes, Partial};
 use super::{
@@ -73,8 +80,12 @@ struct BoundIo {
     input_memory: MemoryInfo<'static>,
     input_allocator: Allocator,
     output_allocator: Allocator,
-    /// One output tensor per batch size, `[size, classes]`, allocated on first use.
-    outputs: Vec<(usize, Tensor<f32>)>,
+    /// One output tensor per batch size, `[size, classes]` of the output's element type,
+    /// allocated on first use.
+    outputs: Vec<(usize, DynTensor)>,
+    /// For a float16 input: one float16 copy of the batch per batch size, in the input's memory
+    /// kind, allocated on first use (the f32 batch is converted into it before each run).
+    half_inputs: Vec<(usize, Tensor<f16>)>,
 }
 
 /// The element type of the model's image input or score output
@@ -229,11 +240,7 @@ impl OnnxEngine {
             config.threads.to_string()
         };
         let gpu = config.provider != Provider::Cpu;
-        // The binding reads float32 batches in place: a float16 model converts on the host and
-        // runs plain.
-        let float16 = (input_element, output_element) != (Element::F32, Element::F32);
-        let binding_wanted = config.io_binding.unwrap_or(gpu);
-        let io = match binding_wanted && !float16 {
+        let io = match config.io_binding.unwrap_or(gpu) {
             false => None,
             true => {
                 let memory = match gpu {
@@ -255,8 +262,6 @@ impl OnnxEngine {
             match (&io, gpu) {
                 (Some(_), true) => ", io binding from pinned memory",
                 (Some(_), false) => ", io binding",
-                (None, _) if binding_wanted && float16 =>
-                    ", io binding off (float16 model: batches converted on the host)",
                 (None, _) => "",
             }
         )
@@ -355,13 +360,41 @@ impl OnnxEngine {
             unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
                 .map_err(run)?;
         let (session, output_name, classes) = (&mut self.session, &self.output_name, self.classes);
+        let (input_element, output_element) = (self.input_element, self.output_element);
         let result = (|| {
-            bind_in_place(&mut io.binding, &io.input_cname, &input)?;
+            match input_element {
+                Element::F32 => bind_in_place(&mut io.binding, &io.input_cname, &*input)?,
+                Element::F16 => {
+                    // Converted into a float16 tensor of the same memory kind, one per batch size,
+                    // kept between batches.
+                    let slot = match io.half_inputs.iter().position(|(s, _)| *s == shape) {
+                        Some(i) => i,
+                        None => {
+                            let t = Tensor::<f16>::new(&io.input_allocator, input.shape().clone())
+                                .map_err(run)?;
+                            io.half_inputs.push((shape, t));
+                            io.half_inputs.len() - 1
+                        }
+                    };
+                    let (_, src) = input.try_extract_tensor::<f32>().map_err(run)?;
+                    let (_, dst) = io.half_inputs[slot]
+                        .1
+                        .try_extract_tensor_mut::<f16>()
+                        .map_err(run)?;
+                    dst.convert_from_f32_slice(src);
+                    bind_in_place(&mut io.binding, &io.input_cname, &io.half_inputs[slot].1)?;
+                }
+            }
             let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
                 Some(i) => i,
                 None => {
-                    let t =
-                        Tensor::<f32>::new(&io.output_allocator, [shape, classes]).map_err(run)?;
+                    let t = match output_element {
+                        Element::F32 => Tensor::<f32>::new(&io.output_allocator, [shape, classes])
+                            .map(Tensor::upcast),
+                        Element::F16 => Tensor::<f16>::new(&io.output_allocator, [shape, classes])
+                            .map(Tensor::upcast),
+                    }
+                    .map_err(run)?;
                     io.outputs.push((shape, t));
                     io.outputs.len() - 1
                 }
@@ -369,17 +402,12 @@ impl OnnxEngine {
             io.binding
                 .bind_output(output_name.as_str(), &mut io.outputs[slot].1)
                 .map_err(run)?;
-            session
-                .run_binding(&io.binding)
-                .and_then(|out| {
-                    io.binding.synchronize_outputs()?;
-                    let value = out
-                        .get(output_name)
-                        .ok_or_else(|| ort::Error::new(format!("no output `{output_name}`")))?;
-                    let (_, data) = value.try_extract_tensor::<f32>()?;
-                    Ok(data[..rows * classes].to_vec())
-                })
-                .map_err(run)
+            let out = session.run_binding(&io.binding).map_err(run)?;
+            io.binding.synchronize_outputs().map_err(run)?;
+            let value = out
+                .get(output_name)
+                .ok_or_else(|| EngineError::Run(format!("no output `{output_name}`")))?;
+            read_scores(value, output_element, output_name, shape, rows, classes)
         })();
         // On every path: the binding must not keep a view of memory the caller reuses.
         io.binding.clear_inputs();
@@ -442,6 +470,7 @@ impl BoundIo {
             input_allocator,
             output_allocator,
             outputs: Vec::new(),
+            half_inputs: Vec::new(),
         })
     }
 }
@@ -511,10 +540,10 @@ fn runtime_info(lib: &Path) -> String {
 /// which is the copy this path exists to avoid (and, in `ort` 2.0.0-rc.15, deadlocks on the CPU).
 /// The caller keeps the memory alive and unchanged until the run is over and then clears the
 /// binding's inputs.
-fn bind_in_place(
+fn bind_in_place<V: ort::AsPointer<Sys = ort::sys::OrtValue>>(
     binding: &mut IoBinding,
     name: &std::ffi::CStr,
-    value: &TensorRefMut<'_, f32>,
+    value: &V,
 ) -> Result<(), EngineError> {
     use ort::AsPointer;
     let api = ort::api();

@@ -288,7 +288,7 @@ fn a_fixed_batch_model_sets_the_batch_and_says_so() {
 /// A float16 model (the null classifier between Casts, scripts/make_float16.py) scores exactly as
 /// the float32 one does on the batch rounded to float16, its scores rounded to float16: both
 /// conversions happen, at the boundary and nowhere else, in every path a batch can take (exact
-/// size, padded, split, from the caller's buffer).
+/// size, padded, split, from the caller's buffer, through the IO binding).
 #[test]
 fn a_float16_model_gets_its_batch_converted_and_its_scores_back_as_f32() {
     use half::f16;
@@ -316,11 +316,22 @@ fn a_float16_model_gets_its_batch_converted_and_its_scores_back_as_f32() {
         .iter()
         .map(|&v| f16::from_f32(v).to_f32())
         .collect();
-    for (sizes, partial) in [(&[1, 2, 4][..], Partial::Split), (&[8][..], Partial::Pad)] {
-        let mut e = engine(&f16_model, sizes, partial, false);
+    for (sizes, partial, io) in [
+        (&[1, 2, 4][..], Partial::Split, false),
+        (&[8][..], Partial::Pad, false),
+        (&[1, 2, 4][..], Partial::Split, true),
+        (&[8][..], Partial::Pad, true),
+    ] {
+        let mut e = engine(&f16_model, sizes, partial, io);
         e.warm_up().unwrap();
         let got = e.infer(&x, PHOTOS.len()).unwrap();
-        assert_eq!(got, want, "{sizes:?} {partial:?}");
+        assert_eq!(got, want, "{sizes:?} {partial:?} io binding {io}");
+        let d = e.describe();
+        assert_eq!(
+            d.contains("io binding") && !d.contains("binding off"),
+            io,
+            "{d}"
+        );
         let mut buffer = e.batch_buffer(sizes[sizes.len() - 1].max(5), per);
         buffer.as_mut_slice()[..x.len()].copy_from_slice(&x);
         assert_eq!(e.infer_buffer(&mut buffer, PHOTOS.len()).unwrap(), want);
@@ -334,11 +345,4 @@ fn a_float16_model_gets_its_batch_converted_and_its_scores_back_as_f32() {
         assert_eq!(p.top[0], q.top[0]);
         assert!((p.prob[0] - q.prob[0]).abs() < 1e-2, "{p:?} {q:?}");
     }
-    // An IO binding reads float32 in place: a float16 model runs plain and says so.
-    let bound = engine(&f16_model, &[4], Partial::Pad, true);
-    assert!(
-        bound.describe().contains("io binding off (float16 model"),
-        "{}",
-        bound.describe()
-    );
 }
