@@ -62,7 +62,7 @@ pub enum DescValueError {
     /// the preset's (docs/model-description.md#presets).
     #[error("{0}")]
     PresetConflict(String),
-    /// A `[preprocess]` key that only a preset could fill is absent, and there is no preset.
+    /// A required `[preprocess]` key (`crop`, `mean`, `std`) is absent and no preset fills it.
     #[error("{0}")]
     Missing(String),
 }
@@ -122,13 +122,15 @@ fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), DescValueEr
     }
     if p.mean.iter().any(|m| !m.is_finite()) {
         return Err(DescValueError::Normalize(
-            "`[preprocess] mean` must be finite numbers (on the 0..255 pixel scale)".into(),
+            "`[preprocess] mean` must be finite numbers (on the pixel scale `scale` gives, 0..255 by \
+             default)"
+                .into(),
         ));
     }
     if p.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
         return Err(DescValueError::Normalize(format!(
-            "`[preprocess] std` = {:?}: each must be a positive number (on the 0..255 pixel \
-             scale; the pixels are divided by it)",
+            "`[preprocess] std` = {:?}: each must be a positive number (on the pixel scale \
+             `scale` gives, 0..255 by default; the pixels are divided by it)",
             p.std
         )));
     }
@@ -375,8 +377,9 @@ pub enum Preset {
     /// Ultralytics `classify_transforms`: shorter side to the input (crop fraction 1), centre crop,
     /// bilinear, 0..1, mean 0, std 1, RGB.
     UltralyticsCls,
-    /// tensorflow/tpu EfficientNet-Lite evaluation: centre crop of size / (size + 32-ish padding),
-    /// bicubic, (x − 127) / 128 on 0..255, RGB.
+    /// tensorflow/tpu EfficientNet-Lite evaluation: the centre crop of size / (size + padding), the
+    /// padding round(size / 7) (32 at 224), as a shorter-side resize then crop; bicubic,
+    /// (x − 127) / 128 on 0..255, RGB.
     EfficientnetLite,
 }
 
