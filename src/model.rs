@@ -1,12 +1,16 @@
 //! Model descriptions: the small TOML next to each model file that says everything model-specific
 //! (input tensor, size, resize/crop policy, normalisation, output kind, class labels, optional class
-//! map). Nothing model-specific is hard-coded elsewhere.
+//! map). Nothing model-specific is hard-coded elsewhere. Every key: docs/model-description.md; the
+//! framework presets that fill `[preprocess]` live in `preset`.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::frame::LabelSpace;
+
+mod preset;
+pub use preset::Preset;
 
 /// Why a model description could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -55,9 +59,16 @@ pub enum DescValueError {
     /// `[preprocess] resize_shorter` or `resize` out of range, in conflict, or without effect.
     #[error("{0}")]
     Resize(String),
-    /// `[preprocess] mean` / `std` not finite, not positive, or on the wrong scale.
+    /// `[preprocess] mean` / `std` / `scale` not finite, not positive, or on the wrong scale.
     #[error("{0}")]
     Normalize(String),
+    /// `[preprocess] preset` together with a shape key that describes another resize or crop than
+    /// the preset's (docs/model-description.md#presets).
+    #[error("{0}")]
+    PresetConflict(String),
+    /// A required `[preprocess]` key (`crop`, `mean`, `std`) is absent and no preset fills it.
+    #[error("{0}")]
+    Missing(String),
 }
 
 /// The largest input side and `resize_shorter` a description may give, in pixels: one 8192² image
@@ -115,22 +126,43 @@ fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), DescValueEr
     }
     if p.mean.iter().any(|m| !m.is_finite()) {
         return Err(DescValueError::Normalize(
-            "`[preprocess] mean` must be finite numbers (on the 0..255 pixel scale)".into(),
+            "`[preprocess] mean` must be finite numbers (on the pixel scale `scale` gives, 0..255 by \
+             default)"
+                .into(),
         ));
     }
     if p.std.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
         return Err(DescValueError::Normalize(format!(
-            "`[preprocess] std` = {:?}: each must be a positive number (on the 0..255 pixel \
-             scale; the pixels are divided by it)",
+            "`[preprocess] std` = {:?}: each must be a positive number (on the pixel scale \
+             `scale` gives, 0..255 by default; the pixels are divided by it)",
             p.std
         )));
     }
-    if p.std.iter().all(|s| *s < 1.0) && p.mean.iter().all(|m| (0.0..=1.0).contains(m)) {
+    if !(p.scale.is_finite() && p.scale > 0.0) {
+        return Err(DescValueError::Normalize(format!(
+            "`[preprocess] scale` = {}: must be a number above 0 (the factor from 0..255 pixels to \
+             the scale of `mean` and `std`: 0.00392157 = 1/255 for 0..1), or remove it for 1",
+            p.scale
+        )));
+    }
+    if p.scale == 1.0
+        && p.std.iter().all(|s| *s < 1.0)
+        && p.mean.iter().all(|m| (0.0..=1.0).contains(m))
+    {
         return Err(DescValueError::Normalize(format!(
             "`[preprocess] mean` = {:?} and `std` = {:?} look like the 0..1 scale, but they are on \
              the 0..255 pixel scale: multiply them by 255 (ImageNet's are mean = [123.675, \
-             116.28, 103.53], std = [58.395, 57.12, 57.375])",
+             116.28, 103.53], std = [58.395, 57.12, 57.375]), or add `scale = 0.00392157` (1/255) \
+             to keep them",
             p.mean, p.std
+        )));
+    }
+    if p.scale * 255.0 <= 1.0 + 1e-4 && p.mean.iter().any(|m| m.abs() > 2.0) {
+        return Err(DescValueError::Normalize(format!(
+            "`[preprocess] mean` = {:?} looks like the 0..255 pixel scale, but `scale` = {} brings \
+             the pixels to 0..1 first: give mean and std on the 0..1 scale (divide them by 255), \
+             or set `scale = 1.0`",
+            p.mean, p.scale
         )));
     }
     Ok(())
@@ -232,10 +264,12 @@ pub struct InputDesc {
     pub width: u32,
 }
 
-/// `[preprocess]` table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[preprocess]` table, resolved: a `preset`'s values with the keys written next to it in their
+/// place (docs/model-description.md#preprocess).
+#[derive(Debug, Clone, PartialEq)]
 pub struct PreprocessDesc {
+    /// The preset the values started from, if any.
+    pub preset: Option<Preset>,
     /// Resize so the shorter side has this many pixels (long side truncated, torchvision `Resize(n)`)
     /// before cropping; absent = no resize before the crop.
     pub resize_shorter: Option<u32>,
@@ -246,10 +280,161 @@ pub struct PreprocessDesc {
     pub resize: Option<ResizeDesc>,
     /// Crop policy.
     pub crop: Crop,
-    /// Per-channel mean (R, G, B) on the 0..255 pixel scale, subtracted first.
+    /// The resize filter (Pillow-exact, docs/preprocessing.md#pillow-exact-resampling).
+    pub interpolation: Interpolation,
+    /// Factor from the 0..255 pixel values to the scale of `mean` and `std` (1 = 0..255,
+    /// 1/255 = 0..1).
+    pub scale: f32,
+    /// Per-channel mean (R, G, B) on the scale `scale` gives, subtracted first.
     pub mean: [f32; 3],
-    /// Per-channel standard deviation (R, G, B) on the 0..255 pixel scale, divided by after.
+    /// Per-channel standard deviation (R, G, B) on the scale `scale` gives, divided by after.
     pub std: [f32; 3],
+    /// The order the tensor's channels are written in (`mean` and `std` stay R, G, B).
+    pub channels: Channels,
+}
+
+/// `[preprocess]` as written: every key optional, so that a preset can fill the rest.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreprocess {
+    preset: Option<Preset>,
+    resize_shorter: Option<u32>,
+    resize: Option<ResizeDesc>,
+    crop: Option<Crop>,
+    interpolation: Option<Interpolation>,
+    scale: Option<f32>,
+    mean: Option<[f32; 3]>,
+    std: Option<[f32; 3]>,
+    channels: Option<Channels>,
+}
+
+/// The resize filter of `[preprocess] interpolation`, each Pillow's (`PIL.Image.Resampling`) and
+/// reproduced bit for bit (docs/preprocessing.md#pillow-exact-resampling).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpolation {
+    /// Pillow `NEAREST` (Keras `load_img`'s default).
+    Nearest,
+    /// Pillow `BOX` (area average when shrinking).
+    Box,
+    /// Pillow `BILINEAR`, antialiased (torchvision's default; the default here).
+    #[default]
+    Bilinear,
+    /// Pillow `BICUBIC` (a = −0.5), antialiased (timm's usual choice).
+    Bicubic,
+    /// Pillow `LANCZOS` (3 lobes), antialiased.
+    Lanczos,
+}
+
+impl Interpolation {
+    /// The name as written in a description.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpolation::Nearest => "nearest",
+            Interpolation::Box => "box",
+            Interpolation::Bilinear => "bilinear",
+            Interpolation::Bicubic => "bicubic",
+            Interpolation::Lanczos => "lanczos",
+        }
+    }
+}
+
+/// The order the image input's channels are written in (`[preprocess] channels`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Channels {
+    /// Red, green, blue (PyTorch and most exports; the default).
+    #[default]
+    Rgb,
+    /// Blue, green, red (Caffe-style models, Keras `preprocess_input` mode "caffe", OpenCV).
+    Bgr,
+}
+
+impl Channels {
+    /// The colour (0 = R, 1 = G, 2 = B) written at each tensor channel.
+    pub fn order(self) -> [usize; 3] {
+        match self {
+            Channels::Rgb => [0, 1, 2],
+            Channels::Bgr => [2, 1, 0],
+        }
+    }
+}
+
+/// The shape rule of a preset, for conflict messages: `shorter side to 256, then a 224×224 centre
+/// crop` or `a squash to 224×224`.
+fn shape_words(p: &PreprocessDesc, width: u32, height: u32) -> String {
+    match p.resize_shorter {
+        Some(s) => format!("shorter side to {s}, then a {width}×{height} centre crop"),
+        None => format!("a squash to {width}×{height}"),
+    }
+}
+
+/// `raw` with its preset's values filled in where no key is written; without a preset, `crop`,
+/// `mean` and `std` must be written (docs/model-description.md#presets).
+fn resolve(raw: RawPreprocess, width: u32, height: u32) -> Result<PreprocessDesc, DescValueError> {
+    let Some(preset) = raw.preset else {
+        let missing = |key: &str, example: &str| {
+            DescValueError::Missing(format!(
+                "`[preprocess]` has no `{key}`: give it (e.g. `{key} = {example}`), or a `preset` \
+                 that fills it ({})",
+                Preset::list()
+            ))
+        };
+        return Ok(PreprocessDesc {
+            preset: None,
+            resize_shorter: raw.resize_shorter,
+            resize: raw.resize,
+            crop: raw.crop.ok_or_else(|| missing("crop", "\"center\""))?,
+            interpolation: raw.interpolation.unwrap_or_default(),
+            scale: raw.scale.unwrap_or(1.0),
+            mean: raw
+                .mean
+                .ok_or_else(|| missing("mean", "[123.675, 116.28, 103.53]"))?,
+            std: raw
+                .std
+                .ok_or_else(|| missing("std", "[58.395, 57.12, 57.375]"))?,
+            channels: raw.channels.unwrap_or_default(),
+        });
+    };
+    let base = preset.values(width, height);
+    let name = preset.name();
+    let conflict = |key: String| {
+        DescValueError::PresetConflict(format!(
+            "{key} is another resize or crop than preset `{name}`'s ({}): remove it to keep the \
+             preset's, or remove `preset` and write every `[preprocess]` key \
+             (docs/model-description.md#presets)",
+            shape_words(&base, width, height)
+        ))
+    };
+    if let Some(r) = raw.resize {
+        return Err(conflict(format!(
+            "`[preprocess] resize` = {{ width = {}, height = {} }}",
+            r.width, r.height
+        )));
+    }
+    if let Some(crop) = raw.crop.filter(|c| *c != base.crop) {
+        return Err(conflict(format!(
+            "`[preprocess] crop` = \"{}\"",
+            match crop {
+                Crop::Center => "center",
+                Crop::Squash => "squash",
+            }
+        )));
+    }
+    if let (Some(s), None) = (raw.resize_shorter, base.resize_shorter) {
+        return Err(conflict(format!("`[preprocess] resize_shorter` = {s}")));
+    }
+    Ok(PreprocessDesc {
+        preset: Some(preset),
+        resize_shorter: raw.resize_shorter.or(base.resize_shorter),
+        resize: None,
+        crop: base.crop,
+        interpolation: raw.interpolation.unwrap_or(base.interpolation),
+        scale: raw.scale.unwrap_or(base.scale),
+        mean: raw.mean.unwrap_or(base.mean),
+        std: raw.std.unwrap_or(base.std),
+        channels: raw.channels.unwrap_or(base.channels),
+    })
 }
 
 /// `[preprocess] resize = { width = W, height = H }`: a fixed size, named per side so that the
@@ -322,7 +507,7 @@ struct RawDesc {
     labels: PathBuf,
     class_map: Option<PathBuf>,
     input: InputDesc,
-    preprocess: PreprocessDesc,
+    preprocess: RawPreprocess,
     output: OutputDesc,
 }
 
@@ -369,10 +554,13 @@ impl ModelDesc {
             path: path.to_path_buf(),
             message,
         };
-        check_values(&raw.input, &raw.preprocess).map_err(|source| ModelDescError::Value {
+        let value = |source| ModelDescError::Value {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let preprocess =
+            resolve(raw.preprocess, raw.input.width, raw.input.height).map_err(value)?;
+        check_values(&raw.input, &preprocess).map_err(value)?;
         if raw.output.classes == 0 {
             return Err(invalid(
                 "`[output] classes` must be positive (the length of the model's output rows)"
@@ -401,7 +589,7 @@ impl ModelDesc {
             labels,
             class_map: raw.class_map.map(|p| dir.join(p)),
             input: raw.input,
-            preprocess: raw.preprocess,
+            preprocess,
             output: raw.output,
         })
     }

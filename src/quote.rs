@@ -107,6 +107,37 @@ pub fn clip_backticked(line: &str) -> String {
     clip_to(&spans, 4 * MAX).into_owned()
 }
 
+/// The name of `names` closest to `item` by edit distance (Levenshtein, in characters), if it is
+/// at most 3 edits away: the "did you mean" of an unknown name. Names whose length differs by more
+/// than 3 are passed over unmeasured (a megabyte-long item costs nothing); of equally close names
+/// the first wins.
+pub fn closest<'a>(item: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = item.chars().count();
+    names
+        .into_iter()
+        .filter(|name| n.abs_diff(name.chars().count()) <= 3)
+        .map(|name| (edit_distance(item, name), name))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 /// `n` with thousands separators (`16,880`).
 fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -123,6 +154,16 @@ fn thousands(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn closest_name_is_within_three_edits() {
+        let names = ["torchvision", "timm", "keras", "keras-tf"];
+        assert_eq!(closest("torchvison", names), Some("torchvision"));
+        assert_eq!(closest("kerass", names), Some("keras"));
+        assert_eq!(closest("keras_tf", names), Some("keras-tf"));
+        assert_eq!(closest("pillow", names), None);
+        assert_eq!(closest(&"x".repeat(100_000), names), None);
+    }
 
     #[test]
     fn short_text_is_unchanged_and_borrowed() {

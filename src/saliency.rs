@@ -401,13 +401,14 @@ impl<'a> Occlusion<'a> {
             .iter()
             .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
             .collect();
-        let p = &model.preprocess;
-        let gray: [f32; 3] = std::array::from_fn(|c| (127.5 - p.mean[c]) / p.std[c]);
+        let norm = Normalizer::new(model);
+        // Per tensor channel, in the description's channel order and scale.
+        let gray = norm.uniform(127.5);
         let len = model.input_len();
         let batch = batch.max(1);
         Self {
             model,
-            norm: Normalizer::new(model),
+            norm,
             patch,
             stride,
             spots,

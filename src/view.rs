@@ -12,7 +12,7 @@ use image::{GrayImage, RgbImage};
 
 use crate::frame::BBox;
 use crate::kernels::resample::{Filter, Resampler, Window};
-use crate::model::{Crop, ModelDesc};
+use crate::model::{Crop, Interpolation, ModelDesc};
 
 /// Size after torchvision `Resize(shorter)`: the shorter side becomes `shorter`, the longer side
 /// `int(shorter · long / short)` (truncation). Returns (width, height).
@@ -140,7 +140,20 @@ pub struct ModelView {
     width: u32,
     height: u32,
     resize: Resize,
+    /// The image's resize filter (`[preprocess] interpolation`; masks keep their own rule).
+    filter: Filter,
     resizer: Resampler,
+}
+
+/// The Pillow filter of an `[preprocess] interpolation` (docs/preprocessing.md#presets).
+pub fn filter_of(interpolation: Interpolation) -> Filter {
+    match interpolation {
+        Interpolation::Nearest => Filter::Nearest,
+        Interpolation::Box => Filter::Box,
+        Interpolation::Bilinear => Filter::Bilinear,
+        Interpolation::Bicubic => Filter::Bicubic,
+        Interpolation::Lanczos => Filter::Lanczos,
+    }
 }
 
 impl ModelView {
@@ -158,6 +171,7 @@ impl ModelView {
             width,
             height,
             resize,
+            filter: filter_of(p.interpolation),
             resizer: Resampler::new(),
         }
     }
@@ -183,18 +197,17 @@ impl ModelView {
         })
     }
 
-    /// The image at the model's input size.
+    /// The image at the model's input size, resized with the description's `interpolation`.
     pub fn image(&mut self, image: &RgbImage) -> RgbImage {
         let (w, h) = self.resized_size(image.dimensions());
         if (w, h) == image.dimensions() {
             return center_crop(image, self.width, self.height);
         }
+        let filter = self.filter;
         match self.inner_window((w, h)) {
-            Some(window) => self
-                .resizer
-                .resize_rgb_window(image, w, h, window, Filter::Bilinear),
+            Some(window) => self.resizer.resize_rgb_window(image, w, h, window, filter),
             None => center_crop(
-                &resize_rgb(image, w, h, &mut self.resizer),
+                &self.resizer.resize_rgb(image, w, h, filter),
                 self.width,
                 self.height,
             ),

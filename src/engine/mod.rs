@@ -254,10 +254,11 @@ pub enum InputMismatch {
         /// The input's name.
         name: String,
     },
-    /// The input's elements are not float32 (a model that normalises inside, from uint8).
+    /// The input's elements are neither float32 nor float16 (a model that normalises inside, from
+    /// uint8).
     #[error(
-        "input `{name}` is {element} but robustream feeds float32 (normalised by the description's \
-         `[preprocess]` mean/std); re-export the model with a float32 input and put its \
+        "input `{name}` is {element} but robustream feeds float32 or float16 (normalised by the \
+         description's `[preprocess]` mean/std); re-export the model with a float32 input and put its \
          normalisation in `[preprocess]`"
     )]
     NotFloat32 {
@@ -301,10 +302,10 @@ pub enum OutputMismatch {
         /// The output's name.
         name: String,
     },
-    /// The output's elements are not float32.
+    /// The output's elements are neither float32 nor float16.
     #[error(
-        "output `{name}` is {element} but robustream reads float32 scores; re-export the model \
-         with a float32 output (a Cast at the end of the graph)"
+        "output `{name}` is {element} but robustream reads float32 or float16 scores; re-export \
+         the model with a float32 output (a Cast at the end of the graph)"
     )]
     NotFloat32 {
         /// The output's name.

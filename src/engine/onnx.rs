@@ -17,14 +17,23 @@
 //! `CudaPinned` allocator ([`Engine::batch_buffer`]) and run through an IO binding whose output
 //! tensors, one per batch size, are allocated once ([`BoundIo`]): the input goes to the GPU by DMA
 //! from pinned pages and the scores come back into the same output buffers every batch.
+//!
+//! Element types: float32, or float16 at either end (docs/model-description.md#float16-models). A
+//! float16 input gets the f32 batch converted into a float16 buffer kept between batches (pinned
+//! tensors, one per batch size, on the binding path); a float16 output is converted to f32 into
+//! the score vector every path returns anyway.
 
 use std::path::{Path, PathBuf};
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use ort::ep;
 use ort::memory::{AllocationDevice, Allocator, AllocatorType, MemoryInfo, MemoryType};
 use ort::session::builder::GraphOptimizationLevel;
-use ort::session::{IoBinding, Session};
-use ort::value::{Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType};
+use ort::session::{IoBinding, Session, SessionInputValue};
+use ort::value::{
+    DynTensor, DynValue, Shape, Tensor, TensorElementType, TensorRef, TensorRefMut, ValueType,
+};
 
 use super::shapes::{BatchShapes, Partial};
 use super::{
@@ -42,6 +51,13 @@ pub struct OnnxEngine {
     classes: usize,
     fixed_batch: Option<usize>,
     shapes: BatchShapes,
+    /// The image input's element type: float32, or float16 converted from the f32 batch.
+    input_element: Element,
+    /// The score output's element type: float32, or float16 converted to f32 before decoding.
+    output_element: Element,
+    /// The float16 copy of a batch for a float16 input, kept between batches (no allocation once
+    /// it has held the largest batch).
+    half_input: Vec<f16>,
     /// Padding of a batch that is not one of the sizes, when the caller's memory cannot be padded.
     scratch: Vec<f32>,
     /// The IO binding of GPU providers (`None` on the CPU).
@@ -64,8 +80,34 @@ struct BoundIo {
     input_memory: MemoryInfo<'static>,
     input_allocator: Allocator,
     output_allocator: Allocator,
-    /// One output tensor per batch size, `[size, classes]`, allocated on first use.
-    outputs: Vec<(usize, Tensor<f32>)>,
+    /// One output tensor per batch size, `[size, classes]` of the output's element type,
+    /// allocated on first use.
+    outputs: Vec<(usize, DynTensor)>,
+    /// For a float16 input: one float16 copy of the batch per batch size, in the input's memory
+    /// kind, allocated on first use (the f32 batch is converted into it before each run).
+    half_inputs: Vec<(usize, Tensor<f16>)>,
+}
+
+/// The element type of the model's image input or score output
+/// (docs/model-description.md#float16-models).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Element {
+    /// float32: the batch and the scores as they are.
+    F32,
+    /// float16: the f32 batch converted (round to nearest even) before each run, the scores
+    /// converted to f32 after.
+    F16,
+}
+
+impl Element {
+    /// The element type of a tensor the engine can feed or read, or `None`.
+    fn of(ty: TensorElementType) -> Option<Self> {
+        match ty {
+            TensorElementType::Float32 => Some(Element::F32),
+            TensorElementType::Float16 => Some(Element::F16),
+            _ => None,
+        }
+    }
 }
 
 /// A batch buffer in memory from the session's allocator (pinned host memory on CUDA).
@@ -177,15 +219,16 @@ impl OnnxEngine {
         let session = builder
             .commit_from_file(&model.onnx)
             .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
-        let (dims, fixed_batch) =
+        let (dims, fixed_batch, input_element) =
             check_input(&session, model).map_err(|mismatch| EngineError::Input {
                 path: model.onnx.clone(),
                 mismatch,
             })?;
-        check_output(&session, model).map_err(|mismatch| EngineError::Output {
-            path: model.onnx.clone(),
-            mismatch,
-        })?;
+        let output_element =
+            check_output(&session, model).map_err(|mismatch| EngineError::Output {
+                path: model.onnx.clone(),
+                mismatch,
+            })?;
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
             shapes =
@@ -231,6 +274,9 @@ impl OnnxEngine {
             classes: model.output.classes,
             fixed_batch,
             shapes,
+            input_element,
+            output_element,
+            half_input: Vec::new(),
             scratch: Vec::new(),
             io,
             bound_scratch: None,
@@ -258,25 +304,35 @@ impl OnnxEngine {
         rows: usize,
     ) -> Result<Vec<f32>, EngineError> {
         let dims = [shape, self.dims[0], self.dims[1], self.dims[2]];
-        let tensor = TensorRef::from_array_view((dims, input))
-            .map_err(|e| EngineError::Run(e.to_string()))?;
+        let run = |e: ort::Error| EngineError::Run(e.to_string());
+        let tensor = match self.input_element {
+            Element::F32 => {
+                SessionInputValue::from(TensorRef::from_array_view((dims, input)).map_err(run)?)
+            }
+            Element::F16 => {
+                // Resized to the batch (allocating only when it grows), then overwritten.
+                self.half_input.resize(input.len(), f16::ZERO);
+                self.half_input.convert_from_f32_slice(input);
+                SessionInputValue::from(
+                    TensorRef::from_array_view((dims, &self.half_input[..])).map_err(run)?,
+                )
+            }
+        };
         let outputs = self
             .session
             .run(ort::inputs![self.input_name.as_str() => tensor])
-            .map_err(|e| EngineError::Run(e.to_string()))?;
+            .map_err(run)?;
         let value = outputs
             .get(&self.output_name)
             .ok_or_else(|| EngineError::Run(format!("no output `{}`", self.output_name)))?;
-        let (out_shape, data) = value
-            .try_extract_tensor::<f32>()
-            .map_err(|e| EngineError::Run(format!("output `{}`: {e}", self.output_name)))?;
-        if data.len() != shape * self.classes {
-            return Err(EngineError::Run(format!(
-                "output `{}` has shape {out_shape:?}, expected [{shape}, {}]; fix `[output] classes`",
-                self.output_name, self.classes
-            )));
-        }
-        Ok(data[..rows * self.classes].to_vec())
+        read_scores(
+            value,
+            self.output_element,
+            &self.output_name,
+            shape,
+            rows,
+            self.classes,
+        )
     }
 
     /// Runs `shape` images starting at `ptr` through the IO binding; returns the first `rows`
@@ -304,13 +360,41 @@ impl OnnxEngine {
             unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
                 .map_err(run)?;
         let (session, output_name, classes) = (&mut self.session, &self.output_name, self.classes);
+        let (input_element, output_element) = (self.input_element, self.output_element);
         let result = (|| {
-            bind_in_place(&mut io.binding, &io.input_cname, &input)?;
+            match input_element {
+                Element::F32 => bind_in_place(&mut io.binding, &io.input_cname, &*input)?,
+                Element::F16 => {
+                    // Converted into a float16 tensor of the same memory kind, one per batch size,
+                    // kept between batches.
+                    let slot = match io.half_inputs.iter().position(|(s, _)| *s == shape) {
+                        Some(i) => i,
+                        None => {
+                            let t = Tensor::<f16>::new(&io.input_allocator, input.shape().clone())
+                                .map_err(run)?;
+                            io.half_inputs.push((shape, t));
+                            io.half_inputs.len() - 1
+                        }
+                    };
+                    let (_, src) = input.try_extract_tensor::<f32>().map_err(run)?;
+                    let (_, dst) = io.half_inputs[slot]
+                        .1
+                        .try_extract_tensor_mut::<f16>()
+                        .map_err(run)?;
+                    dst.convert_from_f32_slice(src);
+                    bind_in_place(&mut io.binding, &io.input_cname, &io.half_inputs[slot].1)?;
+                }
+            }
             let slot = match io.outputs.iter().position(|(s, _)| *s == shape) {
                 Some(i) => i,
                 None => {
-                    let t =
-                        Tensor::<f32>::new(&io.output_allocator, [shape, classes]).map_err(run)?;
+                    let t = match output_element {
+                        Element::F32 => Tensor::<f32>::new(&io.output_allocator, [shape, classes])
+                            .map(Tensor::upcast),
+                        Element::F16 => Tensor::<f16>::new(&io.output_allocator, [shape, classes])
+                            .map(Tensor::upcast),
+                    }
+                    .map_err(run)?;
                     io.outputs.push((shape, t));
                     io.outputs.len() - 1
                 }
@@ -318,17 +402,12 @@ impl OnnxEngine {
             io.binding
                 .bind_output(output_name.as_str(), &mut io.outputs[slot].1)
                 .map_err(run)?;
-            session
-                .run_binding(&io.binding)
-                .and_then(|out| {
-                    io.binding.synchronize_outputs()?;
-                    let value = out
-                        .get(output_name)
-                        .ok_or_else(|| ort::Error::new(format!("no output `{output_name}`")))?;
-                    let (_, data) = value.try_extract_tensor::<f32>()?;
-                    Ok(data[..rows * classes].to_vec())
-                })
-                .map_err(run)
+            let out = session.run_binding(&io.binding).map_err(run)?;
+            io.binding.synchronize_outputs().map_err(run)?;
+            let value = out
+                .get(output_name)
+                .ok_or_else(|| EngineError::Run(format!("no output `{output_name}`")))?;
+            read_scores(value, output_element, output_name, shape, rows, classes)
         })();
         // On every path: the binding must not keep a view of memory the caller reuses.
         io.binding.clear_inputs();
@@ -391,7 +470,46 @@ impl BoundIo {
             input_allocator,
             output_allocator,
             outputs: Vec::new(),
+            half_inputs: Vec::new(),
         })
+    }
+}
+
+/// The first `rows` rows of scores of the output `value` of a run of `shape` images, as f32 (a
+/// float16 output converted). The f32 path copies them out; the f16 path converts into the copy
+/// it returns instead, so neither allocates more than the one vector.
+fn read_scores(
+    value: &DynValue,
+    element: Element,
+    name: &str,
+    shape: usize,
+    rows: usize,
+    classes: usize,
+) -> Result<Vec<f32>, EngineError> {
+    let extract = |e: ort::Error| EngineError::Run(format!("output `{name}`: {e}"));
+    let wrong_shape = |out_shape: &Shape| {
+        EngineError::Run(format!(
+            "output `{name}` has shape {out_shape:?}, expected [{shape}, {classes}]; fix \
+             `[output] classes`"
+        ))
+    };
+    match element {
+        Element::F32 => {
+            let (out_shape, data) = value.try_extract_tensor::<f32>().map_err(extract)?;
+            if data.len() != shape * classes {
+                return Err(wrong_shape(out_shape));
+            }
+            Ok(data[..rows * classes].to_vec())
+        }
+        Element::F16 => {
+            let (out_shape, data) = value.try_extract_tensor::<f16>().map_err(extract)?;
+            if data.len() != shape * classes {
+                return Err(wrong_shape(out_shape));
+            }
+            let mut out = vec![0f32; rows * classes];
+            data[..rows * classes].convert_to_f32_slice(&mut out);
+            Ok(out)
+        }
     }
 }
 
@@ -422,10 +540,10 @@ fn runtime_info(lib: &Path) -> String {
 /// which is the copy this path exists to avoid (and, in `ort` 2.0.0-rc.15, deadlocks on the CPU).
 /// The caller keeps the memory alive and unchanged until the run is over and then clears the
 /// binding's inputs.
-fn bind_in_place(
+fn bind_in_place<V: ort::AsPointer<Sys = ort::sys::OrtValue>>(
     binding: &mut IoBinding,
     name: &std::ffi::CStr,
-    value: &TensorRefMut<'_, f32>,
+    value: &V,
 ) -> Result<(), EngineError> {
     use ort::AsPointer;
     let api = ort::api();
@@ -527,7 +645,7 @@ fn absolute(p: &Path) -> PathBuf {
 fn check_input(
     session: &Session,
     model: &ModelDesc,
-) -> Result<([usize; 3], Option<usize>), InputMismatch> {
+) -> Result<([usize; 3], Option<usize>, Element), InputMismatch> {
     let name = || model.input.name.clone();
     let input = session
         .inputs()
@@ -540,12 +658,10 @@ fn check_input(
     let ValueType::Tensor { ty, shape, .. } = input.dtype() else {
         return Err(InputMismatch::NotTensor { name: name() });
     };
-    if *ty != TensorElementType::Float32 {
-        return Err(InputMismatch::NotFloat32 {
-            name: name(),
-            element: format!("{ty:?}"),
-        });
-    }
+    let element = Element::of(*ty).ok_or_else(|| InputMismatch::NotFloat32 {
+        name: name(),
+        element: format!("{ty:?}"),
+    })?;
     let (h, w) = (model.input.height as usize, model.input.width as usize);
     let want: [usize; 3] = match model.input.layout {
         Layout::Nchw => [3, h, w],
@@ -566,11 +682,11 @@ fn check_input(
         });
     }
     let fixed = (dims[0] > 0).then_some(dims[0] as usize);
-    Ok((want, fixed))
+    Ok((want, fixed, element))
 }
 
-/// Checks the output tensor against the description's `[output]`.
-fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismatch> {
+/// Checks the output tensor against the description's `[output]`; returns its element type.
+fn check_output(session: &Session, model: &ModelDesc) -> Result<Element, OutputMismatch> {
     let name = || model.output.name.clone();
     let output = session
         .outputs()
@@ -583,12 +699,10 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismat
     let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
         return Err(OutputMismatch::NotTensor { name: name() });
     };
-    if *ty != TensorElementType::Float32 {
-        return Err(OutputMismatch::NotFloat32 {
-            name: name(),
-            element: format!("{ty:?}"),
-        });
-    }
+    let element = Element::of(*ty).ok_or_else(|| OutputMismatch::NotFloat32 {
+        name: name(),
+        element: format!("{ty:?}"),
+    })?;
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
         return Err(OutputMismatch::Classes {
@@ -597,7 +711,7 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<(), OutputMismat
             expected: model.output.classes,
         });
     }
-    Ok(())
+    Ok(element)
 }
 
 impl Engine for OnnxEngine {

@@ -76,35 +76,10 @@ impl Plan {
     }
 }
 
-/// The known name closest to `item` by edit distance, if reasonably close. Names whose length
-/// differs by more than the distance allowed are passed over unmeasured (a megabyte-long item
-/// costs nothing).
+/// The known name closest to `item` ([`crate::quote::closest`]: at most 3 edits away).
 fn suggest(item: &str, catalog: &Catalog) -> Option<String> {
-    let n = item.chars().count();
-    catalog
-        .scenarios
-        .iter()
-        .chain(&catalog.groups)
-        .filter(|e| n.abs_diff(e.name.chars().count()) <= 3)
-        .map(|e| (edit_distance(item, &e.name), &e.name))
-        .filter(|(d, _)| *d <= 3)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n.clone())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
+    let names = catalog.scenarios.iter().chain(&catalog.groups);
+    crate::quote::closest(item, names.map(|e| e.name.as_str())).map(str::to_string)
 }
 
 #[cfg(test)]

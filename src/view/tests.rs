@@ -89,6 +89,7 @@ fn boxes_map_like_their_rectangle_masks() {
             width,
             height,
             resize,
+            filter: Filter::Bilinear,
             resizer: Resampler::new(),
         };
         for (w, h) in [(71u32, 45u32), (45, 71), (640, 427), (20, 13), (224, 224)] {
@@ -121,6 +122,7 @@ fn boxes_map_like_their_rectangle_masks() {
         width: 24,
         height: 24,
         resize: Resize::Keep,
+        filter: Filter::Bilinear,
         resizer: Resampler::new(),
     };
     assert_eq!(view.boxes(&[BBox::new(0, 0, 5, 5)], (100, 100)), vec![]);
@@ -153,6 +155,7 @@ fn hard_imagenet_view_matches_the_reference_rule() {
             width: c.crop[0],
             height: c.crop[1],
             resize: Resize::To(c.resize[0], c.resize[1]),
+            filter: Filter::Bilinear,
             resizer: Resampler::new(),
         };
         let src = image::open(dir.join(&c.src)).unwrap();
@@ -199,6 +202,7 @@ fn bilinear_masks_are_binary_and_cover_the_nearest_ones() {
             width: 24,
             height: 24,
             resize,
+            filter: Filter::Bilinear,
             resizer: Resampler::new(),
         };
         let b = view.mask(&mask, MaskResize::BilinearNonZero);
@@ -247,4 +251,59 @@ fn model_view_equals_resize_then_crop() {
         let want = center_crop(&resize_rgb(&img, w, h, &mut r), 24, 24);
         assert_eq!(view.image(&img), want, "{resize}");
     }
+}
+
+#[test]
+fn interpolation_picks_the_resize_filter() {
+    let desc = |keys: &str| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.txt"), "a\nb\n").unwrap();
+        let text = format!(
+            "onnx = \"m.onnx\"\nlabels = \"l.txt\"\n[input]\nname = \"i\"\nlayout = \"nchw\"\n\
+                 height = 24\nwidth = 24\n[preprocess]\n{keys}\n[output]\nname = \"o\"\n\
+                 kind = \"logits\"\nclasses = 2\n"
+        );
+        let p = d.path().join("m.toml");
+        std::fs::write(&p, text).unwrap();
+        (ModelDesc::load(&p).unwrap(), d)
+    };
+    let img = RgbImage::from_fn(71, 45, |x, y| {
+        image::Rgb([(x * 7 + y * 3) as u8, (x * y) as u8, (200 - 2 * x) as u8])
+    });
+    let norm = "mean = [0.0, 0.0, 0.0]\nstd = [1.0, 1.0, 1.0]";
+    let mut views = Vec::new();
+    for (name, filter) in [
+        ("nearest", Filter::Nearest),
+        ("box", Filter::Box),
+        ("bilinear", Filter::Bilinear),
+        ("bicubic", Filter::Bicubic),
+        ("lanczos", Filter::Lanczos),
+    ] {
+        // The windowed path (crop inside the resized frame), the squash, and a crop that pads.
+        for (shape, (w, h)) in [
+            ("resize_shorter = 28\ncrop = \"center\"", (44, 28)),
+            ("crop = \"squash\"", (24, 24)),
+            (
+                "resize = { width = 30, height = 24 }\ncrop = \"center\"",
+                (30, 24),
+            ),
+        ] {
+            let (m, _d) = desc(&format!("{shape}\ninterpolation = \"{name}\"\n{norm}"));
+            let got = ModelView::new(&m).image(&img);
+            let want = center_crop(&Resampler::new().resize_rgb(&img, w, h, filter), 24, 24);
+            assert_eq!(got, want, "{name} {shape}");
+            if shape.starts_with("resize_shorter") {
+                views.push(got);
+            }
+        }
+    }
+    // Each filter gives another view of the same frame.
+    for (i, a) in views.iter().enumerate() {
+        for b in &views[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+    // Without the key: bilinear, as before.
+    let (m, _d) = desc(&format!("resize_shorter = 28\ncrop = \"center\"\n{norm}"));
+    assert_eq!(ModelView::new(&m).image(&img), views[2]);
 }

@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod html_report;
+mod presets;
 mod preview;
 mod readme;
 mod run_contract;

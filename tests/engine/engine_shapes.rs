@@ -230,8 +230,8 @@ fn an_input_unlike_its_description_is_a_kind_naming_the_setting() {
     };
     assert!(
         e.to_string().contains(&format!(
-            "is {element} but robustream feeds float32 (normalised by the description's \
-             `[preprocess]` mean/std); re-export the model with a float32 input"
+            "is {element} but robustream feeds float32 or float16 (normalised by the \
+             description's `[preprocess]` mean/std); re-export the model with a float32 input"
         )),
         "{e}"
     );
@@ -283,4 +283,66 @@ fn a_fixed_batch_model_sets_the_batch_and_says_so() {
     let (err, s) = run("agreed", &["--batch", "4"]);
     assert!(!err.contains("note:"), "{err}");
     assert_eq!(s["scenarios"]["clean"]["n"], 6, "{s}");
+}
+
+/// A float16 model (the null classifier between Casts, scripts/make_float16.py) scores exactly as
+/// the float32 one does on the batch rounded to float16, its scores rounded to float16: both
+/// conversions happen, at the boundary and nowhere else, in every path a batch can take (exact
+/// size, padded, split, from the caller's buffer, through the IO binding).
+#[test]
+fn a_float16_model_gets_its_batch_converted_and_its_scores_back_as_f32() {
+    use half::f16;
+    let fixtures = crate::util::root().join("tests/fixtures/engine");
+    let f32_model = ModelDesc::load(&fixtures.join("null_classifier.toml")).unwrap();
+    let f16_model = ModelDesc::load(&fixtures.join("null_classifier_f16.toml")).unwrap();
+    // ImageNet's normalisation: values float16 cannot all represent (the fixtures' own
+    // (x − 127) / 128 it can, k / 128 exactly).
+    let mut imagenet = f32_model.clone();
+    imagenet.preprocess.mean = [123.675, 116.28, 103.53];
+    imagenet.preprocess.std = [58.395, 57.12, 57.375];
+    let x = inputs(&imagenet);
+    let per = f32_model.input_len();
+    let rounded: Vec<f32> = x.iter().map(|&v| f16::from_f32(v).to_f32()).collect();
+    let changed = rounded.iter().zip(&x).filter(|(a, b)| a != b).count();
+    assert!(
+        changed > x.len() / 2,
+        "{changed} of {} values rounded",
+        x.len()
+    );
+    let mut reference = engine(&f32_model, &[1, 2, 4], Partial::Split, false);
+    let want: Vec<f32> = reference
+        .infer(&rounded, PHOTOS.len())
+        .unwrap()
+        .iter()
+        .map(|&v| f16::from_f32(v).to_f32())
+        .collect();
+    for (sizes, partial, io) in [
+        (&[1, 2, 4][..], Partial::Split, false),
+        (&[8][..], Partial::Pad, false),
+        (&[1, 2, 4][..], Partial::Split, true),
+        (&[8][..], Partial::Pad, true),
+    ] {
+        let mut e = engine(&f16_model, sizes, partial, io);
+        e.warm_up().unwrap();
+        let got = e.infer(&x, PHOTOS.len()).unwrap();
+        assert_eq!(got, want, "{sizes:?} {partial:?} io binding {io}");
+        let d = e.describe();
+        assert_eq!(
+            d.contains("io binding") && !d.contains("binding off"),
+            io,
+            "{d}"
+        );
+        let mut buffer = e.batch_buffer(sizes[sizes.len() - 1].max(5), per);
+        buffer.as_mut_slice()[..x.len()].copy_from_slice(&x);
+        assert_eq!(e.infer_buffer(&mut buffer, PHOTOS.len()).unwrap(), want);
+        // Twice: the reused float16 buffer holds nothing of the previous batch.
+        assert_eq!(e.infer(&x[per..3 * per], 2).unwrap(), want[1000..3000]);
+    }
+    // The predictions are the float32 model's.
+    let plain = reference.infer(&x, PHOTOS.len()).unwrap();
+    let (a, b) = (decode(&f32_model, &plain), decode(&f16_model, &want));
+    for (p, q) in a.iter().zip(&b) {
+        assert_eq!(p.top[0], q.top[0]);
+        assert!((p.prob[0] - q.prob[0]).abs() < 1e-2, "{p:?} {q:?}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The inference engine on the real model and ONNX Runtime: fixed batch shapes that score every
-//! image as it scores alone, and `robustream bench`.
+//! image as it scores alone, float16 models, and `robustream bench`.
 
 mod bench_cli;
 mod engine_shapes;
+mod float16_cli;
