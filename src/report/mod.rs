@@ -1,7 +1,8 @@
 //! Reporters: what a run leaves on disk and prints. [`jsonl`] writes and reads the per-variant
 //! records (`records.jsonl`); [`summary`] builds the run summary and renders it as JSON, Markdown, CSV
-//! and a terminal table.
+//! and a terminal table; [`compare`] sets two runs side by side and gates one on the other.
 
+pub mod compare;
 pub mod jsonl;
 pub mod lines;
 pub mod progress;
@@ -221,6 +222,20 @@ pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportErro
 /// run killed before writing it has none). A truncated last line of the records, as a killed run
 /// leaves, is skipped with a warning on stderr.
 pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
+    let (summary, read) = read_run(dir)?;
+    if read.truncated > 0 {
+        eprintln!(
+            "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
+            dir.join(jsonl::RECORDS_JSONL).display()
+        );
+    }
+    Ok(summary)
+}
+
+/// The records of the run directory `dir` and the summary rebuilt from them, as
+/// [`recompute_run`] gives it (without its warning: [`jsonl::RecordsRead::truncated`] says whether
+/// a truncated last line was skipped). `robustream compare` pairs the records.
+pub fn read_run(dir: &Path) -> Result<(Summary, jsonl::RecordsRead), ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);
     let not_a_run = |why| ReportError::NotARun {
         dir: dir.to_path_buf(),
@@ -238,12 +253,6 @@ pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
         ));
     }
     let read = jsonl::read_records(&records_path)?;
-    if read.truncated > 0 {
-        eprintln!(
-            "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
-            records_path.display()
-        );
-    }
     let summary_path = dir.join(SUMMARY_JSON);
     let previous = match Summary::read(&summary_path) {
         Ok(s) => Some(s),
@@ -252,7 +261,8 @@ pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
         }
         Err(e) => return Err(e),
     };
-    Ok(Summary::recompute(&read.records, previous.as_ref()))
+    let summary = Summary::recompute(&read.records, previous.as_ref());
+    Ok((summary, read))
 }
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename.

@@ -92,7 +92,8 @@ fn suggest(item: &str, catalog: &Catalog) -> Option<String> {
         .map(|(_, n)| n.clone())
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// The Levenshtein distance between `a` and `b` in characters (also used to suggest metric names).
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
