@@ -498,8 +498,9 @@ impl Comparison {
         if let Some(alpha) = self.alpha {
             notes.push(format!(
                 "--alpha {alpha}: top-1/top-5 rules fire only where the difference is significant \
-                 (paired: exact McNemar p < {alpha}; unpaired: Newcombe's {:.0}% interval excludes 0)",
-                (1.0 - alpha) * 100.0
+                 (paired: exact McNemar p < {alpha}; unpaired: Newcombe's {}% interval excludes \
+                 0); other rules are judged on their values alone",
+                ((1.0 - alpha) * 1e8).round() / 1e6
             ));
         }
         notes

@@ -213,7 +213,9 @@ fn the_gate_fires_holds_back_and_cannot_check() {
     assert_eq!(c.gate[0].not_significant.len(), 1);
     assert_eq!(c.exit_code(), 0);
     assert!(
-        c.notes.iter().any(|n| n.contains("--alpha 0.05")),
+        c.notes
+            .iter()
+            .any(|n| n.contains("--alpha 0.05") && n.contains("Newcombe's 95% interval")),
         "{:?}",
         c.notes
     );
