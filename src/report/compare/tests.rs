@@ -426,3 +426,102 @@ fn renderings_are_consistent_and_self_contained() {
     let html = compare(&odd, &b, None, "").to_html();
     assert!(html.contains("&lt;b&gt;&amp;") && !html.contains("<b>&"));
 }
+
+#[test]
+fn unpaired_significance_uses_newcombe_at_alpha() {
+    let a = summary_only(&run(20, |i| i < 18));
+    let b = run(20, |i| i < 4);
+    let c = compare(&a, &b, Some(0.01), "top1_drop[fog]>0.1");
+    let d = &fog(&c).top1;
+    assert!(!d.paired());
+    // 18/20 vs 4/20: the 99 % interval of the difference lies below 0.
+    let (lo, hi) = stats::newcombe_unpaired(4, 20, 18, 20, stats::z_two_sided(0.01)).unwrap();
+    assert!(hi < 0.0 && lo > -1.0, "{lo} {hi}");
+    assert_eq!(d.significant, Some(true));
+    assert_eq!(c.gate[0].status(), Status::Fired);
+    assert_eq!(c.gate[0].fired[0].p, None);
+    // 18/20 vs 16/20: over the threshold of 0.1 but its interval holds 0.
+    let b = run(20, |i| i < 16);
+    let c = compare(&a, &b, Some(0.05), "top1_drop[fog]>0.05");
+    assert_eq!(fog(&c).top1.significant, Some(false));
+    assert_eq!(c.gate[0].status(), Status::Passed);
+    assert_eq!(c.gate[0].not_significant.len(), 1);
+}
+
+#[test]
+fn runs_in_progress_or_ended_early_are_compared_and_said_so() {
+    let mut a = run(5, |_| true);
+    let mut b = a.clone();
+    a.summary.run = json!({"model": "a.toml", "end": "running"});
+    b.summary.run = json!({"model": "b.toml", "end": "interrupted"});
+    let c = compare(&a, &b, None, "");
+    assert_eq!(c.scenarios.len(), 2);
+    let notes = c.notes.join("\n");
+    assert!(
+        notes.contains("the baseline run was still running"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("the candidate run ended early (`interrupted`)"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("models: baseline a.toml, candidate b.toml"),
+        "{notes}"
+    );
+    // Killed before its summary was written: no `run` facts at all.
+    b.summary.run = json!({});
+    let c = compare(&a, &b, None, "");
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("the candidate run has no summary.json"))
+    );
+    let json: Value = serde_json::from_str(&c.to_json()).unwrap();
+    assert_eq!(json["baseline"]["end"], "running");
+    assert_eq!(json["candidate"]["end"], Value::Null);
+}
+
+#[test]
+fn inputs_are_run_directories_summary_folders_or_summary_files() {
+    let d = tempfile::tempdir().unwrap();
+    let a = run(3, |_| true);
+    let dir = d.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    let mut w =
+        crate::report::jsonl::RecordWriter::create(&dir.join(crate::report::jsonl::RECORDS_JSONL))
+            .unwrap();
+    w.write_batch(a.records.as_ref().unwrap()).unwrap();
+    crate::report::write_run_summary(&dir, &a.summary).unwrap();
+    let i = Input::load(&dir, "baseline").unwrap();
+    assert_eq!(i.records.as_ref().map(Vec::len), Some(6));
+    assert_eq!(i.summary.scenarios, a.summary.scenarios);
+    let i = Input::load(&dir.join("summary.json"), "baseline").unwrap();
+    assert!(i.records.is_none());
+    // A folder holding only a summary.
+    let only = d.path().join("only");
+    std::fs::create_dir(&only).unwrap();
+    std::fs::copy(dir.join("summary.json"), only.join("summary.json")).unwrap();
+    assert!(Input::load(&only, "baseline").unwrap().records.is_none());
+    // Nothing usable: the side, the path, what to give.
+    let e = Input::load(&d.path().join("nope"), "candidate").unwrap_err();
+    assert!(e.to_string().starts_with("candidate "), "{e}");
+    assert!(
+        e.to_string()
+            .contains("no such file or directory; give a run directory"),
+        "{e}"
+    );
+    let e = Input::load(d.path(), "baseline").unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("neither records.jsonl nor summary.json"),
+        "{e}"
+    );
+    std::fs::write(d.path().join("bad.json"), "{").unwrap();
+    let e = Input::load(&d.path().join("bad.json"), "baseline").unwrap_err();
+    assert!(
+        e.to_string().starts_with("baseline: ")
+            && e.to_string().contains("not a valid summary.json"),
+        "{e}"
+    );
+}
