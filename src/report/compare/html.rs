@@ -79,7 +79,14 @@ fn significant(d: &Diff) -> bool {
 }
 
 fn cell(out: &mut String, class: &str, text: &str) {
-    let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(text));
+    match class {
+        "" => {
+            let _ = write!(out, "<td>{}</td>", esc(text));
+        }
+        _ => {
+            let _ = write!(out, "<td class=\"{class}\">{}</td>", esc(text));
+        }
+    }
 }
 
 /// The page.
@@ -115,13 +122,13 @@ pub(super) fn page(c: &Comparison) -> String {
         );
         for line in gate_lines(c) {
             let class = if line.starts_with("FAIL") {
-                "fail"
+                " class=\"fail\""
             } else if line.starts_with("CANNOT") {
-                "unchecked"
+                " class=\"unchecked\""
             } else {
                 ""
             };
-            let _ = write!(out, "<li class=\"{class}\">{}</li>", esc(&line));
+            let _ = write!(out, "<li{class}>{}</li>", esc(&line));
         }
         out.push_str("</ul>\n");
     }
