@@ -240,6 +240,49 @@ fn compare_pairs_demo_runs_and_gates_a_broken_candidate() {
     assert_eq!(j["gate"]["unchecked"], serde_json::json!(["mce>0.01"]));
     assert!(text(&o.stderr).contains("CANNOT CHECK `mce>0.01`"));
 
+    // Another plan: the scenarios in both are compared, the others listed; a rule on scenarios the
+    // candidate lacks cannot be checked (exit 4), never passes silently.
+    let short = d.path().join("contrast_only");
+    let o = run(robustream()
+        .args([
+            "run",
+            "--quiet",
+            "--scenarios",
+            "corruption/contrast",
+            "--config",
+        ])
+        .arg(root().join("configs/demo.toml"))
+        .arg("--out")
+        .arg(&short));
+    assert!(o.status.success());
+    let o = compare(&[
+        pa,
+        path(&short),
+        "--format",
+        "json",
+        "--fail-on",
+        "top1_drop[corruption/gaussian_noise/*]>0.5",
+    ]);
+    assert_eq!(code(&o), 4, "{}", text(&o.stderr));
+    let j = json(&o);
+    let only: Vec<&str> = j["only_baseline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(only.len(), 5, "{only:?}");
+    assert!(
+        only.iter()
+            .all(|k| k.starts_with("corruption/gaussian_noise/"))
+    );
+    assert_eq!(j["scenarios"].as_object().unwrap().len(), 6);
+    assert_eq!(
+        j["scenarios"]["corruption/contrast/3"]["top1"]["paired"],
+        true
+    );
+    assert!(text(&o.stderr).contains("not in the candidate's plan"));
+
     // A side that is not there: an error (1) naming it.
     let o = compare(&[path(&d.path().join("nope")), pb]);
     assert_eq!(code(&o), 1);
