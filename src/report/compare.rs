@@ -526,7 +526,6 @@ impl Comparison {
             not_significant: Vec::new(),
             unchecked: Vec::new(),
         };
-        // (item, baseline value, candidate value, rule value, p, significant)
         let mut seen = 0;
         if rule.metric.scope == Scope::Scenario {
             for key in self.only_baseline.iter().filter(|k| rule.selects(k)) {
