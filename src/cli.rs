@@ -1,4 +1,4 @@
-//! The command line: `run`, `apply`, `preview`, `scenarios`, `report`, `bench`.
+//! The command line: `run`, `apply`, `preview`, `scenarios`, `report`, `compare`, `bench`.
 
 use std::path::PathBuf;
 
@@ -27,6 +27,10 @@ pub enum Command {
     Scenarios,
     /// Recompute a run's summary from its records.jsonl.
     Report(ReportArgs),
+    /// Compare a candidate run with a baseline run (or a baseline summary.json): per-scenario
+    /// differences with intervals (paired McNemar on the same frames), per-metric differences, and
+    /// a --fail-on gate for CI (exit 3 when a rule fires, 4 when one cannot be checked).
+    Compare(CompareArgs),
     /// Latency benchmark of a model: throughput, latency percentiles, per-stage breakdown
     /// (trtexec's figures) in MLPerf's single-stream or offline framing.
     Bench(BenchArgs),
@@ -415,4 +419,53 @@ pub struct ReportArgs {
     /// AlexNet's): re-reads any recorded run against another model's errors.
     #[arg(long, value_name = "TABLE")]
     pub ce_baseline: Option<PathBuf>,
+}
+
+/// Output format of `robustream compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned plain text for a terminal.
+    Table,
+    /// The JSON of docs/compare.md#json-output.
+    Json,
+    /// Markdown tables (a CI job summary, a pull-request comment).
+    Md,
+    /// One self-contained HTML page (inline CSS, no scripts).
+    Html,
+}
+
+/// `robustream compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline (A): a run directory, or a summary.json file (e.g. checked into the
+    /// repository; no records, so no pairing).
+    pub baseline: PathBuf,
+    /// The candidate (B): a run directory or a summary.json file.
+    pub candidate: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Write the output to this file instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Gate rules, comma-separated or repeated: `METRIC[PATTERN]OP NUMBER[%]`, e.g.
+    /// `top1_drop>0.02` (top-1 more than 2 points below the baseline's in any scenario),
+    /// `top1_drop[corruption/*]>=1%`, `mce>0.01`. Thresholds are fractions as in summary.json, or
+    /// points with `%`. Exit 3 when one fires, 4 when one cannot be checked (docs/compare.md#rules).
+    #[arg(long = "fail-on", value_name = "RULES")]
+    pub fail_on: Vec<String>,
+    /// Significance level: a top-1/top-5 rule then fires only where the difference is significant
+    /// (paired: exact McNemar p < ALPHA; unpaired: Newcombe's 1 − ALPHA interval excludes 0).
+    #[arg(long, value_name = "ALPHA", value_parser = parse_alpha)]
+    pub alpha: Option<f64>,
+}
+
+/// `--alpha`: a number strictly between 0 and 1.
+fn parse_alpha(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(a) if a > 0.0 && a < 1.0 => Ok(a),
+        _ => Err(format!(
+            "`{text}` is not a significance level; give a number between 0 and 1, e.g. 0.05"
+        )),
+    }
 }

@@ -1,6 +1,7 @@
 //! The `robustream` binary: parses the command line, calls the library, maps errors to one line and an
 //! exit code (0 ok, 1 error, 2 usage, 128 + the signal when interrupted: 130 Ctrl-C, 143 SIGTERM,
-//! 129 SIGHUP).
+//! 129 SIGHUP; `compare`'s gate: 3 a rule fired, 4 a rule could not be checked,
+//! docs/compare.md#exit-codes).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use anyhow::Context;
 use clap::Parser;
 use robustream::cli::{
-    ApplyArgs, BenchArgs, Cli, Command, Format, LabelsArgs, PreviewArgs, ReportArgs, RunArgs,
+    ApplyArgs, BenchArgs, Cli, Command, CompareArgs, CompareFormat, Format, LabelsArgs,
+    PreviewArgs, ReportArgs, RunArgs,
 };
 use robustream::config::{Overrides, RunConfig};
 use robustream::pipeline::EndReason;
@@ -27,6 +29,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => compare(args),
         Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
         Command::Labels(args) => labels(args).map(|()| ExitCode::SUCCESS),
         Command::Devices(args) => Ok(devices(&args)),
@@ -309,6 +312,37 @@ fn report(args: ReportArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `robustream compare`: the comparison on stdout (or --out), the gate's verdict on stderr, and the
+/// gate's exit code. A malformed rule is a usage error (exit 2), found before anything is read.
+fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    use robustream::report::compare::{Comparison, Input, rules};
+    let rules = match rules::parse_rules(args.fail_on.iter().map(String::as_str)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let baseline = Input::load(&args.baseline, "baseline")?;
+    let candidate = Input::load(&args.candidate, "candidate")?;
+    let c = Comparison::new(&baseline, &candidate, args.alpha, &rules);
+    let text = match args.format {
+        CompareFormat::Table => c.to_table(),
+        CompareFormat::Json => c.to_json() + "\n",
+        CompareFormat::Md => c.to_markdown(),
+        CompareFormat::Html => c.to_html(),
+    };
+    match &args.out {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("{}: cannot write the comparison", path.display()))?,
+        None => out(&text),
+    }
+    for line in c.gate_lines() {
+        eprintln!("compare: {line}");
+    }
+    Ok(ExitCode::from(c.exit_code()))
 }
 
 /// Writes to stdout; a reader that went away (`robustream report run | head`) is not an error.

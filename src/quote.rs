@@ -123,7 +123,7 @@ pub fn closest<'a>(item: &str, names: impl IntoIterator<Item = &'a str>) -> Opti
 }
 
 /// Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -1,7 +1,8 @@
 //! Reporters: what a run leaves on disk and prints. [`jsonl`] writes and reads the per-variant
 //! records (`records.jsonl`); [`summary`] builds the run summary and renders it as JSON, Markdown, CSV
-//! and a terminal table.
+//! and a terminal table; [`compare`] sets two runs side by side and gates one on the other.
 
+pub mod compare;
 pub mod flips;
 pub mod html;
 pub mod jsonl;
@@ -281,6 +282,22 @@ pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
 pub fn recompute_run_with_metrics(
     dir: &Path,
 ) -> Result<(Summary, crate::metrics::Metrics), ReportError> {
+    let (summary, metrics, read) = read_run(dir)?;
+    if read.truncated > 0 {
+        eprintln!(
+            "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
+            dir.join(jsonl::RECORDS_JSONL).display()
+        );
+    }
+    Ok((summary, metrics))
+}
+
+/// The records of the run directory `dir`, the summary rebuilt from them as [`recompute_run`] gives
+/// it and the metrics behind it (without the warning: [`jsonl::RecordsRead::truncated`] says
+/// whether a truncated last line was skipped). `robustream compare` pairs the records.
+pub fn read_run(
+    dir: &Path,
+) -> Result<(Summary, crate::metrics::Metrics, jsonl::RecordsRead), ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);
     let not_a_run = |why| ReportError::NotARun {
         dir: dir.to_path_buf(),
@@ -298,12 +315,6 @@ pub fn recompute_run_with_metrics(
         ));
     }
     let read = jsonl::read_records(&records_path)?;
-    if read.truncated > 0 {
-        eprintln!(
-            "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
-            records_path.display()
-        );
-    }
     let summary_path = dir.join(SUMMARY_JSON);
     let previous = match Summary::read(&summary_path) {
         Ok(s) => Some(s),
@@ -312,10 +323,8 @@ pub fn recompute_run_with_metrics(
         }
         Err(e) => return Err(e),
     };
-    Ok(Summary::recompute_with_metrics(
-        &read.records,
-        previous.as_ref(),
-    ))
+    let (summary, metrics) = Summary::recompute_with_metrics(&read.records, previous.as_ref());
+    Ok((summary, metrics, read))
 }
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename.
