@@ -569,25 +569,7 @@ impl Summary {
     pub fn table(&self) -> String {
         let mut rows = vec![SCENARIO_HEADER.map(String::from).to_vec()];
         rows.extend(self.scenarios.iter().map(|(k, s)| scenario_cells(k, s)));
-        let widths = column_widths(&rows);
-        let mut out = String::new();
-        for (i, row) in rows.iter().enumerate() {
-            let mut line = String::new();
-            for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
-                if j == 0 {
-                    let _ = write!(line, "{cell:<w$}");
-                } else {
-                    let _ = write!(line, "  {cell:>w$}");
-                }
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-            if i == 0 {
-                let total = widths.iter().sum::<usize>() + 2 * (widths.len() - 1);
-                out.push_str(&"-".repeat(total));
-                out.push('\n');
-            }
-        }
+        let mut out = aligned(&rows);
         if let Some(ic) = self.imagenet_c() {
             out.push('\n');
             out.push_str(&imagenet_c_lines(&ic));
@@ -1085,6 +1067,31 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// `rows` as aligned plain text: the first column left-aligned, the others right-aligned, two
+/// spaces apart, a rule of `-` under the first row (the header); trailing spaces trimmed.
+pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
+    let widths = column_widths(rows);
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let mut line = String::new();
+        for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            if j == 0 {
+                let _ = write!(line, "{cell:<w$}");
+            } else {
+                let _ = write!(line, "  {cell:>w$}");
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if i == 0 {
+            let total = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
+            out.push_str(&"-".repeat(total));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Widths of each column in characters.

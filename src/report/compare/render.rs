@@ -130,40 +130,6 @@ pub(super) fn metric_rows(c: &Comparison) -> Vec<Vec<String>> {
     rows
 }
 
-/// Aligned plain-text rows (first column left, others right), a rule under the header.
-fn aligned(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|j| {
-            rows.iter()
-                .filter_map(|r| r.get(j))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (j, (cell, w)) in row.iter().zip(&widths).enumerate() {
-            let pad = w.saturating_sub(cell.chars().count());
-            if j == 0 {
-                let _ = write!(line, "{cell}{}", " ".repeat(pad));
-            } else {
-                let _ = write!(line, "  {}{cell}", " ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-        if i == 0 {
-            let total = widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1);
-            out.push_str(&"-".repeat(total));
-            out.push('\n');
-        }
-    }
-    out
-}
-
 /// The terminal rendering.
 pub(super) fn table(c: &Comparison) -> String {
     let mut out = format!(
@@ -177,7 +143,7 @@ pub(super) fn table(c: &Comparison) -> String {
     out.push('\n');
     let mut rows = vec![HEADER.map(String::from).to_vec()];
     rows.extend(c.scenarios.iter().map(|(k, d)| scenario_cells(k, d)));
-    out.push_str(&aligned(&rows));
+    out.push_str(&crate::report::summary::aligned(&rows));
     let _ = writeln!(
         out,
         "Δ = B − A in points; 95% CI: Newcombe (paired or unpaired); p: exact McNemar (paired only)"
@@ -195,7 +161,7 @@ pub(super) fn table(c: &Comparison) -> String {
     }
     if !c.metrics.is_empty() {
         out.push('\n');
-        out.push_str(&aligned(&metric_rows(c)));
+        out.push_str(&crate::report::summary::aligned(&metric_rows(c)));
     }
     out
 }
