@@ -1,5 +1,5 @@
-//! Continuous reporting on a live stream, as a user watches it: `summary.json` is
-//! rewritten during the run (a watcher always reads a whole, valid file that says `running`), and
+//! Continuous reporting on a live stream, as a user watches it: `summary.json` and `report.html`
+//! are rewritten during the run (a watcher always reads a whole, valid file that says `running`), and
 //! the live terminal view comes up on a real pseudo-terminal (`script`), shows the stream, the
 //! scenarios and the latencies, stops on `q` and gives the terminal back.
 
@@ -31,6 +31,7 @@ fn summary_is_rewritten_during_the_run() {
         .expect("robustream starts");
     let path = out.join("summary.json");
     let mut interim = Vec::new();
+    let mut interim_pages = 0;
     let deadline = Instant::now() + Duration::from_secs(60);
     while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
         if let Ok(text) = std::fs::read_to_string(&path) {
@@ -40,6 +41,10 @@ fn summary_is_rewritten_during_the_run() {
                 interim.push(v["frames"]["read"].as_u64().unwrap());
             }
         }
+        if let Ok(page) = std::fs::read_to_string(out.join("report.html")) {
+            assert!(page.trim_end().ends_with("</html>"), "half a page");
+            interim_pages += usize::from(page.contains("running — interim"));
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let status = child.wait().unwrap();
@@ -47,6 +52,9 @@ fn summary_is_rewritten_during_the_run() {
     assert!(interim.len() >= 3, "interim summaries seen: {interim:?}");
     assert!(interim.windows(2).all(|w| w[0] <= w[1]), "{interim:?}");
     assert!(interim.iter().any(|&n| n > 0 && n < 40), "{interim:?}");
+    assert!(interim_pages >= 3, "interim HTML reports seen: {interim_pages}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!page.contains("running — interim") && page.contains("id=\"scenarios\""));
     let s = summary(&out);
     assert_eq!(s["run"]["end"], "completed");
     assert_eq!(s["frames"]["read"], 40);
