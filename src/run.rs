@@ -217,7 +217,22 @@ fn round3(v: f64) -> f64 {
 
 /// Runs an evaluation as configured. `stop` is the Ctrl-C flag: when raised, reading stops, frames in
 /// flight finish, and the summary of what was done is written.
+///
+/// An error here means nothing was evaluated (a bad model, source, plan or engine; failures during
+/// the run end it as `failed` with its summary instead): a run directory this call made itself is
+/// then removed again, so that a mistyped command leaves no empty `runs/<name>-<time>` behind. A
+/// directory that was there before is left as it was, apart from its `.lock`.
 pub fn run(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
+    let fresh = !config.out.exists();
+    let result = run_in_dir(config, stop, quiet);
+    if result.is_err() && fresh {
+        // Everything in it was made by this call, and the lock was let go with `run_in_dir`.
+        let _ = std::fs::remove_dir_all(&config.out);
+    }
+    result
+}
+
+fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Result<RunResult> {
     // Held until this function returns (the summary written); the OS releases it if the process
     // dies.
     let _lock = lock_run_dir(config)?;

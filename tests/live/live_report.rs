@@ -52,7 +52,10 @@ fn summary_is_rewritten_during_the_run() {
     assert!(interim.len() >= 3, "interim summaries seen: {interim:?}");
     assert!(interim.windows(2).all(|w| w[0] <= w[1]), "{interim:?}");
     assert!(interim.iter().any(|&n| n > 0 && n < 40), "{interim:?}");
-    assert!(interim_pages >= 3, "interim HTML reports seen: {interim_pages}");
+    assert!(
+        interim_pages >= 3,
+        "interim HTML reports seen: {interim_pages}"
+    );
     let page = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(!page.contains("running — interim") && page.contains("id=\"scenarios\""));
     let s = summary(&out);

@@ -118,11 +118,18 @@ fn compute_budget_sets_scenarios_per_frame_from_the_source_rate() {
     // A folder of photos has no frame rate: the budget needs `fps`, said in one line.
     let config = dir.path().join("nofps.toml");
     std::fs::write(&config, "[pipeline]\nbudget = 50\n").unwrap();
-    let o = run(quiet_run(&config).arg("--source").arg(photo("coffee.png")));
+    let out = dir.path().join("nofps");
+    let o = run(quiet_run(&config)
+        .arg("--source")
+        .arg(photo("coffee.png"))
+        .arg("--out")
+        .arg(&out));
     assert!(!o.status.success());
     let err = text(&o.stderr);
     assert!(
         err.contains("set `[pipeline] fps`") && err.trim().lines().count() == 1,
         "{err}"
     );
+    // Nothing was evaluated: the run directory it made is gone again.
+    assert!(!out.exists());
 }
