@@ -247,8 +247,8 @@ pub enum InputMismatch {
     },
     /// The input is not a tensor (a sequence or a map).
     #[error(
-        "input `{name}` is not a tensor; robustream feeds one float32 or float16 image tensor, re-export the \
-         model with one"
+        "input `{name}` is not a tensor; robustream feeds one float32 or float16 image tensor, \
+         re-export the model with one"
     )]
     NotTensor {
         /// The input's name.
