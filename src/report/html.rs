@@ -646,7 +646,7 @@ impl HtmlReport<'_> {
         if self.resources.len() > 2 {
             let mut evaluated = Vec::new();
             let mut dropped = Vec::new();
-            for w in self.resources.windows(2) {
+            for w in timeline_samples(&self.resources).windows(2) {
                 let dt = w[1].t_s - w[0].t_s;
                 if dt <= 0.0 {
                     continue;
@@ -781,6 +781,28 @@ impl HtmlReport<'_> {
         out.push_str("</table></section>");
         out
     }
+}
+
+/// At most this many rate points on the frames-per-second chart: a day-long soak samples
+/// `resources.csv` 86,400 times, which would make the page (rewritten every interim summary) megabytes
+/// of polyline.
+const TIMELINE_POINTS: usize = 600;
+
+/// Every k-th sample (k chosen to leave at most [`TIMELINE_POINTS`] intervals) and the last, so
+/// each rate is the mean over k seconds rather than a point in time.
+fn timeline_samples(samples: &[ResourceSample]) -> Vec<ResourceSample> {
+    let stride = samples
+        .len()
+        .saturating_sub(1)
+        .div_ceil(TIMELINE_POINTS)
+        .max(1);
+    let mut kept: Vec<ResourceSample> = samples.iter().step_by(stride).copied().collect();
+    if let Some(&last) = samples.last()
+        && kept.last() != Some(&last)
+    {
+        kept.push(last);
+    }
+    kept
 }
 
 fn index_of(list: &mut Vec<String>, item: &str) -> usize {

@@ -229,3 +229,40 @@ fn resources_csv_reads_old_and_new_columns_and_skips_broken_lines() {
     assert_eq!(read_resources(&p)[0].dropped, None);
     assert!(read_resources(&dir.path().join("none.csv")).is_empty());
 }
+
+#[test]
+fn a_long_run_s_timeline_is_thinned_to_mean_rates() {
+    // A day at one sample a second, 10 frames a second, 1 dropped a second.
+    let day: Vec<ResourceSample> = (0..=86_400u64)
+        .map(|t| ResourceSample {
+            t_s: t as f64,
+            frames: 10 * t,
+            dropped: Some(t),
+        })
+        .collect();
+    let kept = timeline_samples(&day);
+    assert!(kept.len() <= TIMELINE_POINTS + 2, "{}", kept.len());
+    assert_eq!(kept.last(), day.last());
+    let m = Metrics::new(vec!["clean".into()]);
+    let summary = Summary::from_metrics(&m, serde_json::json!({}), FrameCounts::default());
+    let html = HtmlReport {
+        summary: &summary,
+        latency: Vec::new(),
+        resources: day,
+        flips: Vec::new(),
+    }
+    .render();
+    // The chart stays small.
+    let chart = &html[html.find("data-chart=\"frames-per-second\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.len() < 60_000, "{} bytes", chart.len());
+    // Short runs keep every sample.
+    let short: Vec<ResourceSample> = (0..5u64)
+        .map(|t| ResourceSample {
+            t_s: t as f64,
+            frames: t,
+            dropped: None,
+        })
+        .collect();
+    assert_eq!(timeline_samples(&short), short);
+}
