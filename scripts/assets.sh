@@ -11,6 +11,8 @@
 #   photos/                    real photos from scikit-image / scikit-learn / matplotlib + demo.csv;
 #                              quokka.jpg with a rasterised outline mask (imgaug) + masks.csv
 #   frost/                     frost1..6 textures from imagecorruptions (ImageNet-C frost)
+#   nvrtc/                     libnvrtc.so.13 + builtins (PyPI nvidia-cuda-nvrtc): compiles the GPU
+#                              kernels to PTX in the tests, on machines with or without a GPU
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,6 +33,7 @@ SKIMAGE_PKG=scikit-image==0.26.0
 SKLEARN_PKG=scikit-learn==1.9.1
 MPL_PKG=matplotlib==3.11.2
 FROST_PKG=imagecorruptions==1.1.2
+NVRTC_PKG=nvidia-cuda-nvrtc==13.5.37
 IMGAUG_PKG=imgaug==0.4.0
 # Data-only use of binary wheels: fix the target so the download does not depend on this interpreter.
 WHEEL_TARGET=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311
@@ -41,7 +44,7 @@ if [ -e "$REPO/assets" ] && [ ! -L "$REPO/assets" ]; then
   log "error: $REPO/assets exists and is not a symlink"; exit 1
 fi
 ln -sfn "$CACHE" "$REPO/assets"
-mkdir -p "$CACHE"/{lib,weights,models,photos,frost}
+mkdir -p "$CACHE"/{lib,weights,models,photos,frost,nvrtc}
 
 # --- Python venv ---------------------------------------------------------------------------------
 if [ ! -x "$VPY" ] || [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PY_PINS" ]; then
@@ -233,6 +236,13 @@ FROST=(frost1.png frost2.png frost3.png frost4.jpg frost5.jpg frost6.jpg)
 if missing "${FROST[@]/#/$CACHE/frost/}"; then
   wheel "$FROST_PKG"
   extract "$WHL" "$CACHE/frost" "${FROST[@]/#/imagecorruptions/frost/}"
+fi
+
+# --- NVRTC (CUDA's run-time compiler; no GPU needed): the tests compile every GPU kernel to PTX ----
+NVRTC=(libnvrtc.so.13 libnvrtc-builtins.so.13.5)
+if missing "${NVRTC[@]/#/$CACHE/nvrtc/}"; then
+  wheel "$NVRTC_PKG"
+  extract "$WHL" "$CACHE/nvrtc" "${NVRTC[@]/#/nvidia/cu13/lib/}"
 fi
 
 rm -rf "$TMP"

@@ -14,7 +14,7 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
     ),
     ("sources", &["source"]),
     ("scenarios", &["scenario"]),
-    ("preprocessing", &["preprocess"]),
+    ("preprocessing", &["preprocess", "gpu"]),
     ("engine", &["engine"]),
     ("metrics", &["metrics"]),
     ("reports", &["report"]),

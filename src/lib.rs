@@ -30,6 +30,7 @@ pub mod source;
 
 pub mod scenario;
 
+pub mod gpu;
 pub mod preprocess;
 
 pub mod engine;

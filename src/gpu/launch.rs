@@ -1,0 +1,78 @@
+//! How a GPU scenario is run, whatever runs it: buffers are handles, a kernel launch is a name, the
+//! number of elements of its `RS_FOR` loop and one [`Args`]. [`Launcher`] is implemented by the
+//! CUDA device ([`super::cuda`]) and, in the tests, by the host build of the same kernels, so the
+//! recipes that sequence the launches of a scenario run unchanged on the CPU.
+
+use super::GpuError;
+
+/// The one argument of every kernel: the `RsArgs` struct of `cuda/common.cuh` (same layout).
+/// `p` holds buffer addresses ([`Launcher::address`]), `i` integers, `f` floats, `d` doubles; what each slot
+/// means is written above each kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Args {
+    /// Buffer addresses.
+    pub p: [u64; 6],
+    /// Integers (sizes, strides, keys).
+    pub i: [i64; 8],
+    /// Floats (parameters).
+    pub f: [f32; 8],
+    /// Doubles (parameters the CPU kernels use in f64).
+    pub d: [f64; 4],
+}
+
+impl Args {
+    /// Arguments with the buffers `p` (the rest zero).
+    pub fn buffers(p: &[u64]) -> Self {
+        let mut a = Self::default();
+        a.p[..p.len()].copy_from_slice(p);
+        a
+    }
+
+    /// Sets the integers from slot 0.
+    pub fn ints(mut self, i: &[i64]) -> Self {
+        self.i[..i.len()].copy_from_slice(i);
+        self
+    }
+
+    /// Sets the floats from slot 0.
+    pub fn floats(mut self, f: &[f32]) -> Self {
+        self.f[..f.len()].copy_from_slice(f);
+        self
+    }
+
+    /// Sets the doubles from slot 0.
+    pub fn doubles(mut self, d: &[f64]) -> Self {
+        self.d[..d.len()].copy_from_slice(d);
+        self
+    }
+}
+
+/// The most threads a reduction kernel (one that adds into a few totals with
+/// `rs_atomic_add_u64`) is launched with: each thread adds once, so this bounds the atomics.
+pub const REDUCE_THREADS: u64 = 16_384;
+
+/// A buffer of a [`Launcher`]: an index into its own table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Buf(pub usize);
+
+/// What runs kernels: the CUDA device, or the host build of the kernels in the tests.
+pub trait Launcher {
+    /// A zeroed buffer of `bytes` bytes, aligned for any element type the kernels use.
+    fn alloc(&mut self, bytes: usize) -> Result<Buf, GpuError>;
+    /// Scratch buffer number `slot`, at least `bytes` long, kept by the launcher and handed out
+    /// again to the next call with the same slot (grown when too small): recipes take their
+    /// temporaries here, numbered from 0, so a run allocates only while buffers grow. Its contents
+    /// are whatever the last user left; [`Launcher::zero`] it where a kernel adds into it.
+    fn scratch(&mut self, slot: usize, bytes: usize) -> Result<Buf, GpuError>;
+    /// Sets the first `bytes` bytes of `buf` to zero.
+    fn zero(&mut self, buf: Buf, bytes: usize) -> Result<(), GpuError>;
+    /// Copies `data` to the start of `buf`.
+    fn upload(&mut self, buf: Buf, data: &[u8]) -> Result<(), GpuError>;
+    /// Copies the start of `buf` into `out`.
+    fn download(&mut self, buf: Buf, out: &mut [u8]) -> Result<(), GpuError>;
+    /// The address kernels see for `buf` (a device pointer on the GPU).
+    fn address(&self, buf: Buf) -> u64;
+    /// Runs kernel `name` over `elements` loop elements with `args`; launches run in order.
+    fn launch(&mut self, name: &'static str, elements: u64, args: &Args) -> Result<(), GpuError>;
+}

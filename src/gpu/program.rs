@@ -1,0 +1,39 @@
+//! The CUDA C++ of the GPU kernels (`src/gpu/cuda/`), as one program: `common.cuh` followed by
+//! every kernel file, each behind a `#line` directive so that a compiler's message names the file
+//! and line it came from. The same text is compiled by NVRTC into PTX ([`super::nvrtc`]) and, in
+//! the tests, by the host C++ compiler into a shared library whose kernels run on the CPU.
+
+/// What every kernel file starts from: types, launch macros, rounding, Philox, float16.
+pub const COMMON: &str = include_str!("cuda/common.cuh");
+
+/// The kernel files, in program order: `(file name, text)`.
+pub const FILES: &[(&str, &str)] = &[
+    ("selftest.cu", include_str!("cuda/selftest.cu")),
+    ("noise.cu", include_str!("cuda/noise.cu")),
+    ("digital.cu", include_str!("cuda/digital.cu")),
+];
+
+/// The whole program: [`COMMON`] then each of [`FILES`].
+pub fn source() -> String {
+    let mut s = String::with_capacity(
+        COMMON.len() + FILES.iter().map(|(_, t)| t.len() + 64).sum::<usize>() + 64,
+    );
+    for (name, text) in std::iter::once(&("common.cuh", COMMON)).chain(FILES) {
+        s.push_str(&format!("#line 1 \"{name}\"\n"));
+        s.push_str(text);
+        s.push('\n');
+    }
+    s
+}
+
+/// The names of the program's kernels (every `RS_KERNEL <name>(`), in program order.
+pub fn kernel_names() -> Vec<&'static str> {
+    FILES
+        .iter()
+        .flat_map(|(_, text)| text.lines())
+        .filter_map(|l| {
+            let rest = l.trim_start().strip_prefix("RS_KERNEL ")?;
+            rest.split('(').next().map(str::trim)
+        })
+        .collect()
+}
