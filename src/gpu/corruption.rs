@@ -1,13 +1,17 @@
 //! The ImageNet-C corruptions on the GPU: for each corruption with kernels, the sequence of launches
 //! that turns a frame's RGB bytes into the variant's, with the severity parameters of the CPU
-//! kernels (`scenario/corruption/`), so both paths read the same tables.
+//! kernels (`scenario/corruption/`), so both paths read the same tables. Grouped like the CPU
+//! kernels; each group lists the corruptions it has kernels for (`NAMES`) and sequences them
+//! (`corrupt`).
 //!
 //! An image on the device is `width × height × 3` bytes, RGB interleaved, rows packed.
 
+mod digital;
+mod noise;
+
 use super::GpuError;
-use super::launch::{Args, Buf, Launcher, REDUCE_THREADS};
+use super::launch::{Buf, Launcher};
 use crate::rng::RngKey;
-use crate::scenario::corruption::{digital, noise};
 
 /// An RGB image in a launcher's buffer.
 #[derive(Debug, Clone, Copy)]
@@ -27,9 +31,23 @@ impl DeviceImage {
     }
 }
 
+/// What a group's `corrupt` gets: the corruption, its severity index and the two images.
+#[derive(Debug, Clone, Copy)]
+struct Job<'a> {
+    name: &'a str,
+    /// Severity − 1 (0..=4), to index the CPU kernels' parameter tables.
+    s: usize,
+    src: DeviceImage,
+    dst: DeviceImage,
+    key: RngKey,
+}
+
+/// The corruptions with GPU kernels, by group.
+const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES];
+
 /// Whether `name` (an ImageNet-C corruption) has GPU kernels.
 pub fn on_gpu(name: &str) -> bool {
-    matches!(name, "gaussian_noise" | "contrast")
+    GROUPS.iter().any(|names| names.contains(&name))
 }
 
 /// Writes corruption `name` at `severity` (1..=5) of `src` into `dst` (same size); `Ok(false)`
@@ -48,32 +66,19 @@ pub fn corrupt<L: Launcher>(
             src.width, src.height, dst.width, dst.height
         )));
     }
-    let s = usize::from(severity - 1);
-    let n = src.elements();
-    let bufs = [l.address(src.buf), l.address(dst.buf)];
-    match name {
-        "gaussian_noise" => {
-            let args = Args::buffers(&bufs)
-                .ints(&[n as i64, key.0 as i64])
-                .floats(&[noise::GAUSSIAN_SIGMA[s] as f32]);
-            l.launch("rs_gaussian_noise", n.div_ceil(4), &args)?;
-        }
-        "contrast" => {
-            let pixels = n / 3;
-            let sums = l.scratch(0, 3 * 8)?;
-            l.zero(sums, 3 * 8)?;
-            let luts = l.scratch(1, 768)?;
-            let (sums_at, luts_at) = (l.address(sums), l.address(luts));
-            let args = Args::buffers(&[bufs[0], sums_at]).ints(&[pixels as i64]);
-            l.launch("rs_channel_sums", pixels.min(REDUCE_THREADS), &args)?;
-            let args = Args::buffers(&[sums_at, luts_at])
-                .ints(&[pixels as i64])
-                .doubles(&[digital::CONTRAST_FACTOR[s]]);
-            l.launch("rs_contrast_luts", 768, &args)?;
-            let args = Args::buffers(&[bufs[0], bufs[1], luts_at]).ints(&[n as i64]);
-            l.launch("rs_apply_channel_luts", n, &args)?;
-        }
-        _ => return Ok(false),
+    let job = Job {
+        name,
+        s: usize::from(severity - 1),
+        src,
+        dst,
+        key,
+    };
+    if noise::NAMES.contains(&name) {
+        noise::corrupt(l, &job)?;
+    } else if digital::NAMES.contains(&name) {
+        digital::corrupt(l, &job)?;
+    } else {
+        return Ok(false);
     }
     Ok(true)
 }

@@ -1,0 +1,31 @@
+//! Digital corruptions (`cuda/digital.cu`; CPU: `scenario/corruption/digital.rs`).
+
+use super::Job;
+use crate::gpu::GpuError;
+use crate::gpu::launch::{Args, Launcher, REDUCE_THREADS};
+use crate::scenario::corruption::digital;
+
+pub(super) const NAMES: &[&str] = &["contrast"];
+
+pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
+    let n = j.src.elements();
+    let (src, dst) = (l.address(j.src.buf), l.address(j.dst.buf));
+    match j.name {
+        "contrast" => {
+            let pixels = n / 3;
+            let sums = l.scratch(0, 3 * 8)?;
+            l.zero(sums, 3 * 8)?;
+            let luts = l.scratch(1, 768)?;
+            let (sums, luts) = (l.address(sums), l.address(luts));
+            let args = Args::buffers(&[src, sums]).ints(&[pixels as i64]);
+            l.launch("rs_channel_sums", pixels.min(REDUCE_THREADS), &args)?;
+            let args = Args::buffers(&[sums, luts])
+                .ints(&[pixels as i64])
+                .doubles(&[digital::CONTRAST_FACTOR[j.s]]);
+            l.launch("rs_contrast_luts", 768, &args)?;
+            let args = Args::buffers(&[src, dst, luts]).ints(&[n as i64]);
+            l.launch("rs_apply_channel_luts", n, &args)
+        }
+        other => unreachable!("{other} is not in NAMES"),
+    }
+}
