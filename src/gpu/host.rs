@@ -72,6 +72,8 @@ pub struct HostLauncher {
     bufs: Vec<HostBuf>,
     /// Scratch slot → buffer.
     scratch: Vec<Option<Buf>>,
+    /// Constants by name.
+    constants: std::collections::HashMap<String, Buf>,
 }
 
 impl HostLauncher {
@@ -122,6 +124,17 @@ impl Launcher for HostLauncher {
                 Ok(b)
             }
         }
+    }
+
+    fn constant(&mut self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Buf, GpuError> {
+        if let Some(b) = self.constants.get(name) {
+            return Ok(*b);
+        }
+        let data = make();
+        let b = self.alloc(data.len())?;
+        self.upload(b, &data)?;
+        self.constants.insert(name.to_owned(), b);
+        Ok(b)
     }
 
     fn zero(&mut self, buf: Buf, bytes: usize) -> Result<(), GpuError> {

@@ -65,6 +65,10 @@ pub trait Launcher {
     /// temporaries here, numbered from 0, so a run allocates only while buffers grow. Its contents
     /// are whatever the last user left; [`Launcher::zero`] it where a kernel adds into it.
     fn scratch(&mut self, slot: usize, bytes: usize) -> Result<Buf, GpuError>;
+    /// A read-only buffer kept for the launcher's lifetime under `name` (e.g. `shot_noise/60`),
+    /// made by `make` and uploaded the first time the name is asked for: tables and textures a
+    /// recipe needs for every frame.
+    fn constant(&mut self, name: &str, make: &mut dyn FnMut() -> Vec<u8>) -> Result<Buf, GpuError>;
     /// Sets the first `bytes` bytes of `buf` to zero.
     fn zero(&mut self, buf: Buf, bytes: usize) -> Result<(), GpuError>;
     /// Copies `data` to the start of `buf`.
