@@ -100,6 +100,7 @@ fn evaluate(
         strict: false,
         limit: None,
         flips: Some(flips.clone()),
+        gpu: None,
     };
     let mut variants = 0;
     let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |e| {

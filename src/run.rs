@@ -242,6 +242,7 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     let class_map = class_map(config, &model)?;
     let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
     let (schedule, schedule_desc) = build_schedule(config, &plan, source.fps())?;
+    let gpu = choose_gpu(config, &plan, quiet)?;
     let (engine, warmup) = start_engine(&model, config, stop)?;
     let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
@@ -256,6 +257,7 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         source: source.describe(),
         schedule: schedule_desc,
         plan: keys.clone(),
+        scenarios_on: gpu.as_ref().map(|(_, on)| on.clone()),
     };
     let total = source
         .len_hint()
@@ -281,6 +283,7 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         strict: config.strict,
         limit: config.limit,
         flips: Some(outputs.flips.clone()),
+        gpu: gpu.map(|(device, _)| device),
     };
     let pass = main_pass(config, inputs, stop, &mut outputs);
     let (metrics, mut exporter, flips) = outputs.finish();
@@ -476,6 +479,49 @@ struct Described {
     source: String,
     schedule: String,
     plan: Vec<String>,
+    /// `run.gpu`, `run.gpu_scenarios` and `run.cpu_fallback` when the GPU makes variants.
+    scenarios_on: Option<serde_json::Value>,
+}
+
+/// The GPU that makes this run's variants (`[engine] scenarios_on`), with what summary.json's
+/// `run` says of it; `None` = the CPU workers. Says on stderr which scenarios stay on the CPU.
+fn choose_gpu(
+    config: &RunConfig,
+    plan: &Plan,
+    quiet: bool,
+) -> anyhow::Result<Option<(Arc<crate::gpu::Device>, serde_json::Value)>> {
+    use crate::engine::Provider;
+    let e = &config.engine;
+    let gpu_provider = matches!(e.provider, Provider::Cuda | Provider::Tensorrt);
+    let ordinal = usize::try_from(e.device_id).unwrap_or(usize::MAX);
+    let Some(device) = crate::gpu::choose(e.scenarios_on, gpu_provider, ordinal)
+        .context("[engine] scenarios_on: the GPU cannot make this run's variants")?
+    else {
+        return Ok(None);
+    };
+    let (on_gpu, on_cpu) = crate::gpu::scenarios::split(plan);
+    if !quiet {
+        let what = crate::gpu::describe(&device);
+        let cpu = match on_cpu.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; on the CPU: {}",
+                crate::quote::clip_to(&on_cpu.join(", "), 200)
+            ),
+        };
+        eprintln!(
+            "gpu: {} makes {} of {} scenarios{cpu}",
+            what["name"].as_str().unwrap_or("the GPU"),
+            on_gpu.len(),
+            on_gpu.len() + on_cpu.len()
+        );
+    }
+    let info = json!({
+        "gpu": crate::gpu::describe(&device),
+        "gpu_scenarios": on_gpu,
+        "cpu_fallback": on_cpu,
+    });
+    Ok(Some((device, info)))
 }
 
 /// `robustream_run_info`'s labels: what the run is, in the words of summary.json's `run`
@@ -511,7 +557,7 @@ fn started_info(
     warmup: &[(usize, f64)],
     started_unix: u64,
 ) -> serde_json::Value {
-    json!({
+    let mut info = json!({
         "robustream": env!("CARGO_PKG_VERSION"),
         "config": config.file.as_ref().map(|p| p.display().to_string()),
         "model": model.path.display().to_string(),
@@ -535,7 +581,12 @@ fn started_info(
         "limit": config.limit,
         "duration_s": config.duration.map(|d| d.as_secs_f64()),
         "started_unix": started_unix,
-    })
+        "scenarios_on": if d.scenarios_on.is_some() { "gpu" } else { "cpu" },
+    });
+    if let (Some(o), Some(serde_json::Value::Object(g))) = (info.as_object_mut(), &d.scenarios_on) {
+        o.extend(g.clone());
+    }
+    info
 }
 
 /// `run` of summary.json at the end: `info` with the resources, the end and its error, and the

@@ -63,6 +63,10 @@ pub struct EngineConfig {
     /// absent = on for `cuda` / `tensorrt`, off on the CPU (where it only adds a copy: the CPU
     /// path runs the caller's memory in place).
     pub io_binding: Option<bool>,
+    /// Where a run makes its variants: `"cpu"` (default), `"gpu"` (CUDA kernels; an error when
+    /// there is no GPU) or `"auto"` (the GPU when the provider is CUDA or TensorRT and a device is
+    /// present), docs/gpu.md#gpu-resident-scenarios.
+    pub scenarios_on: crate::gpu::ScenariosOn,
 }
 
 /// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
@@ -191,6 +195,7 @@ impl Default for EngineConfig {
             partial: None,
             cudnn_search: CudnnSearch::Heuristic,
             io_binding: None,
+            scenarios_on: crate::gpu::ScenariosOn::Cpu,
         }
     }
 }

@@ -52,6 +52,14 @@ impl Args {
 /// `rs_atomic_add_u64`) is launched with: each thread adds once, so this bounds the atomics.
 pub const REDUCE_THREADS: u64 = 16_384;
 
+/// Scratch slots of the pipeline (recipes use the slots below these): a worker's current frame,
+/// its variant, and its batch row.
+pub const FRAME_SLOT: usize = 64;
+/// See [`FRAME_SLOT`].
+pub const VARIANT_SLOT: usize = 65;
+/// See [`FRAME_SLOT`].
+pub const ROW_SLOT: usize = 66;
+
 /// A buffer of a [`Launcher`]: an index into its own table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buf(pub usize);

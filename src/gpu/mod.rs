@@ -8,10 +8,13 @@
 //! to check that it builds for the GPU, all without a GPU.
 
 pub mod corruption;
+#[cfg(feature = "gpu")]
+pub mod cuda;
 pub mod launch;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;
 pub mod program;
+pub mod scenarios;
 
 #[cfg(test)]
 mod host;
@@ -19,6 +22,53 @@ mod host;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+/// An opened GPU ([`cuda::Gpu`]); without the `gpu` feature the type has no values.
+#[cfg(feature = "gpu")]
+pub type Device = cuda::Gpu;
+
+/// An opened GPU; this build has no `gpu` feature, so there is none.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug)]
+pub enum Device {}
+
+/// What summary.json's `run.gpu` says of the device.
+pub fn describe(device: &Device) -> serde_json::Value {
+    #[cfg(feature = "gpu")]
+    {
+        serde_json::json!(device.info)
+    }
+    #[cfg(not(feature = "gpu"))]
+    match *device {}
+}
+
+/// The GPU a run makes its variants on, per `[engine] scenarios_on` (`on`), whether the engine's
+/// provider runs on a GPU (`gpu_provider`) and `[engine] device_id` (`ordinal`); `None` = the CPU
+/// workers. Asking for the GPU where there is none is an error, never a silent fall-back; `auto`
+/// without a GPU provider, driver or device is the CPU, but a present device that cannot be used
+/// (no NVRTC, say) is an error too.
+pub fn choose(
+    on: ScenariosOn,
+    gpu_provider: bool,
+    ordinal: usize,
+) -> Result<Option<Arc<Device>>, GpuError> {
+    match on {
+        ScenariosOn::Cpu => Ok(None),
+        ScenariosOn::Auto if !gpu_provider => Ok(None),
+        #[cfg(feature = "gpu")]
+        ScenariosOn::Auto if !cuda::driver_present() || cuda::device_count()? == 0 => Ok(None),
+        #[cfg(feature = "gpu")]
+        ScenariosOn::Auto | ScenariosOn::Gpu => cuda::open(ordinal).map(Some),
+        #[cfg(not(feature = "gpu"))]
+        ScenariosOn::Auto => {
+            let _ = ordinal;
+            Ok(None)
+        }
+        #[cfg(not(feature = "gpu"))]
+        ScenariosOn::Gpu => Err(GpuError::NotBuilt),
+    }
+}
 
 /// `[engine] scenarios_on`: where a run makes its variants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, serde::Serialize)]
@@ -54,6 +104,32 @@ pub enum GpuError {
         /// NVRTC's log.
         log: String,
     },
+    /// The CUDA driver library (`libcuda.so`) is not on this machine.
+    #[error(
+        "no CUDA driver here (libcuda.so was not found): GPU scenarios need an NVIDIA GPU with its \
+         driver; set `[engine] scenarios_on = \"cpu\"` (or \"auto\") to make variants on the CPU"
+    )]
+    NoDriver,
+    /// The driver is there but the device ordinal is not.
+    #[error(
+        "no CUDA device {ordinal} (this machine has {count}): set `[engine] device_id` to one \
+         of them, or `scenarios_on = \"cpu\"`"
+    )]
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// Devices present.
+        count: usize,
+    },
+    /// The driver refused a call (the message names the call).
+    #[error("CUDA driver: {0}")]
+    Driver(String),
+    /// This binary was built without the `gpu` feature.
+    #[error(
+        "this robustream was built without the `gpu` feature: rebuild with default features (or \
+         `--features gpu`), or set `[engine] scenarios_on = \"cpu\"`"
+    )]
+    NotBuilt,
     /// A buffer was used outside its size, or a kernel is unknown (a bug in a recipe).
     #[error("GPU launch: {0}")]
     Launch(String),

@@ -269,3 +269,91 @@ fn box_muller_deviates_are_standard_normal() {
     let c = z.chunks_exact(2).map(|p| p[0] * p[1]).sum::<f64>() / (m / 2.0);
     assert!(c.abs() < 5.0 / (m / 2.0).sqrt(), "pair correlation {c}");
 }
+
+#[test]
+fn the_cpu_is_chosen_unless_the_gpu_is_asked_for_or_auto_finds_one() {
+    use super::{ScenariosOn, choose};
+    assert!(choose(ScenariosOn::Cpu, true, 0).unwrap().is_none());
+    assert!(choose(ScenariosOn::Auto, false, 0).unwrap().is_none());
+    #[cfg(feature = "gpu")]
+    if !super::cuda::driver_present() {
+        // No driver: auto stays on the CPU; asking for the GPU is one clear error, no panic.
+        assert!(choose(ScenariosOn::Auto, true, 0).unwrap().is_none());
+        let e = choose(ScenariosOn::Gpu, true, 0).unwrap_err();
+        assert!(matches!(e, super::GpuError::NoDriver), "{e}");
+        assert!(e.to_string().contains("scenarios_on = \"cpu\""), "{e}");
+    }
+    #[cfg(not(feature = "gpu"))]
+    assert!(matches!(
+        choose(ScenariosOn::Gpu, true, 0),
+        Err(super::GpuError::NotBuilt)
+    ));
+}
+
+#[test]
+fn scenarios_on_reads_its_three_values() {
+    use super::ScenariosOn;
+    #[derive(serde::Deserialize)]
+    struct T {
+        on: ScenariosOn,
+    }
+    for (text, want) in [
+        ("cpu", ScenariosOn::Cpu),
+        ("gpu", ScenariosOn::Gpu),
+        ("auto", ScenariosOn::Auto),
+    ] {
+        let t: T = toml::from_str(&format!("on = \"{text}\"")).unwrap();
+        assert_eq!(t.on, want);
+    }
+    assert!(toml::from_str::<T>("on = \"cuda\"").is_err());
+}
+
+/// On a machine with a CUDA device: every GPU scenario's kernels on the device against their host
+/// build (which the tests above compare with the CPU kernels), and a repeat bit for bit. Skipped,
+/// with the reason printed, where there is no device.
+#[cfg(feature = "gpu")]
+#[test]
+fn device_kernels_match_their_host_build() {
+    use super::cuda::{CudaLauncher, device_count, open};
+    match device_count() {
+        Ok(n) if n > 0 => {}
+        other => {
+            eprintln!("skipped: no CUDA device here ({other:?})");
+            return;
+        }
+    }
+    let gpu = open(0).unwrap();
+    eprintln!("device: {:?}", gpu.info);
+    let mut l = CudaLauncher::new(&gpu).unwrap();
+    for (w, h) in [(224, 224), (61, 17), (1280, 720)] {
+        let img = test_image(w, h);
+        for (name, _) in crate::key::CORRUPTIONS {
+            if !corruption::on_gpu(name) {
+                continue;
+            }
+            for s in 1..=5u8 {
+                let key = RngKey::new(0, "device", &format!("corruption/{name}/{s}"));
+                let src = DeviceImage {
+                    buf: l.alloc(img.as_raw().len()).unwrap(),
+                    width: w,
+                    height: h,
+                };
+                l.upload(src.buf, img.as_raw()).unwrap();
+                let mut once = || {
+                    let dst = DeviceImage {
+                        buf: l.alloc(img.as_raw().len()).unwrap(),
+                        ..src
+                    };
+                    assert!(corruption::corrupt(&mut l, name, s, src, dst, key).unwrap());
+                    let mut out = vec![0; img.as_raw().len()];
+                    l.download(dst.buf, &mut out).unwrap();
+                    RgbImage::from_raw(w, h, out).unwrap()
+                };
+                let a = once();
+                assert_eq!(a, once(), "{name}/{s} {w}×{h}: a repeat differs");
+                let host = host_corrupt(name, s, &img, key);
+                assert_close(&format!("{name}/{s} {w}×{h} device vs host"), &a, &host);
+            }
+        }
+    }
+}

@@ -34,6 +34,7 @@ pub mod config;
 
 mod admission;
 mod collect;
+mod gpu;
 mod infer;
 mod reader;
 mod work;
@@ -86,6 +87,9 @@ pub struct PipelineInputs {
     /// Keeps the most-flipped frames' thumbnails for the HTML report: workers offer each frame's
     /// image at the scenario stage (the sink settles them); `None` keeps nothing.
     pub flips: Option<Arc<FlipKeeper>>,
+    /// The GPU that makes the variants of the scenarios it has kernels for
+    /// (`crate::gpu::scenarios::on_gpu`); `None` = every variant on the CPU workers.
+    pub gpu: Option<Arc<crate::gpu::Device>>,
 }
 
 /// What the pipeline tells its caller, in source order.
@@ -295,6 +299,7 @@ pub fn run(
         strict,
         limit,
         flips,
+        gpu,
     } = inputs;
     let workers = worker_count(&config);
     let live = source.is_live();
@@ -326,6 +331,7 @@ pub fn run(
         seed,
         drop_on_stop: live,
         flips: flips.as_deref(),
+        gpu: gpu.as_ref(),
         assembler: &assembler,
         shared: &shared,
     };

@@ -17,6 +17,7 @@ use image::RgbImage;
 
 use super::admission::Admitted;
 use super::assembly::Assembler;
+use super::gpu::GpuWorker;
 use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
 use crate::frame::{BBox, Frame, Regions};
 use crate::geometry::stage_boxes;
@@ -71,6 +72,8 @@ pub(super) struct Setup<'a> {
     pub drop_on_stop: bool,
     /// Where each frame's image at the scenario stage is offered for the report's thumbnails.
     pub flips: Option<&'a crate::report::flips::FlipKeeper>,
+    /// The GPU making the variants it has kernels for; each worker opens a stream on it.
+    pub gpu: Option<&'a Arc<crate::gpu::Device>>,
     pub assembler: &'a Assembler<RowMeta>,
     pub shared: &'a Shared<'a>,
 }
@@ -91,6 +94,8 @@ struct Worker<'a> {
     q: Queues,
     view: ModelView,
     norm: Normalizer,
+    /// This worker's stream on the run's GPU.
+    gpu: Option<GpuWorker>,
 }
 
 /// A worker's loop, until the source has ended and no work is left (or the run halts on an
@@ -107,11 +112,19 @@ pub(super) fn run(setup: &Setup, q: Queues) {
         }
     }
     let _leaving = Leaving(setup);
+    let gpu = match setup.gpu.map(GpuWorker::new).transpose() {
+        Ok(g) => g,
+        Err(e) => {
+            let _ = q.msg.send(Message::Fatal(format!("GPU: {e}")));
+            return;
+        }
+    };
     let mut w = Worker {
         setup,
         q,
         view: ModelView::new(setup.model),
         norm: Normalizer::new(setup.model),
+        gpu,
     };
     w.work();
 }
@@ -256,10 +269,21 @@ impl Worker<'_> {
             .with_truth(p.meta.truth)
             .with_pool(p.pool.as_deref());
         let t = Instant::now();
-        let made = scenario.apply(
-            &input,
-            RngKey::new(setup.seed, &p.meta.id, scenario.rng_key()),
-        );
+        let key = RngKey::new(setup.seed, &p.meta.id, scenario.rng_key());
+        let made = match self.gpu.as_mut() {
+            Some(g) if crate::gpu::scenarios::on_gpu(scenario.as_ref()) => {
+                match g.variant(p.meta.seq, &p.base, scenario.as_ref(), key) {
+                    Ok(v) => Ok(v),
+                    Err(e) => {
+                        // The device failed: every later variant would too.
+                        let reason = format!("frame {}: GPU: {e}", p.meta.id);
+                        let _ = self.q.msg.send(Message::Fatal(reason));
+                        return false;
+                    }
+                }
+            }
+            _ => scenario.apply(&input, key),
+        };
         let variant = match made {
             Ok(v) => v,
             Err(e) => {

@@ -237,6 +237,11 @@ pub trait Scenario: Send + Sync {
     fn mask_resize(&self) -> MaskResize {
         MaskResize::Nearest
     }
+    /// The ImageNet-C corruption this scenario is, if it is one (the GPU path makes such variants
+    /// with its own kernels, docs/gpu.md#gpu-resident-scenarios).
+    fn as_corruption(&self) -> Option<&corruption::Corruption> {
+        None
+    }
 }
 
 /// Helpers shared by the scenario modules' unit tests.

@@ -254,6 +254,7 @@ fn any_source_that_gives_nothing_at_all_fails_the_run() {
         strict: false,
         limit: None,
         flips: None,
+        gpu: None,
     };
     let outcome = pipeline::run(inputs, &AtomicBool::new(false), &mut |_| Ok(()));
     match &outcome.end {

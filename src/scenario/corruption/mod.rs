@@ -54,6 +54,21 @@ impl Corruption {
         self
     }
 
+    /// The corruption's name, as in [`CORRUPTIONS`].
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The severity, 1..=5.
+    pub fn severity(&self) -> u8 {
+        self.severity
+    }
+
+    /// The JPEG quality of the round trip after corrupting ([`Corruption::stored_as_jpeg`]).
+    pub fn stored_jpeg(&self) -> Option<u8> {
+        self.stored_jpeg
+    }
+
     /// The severity's parameter in words, e.g. `sigma 0.18`.
     pub fn parameter(&self) -> String {
         let s = usize::from(self.severity - 1);
@@ -175,6 +190,10 @@ impl Corruption {
 impl Scenario for Corruption {
     fn key(&self) -> &str {
         &self.key
+    }
+
+    fn as_corruption(&self) -> Option<&Corruption> {
+        Some(self)
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
