@@ -5,7 +5,7 @@ use crate::gpu::GpuError;
 use crate::gpu::launch::{Args, Launcher, REDUCE_THREADS};
 use crate::scenario::corruption::digital;
 
-pub(super) const NAMES: &[&str] = &["contrast"];
+pub(super) const NAMES: &[&str] = &["contrast", "brightness", "saturate"];
 
 pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
     let n = j.src.elements();
@@ -25,6 +25,19 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
             l.launch("rs_contrast_luts", 768, &args)?;
             let args = Args::buffers(&[src, dst, luts]).ints(&[n as i64]);
             l.launch("rs_apply_channel_luts", n, &args)
+        }
+        "brightness" => {
+            let args = Args::buffers(&[src, dst])
+                .ints(&[(n / 3) as i64, 1])
+                .doubles(&[digital::BRIGHTNESS_DELTA[j.s]]);
+            l.launch("rs_hsv_edit", n / 3, &args)
+        }
+        "saturate" => {
+            let (scale, offset) = digital::SATURATE_SCALE_OFFSET[j.s];
+            let args = Args::buffers(&[src, dst])
+                .ints(&[(n / 3) as i64, 0])
+                .doubles(&[scale, offset]);
+            l.launch("rs_hsv_edit", n / 3, &args)
         }
         other => unreachable!("{other} is not in NAMES"),
     }
