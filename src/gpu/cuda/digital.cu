@@ -117,3 +117,52 @@ RS_KERNEL rs_hsv_edit(RsArgs a) {
     }
 }
 
+// ---- pixelate: Pillow resize BOX down, BOX up (src/kernels/resample.rs) -------------------------
+//
+// One axis of Pillow's separable convolution per launch, with the CPU's fixed-point coefficient
+// tables (22 fractional bits, sums from 1 << 21, shift, clip to a byte after each pass, as Pillow).
+// A table is i32: a.p[2][0] = taps, then per output sample its first source sample and `taps`
+// weights. Equal bytes to the CPU's resampler.
+
+RS_HD u8 rs_clip8_fixed(int v) { return (u8)rs_clampi(v >> 22, 0, 255); }
+
+// Horizontal pass: a.p[0] source (a.i[2] columns), a.p[1] output (a.i[0] columns), a.i[1] rows.
+RS_KERNEL rs_pixelate_h(RsArgs a) {
+    const u8* src = RS_BUF(const u8, 0);
+    u8* dst = RS_BUF(u8, 1);
+    const int* t = RS_BUF(const int, 2);
+    i64 dw = a.i[0], rows = a.i[1], sw = a.i[2];
+    i64 taps = t[0];
+    RS_FOR(e, dw * rows * 3) {
+        i64 px = e / 3, x = px % dw, y = px / dw;
+        const int* w = t + 1 + x * (taps + 1);
+        const u8* s = src + (y * sw + w[0]) * 3 + e % 3;
+        int acc = 1 << 21;
+        for (i64 k = 0; k < taps; ++k) acc += w[1 + k] * (int)s[3 * k];
+        dst[e] = rs_clip8_fixed(acc);
+    }
+}
+
+// Vertical pass: a.p[0] source, a.p[1] output (a.i[0] rows), both a.i[1] columns.
+RS_KERNEL rs_pixelate_v(RsArgs a) {
+    const u8* src = RS_BUF(const u8, 0);
+    u8* dst = RS_BUF(u8, 1);
+    const int* t = RS_BUF(const int, 2);
+    i64 dh = a.i[0], row = a.i[1] * 3;
+    i64 taps = t[0];
+    RS_FOR(e, dh * row) {
+        i64 y = e / row, col = e % row;
+        const int* w = t + 1 + y * (taps + 1);
+        const u8* s = src + (i64)w[0] * row + col;
+        int acc = 1 << 21;
+        for (i64 k = 0; k < taps; ++k) acc += w[1 + k] * (int)s[k * row];
+        dst[e] = rs_clip8_fixed(acc);
+    }
+}
+
+// A plain copy of a.i[0] bytes from a.p[0] to a.p[1] (a resize to the same size).
+RS_KERNEL rs_copy_bytes(RsArgs a) {
+    const u8* src = RS_BUF(const u8, 0);
+    u8* dst = RS_BUF(u8, 1);
+    RS_FOR(e, a.i[0]) { dst[e] = src[e]; }
+}

@@ -73,3 +73,16 @@ fn brightness_and_saturate_match_the_cpu_for_every_colour() {
     equals_the_cpu("brightness", &[all_colours()]);
     equals_the_cpu("saturate", &[all_colours()]);
 }
+
+#[test]
+fn pixelate_matches_the_cpu_at_every_severity() {
+    let mut imgs = images();
+    // 720p (horizontal pass first; severity 2 is the CPU's halving shortcut), a frame more than
+    // twice as tall as wide (Pillow goes vertical first), sizes whose BOX enlargement has ties.
+    imgs.extend([
+        test_image(1280, 720),
+        test_image(40, 130),
+        test_image(130, 40),
+    ]);
+    equals_the_cpu("pixelate", &imgs);
+}
