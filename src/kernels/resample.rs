@@ -248,6 +248,21 @@ impl Axis {
     }
 }
 
+/// Pillow's fixed-point coefficients of one axis `in_size → out_size` (both ≥ 1) for a convolution
+/// `filter` (not `Nearest`), flattened for the GPU kernels (docs/gpu.md#gpu-resident-scenarios):
+/// `taps`, then per output sample its first source sample and its `taps` weights — the table the
+/// CPU passes use, so the GPU's sums are the same integers.
+pub(crate) fn conv_table(in_size: u32, out_size: u32, filter: Filter) -> Vec<i32> {
+    let axis = Axis::new(in_size.max(1), out_size.max(1), filter);
+    let mut t = Vec::with_capacity(1 + axis.start.len() * (axis.taps + 1));
+    t.push(axis.taps as i32);
+    for (s, w) in axis.start.iter().zip(axis.weights.chunks_exact(axis.taps)) {
+        t.push(*s as i32);
+        t.extend_from_slice(w);
+    }
+    t
+}
+
 /// Pillow's NEAREST source index for each output sample (`None` = outside the source, written as 0).
 fn nearest_indices(in_size: u32, out_size: u32) -> impl Iterator<Item = Option<u32>> {
     let step = f64::from(in_size) / f64::from(out_size);
@@ -605,7 +620,7 @@ fn clip_window(window: Window, width: u32, height: u32) -> Window {
 /// twice as many pixels as the width does (Pillow PR #9549, "if height is scaled down significantly
 /// more than width, resize vertically first"; the exact condition was established by comparing both
 /// orders with Pillow 13.0.0 on ~3000 random size pairs, and is covered by the fixtures).
-fn vertical_first(sw: usize, sh: usize, dw: usize, dh: usize) -> bool {
+pub(crate) fn vertical_first(sw: usize, sh: usize, dw: usize, dh: usize) -> bool {
     let (sw, sh, dw, dh) = (sw as i64, sh as i64, dw as i64, dh as i64);
     dh < sh && sh - dh > 2 * (sw - dw)
 }

@@ -113,10 +113,7 @@ pub fn shot_noise(image: &RgbImage, c: f64, rng: RngKey) -> RgbImage {
     }
     let owned;
     let table = match SHOT_PHOTONS.iter().position(|&p| p == c) {
-        Some(i) => {
-            static TABLES: [OnceLock<Option<ShotTable>>; 5] = [const { OnceLock::new() }; 5];
-            TABLES[i].get_or_init(|| ShotTable::new(c)).as_ref()
-        }
+        Some(i) => shot_table(i),
         None => {
             owned = ShotTable::new(c);
             owned.as_ref()
@@ -133,6 +130,15 @@ pub fn shot_noise(image: &RgbImage, c: f64, rng: RngKey) -> RgbImage {
             })
         }
     }
+}
+
+/// The [`ShotTable`] of severity index `s` (0..5, photon count `SHOT_PHOTONS[s]`), built once per
+/// process; `None` for an index out of range. Shared by the CPU kernel and the GPU recipe
+/// (docs/gpu.md#gpu-resident-scenarios), which uploads its entries.
+pub(crate) fn shot_table(s: usize) -> Option<&'static ShotTable> {
+    static TABLES: [OnceLock<Option<ShotTable>>; 5] = [const { OnceLock::new() }; 5];
+    let c = *SHOT_PHOTONS.get(s)?;
+    TABLES[s].get_or_init(|| ShotTable::new(c)).as_ref()
 }
 
 /// Largest photon count for which [`shot_noise`] builds alias tables: the pmf recurrence starts from
@@ -179,6 +185,18 @@ impl ShotTable {
             }
         }
         Some(Self { levels, entries })
+    }
+
+    /// Buckets (= output levels) per input value (docs/gpu.md#gpu-resident-scenarios: the GPU
+    /// kernel indexes the same entries).
+    pub(crate) fn levels(&self) -> usize {
+        self.levels
+    }
+
+    /// The entries, `256 × levels` of them, in the layout described at [`ShotTable`]
+    /// (docs/gpu.md#gpu-resident-scenarios: uploaded unchanged for the GPU kernel).
+    pub(crate) fn entries(&self) -> &[u64] {
+        &self.entries
     }
 
     /// One draw for input value `v`.
