@@ -8,6 +8,7 @@
 //! to check that it builds for the GPU, all without a GPU.
 
 pub mod corruption;
+pub mod jpeg;
 pub mod launch;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;
