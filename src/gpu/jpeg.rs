@@ -38,9 +38,19 @@ pub fn roundtrip<L: Launcher>(
     let chroma = w.div_ceil(16) * 8 * h.div_ceil(16) * 8;
     let samples = luma + 2 * chroma;
     let rows = samples / 8; // (block, row) elements: 8 per block of 64 samples
-    let too_big = |_| GpuError::Launch(format!("jpeg round trip: {w}×{h} is too large"));
-    let coef = l.scratch(COEF_SLOT, usize::try_from(samples * 4).map_err(too_big)?)?;
-    let planes = l.scratch(PLANES_SLOT, usize::try_from(samples).map_err(too_big)?)?;
+    // The kernels index samples and pixels in 32 bits (a 25,000 × 25,000 image still fits).
+    let too_big = || GpuError::Launch(format!("jpeg round trip: {w}×{h} is too large"));
+    if samples >= 1 << 31 {
+        return Err(too_big());
+    }
+    let coef = l.scratch(
+        COEF_SLOT,
+        usize::try_from(samples * 4).map_err(|_| too_big())?,
+    )?;
+    let planes = l.scratch(
+        PLANES_SLOT,
+        usize::try_from(samples).map_err(|_| too_big())?,
+    )?;
     let quant = l.constant(&format!("jpeg/quant/{quality}"), &mut || {
         quantisers(quality)
     })?;

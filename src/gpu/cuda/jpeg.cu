@@ -18,7 +18,8 @@
 // coefficients (one i32 per plane sample), a.p[3] the planes (one byte per sample: Y, then Cb,
 // then Cr, each padded to whole blocks as libjpeg lays them out), a.p[4] the quantisers (u32:
 // luma then chroma, each recip[64], corr[64], shift[64], step[64] in natural order, from the CPU
-// kernel's `Quantiser`); a.i[0] the width, a.i[1] the height.
+// kernel's `Quantiser`); a.i[0] the width, a.i[1] the height (the recipe keeps the planes'
+// sample count below 2³¹, so indices within a plane and pixel indices fit 32 bits).
 
 // Plane geometry (the CPU kernel's `Geometry`, 4:2:0).
 struct RsJpegGeo {
@@ -69,8 +70,10 @@ RS_HD RsJpegBlock rs_jpeg_block(const RsJpegGeo& g, i64 b) {
         k.base = luma + (k.plane - 1) * chroma;
         k.stride = g.cs;
     }
-    k.bx = (int)(b % (k.stride / 8));
-    k.by = (int)(b / (k.stride / 8));
+    // 32-bit division (the recipe keeps every plane sample's index below 2³¹).
+    u32 across = (u32)(k.stride / 8);
+    k.bx = (int)((u32)b % across);
+    k.by = (int)((u32)b / across);
     return k;
 }
 
@@ -290,7 +293,7 @@ RS_KERNEL rs_jpeg_decode(RsArgs a) {
     const u8* cbp = planes + (i64)g.ys * g.yr;
     const u8* crp = cbp + (i64)g.cs * g.cr;
     RS_FOR(e, (i64)g.w * g.h) {
-        int x = (int)(e % g.w), y = (int)(e / g.w);
+        int x = (int)((u32)e % (u32)g.w), y = (int)((u32)e / (u32)g.w);
         int yv = planes[(i64)y * g.ys + x];
         int cb = rs_jpeg_upsample(cbp, g, x, y) - 128;
         int cr = rs_jpeg_upsample(crp, g, x, y) - 128;

@@ -165,6 +165,13 @@ fn jpeg_roundtrip_reuses_its_scratch_across_sizes_and_in_place() {
         ..d
     };
     jpeg::roundtrip(&mut l, empty, empty, 85).unwrap();
+    // Beyond the kernels' 32-bit indices: refused before any launch.
+    let huge = DeviceImage {
+        width: 50_000,
+        height: 50_000,
+        ..d
+    };
+    assert!(jpeg::roundtrip(&mut l, huge, huge, 85).is_err());
 }
 
 #[test]
