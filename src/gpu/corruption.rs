@@ -7,6 +7,7 @@
 //! An image on the device is `width × height × 3` bytes, RGB interleaved, rows packed.
 
 mod digital;
+mod digital_jpeg;
 mod noise;
 
 use super::GpuError;
@@ -43,7 +44,7 @@ struct Job<'a> {
 }
 
 /// The corruptions with GPU kernels, by group.
-const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES];
+const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES, digital_jpeg::NAMES];
 
 /// Whether `name` (an ImageNet-C corruption) has GPU kernels.
 pub fn on_gpu(name: &str) -> bool {
@@ -77,6 +78,8 @@ pub fn corrupt<L: Launcher>(
         noise::corrupt(l, &job)?;
     } else if digital::NAMES.contains(&name) {
         digital::corrupt(l, &job)?;
+    } else if digital_jpeg::NAMES.contains(&name) {
+        digital_jpeg::corrupt(l, &job)?;
     } else {
         return Ok(false);
     }

@@ -10,6 +10,7 @@
 pub mod corruption;
 #[cfg(feature = "gpu")]
 pub mod cuda;
+pub mod jpeg;
 pub mod launch;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;

@@ -514,17 +514,23 @@ fn idct_lanes(i: &Block, shift: u32) -> Block {
 }
 
 /// One quantisation table prepared for lane-parallel use: [`Divisor`]'s reciprocal, correction and shift
-/// per coefficient (natural order), and the step itself for dequantisation.
+/// per coefficient (natural order), and the step itself for dequantisation. Crate-visible for the GPU
+/// round trip (`gpu::jpeg`, docs/gpu.md#gpu-resident-scenarios), which uploads these same numbers.
 #[derive(Debug, Clone)]
-struct Quantiser {
-    recip: [u32; 64],
-    corr: [u32; 64],
-    shift: [u32; 64],
-    step: [i32; 64],
+pub(crate) struct Quantiser {
+    /// `Divisor::recip` per coefficient.
+    pub(crate) recip: [u32; 64],
+    /// `Divisor::corr` per coefficient.
+    pub(crate) corr: [u32; 64],
+    /// `Divisor::shift` per coefficient.
+    pub(crate) shift: [u32; 64],
+    /// The quantisation step per coefficient.
+    pub(crate) step: [i32; 64],
 }
 
 impl Quantiser {
-    fn new(table: &[u16; 64]) -> Self {
+    /// The quantiser of `table` (a [`quant_table`]; divisors are 8 × its steps, the islow scale).
+    pub(crate) fn new(table: &[u16; 64]) -> Self {
         let d = table.map(|q| Divisor::new(q * 8));
         Self {
             recip: d.map(|d| d.recip),
