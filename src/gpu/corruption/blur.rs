@@ -16,7 +16,7 @@ pub(super) const NAMES: &[&str] = &[
     "glass_blur",
 ];
 
-/// Scratch slots: the unit-scale image (f64 or f32), the vertical Gaussian pass (f64), two byte
+/// Scratch slots (the tests read [`MOTION_TAPS`] by its number, 6): the unit-scale image (f64 or f32), the vertical Gaussian pass (f64), two byte
 /// images (glass_blur), two link arrays (glass_blur's walk), the motion taps.
 const UNIT: usize = 0;
 const VERTICAL: usize = 1;
@@ -83,13 +83,16 @@ fn gaussian<L: Launcher>(
     let n = img.elements();
     let (w, h) = wh(img);
     let radius = filter::gaussian_radius(sigma, truncate);
-    let weights = l.constant(&format!("gaussian/{sigma}/{truncate}"), &mut || {
-        let k = filter::gaussian_kernel1d(sigma, truncate);
-        k[k.len() / 2..]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect()
-    })?;
+    let weights = l.constant(
+        &format!("blur/gaussian_half/{sigma}/{truncate}"),
+        &mut || {
+            let k = filter::gaussian_kernel1d(sigma, truncate);
+            k[k.len() / 2..]
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect()
+        },
+    )?;
     let unit = l.scratch(UNIT, n as usize * 8)?;
     let vertical = l.scratch(VERTICAL, n as usize * 8)?;
     let (src, dst, weights, unit, vertical) = (
@@ -124,7 +127,7 @@ fn defocus<L: Launcher>(l: &mut L, j: &Job, radius: usize, alias: f64) -> Result
     let (w, h) = wh(j.src);
     let (kernel, side) = filter::disk_kernel(radius, alias);
     let taps = kernel.iter().filter(|&&v| v != 0.0).count();
-    let table = l.constant(&format!("defocus/{radius}/{alias}"), &mut || {
+    let table = l.constant(&format!("blur/defocus_taps/{radius}/{alias}"), &mut || {
         let half = (side / 2) as i32;
         let mut out = Vec::with_capacity(taps * 16);
         for (i, &v) in kernel.iter().enumerate() {
@@ -194,7 +197,7 @@ fn zoom<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
     let (stop, step) = blur::ZOOM_BLUR_ARANGE[j.s];
     let factors = blur::zoom_factors(stop, step);
     let (wu, hu) = (j.src.width as usize, j.src.height as usize);
-    let table = l.constant(&format!("zoom_blur/{}/{wu}x{hu}", j.s), &mut || {
+    let table = l.constant(&format!("blur/zoom_taps/{}/{wu}x{hu}", j.s), &mut || {
         let mut out = Vec::with_capacity(factors.len() * (wu + hu) * 16);
         for &z in &factors {
             for len in [wu, hu] {
@@ -243,6 +246,11 @@ fn glass<L: Launcher>(
     let n = j.src.elements();
     let pixels = n / 3;
     let (w, h) = wh(j.src);
+    if pixels > i32::MAX as u64 {
+        return Err(GpuError::Launch(format!(
+            "glass_blur: {w}×{h} has more pixels than the walk's 32-bit links address"
+        )));
+    }
     let a = l.scratch(BYTES_A, n as usize)?;
     let b = l.scratch(BYTES_B, n as usize)?;
     gaussian(l, j.src.buf, a, j.src, sigma, glass::TRUNCATE)?;

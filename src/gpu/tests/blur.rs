@@ -287,3 +287,35 @@ fn random_blurs_repeat_and_follow_their_key() {
         assert_ne!(a, host_corrupt(name, 3, &img, RngKey(key.0 ^ 1)), "{name}");
     }
 }
+
+/// A 1280×720 frame with texture at every scale (gradients plus hashed noise), for the exactness
+/// of the deterministic blurs at video size.
+fn frame_720p() -> RgbImage {
+    RgbImage::from_fn(1280, 720, |x, y| {
+        let hash = (x.wrapping_mul(0x9e37_79b1) ^ y.wrapping_mul(0x85eb_ca77)).rotate_left(13);
+        let n = (hash.wrapping_mul(0xc2b2_ae35) >> 24) as u8;
+        image::Rgb([
+            (x / 5) as u8 ^ (n & 0x0f),
+            ((y * 255 / 719) as u8).wrapping_add(n >> 5),
+            n,
+        ])
+    })
+}
+
+#[test]
+fn deterministic_blurs_give_the_cpu_bytes_on_a_720p_frame() {
+    let img = frame_720p();
+    for name in ["gaussian_blur", "zoom_blur", "defocus_blur"] {
+        for s in [1, 5] {
+            let gpu = host_corrupt(name, s, &img, RngKey(0));
+            let cpu = Corruption::new(name, s).unwrap().corrupt(&img, RngKey(0));
+            let what = format!("{name}/{s} 1280×720");
+            assert_close(&what, &gpu, &cpu);
+            let (mean, max) = diff(&gpu, &cpu);
+            eprintln!("{what}: mean |Δ| {mean:.6}, max {max}");
+            if name != "defocus_blur" {
+                assert_eq!(gpu, cpu, "{what}");
+            }
+        }
+    }
+}
