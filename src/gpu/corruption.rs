@@ -6,6 +6,7 @@
 //!
 //! An image on the device is `width × height × 3` bytes, RGB interleaved, rows packed.
 
+mod blur;
 mod digital;
 mod digital_jpeg;
 mod noise;
@@ -44,7 +45,12 @@ struct Job<'a> {
 }
 
 /// The corruptions with GPU kernels, by group.
-const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES, digital_jpeg::NAMES];
+const GROUPS: &[&[&str]] = &[
+    noise::NAMES,
+    digital::NAMES,
+    digital_jpeg::NAMES,
+    blur::NAMES,
+];
 
 /// Whether `name` (an ImageNet-C corruption) has GPU kernels.
 pub fn on_gpu(name: &str) -> bool {
@@ -80,8 +86,31 @@ pub fn corrupt<L: Launcher>(
         digital::corrupt(l, &job)?;
     } else if digital_jpeg::NAMES.contains(&name) {
         digital_jpeg::corrupt(l, &job)?;
+    } else if blur::NAMES.contains(&name) {
+        blur::corrupt(l, &job)?;
     } else {
         return Ok(false);
     }
     Ok(true)
+}
+
+/// motion_blur at `severity` with its angle fixed at `angle` degrees instead of drawn, to compare
+/// the kernels with the CPU's `blur::motion_blur_at` (the angle is the only random draw).
+#[cfg(test)]
+pub(crate) fn motion_blur_at<L: Launcher>(
+    l: &mut L,
+    severity: u8,
+    src: DeviceImage,
+    dst: DeviceImage,
+    angle: f64,
+) -> Result<(), GpuError> {
+    let job = Job {
+        name: "motion_blur",
+        s: usize::from(severity - 1),
+        src,
+        dst,
+        key: RngKey(0),
+    };
+    let (radius, sigma) = crate::scenario::corruption::blur::MOTION_BLUR[job.s];
+    blur::motion(l, &job, radius, sigma, Some(angle))
 }

@@ -12,6 +12,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("noise.cu", include_str!("cuda/noise.cu")),
     ("digital.cu", include_str!("cuda/digital.cu")),
     ("jpeg.cu", include_str!("cuda/jpeg.cu")),
+    ("blur.cu", include_str!("cuda/blur.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

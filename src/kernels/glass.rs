@@ -29,7 +29,7 @@ const OFFSETS_PER_TASK: usize = 16_384;
 
 /// scipy's Gaussian `truncate` for glass_blur (skimage's default 4.0,
 /// docs/imagenet-c.md#h1-gaussian-filter).
-const TRUNCATE: f64 = 4.0;
+pub(crate) const TRUNCATE: f64 = 4.0;
 
 /// ImageNet-C `glass_blur` on an interleaved RGB u8 buffer of `w × h`: blur (σ, then floor8 without
 /// clipping as `np.uint8(gaussian(x/255)·255)`), `iterations` sequential walks with offsets in

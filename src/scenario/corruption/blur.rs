@@ -18,6 +18,10 @@ use crate::rng::RngKey;
 /// 12, 16, 24.
 pub const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
 
+/// scipy `gaussian_filter`'s `truncate` for gaussian_blur (docs/imagenet-c.md#gaussian_blur): the
+/// kernel reaches int(4σ + 0.5) pixels. Shared with the GPU recipe (docs/gpu.md#gpu-resident-scenarios).
+pub(crate) const GAUSSIAN_BLUR_TRUNCATE: f64 = 4.0;
+
 /// (σ, max_delta δ, iterations) per severity 1..5 (docs/imagenet-c.md#glass_blur).
 pub const GLASS_BLUR: [(f64, usize, usize); 5] = [
     (0.7, 1, 2),
@@ -62,7 +66,7 @@ pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
         image.as_raw(),
         dims(image),
         (sigma, sigma),
-        4.0,
+        GAUSSIAN_BLUR_TRUNCATE,
         Border::Nearest,
     );
     RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
