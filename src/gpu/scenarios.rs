@@ -15,11 +15,9 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
     if s.key() == CLEAN {
         return true;
     }
-    match s.as_corruption() {
-        // The stored-as-JPEG round trip after the corruption has no GPU kernels yet.
-        Some(c) => c.stored_jpeg().is_none() && corruption::on_gpu(c.name()),
-        None => false,
-    }
+    // A stored-as-JPEG round trip after the corruption runs on the GPU too (super::jpeg).
+    s.as_corruption()
+        .is_some_and(|c| corruption::on_gpu(c.name()))
 }
 
 /// The plan's scenario keys split into those the GPU makes and those left to the CPU, in plan
@@ -60,9 +58,11 @@ pub fn apply<L: Launcher>(
     }
     let refused = || GpuError::Launch(format!("scenario {} has no GPU kernels", s.key()));
     let c = s.as_corruption().ok_or_else(refused)?;
-    if c.stored_jpeg().is_some() || !corruption::corrupt(l, c.name(), c.severity(), src, dst, key)?
-    {
+    if !corruption::corrupt(l, c.name(), c.severity(), src, dst, key)? {
         return Err(refused());
+    }
+    if let Some(quality) = c.stored_jpeg() {
+        super::jpeg::roundtrip(l, dst, dst, quality)?;
     }
     Ok(Made::Destination)
 }

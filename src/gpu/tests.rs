@@ -359,3 +359,58 @@ fn device_kernels_match_their_host_build() {
         }
     }
 }
+
+/// The whole ImageNet-C plan, stored as JPEG 85 after corrupting (as the released dataset was):
+/// every scenario with kernels is made on the GPU path (the others are listed as left to the
+/// CPU), and the deterministic ones give the CPU scenario's bytes
+/// within the fixtures' tolerance (`clean` is the frame itself).
+#[test]
+fn imagenet_c_scenarios_run_on_the_gpu_path_with_the_jpeg_round_trip() {
+    use super::scenarios::{Made, apply, on_gpu, split};
+    use crate::scenario::{Catalog, Plan, ScenarioInput};
+    let catalog = Catalog::builtin().with_corruption_jpeg(Some(85));
+    let plan = Plan::from_items(&["imagenet-c-all"], &catalog).unwrap();
+    let (gpu, cpu) = split(&plan);
+    assert_eq!(gpu.len() + cpu.len(), 96);
+    for k in &cpu {
+        let name = k.split('/').nth(1).unwrap();
+        assert!(
+            !corruption::on_gpu(name),
+            "{k} has kernels but stayed on the CPU"
+        );
+    }
+    let img = test_image(64, 48);
+    let mut l = HostLauncher::new();
+    let src = DeviceImage {
+        buf: l.buffer(img.as_raw()),
+        width: 64,
+        height: 48,
+    };
+    let dst = DeviceImage {
+        buf: l.alloc(img.as_raw().len()).unwrap(),
+        ..src
+    };
+    let deterministic = [
+        "contrast",
+        "brightness",
+        "saturate",
+        "pixelate",
+        "jpeg_compression",
+    ];
+    for s in plan.scenarios().iter().filter(|s| on_gpu(s.as_ref())) {
+        let key = RngKey::new(0, "f", s.key());
+        let made = apply(&mut l, s.as_ref(), src, dst, key).unwrap();
+        let Some(c) = s.as_corruption() else {
+            assert_eq!(made, Made::Source, "{}", s.key());
+            continue;
+        };
+        assert_eq!(made, Made::Destination);
+        if deterministic.contains(&c.name())
+            || c.name().ends_with("_blur") && c.name() != "glass_blur" && c.name() != "motion_blur"
+        {
+            let gpu = RgbImage::from_raw(64, 48, l.read(dst.buf)).unwrap();
+            let cpu = s.apply(&ScenarioInput::new(&img), key).unwrap();
+            assert_close(s.key(), &gpu, &cpu);
+        }
+    }
+}
