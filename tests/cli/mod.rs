@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod compare;
+mod gpu;
 mod html_report;
 mod presets;
 mod preview;
