@@ -25,41 +25,15 @@
 //! contains it, e.g. `ROBUSTREAM_BENCH_CPU=224/spatter/` (then add a criterion filter that matches
 //! nothing, such as `-- none`, to skip the wall-clock part).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 mod common;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use image::RgbImage;
-use robustream::kernels::resample::{Filter, Resampler};
 use robustream::key::{CORRUPTIONS, SEVERITIES};
-use robustream::model::ModelDesc;
 use robustream::rng::RngKey;
 use robustream::scenario::corruption::Corruption;
-use robustream::view::ModelView;
-
-/// The two benchmark frames: (label, image).
-fn frames() -> Vec<(&'static str, RgbImage)> {
-    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let model = ModelDesc::load(&assets.join("models/efficientnet_lite0.toml"))
-        .expect("run bash scripts/assets.sh");
-    let photo = image::open(assets.join("photos/coffee.png"))
-        .expect("coffee.png (bash scripts/assets.sh)")
-        .to_rgb8();
-    let view = ModelView::new(&model).image(&photo);
-    assert_eq!(view.dimensions(), (224, 224), "the model view is 224²");
-    let hd = Resampler::new().resize_rgb(&photo, 1280, 720, Filter::Bilinear);
-    if let Some(dir) = std::env::var_os("ROBUSTREAM_BENCH_FRAMES") {
-        let dir = PathBuf::from(dir);
-        std::fs::create_dir_all(&dir).expect("ROBUSTREAM_BENCH_FRAMES: create the folder");
-        view.save(dir.join("coffee_224.png"))
-            .expect("write coffee_224.png");
-        hd.save(dir.join("coffee_1280x720.png"))
-            .expect("write coffee_1280x720.png");
-    }
-    vec![("224", view), ("1280x720", hd)]
-}
 
 /// With `ROBUSTREAM_BENCH_CPU` set: each selected variant's CPU time per call in a one-thread rayon
 /// pool (all the work on the measuring thread), the median of five batch means of at least 0.4 s.
@@ -92,7 +66,7 @@ fn bench(c: &mut Criterion) {
         "corruptions bench: {} rayon thread(s)",
         rayon::current_num_threads()
     );
-    let frames = frames();
+    let frames = common::frames();
     let all: Vec<Corruption> = CORRUPTIONS
         .iter()
         .flat_map(|(n, _)| SEVERITIES.map(move |s| Corruption::new(n, s).expect("listed")))
