@@ -8,6 +8,7 @@
 
 mod digital;
 mod noise;
+pub(super) mod weather;
 
 use super::GpuError;
 use super::launch::{Buf, Launcher};
@@ -43,7 +44,7 @@ struct Job<'a> {
 }
 
 /// The corruptions with GPU kernels, by group.
-const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES];
+const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES, weather::NAMES, elastic::NAMES];
 
 /// Whether `name` (an ImageNet-C corruption) has GPU kernels.
 pub fn on_gpu(name: &str) -> bool {
@@ -77,6 +78,8 @@ pub fn corrupt<L: Launcher>(
         noise::corrupt(l, &job)?;
     } else if digital::NAMES.contains(&name) {
         digital::corrupt(l, &job)?;
+    } else if weather::NAMES.contains(&name) {
+        weather::corrupt(l, &job)?;
     } else {
         return Ok(false);
     }
