@@ -7,6 +7,7 @@
 //! An image on the device is `width × height × 3` bytes, RGB interleaved, rows packed.
 
 mod digital;
+pub(super) mod elastic;
 mod noise;
 pub(super) mod weather;
 
@@ -80,6 +81,8 @@ pub fn corrupt<L: Launcher>(
         digital::corrupt(l, &job)?;
     } else if weather::NAMES.contains(&name) {
         weather::corrupt(l, &job)?;
+    } else if elastic::NAMES.contains(&name) {
+        elastic::corrupt(l, &job)?;
     } else {
         return Ok(false);
     }

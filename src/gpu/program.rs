@@ -12,6 +12,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("noise.cu", include_str!("cuda/noise.cu")),
     ("digital.cu", include_str!("cuda/digital.cu")),
     ("weather.cu", include_str!("cuda/weather.cu")),
+    ("elastic.cu", include_str!("cuda/elastic.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

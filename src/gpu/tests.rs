@@ -5,6 +5,7 @@
 //! the CPU's xoshiro streams and must agree in distribution.
 
 mod digital;
+mod elastic;
 mod noise;
 mod weather;
 
