@@ -1,5 +1,5 @@
-//! Weather corruptions frost and fog (`cuda/weather.cu`; CPU: `scenario/corruption/weather.rs`,
-//! docs/gpu.md#gpu-resident-scenarios). Each recipe is its draws followed by its deterministic
+//! Weather corruptions frost, fog and snow (`cuda/weather.cu`; CPU:
+//! `scenario/corruption/{weather,snow}.rs`, docs/gpu.md#gpu-resident-scenarios). Each recipe is its draws followed by its deterministic
 //! part; the tests run the deterministic part on the CPU path's own draws.
 
 use image::RgbImage;
@@ -7,10 +7,12 @@ use image::RgbImage;
 use super::{DeviceImage, Job};
 use crate::gpu::GpuError;
 use crate::gpu::launch::{Args, Buf, Launcher, REDUCE_THREADS};
+use crate::kernels::filter;
 use crate::rng::RngKey;
-use crate::scenario::corruption::weather;
+use crate::scenario::corruption::snow::SnowParams;
+use crate::scenario::corruption::{snow as cpu_snow, weather};
 
-pub(super) const NAMES: &[&str] = &["frost", "fog"];
+pub(super) const NAMES: &[&str] = &["frost", "fog", "snow"];
 
 pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
     match j.name {
@@ -26,6 +28,7 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
             let map = plasma(l, n, c1, j.key)?;
             fog_blend(l, j.src, j.dst, map, n, c0)
         }
+        "snow" => snow(l, &cpu_snow::SNOW[j.s], j.src, j.dst, j.key),
         other => unreachable!("{other} is not in NAMES"),
     }
 }
@@ -160,4 +163,68 @@ pub(crate) fn fog_blend<L: Launcher>(
         .ints(&[src.width.into(), src.height.into(), n as i64])
         .doubles(&[c0]);
     l.launch("rs_fog_blend", bytes, &args)
+}
+
+/// snow at `p`: the field's central crop (scratch slot 0) and the motion angle (slot 1) drawn from
+/// `key`, then [`snow_from_draws`].
+pub(crate) fn snow<L: Launcher>(
+    l: &mut L,
+    p: &SnowParams,
+    src: DeviceImage,
+    dst: DeviceImage,
+    key: RngKey,
+) -> Result<(), GpuError> {
+    let (cw, _, _) = filter::clipped_zoom_axis(src.width as usize, p.zoom);
+    let (ch, _, _) = filter::clipped_zoom_axis(src.height as usize, p.zoom);
+    let crop = l.scratch(0, cw * ch * 8)?;
+    let angle = l.scratch(1, 8)?;
+    let n = (cw * ch) as u64;
+    let args = Args::buffers(&[l.address(crop)])
+        .ints(&[n as i64, key.0 as i64])
+        .doubles(&[p.mean, p.std]);
+    l.launch("rs_snow_field", n.div_ceil(4), &args)?;
+    let args = Args::buffers(&[l.address(angle)]).ints(&[key.0 as i64]);
+    l.launch("rs_snow_angle", 1, &args)?;
+    snow_from_draws(l, p, src, dst, crop, angle)
+}
+
+/// snow's deterministic part (`snow::snow_with`) from the field's central crop `crop`
+/// (`⌈W/z⌉ × ⌈H/z⌉` doubles) and the motion angle in degrees (`angle`, one double): the taps
+/// (slot 2), the zoomed, thresholded layer (slot 3), its streaked top-left as bytes (slot 4), the
+/// blend.
+pub(crate) fn snow_from_draws<L: Launcher>(
+    l: &mut L,
+    p: &SnowParams,
+    src: DeviceImage,
+    dst: DeviceImage,
+    crop: Buf,
+    angle: Buf,
+) -> Result<(), GpuError> {
+    let (w, h) = (src.width as usize, src.height as usize);
+    let (cw, _, zw) = filter::clipped_zoom_axis(w, p.zoom);
+    let (ch, _, zh) = filter::clipped_zoom_axis(h, p.zoom);
+    let taps = l.scratch(2, (1 + 3 * (2 * p.radius + 1)) * 8)?;
+    let layer = l.scratch(3, zw * zh * 8)?;
+    let q = l.scratch(4, w * h)?;
+    let (crop, angle, taps, layer, q) = (
+        l.address(crop),
+        l.address(angle),
+        l.address(taps),
+        l.address(layer),
+        l.address(q),
+    );
+    let args = Args::buffers(&[angle, taps])
+        .ints(&[p.radius as i64, zw as i64, zh as i64])
+        .doubles(&[p.sigma]);
+    l.launch("rs_snow_taps", 1, &args)?;
+    let args = Args::buffers(&[crop, layer])
+        .ints(&[cw as i64, ch as i64, zw as i64, zh as i64])
+        .doubles(&[p.threshold]);
+    l.launch("rs_snow_layer", (zw * zh) as u64, &args)?;
+    let args = Args::buffers(&[layer, taps, q]).ints(&[w as i64, h as i64, zw as i64, zh as i64]);
+    l.launch("rs_snow_streak", (w * h) as u64, &args)?;
+    let args = Args::buffers(&[l.address(src.buf), l.address(dst.buf), q])
+        .ints(&[w as i64, h as i64])
+        .floats(&[p.blend as f32, (1.0 - p.blend) as f32]);
+    l.launch("rs_snow_blend", (w * h) as u64, &args)
 }

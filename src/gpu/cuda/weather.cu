@@ -195,3 +195,151 @@ RS_KERNEL rs_fog_blend(RsArgs a) {
         dst[e] = (u8)(int)(v * 255.0);
     }
 }
+
+// ---- snow ----------------------------------------------------------------------------------------
+//
+// (docs/imagenet-c.md#snow; CPU: `snow_corruption` / `snow_with` in src/scenario/corruption/snow.rs,
+// `motion_kernel`, `zoom_axis`, `clipped_zoom_axis` and `gray` in src/kernels/filter.rs.) Draws: the
+// field's central crop (the only part the zoom reads) and the motion angle. Then four launches:
+// the motion taps, the zoomed and thresholded layer, the streaked layer as bytes, the blend.
+
+// The crop of the snow field: a.p[0] out (a.i[0] doubles); a.i[1] the RngKey; a.d[0] mean, a.d[1]
+// standard deviation. Element group g (four values) takes one Philox block: two Box-Muller pairs.
+RS_KERNEL rs_snow_field(RsArgs a) {
+    double* out = RS_BUF(double, 0);
+    i64 n = a.i[0];
+    RS_FOR(g, (n + 3) / 4) {
+        RsU32x4 r = rs_philox((u64)a.i[1], (u64)g, 0x736e6f77u /* "snow" */, 0u);
+        float z[4];
+        rs_box_muller(r.v[0], r.v[1], &z[0], &z[1]);
+        rs_box_muller(r.v[2], r.v[3], &z[2], &z[3]);
+        for (int k = 0; k < 4; ++k) {
+            i64 e = g * 4 + k;
+            if (e < n) out[e] = a.d[0] + a.d[1] * (double)z[k];
+        }
+    }
+}
+
+// The motion angle in degrees, U[-135, -45): a.p[0] out (one double); a.i[0] the RngKey. One element.
+RS_KERNEL rs_snow_angle(RsArgs a) {
+    double* out = RS_BUF(double, 0);
+    RS_FOR(e, 1) {
+        RsU32x4 r = rs_philox((u64)a.i[0], (u64)e, 0x736e6f77u, 1u);
+        out[0] = -135.0 + 90.0 * rs_unit_f64(r.v[0], r.v[1]);
+    }
+}
+
+// The motion-blur taps (`motion_kernel`, H5): a.p[0] the angle (one double), a.p[1] out: the tap
+// count, then (weight, dx, dy) per tap, all doubles; a.i[0] radius, a.i[1] layer width, a.i[2]
+// layer height; a.d[0] sigma. One element. The taps stop at the first that reaches the layer's size.
+RS_KERNEL rs_snow_taps(RsArgs a) {
+    const double* angle = RS_BUF(const double, 0);
+    double* out = RS_BUF(double, 1);
+    RS_FOR(e, 1) {
+        i64 w = 2 * a.i[0] + 1, zw = a.i[1], zh = a.i[2];
+        double sigma = a.d[0], z = 0.0;
+        const double pi = 3.14159265358979323846;
+        for (i64 i = 0; i < w; ++i) {
+            double x = (double)i;
+            z += exp(-(x * x) / (2.0 * sigma * sigma)) / (sqrt(2.0 * pi) * sigma);
+        }
+        double t = angle[e] * (pi / 180.0);
+        double p0 = (double)w * sin(t), p1 = (double)w * cos(t);
+        double hyp = hypot(p0, p1);
+        i64 n = 0;
+        for (i64 i = 0; i < w; ++i) {
+            double x = (double)i;
+            double k = exp(-(x * x) / (2.0 * sigma * sigma)) / (sqrt(2.0 * pi) * sigma);
+            i64 dy = (i64)ceil(((double)i * p0) / hyp - 0.5);
+            i64 dx = (i64)ceil(((double)i * p1) / hyp - 0.5);
+            if ((dy < 0 ? -dy : dy) >= zh || (dx < 0 ? -dx : dx) >= zw) break;
+            out[1 + 3 * n] = k / z;
+            out[2 + 3 * n] = (double)dx;
+            out[3 + 3 * n] = (double)dy;
+            ++n;
+        }
+        out[0] = (double)n;
+    }
+}
+
+// One axis of scipy's align-corners zoom (`zoom_axis`): output o of n_out from n_in samples.
+RS_HD void rs_zoom_axis(i64 o, i64 n_in, i64 n_out, i64* lo, i64* hi, double* t) {
+    double scale = n_out > 1 ? ((double)n_in - 1.0) / ((double)n_out - 1.0) : 1.0;
+    double c = (double)o * scale;
+    c = c < (double)n_in - 1.0 ? c : (double)n_in - 1.0;
+    c = c > 0.0 ? c : 0.0;
+    i64 l = (i64)floor(c);
+    l = l < n_in - 1 ? l : n_in - 1;
+    *lo = l;
+    *hi = l + 1 < n_in - 1 ? l + 1 : n_in - 1;
+    *t = c - (double)l;
+}
+
+// The zoomed, thresholded layer: a.p[0] the crop (a.i[0] × a.i[1] doubles), a.p[1] out (a.i[2] ×
+// a.i[3] doubles); a.d[0] the threshold. Bilinear in f64 as the CPU's `Layer::rows`; below the
+// threshold 0, else clipped to [0, 1].
+RS_KERNEL rs_snow_layer(RsArgs a) {
+    const double* crop = RS_BUF(const double, 0);
+    double* out = RS_BUF(double, 1);
+    i64 cw = a.i[0], ch = a.i[1], zw = a.i[2], zh = a.i[3];
+    RS_FOR(e, zw * zh) {
+        i64 x = e % zw, y = e / zw, x0, x1, y0, y1;
+        double tx, ty;
+        rs_zoom_axis(x, cw, zw, &x0, &x1, &tx);
+        rs_zoom_axis(y, ch, zh, &y0, &y1, &ty);
+        double top = crop[y0 * cw + x0] * (1.0 - tx) + crop[y0 * cw + x1] * tx;
+        double bot = crop[y1 * cw + x0] * (1.0 - tx) + crop[y1 * cw + x1] * tx;
+        double v = top * (1.0 - ty) + bot * ty;
+        double c = v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);
+        out[e] = v < a.d[0] ? 0.0 : c;
+    }
+}
+
+// The streaked layer's top-left a.i[0] × a.i[1] as bytes round_half_even(S·255): a.p[0] the layer
+// (a.i[2] × a.i[3] doubles), a.p[1] the taps (rs_snow_taps), a.p[2] out. The taps are added in order
+// from 0 (f64), reading the layer with replicated edges.
+RS_KERNEL rs_snow_streak(RsArgs a) {
+    const double* layer = RS_BUF(const double, 0);
+    const double* taps = RS_BUF(const double, 1);
+    u8* out = RS_BUF(u8, 2);
+    i64 w = a.i[0], h = a.i[1], zw = a.i[2], zh = a.i[3];
+    RS_FOR(e, w * h) {
+        i64 x = e % w, y = e / w, n = (i64)taps[0];
+        double acc = 0.0;
+        for (i64 t = 0; t < n; ++t) {
+            i64 yy = y + (i64)taps[3 + 3 * t], xx = x + (i64)taps[2 + 3 * t];
+            yy = yy < 0 ? 0 : (yy > zh - 1 ? zh - 1 : yy);
+            xx = xx < 0 ? 0 : (xx > zw - 1 ? zw - 1 : xx);
+            acc += taps[1 + 3 * t] * layer[yy * zw + xx];
+        }
+        out[e] = rs_trunc_u8_f64(rint(acc * 255.0));
+    }
+}
+
+// snow's blend (`blend_row`): a.p[0] source, a.p[1] output (a.i[0] × a.i[1] RGB), a.p[2] the
+// streaked layer bytes; a.f[0] b and a.f[1] 1 − b (float32). One element per pixel:
+// floor8(b·x + (1 − b)·max(x, gray(x)·1.5 + 0.5) + S + rot180(S)), x in float32, S in f64.
+RS_KERNEL rs_snow_blend(RsArgs a) {
+    const u8* src = RS_BUF(const u8, 0);
+    u8* dst = RS_BUF(u8, 1);
+    const u8* q = RS_BUF(const u8, 2);
+    i64 w = a.i[0], h = a.i[1];
+    float b = a.f[0], nb = a.f[1];
+    RS_FOR(p, w * h) {
+        i64 x = p % w, y = p / w;
+        double s = (double)q[p] / 255.0 + (double)q[(h - 1 - y) * w + (w - 1 - x)] / 255.0;
+        float r = (float)src[3 * p] / 255.0f, g = (float)src[3 * p + 1] / 255.0f;
+        float bl = (float)src[3 * p + 2] / 255.0f;
+        float bright = (0.299f * r + 0.587f * g + 0.114f * bl) * 1.5f + 0.5f;
+        float xs[3] = {r, g, bl};
+        for (int c = 0; c < 3; ++c) {
+            float v = xs[c];
+            float m = v > bright ? v : bright;
+            float xb = b * v + nb * m;
+            double o = (double)xb + s;
+            o = o > 0.0 ? o : 0.0;
+            o = o < 1.0 ? o : 1.0;
+            dst[3 * p + c] = (u8)(int)(o * 255.0);
+        }
+    }
+}

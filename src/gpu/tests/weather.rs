@@ -1,7 +1,7 @@
-//! The weather corruptions' GPU kernels against `scenario::corruption::weather`: each
-//! deterministic part (frost's rescale and blend, fog's blend) on the CPU path's own draws must
-//! give the CPU's bytes; the draws (frost's texture and crop, fog's plasma map) must match the
-//! CPU's in distribution.
+//! The weather corruptions' GPU kernels against `scenario::corruption::{weather, snow}`: each
+//! deterministic part (frost's rescale and blend, fog's blend, snow's zoom, streak and blend) on
+//! the same draws as the CPU path must give the CPU's bytes; the draws (frost's texture and crop,
+//! fog's plasma map, snow's field and angle) must match the CPU's in distribution.
 
 use image::RgbImage;
 
@@ -9,7 +9,9 @@ use super::{assert_close, flat, host_corrupt, test_image};
 use crate::gpu::corruption::{DeviceImage, weather as gw};
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Buf, Launcher};
+use crate::kernels::filter;
 use crate::rng::RngKey;
+use crate::scenario::corruption::snow::{self, SnowParams};
 use crate::scenario::corruption::weather;
 
 /// The frames the deterministic parts are checked on: a textured one, one whose sides are not
@@ -388,4 +390,128 @@ fn fog_repeats_follows_its_key_and_leaves_black_black() {
     let m2 = gw::plasma(&mut l2, 16, 2.0, key).unwrap();
     let m2 = l2.read(m2);
     assert_eq!(m1[..16 * 16 * 8], m2[..16 * 16 * 8]);
+}
+
+/// A full snow field of `w`×`h` normals N(μ, s) (any generator: the deterministic part is checked on
+/// the same field) and its central crop as the GPU takes it.
+fn snow_field(p: &SnowParams, w: usize, h: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    use rand_distr::{Distribution, StandardNormal};
+    let mut r = RngKey(seed).rng();
+    let field: Vec<f64> = (0..w * h)
+        .map(|_| {
+            let z: f64 = StandardNormal.sample(&mut r);
+            p.mean + p.std * z
+        })
+        .collect();
+    let (cw, left, _) = filter::clipped_zoom_axis(w, p.zoom);
+    let (ch, top, _) = filter::clipped_zoom_axis(h, p.zoom);
+    let crop = (top..top + ch)
+        .flat_map(|y| field[y * w + left..y * w + left + cw].iter().copied())
+        .collect();
+    (field, crop)
+}
+
+#[test]
+fn snow_gives_the_cpus_bytes_on_the_same_field_and_angle() {
+    for img in frames() {
+        let (w, h) = img.dimensions();
+        for (s, p) in snow::SNOW.iter().enumerate() {
+            for (k, angle) in [-135.0, -90.0, -45.000_001, -101.3, -60.7]
+                .into_iter()
+                .enumerate()
+            {
+                if k % 2 != s % 2 && k != 4 {
+                    continue; // a different three angles per severity
+                }
+                let (field, crop) = snow_field(p, w as usize, h as usize, (s * 10 + k) as u64);
+                let mut l = HostLauncher::new();
+                let (src, dst) = device_pair(&mut l, &img);
+                let crop: Vec<u8> = crop.iter().flat_map(|v| v.to_le_bytes()).collect();
+                let crop = l.buffer(&crop);
+                let angle_buf = l.buffer(&f64::to_le_bytes(angle));
+                gw::snow_from_draws(&mut l, p, src, dst, crop, angle_buf).unwrap();
+                let gpu = image_of(&mut l, dst);
+                let cpu = snow::snow_with(&img, p, &field, angle);
+                let what = format!("snow/{} {w}×{h} angle {angle}", s + 1);
+                assert_close(&what, &gpu, &cpu);
+                assert_eq!(
+                    gpu, cpu,
+                    "{what}: the same field and angle give the same bytes"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn snow_draws_are_normal_and_uniform() {
+    let p = &snow::SNOW[2];
+    let img = test_image(160, 120);
+    let mut angles = Vec::new();
+    let mut values = Vec::new();
+    for k in 0..400 {
+        let mut l = HostLauncher::new();
+        let (src, dst) = device_pair(&mut l, &img);
+        gw::snow(
+            &mut l,
+            p,
+            src,
+            dst,
+            RngKey::new(k, "frame", "corruption/snow/3"),
+        )
+        .unwrap();
+        let a = l.scratch(1, 8).unwrap();
+        angles.push(f64s(&l.read(a)[..8])[0]);
+        if k < 4 {
+            let (cw, _, _) = filter::clipped_zoom_axis(160, p.zoom);
+            let (ch, _, _) = filter::clipped_zoom_axis(120, p.zoom);
+            let c = l.scratch(0, 8).unwrap();
+            values.extend(f64s(&l.read(c)[..cw * ch * 8]));
+        }
+    }
+    assert!(
+        angles.iter().all(|a| (-135.0..-45.0).contains(a)),
+        "{angles:?}"
+    );
+    let m = angles.len() as f64;
+    let mean = angles.iter().sum::<f64>() / m;
+    assert!(
+        (mean + 90.0).abs() < 5.0 * 90.0 / 12f64.sqrt() / m.sqrt(),
+        "angle mean {mean}"
+    );
+    let m = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / m;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / m;
+    assert!(
+        (mean - p.mean).abs() < 5.0 * p.std / m.sqrt(),
+        "field mean {mean}"
+    );
+    let want = p.std * p.std;
+    assert!(
+        (var - want).abs() < 5.0 * want * (2.0 / m).sqrt(),
+        "field variance {var}"
+    );
+}
+
+#[test]
+fn snow_matches_the_cpu_in_distribution_at_every_severity() {
+    let names = ["mean", "sd", "|dx|", "|dy|"];
+    for img in [test_image(96, 64), test_image(61, 17)] {
+        for s in 1..=5u8 {
+            let (mut gpu, mut cpu) = (Vec::new(), Vec::new());
+            for k in 0..24 {
+                let key = RngKey::new(k, "frame", &format!("corruption/snow/{s}"));
+                gpu.push(image_stats(&host_corrupt("snow", s, &img, key)));
+                let p = &snow::SNOW[usize::from(s - 1)];
+                cpu.push(image_stats(&snow::snow_corruption(&img, p, key)));
+            }
+            let what = format!("snow/{s} {:?}", img.dimensions());
+            assert_same_means(&what, &names, &gpu, &cpu);
+        }
+    }
+    let img = test_image(61, 17);
+    let key = RngKey::new(0, "f", "corruption/snow/4");
+    let a = host_corrupt("snow", 4, &img, key);
+    assert_eq!(a, host_corrupt("snow", 4, &img, key));
+    assert_ne!(a, host_corrupt("snow", 4, &img, RngKey(key.0 ^ 1)));
 }
