@@ -213,9 +213,18 @@ pub(crate) fn snow_from_draws<L: Launcher>(
         l.address(layer),
         l.address(q),
     );
-    let args = Args::buffers(&[angle, taps])
-        .ints(&[p.radius as i64, zw as i64, zh as i64])
-        .doubles(&[p.sigma]);
+    let name = format!("snow/weights/{}/{:016x}", p.radius, p.sigma.to_bits());
+    let weights = l.constant(&name, &mut || {
+        motion_weights(p.radius, p.sigma)
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect()
+    })?;
+    let args = Args::buffers(&[angle, taps, l.address(weights)]).ints(&[
+        p.radius as i64,
+        zw as i64,
+        zh as i64,
+    ]);
     l.launch("rs_snow_taps", 1, &args)?;
     let args = Args::buffers(&[crop, layer])
         .ints(&[cw as i64, ch as i64, zw as i64, zh as i64])
@@ -227,4 +236,14 @@ pub(crate) fn snow_from_draws<L: Launcher>(
         .ints(&[w as i64, h as i64])
         .floats(&[p.blend as f32, (1.0 - p.blend) as f32]);
     l.launch("rs_snow_blend", (w * h) as u64, &args)
+}
+
+/// The motion kernel's normalised Gaussian weights (`filter::motion_kernel` without the offsets,
+/// which depend on the drawn angle): the taps of angle 0 on a layer large enough to keep them all.
+fn motion_weights(radius: usize, sigma: f64) -> Vec<f64> {
+    let n = 2 * radius + 1;
+    filter::motion_kernel(radius, sigma, 0.0, n + 1, n + 1)
+        .iter()
+        .map(|t| t.0)
+        .collect()
 }

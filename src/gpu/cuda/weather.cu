@@ -230,30 +230,24 @@ RS_KERNEL rs_snow_angle(RsArgs a) {
 }
 
 // The motion-blur taps (`motion_kernel`, H5): a.p[0] the angle (one double), a.p[1] out: the tap
-// count, then (weight, dx, dy) per tap, all doubles; a.i[0] radius, a.i[1] layer width, a.i[2]
-// layer height; a.d[0] sigma. One element. The taps stop at the first that reaches the layer's size.
+// count, then (weight, dx, dy) per tap, all doubles, a.p[2] the 2r + 1 normalised Gaussian weights
+// (computed by the host as the CPU computes them); a.i[0] radius r, a.i[1] layer width, a.i[2]
+// layer height. One element. The taps stop at the first that reaches the layer's size.
 RS_KERNEL rs_snow_taps(RsArgs a) {
     const double* angle = RS_BUF(const double, 0);
     double* out = RS_BUF(double, 1);
+    const double* weights = RS_BUF(const double, 2);
     RS_FOR(e, 1) {
         i64 w = 2 * a.i[0] + 1, zw = a.i[1], zh = a.i[2];
-        double sigma = a.d[0], z = 0.0;
-        const double pi = 3.14159265358979323846;
-        for (i64 i = 0; i < w; ++i) {
-            double x = (double)i;
-            z += exp(-(x * x) / (2.0 * sigma * sigma)) / (sqrt(2.0 * pi) * sigma);
-        }
-        double t = angle[e] * (pi / 180.0);
+        double t = angle[e] * (3.14159265358979323846 / 180.0);
         double p0 = (double)w * sin(t), p1 = (double)w * cos(t);
         double hyp = hypot(p0, p1);
         i64 n = 0;
         for (i64 i = 0; i < w; ++i) {
-            double x = (double)i;
-            double k = exp(-(x * x) / (2.0 * sigma * sigma)) / (sqrt(2.0 * pi) * sigma);
             i64 dy = (i64)ceil(((double)i * p0) / hyp - 0.5);
             i64 dx = (i64)ceil(((double)i * p1) / hyp - 0.5);
             if ((dy < 0 ? -dy : dy) >= zh || (dx < 0 ? -dx : dx) >= zw) break;
-            out[1 + 3 * n] = k / z;
+            out[1 + 3 * n] = weights[i];
             out[2 + 3 * n] = (double)dx;
             out[3 + 3 * n] = (double)dy;
             ++n;
