@@ -147,11 +147,7 @@ pub(crate) fn fog_blend<L: Launcher>(
     c0: f64,
 ) -> Result<(), GpuError> {
     let totals = l.scratch(1, 3 * 8)?;
-    let mut init = Vec::with_capacity(24);
-    for v in [u64::MAX, 0, 0] {
-        init.extend_from_slice(&v.to_le_bytes());
-    }
-    l.upload(totals, &init)?;
+    l.zero(totals, 3 * 8)?;
     let (map, totals, s) = (l.address(map), l.address(totals), l.address(src.buf));
     let cells = (n * n) as u64;
     let args = Args::buffers(&[map, totals]).ints(&[cells as i64]);

@@ -59,16 +59,8 @@ RS_HD void rs_atomic_add_u64(u64* p, u64 v) {
 #endif
 }
 
-// *p = min(*p, v) and *p = max(*p, v): like rs_atomic_add_u64, order-independent, so reductions
-// of minima and maxima repeat bit for bit (doubles go through rs_order_key_f64).
-RS_HD void rs_atomic_min_u64(u64* p, u64 v) {
-#ifdef __CUDACC__
-    atomicMin(p, v);
-#else
-    *p = v < *p ? v : *p;
-#endif
-}
-
+// *p = max(*p, v): like rs_atomic_add_u64, order-independent, so reductions of maxima (and of
+// minima, as maxima of complements) repeat bit for bit; doubles go through rs_order_key_f64.
 RS_HD void rs_atomic_max_u64(u64* p, u64 v) {
 #ifdef __CUDACC__
     atomicMax(p, v);
@@ -78,7 +70,7 @@ RS_HD void rs_atomic_max_u64(u64* p, u64 v) {
 }
 
 // A u64 whose unsigned order is the order of the (non-NaN) double `v`, and back: minima and
-// maxima of doubles through rs_atomic_min_u64 / rs_atomic_max_u64.
+// maxima of doubles through rs_atomic_max_u64.
 RS_HD u64 rs_order_key_f64(double v) {
     union {
         double d;

@@ -1,9 +1,11 @@
-// Weather corruptions on the GPU (docs/imagenet-c.md#frost, docs/imagenet-c.md#fog; the CPU kernels
-// are `frost_with` / `frost_at` and `fog` / `plasma_window` in src/scenario/corruption/weather.rs,
-// the bicubic rescale `bicubic_rows` in src/kernels/bicubic.rs). Each corruption is split into its
-// draws (Philox keyed by the variant's RngKey: the frost texture and crop, the fog plasma map's
-// noise) and a deterministic part (the rescale and blend) that computes what the CPU computes, in
-// double where the CPU does (docs/gpu.md#gpu-resident-scenarios).
+// Weather corruptions on the GPU (docs/imagenet-c.md#frost, docs/imagenet-c.md#fog,
+// docs/imagenet-c.md#snow; the CPU kernels are `frost_with` / `frost_at` and `fog` /
+// `plasma_window` in src/scenario/corruption/weather.rs, the bicubic rescale `bicubic_rows` in
+// src/kernels/bicubic.rs, `snow_corruption` / `snow_with` in src/scenario/corruption/snow.rs). Each
+// corruption is split into its draws (Philox keyed by the variant's RngKey: the frost texture and
+// crop, the fog plasma map's noise, the snow field and angle) and a deterministic part (rescale,
+// zoom, streak, blend) that computes what the CPU computes, in double where the CPU does
+// (docs/gpu.md#gpu-resident-scenarios).
 
 // ---- frost ---------------------------------------------------------------------------------------
 
@@ -147,18 +149,19 @@ RS_KERNEL rs_plasma_diamonds(RsArgs a) {
     }
 }
 
-// Minimum and maximum of a.i[0] doubles at a.p[0] into a.p[1] (two order keys, rs_order_key_f64;
-// set to (max u64, 0) by the recipe). A reduction: at most REDUCE_THREADS threads.
+// Minimum and maximum of a.i[0] doubles at a.p[0] into a.p[1]: the complement of the minimum's
+// order key and the maximum's (rs_order_key_f64), both as maxima so that the recipe starts them
+// from zero. A reduction: at most REDUCE_THREADS threads.
 RS_KERNEL rs_min_max_f64(RsArgs a) {
     const double* v = RS_BUF(const double, 0);
     u64* out = RS_BUF(u64, 1);
-    u64 lo = ~0ull, hi = 0ull;
+    u64 lo = 0ull, hi = 0ull;
     RS_FOR(e, a.i[0]) {
         u64 k = rs_order_key_f64(v[e]);
-        lo = k < lo ? k : lo;
+        lo = ~k > lo ? ~k : lo;
         hi = k > hi ? k : hi;
     }
-    rs_atomic_min_u64(&out[0], lo);
+    rs_atomic_max_u64(&out[0], lo);
     rs_atomic_max_u64(&out[1], hi);
 }
 
@@ -172,7 +175,7 @@ RS_KERNEL rs_max_u8(RsArgs a) {
 }
 
 // fog's blend (`FogBlend`): a.p[0] source, a.p[1] output (frame bytes), a.p[2] the n×n map, a.p[3]
-// its minimum and maximum (order keys), a.p[4] the frame's largest byte; a.i[0] frame width,
+// its minimum and maximum (rs_min_max_f64), a.p[4] the frame's largest byte; a.i[0] frame width,
 // a.i[1] height, a.i[2] n; a.d[0] the strength c0. With P = (map − min)/range (0 for a flat map)
 // and m the largest byte /255: floor8((x/255 + c0·P)·m/(m + c0)), in double.
 RS_KERNEL rs_fog_blend(RsArgs a) {
@@ -184,7 +187,7 @@ RS_KERNEL rs_fog_blend(RsArgs a) {
     i64 w = a.i[0], h = a.i[1], n = a.i[2];
     double c0 = a.d[0];
     RS_FOR(e, w * h * 3) {
-        double lo = rs_order_key_to_f64(mm[0]), range = rs_order_key_to_f64(mm[1]) - lo;
+        double lo = rs_order_key_to_f64(~mm[0]), range = rs_order_key_to_f64(mm[1]) - lo;
         double m = (double)top[0] / 255.0;
         double scale = m / (m + c0);
         i64 p = e / 3, x = p % w, y = p / w;

@@ -378,8 +378,10 @@ fn fog_repeats_follows_its_key_and_leaves_black_black() {
         let black = flat(w, h, 0);
         assert_eq!(host_corrupt("fog", 5, &black, key), black);
     }
+    // White: (1 + c0·P)/(1 + c0) ≥ 1/(1 + c0), c0 = 1.5 at severity 1.
     let white = flat(1, 30, 255);
-    let _ = host_corrupt("fog", 1, &white, key);
+    let out = host_corrupt("fog", 1, &white, key);
+    assert!(out.as_raw().iter().all(|&v| v >= 101), "{out:?}");
     // The map does not rely on its scratch buffer's previous contents: the same key in a
     // launcher whose slot is already bigger and filled gives the same map.
     let mut l = HostLauncher::new();
