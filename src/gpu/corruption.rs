@@ -47,9 +47,11 @@ struct Job<'a> {
 /// The corruptions with GPU kernels, by group.
 const GROUPS: &[&[&str]] = &[noise::NAMES, digital::NAMES, weather::NAMES, elastic::NAMES];
 
-/// Whether `name` (an ImageNet-C corruption) has GPU kernels.
+/// Whether `name` (an ImageNet-C corruption) has GPU kernels that can run here (frost only where
+/// its textures are installed: otherwise the CPU path reports its variants as unsuitable, as a CPU
+/// run does, instead of the GPU path failing the run).
 pub fn on_gpu(name: &str) -> bool {
-    GROUPS.iter().any(|names| names.contains(&name))
+    GROUPS.iter().any(|names| names.contains(&name)) && weather::ready(name)
 }
 
 /// Writes corruption `name` at `severity` (1..=5) of `src` into `dst` (same size); `Ok(false)`

@@ -42,7 +42,7 @@ fn gaussian_constant<L: Launcher>(
     };
     let radius = (k.len() / 2) as i64;
     let name = format!(
-        "gaussian/{:016x}/{:016x}",
+        "elastic/gaussian/{:016x}/{:016x}",
         sigma.to_bits(),
         truncate.to_bits()
     );

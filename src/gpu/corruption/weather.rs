@@ -14,6 +14,11 @@ use crate::scenario::corruption::{snow as cpu_snow, weather};
 
 pub(super) const NAMES: &[&str] = &["frost", "fog", "snow"];
 
+/// Whether `name` can run on the GPU here: frost needs its textures (`weather::frost_textures`).
+pub(super) fn ready(name: &str) -> bool {
+    name != "frost" || weather::frost_textures().is_ok()
+}
+
 pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
     match j.name {
         "frost" => {

@@ -517,3 +517,13 @@ fn snow_matches_the_cpu_in_distribution_at_every_severity() {
     assert_eq!(a, host_corrupt("snow", 4, &img, key));
     assert_ne!(a, host_corrupt("snow", 4, &img, RngKey(key.0 ^ 1)));
 }
+
+#[test]
+fn frost_is_on_the_gpu_only_where_its_textures_are() {
+    let installed = weather::frost_textures().is_ok();
+    assert_eq!(crate::gpu::corruption::on_gpu("frost"), installed);
+    for name in ["fog", "snow", "elastic_transform"] {
+        assert!(crate::gpu::corruption::on_gpu(name), "{name}");
+    }
+    assert!(!crate::gpu::corruption::on_gpu("spatter"));
+}
