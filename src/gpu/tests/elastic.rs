@@ -182,3 +182,19 @@ fn elastic_transform_repeats_and_follows_its_key() {
     let one = test_image(1, 1);
     assert_eq!(host_corrupt("elastic_transform", 5, &one, key), one);
 }
+
+#[test]
+fn elastic_warp_gives_the_cpus_bytes_at_video_size() {
+    let img = test_image(1280, 720);
+    let key = RngKey::new(1, "frame", "corruption/elastic_transform/5");
+    let raw = elastic::raw_displacements(1280, 720, key);
+    let (gpu, d) = gpu_warp(&img, &raw, elastic::ELASTIC_ALPHA[4]);
+    assert_eq!(
+        d,
+        elastic::smooth_displacements(&raw, 1280, 720, elastic::ELASTIC_ALPHA[4])
+    );
+    assert_eq!(
+        gpu,
+        elastic::elastic_transform(&img, elastic::ELASTIC_ALPHA[4], key)
+    );
+}

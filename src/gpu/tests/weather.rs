@@ -527,3 +527,43 @@ fn frost_is_on_the_gpu_only_where_its_textures_are() {
     }
     assert!(!crate::gpu::corruption::on_gpu("spatter"));
 }
+
+#[test]
+fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
+    let img = test_image(1280, 720);
+    let (w, h) = (1280usize, 720usize);
+    // frost: the last texture at the far corner of its crop range.
+    let textures = texture_sets().pop().unwrap();
+    let t = textures.len() - 1;
+    let (rw, rh) =
+        weather::frost_rescaled_size(textures[t].width(), textures[t].height(), 1280, 720);
+    let (left, top) = (rw - 1280 - 1, rh - 720 - 1);
+    let (a, f) = weather::FROST_PARAMS[4];
+    let mut l = HostLauncher::new();
+    let (src, dst) = device_pair(&mut l, &img);
+    let choice: Vec<u8> = [t as i64, left.into(), top.into()]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let choice = l.buffer(&choice);
+    gw::frost_blend(&mut l, &textures, src, dst, (a, f), choice).unwrap();
+    let cpu = weather::frost_at(&textures[t], &img, a, f, (left, top));
+    assert_eq!(image_of(&mut l, dst), cpu, "frost 1280×720");
+    // fog on the CPU's 2048² map.
+    let (c0, c1) = weather::FOG_PARAMS[4];
+    let key = RngKey::new(1, "frame", "corruption/fog/5");
+    let n = weather::fog_map_size(1280, 720);
+    let map = cpu_map(&mut l, n, c1, key);
+    gw::fog_blend(&mut l, src, dst, map, n, c0).unwrap();
+    let cpu = weather::fog(&img, c0, c1, key);
+    assert_eq!(image_of(&mut l, dst), cpu, "fog 1280×720");
+    // snow on a given field and angle.
+    let p = &snow::SNOW[4];
+    let (field, crop) = snow_field(p, w, h, 3);
+    let crop: Vec<u8> = crop.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let crop = l.buffer(&crop);
+    let angle = l.buffer(&f64::to_le_bytes(-77.7));
+    gw::snow_from_draws(&mut l, p, src, dst, crop, angle).unwrap();
+    let cpu = snow::snow_with(&img, p, &field, -77.7);
+    assert_eq!(image_of(&mut l, dst), cpu, "snow 1280×720");
+}
