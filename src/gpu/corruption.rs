@@ -9,7 +9,9 @@
 mod blur;
 mod digital;
 mod digital_jpeg;
+pub(super) mod elastic;
 mod noise;
+pub(super) mod weather;
 
 use super::GpuError;
 use super::launch::{Buf, Launcher};
@@ -50,11 +52,15 @@ const GROUPS: &[&[&str]] = &[
     digital::NAMES,
     digital_jpeg::NAMES,
     blur::NAMES,
+    weather::NAMES,
+    elastic::NAMES,
 ];
 
-/// Whether `name` (an ImageNet-C corruption) has GPU kernels.
+/// Whether `name` (an ImageNet-C corruption) has GPU kernels that can run here (frost only where
+/// its textures are installed: otherwise the CPU path reports its variants as unsuitable, as a CPU
+/// run does, instead of the GPU path failing the run).
 pub fn on_gpu(name: &str) -> bool {
-    GROUPS.iter().any(|names| names.contains(&name))
+    GROUPS.iter().any(|names| names.contains(&name)) && weather::ready(name)
 }
 
 /// Writes corruption `name` at `severity` (1..=5) of `src` into `dst` (same size); `Ok(false)`
@@ -88,6 +94,10 @@ pub fn corrupt<L: Launcher>(
         digital_jpeg::corrupt(l, &job)?;
     } else if blur::NAMES.contains(&name) {
         blur::corrupt(l, &job)?;
+    } else if weather::NAMES.contains(&name) {
+        weather::corrupt(l, &job)?;
+    } else if elastic::NAMES.contains(&name) {
+        elastic::corrupt(l, &job)?;
     } else {
         return Ok(false);
     }

@@ -13,6 +13,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("digital.cu", include_str!("cuda/digital.cu")),
     ("jpeg.cu", include_str!("cuda/jpeg.cu")),
     ("blur.cu", include_str!("cuda/blur.cu")),
+    ("weather.cu", include_str!("cuda/weather.cu")),
+    ("elastic.cu", include_str!("cuda/elastic.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

@@ -6,8 +6,10 @@
 
 mod blur;
 mod digital;
+mod elastic;
 mod jpeg;
 mod noise;
+mod weather;
 
 use image::RgbImage;
 

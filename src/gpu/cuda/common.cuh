@@ -59,6 +59,44 @@ RS_HD void rs_atomic_add_u64(u64* p, u64 v) {
 #endif
 }
 
+// *p = max(*p, v): like rs_atomic_add_u64, order-independent, so reductions of maxima (and of
+// minima, as maxima of complements) repeat bit for bit; doubles go through rs_order_key_f64.
+RS_HD void rs_atomic_max_u64(u64* p, u64 v) {
+#ifdef __CUDACC__
+    atomicMax(p, v);
+#else
+    *p = v > *p ? v : *p;
+#endif
+}
+
+// A u64 whose unsigned order is the order of the (non-NaN) double `v`, and back: minima and
+// maxima of doubles through rs_atomic_max_u64.
+RS_HD u64 rs_order_key_f64(double v) {
+    union {
+        double d;
+        u64 u;
+    } c;
+    c.d = v;
+    return (c.u >> 63) ? ~c.u : (c.u | 0x8000000000000000ull);
+}
+
+RS_HD double rs_order_key_to_f64(u64 k) {
+    union {
+        double d;
+        u64 u;
+    } c;
+    c.u = (k >> 63) ? (k & 0x7fffffffffffffffull) : ~k;
+    return c.d;
+}
+
+// A uniform in [0, 1) with 53 random bits (like the CPU's `random::<f64>()`), from two words.
+RS_HD double rs_unit_f64(u32 hi, u32 lo) {
+    return (double)(((u64)hi << 21) ^ (u64)(lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+// A uniform integer in [0, n) (n ≥ 1) from 32 random bits (bias below n / 2^32).
+RS_HD u64 rs_below(u32 x, u64 n) { return ((u64)x * n) >> 32; }
+
 // ---- arithmetic shared with the CPU kernels --------------------------------------------------------
 
 RS_HD float rs_clamp(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }

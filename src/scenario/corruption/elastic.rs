@@ -54,6 +54,12 @@ fn reflect(i: i64, n: usize) -> usize {
 /// [`filter::gaussian_filter_map`], scipy's arithmetic; both fields in one two-channel pass), times
 /// α, stored as float32 as the reference.
 fn displacements(w: usize, h: usize, alpha: f64, rng: RngKey) -> Vec<f32> {
+    smooth_displacements(&raw_displacements(w, h, rng), w, h, alpha)
+}
+
+/// The draws of [`displacements`]: U[−max_d, max_d) per pixel, interleaved `[dx, dy]`, row y of dx
+/// from `rng.stream(2y)`, of dy from `rng.stream(2y + 1)` (docs/imagenet-c.md#elastic_transform).
+pub(crate) fn raw_displacements(w: usize, h: usize, rng: RngKey) -> Vec<f64> {
     let max_d = ELASTIC_NOISE_FRACTION * h as f64;
     let mut field = vec![0.0f64; 2 * w * h];
     field
@@ -67,12 +73,20 @@ fn displacements(w: usize, h: usize, alpha: f64, rng: RngKey) -> Vec<f32> {
                 }
             }
         });
+    field
+}
+
+/// The deterministic part of [`displacements`]: the raw fields (`[dx, dy]` per pixel of a `w`×`h`
+/// frame) smoothed with scipy's `gaussian_filter` (σ = (0.01·H, 0.01·W), reflect, truncate 3), times
+/// `alpha`, as float32 (docs/imagenet-c.md#elastic_transform). The GPU path draws its own fields
+/// and is checked against this on the same ones (docs/gpu.md#gpu-resident-scenarios).
+pub(crate) fn smooth_displacements(field: &[f64], w: usize, h: usize, alpha: f64) -> Vec<f32> {
     let sigmas = (
         ELASTIC_SIGMA_FRACTION * h as f64,
         ELASTIC_SIGMA_FRACTION * w as f64,
     );
     filter::gaussian_filter_map(
-        &field,
+        field,
         (w, h, 2),
         sigmas,
         ELASTIC_TRUNCATE,
@@ -99,6 +113,15 @@ fn elastic_in_pool(image: &RgbImage, alpha: f64, rng: RngKey) -> RgbImage {
         return image.clone();
     }
     let d = displacements(wu, hu, alpha, rng);
+    resample(image, &d)
+}
+
+/// The resampling step of [`elastic_transform`]: every pixel of `image` sampled bilinearly at its
+/// position plus the displacements `d` (`[dx, dy]` per pixel, float32, [`smooth_displacements`]),
+/// reflected at the borders, floor8 (docs/imagenet-c.md#elastic_transform).
+pub(crate) fn resample(image: &RgbImage, d: &[f32]) -> RgbImage {
+    let (w, h) = image.dimensions();
+    let (wu, hu) = (w as usize, h as usize);
     let src = image.as_raw();
     // The reference works on float32 x/255 (docs/imagenet-c.md#value-ranges-and-rounding).
     let unit: [f64; 256] = std::array::from_fn(|v| f64::from(v as f32 / 255.0));
@@ -107,7 +130,7 @@ fn elastic_in_pool(image: &RgbImage, alpha: f64, rng: RngKey) -> RgbImage {
         src,
         w: wu,
         h: hu,
-        d: &d,
+        d,
         unit: &unit,
     };
     field.resample(&mut out);

@@ -677,15 +677,39 @@ fn frost_with_body(
     let (rw, rh) = frost_rescaled_size(tw, th, w, h);
     let top = r.random_range(0..rh.saturating_sub(h).max(1));
     let left = r.random_range(0..rw.saturating_sub(w).max(1));
+    frost_at(tex, image, a, f, (left, top))
+}
+
+/// The deterministic part of [`frost_with`] once its draws are made: `texture` rescaled to
+/// [`frost_rescaled_size`], its frame-sized window at (`left`, `top`) blended with `image`
+/// (docs/imagenet-c.md#frost). The GPU path draws differently and is checked against this at the
+/// same texture and offset (docs/gpu.md#gpu-resident-scenarios).
+pub(crate) fn frost_at(
+    texture: &RgbImage,
+    image: &RgbImage,
+    a: f64,
+    f: f64,
+    (left, top): (u32, u32),
+) -> RgbImage {
+    let (w, h) = image.dimensions();
+    let (tw, th) = texture.dimensions();
+    let (rw, rh) = frost_rescaled_size(tw, th, w, h);
     let src = image.as_raw();
     let row_len = 3 * w as usize;
     let mut data = vec![0u8; src.len()];
-    bicubic_rows(tex, (rw, rh), (left, top), (w, h), &mut data, |y, t, o| {
-        let x = &src[y * row_len..][..row_len];
-        for ((o, &x), &t) in o.iter_mut().zip(x).zip(t) {
-            *o = lanes::trunc_u8(a * f64::from(x) + f * t);
-        }
-    });
+    bicubic_rows(
+        texture,
+        (rw, rh),
+        (left, top),
+        (w, h),
+        &mut data,
+        |y, t, o| {
+            let x = &src[y * row_len..][..row_len];
+            for ((o, &x), &t) in o.iter_mut().zip(x).zip(t) {
+                *o = lanes::trunc_u8(a * f64::from(x) + f * t);
+            }
+        },
+    );
     RgbImage::from_raw(w, h, data).expect("same size as the input")
 }
 
