@@ -11,6 +11,7 @@ pub mod corruption;
 pub mod launch;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;
+pub mod preprocess;
 pub mod program;
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("selftest.cu", include_str!("cuda/selftest.cu")),
     ("noise.cu", include_str!("cuda/noise.cu")),
     ("digital.cu", include_str!("cuda/digital.cu")),
+    ("preprocess.cu", include_str!("cuda/preprocess.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

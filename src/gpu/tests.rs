@@ -6,6 +6,7 @@
 
 mod digital;
 mod noise;
+mod preprocess;
 
 use image::RgbImage;
 
