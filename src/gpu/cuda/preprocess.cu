@@ -107,12 +107,12 @@ RS_KERNEL rs_view_normalize(RsArgs a) {
     const u8* src = RS_BUF(const u8, 0);
     const float* lut = RS_BUF(const float, 2);
     i64 n = a.i[0];
-    int nhwc = a.i[1] != 0, half = a.i[2] != 0;
+    int nhwc = a.i[1] != 0, to_f16 = a.i[2] != 0;
     RS_FOR(e, 3 * n) {
         i64 p = nhwc ? e / 3 : e % n;
         i64 t = nhwc ? e % 3 : e / n;
         float v = lut[t * 256 + src[3 * p + a.i[3 + t]]];
-        if (half)
+        if (to_f16)
             RS_BUF(unsigned short, 1)[e] = rs_f32_to_f16(v);
         else
             RS_BUF(float, 1)[e] = v;

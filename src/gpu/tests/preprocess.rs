@@ -71,13 +71,13 @@ fn models() -> Vec<(String, ModelDesc)> {
             120,
         ),
         (
-            "nearest shorter side, bgr",
+            "nearest shorter side 320×240, bgr",
             format!(
                 "resize_shorter = 250\ncrop = \"center\"\ninterpolation = \"nearest\"\n\
                  channels = \"bgr\"\n{norm}"
             ),
-            224,
-            224,
+            320,
+            240,
         ),
     ] {
         out.push((name.to_owned(), desc(d.path(), &keys, w, h)));
@@ -89,7 +89,7 @@ fn models() -> Vec<(String, ModelDesc)> {
 /// or high, flat black and white; with [`models`], every path of the recipe: a plain crop, with
 /// and without padding; one resampled axis (256×300 and 300×256 squashed to 256²); both, the
 /// horizontal pass first or (224² squashed to 200×120) the vertical one; a resize that the crop
-/// pads (1×50 for timm's 320×240); NEAREST.
+/// pads (1×50 for timm's 320×240); NEAREST, with and without padding.
 fn frames() -> Vec<RgbImage> {
     vec![
         test_image(224, 224),
