@@ -230,7 +230,7 @@ impl GpuView {
         let i = |v: u32| i64::from(v);
         if (rw, rh) == (sw, sh) {
             let args = Args::buffers(&[s, d]).ints(&[i(sw), i(sh), i(vw), i(vh), left, top]);
-            return l.launch("rs_view_crop", dst.elements(), &args);
+            return l.launch("rs_view_crop", elements(dst.elements() as i64)?, &args);
         }
         // The part of the resized image the crop keeps (all of the view unless it pads).
         let (x0, x1) = (left.max(0), (left + i(vw)).min(i(rw)));
@@ -252,7 +252,8 @@ impl GpuView {
             let (ys, _, _) = self.axis(l, (sh, rh), y0, wh)?;
             let args =
                 Args::buffers(&[s, out, xs, ys]).ints(&[i(wh), i(ww), src_stride, out_stride]);
-            return l.launch("rs_view_nearest", u64::from(ww) * u64::from(wh) * 3, &args);
+            let n = elements(i(ww) * i(wh) * 3)?;
+            return l.launch("rs_view_nearest", n, &args);
         }
         match (sw != rw, sh != rh) {
             (true, false) => {
@@ -330,7 +331,7 @@ impl GpuView {
             order[1],
             order[2],
         ]);
-        l.launch("rs_view_normalize", 3 * pixels as u64, &args)
+        l.launch("rs_view_normalize", elements(3 * pixels)?, &args)
     }
 
     /// The model's view of `image`, normalised into row `row` of `batch` (the view goes through a
@@ -423,6 +424,20 @@ impl GpuView {
     }
 }
 
+/// `n` as a launch's element count: below 2³¹, so that the kernels split an element's index with
+/// 32-bit division. Views are at most 8192² pixels (`model::MAX_SIDE`); only the first pass over an
+/// enormous frame can reach the limit, and is refused rather than miscomputed.
+fn elements(n: i64) -> Result<u64, GpuError> {
+    if (0..1 << 31).contains(&n) {
+        Ok(n as u64)
+    } else {
+        Err(GpuError::Launch(format!(
+            "a model-view pass of {n} samples: the GPU view takes frames whose passes stay below \
+             2^31 samples"
+        )))
+    }
+}
+
 /// An uploaded axis table: its address, its weights' address, its shape.
 type Table = (u64, u64, AxisInfo);
 
@@ -464,7 +479,7 @@ fn horizontal<L: Launcher>(
         p.dst_stride,
         first_col,
     ]);
-    l.launch("rs_view_resample_h", (rows * outs * 3) as u64, &args)
+    l.launch("rs_view_resample_h", elements(rows * outs * 3)?, &args)
 }
 
 /// The vertical pass into `rows` rows of `bytes` bytes; the source buffer's row 0 holds source
@@ -486,5 +501,5 @@ fn vertical<L: Launcher>(
         first_row,
         col,
     ]);
-    l.launch("rs_view_resample_v", (rows * bytes) as u64, &args)
+    l.launch("rs_view_resample_v", elements(rows * bytes)?, &args)
 }

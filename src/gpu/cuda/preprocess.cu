@@ -7,7 +7,9 @@
 // give the CPU's bytes and floats.
 //
 // Images are RGB, 3 bytes a pixel; every buffer is addressed with its own row stride in bytes, so
-// a pass can read or write a rectangle of a larger image.
+// a pass can read or write a rectangle of a larger image. The recipe keeps every launch below 2³¹
+// elements, so an element's index splits into row, column and channel with 32-bit division (64-bit
+// division is a long software routine on the GPU).
 
 // Pillow's fixed point (PRECISION_BITS = 22): a sum that started from 1/2, floor shift, clip.
 RS_HD u8 rs_view_clip8(int acc) {
@@ -28,9 +30,10 @@ RS_KERNEL rs_view_resample_h(RsArgs a) {
     const int* weights = RS_BUF(const int, 3);
     i64 outs = a.i[1], taps = a.i[2], ss = a.i[3], ds = a.i[4], off = a.i[5];
     RS_FOR(e, a.i[0] * outs * 3) {
-        i64 c = e % 3;
-        i64 i = (e / 3) % outs;
-        i64 r = e / (3 * outs);
+        u32 ue = (u32)e, px = ue / 3u;
+        i64 c = ue % 3u;
+        i64 i = px % (u32)outs;
+        i64 r = px / (u32)outs;
         const u8* s = src + r * ss + ((i64)start[i] - off) * 3 + c;
         const int* w = weights + i * taps;
         int acc = 1 << 21;
@@ -52,8 +55,8 @@ RS_KERNEL rs_view_resample_v(RsArgs a) {
     const int* weights = RS_BUF(const int, 3);
     i64 n = a.i[1], taps = a.i[2], ss = a.i[3], ds = a.i[4], off = a.i[5], col = a.i[6];
     RS_FOR(e, a.i[0] * n) {
-        i64 i = e / n;
-        i64 x = e % n;
+        i64 i = (u32)e / (u32)n;
+        i64 x = (u32)e % (u32)n;
         const u8* s = src + ((i64)start[i] - off) * ss + col + x;
         const int* w = weights + i * taps;
         int acc = 1 << 21;
@@ -73,9 +76,10 @@ RS_KERNEL rs_view_nearest(RsArgs a) {
     const u32* ys = RS_BUF(const u32, 3);
     i64 cols = a.i[1], ss = a.i[2], ds = a.i[3];
     RS_FOR(e, a.i[0] * cols * 3) {
-        i64 c = e % 3;
-        i64 x = (e / 3) % cols;
-        i64 y = e / (3 * cols);
+        u32 ue = (u32)e, px = ue / 3u;
+        i64 c = ue % 3u;
+        i64 x = px % (u32)cols;
+        i64 y = px / (u32)cols;
         u32 sx = xs[x], sy = ys[y];
         dst[y * ds + x * 3 + c] =
             (sx == 0xffffffffu || sy == 0xffffffffu) ? (u8)0 : src[(i64)sy * ss + (i64)sx * 3 + c];
@@ -91,9 +95,10 @@ RS_KERNEL rs_view_crop(RsArgs a) {
     u8* dst = RS_BUF(u8, 1);
     i64 sw = a.i[0], sh = a.i[1], dw = a.i[2];
     RS_FOR(e, dw * a.i[3] * 3) {
-        i64 c = e % 3;
-        i64 x = (e / 3) % dw + a.i[4];
-        i64 y = e / (3 * dw) + a.i[5];
+        u32 ue = (u32)e, px = ue / 3u;
+        i64 c = ue % 3u;
+        i64 x = px % (u32)dw + a.i[4];
+        i64 y = px / (u32)dw + a.i[5];
         dst[e] = (x >= 0 && x < sw && y >= 0 && y < sh) ? src[(y * sw + x) * 3 + c] : (u8)0;
     }
 }
@@ -109,8 +114,9 @@ RS_KERNEL rs_view_normalize(RsArgs a) {
     i64 n = a.i[0];
     int nhwc = a.i[1] != 0, to_f16 = a.i[2] != 0;
     RS_FOR(e, 3 * n) {
-        i64 p = nhwc ? e / 3 : e % n;
-        i64 t = nhwc ? e % 3 : e / n;
+        u32 ue = (u32)e;
+        i64 p = nhwc ? ue / 3u : ue % (u32)n;
+        i64 t = nhwc ? ue % 3u : ue / (u32)n;
         float v = lut[t * 256 + src[3 * p + a.i[3 + t]]];
         if (to_f16)
             RS_BUF(unsigned short, 1)[e] = rs_f32_to_f16(v);
