@@ -25,11 +25,12 @@ use crate::rng::RngKey;
 use crate::view::{ModelView, center_offset, filter_of};
 
 /// Scratch slot of the intermediate image between the two resampling passes. The view recipes'
-/// scratch buffers only live during one call; their slots sit above the corruption recipes'
-/// (numbered from 0) so that the two do not keep regrowing each other's buffers.
-pub const SCRATCH_TMP: usize = 64;
+/// scratch buffers only live during one call. Their slots sit above the corruption recipes'
+/// (numbered from 0), so that the two do not keep regrowing each other's buffers, and below the
+/// slots from 64 up, where a caller keeps its frame and variant across calls.
+pub const SCRATCH_TMP: usize = 32;
 /// Scratch slot of a variant's view on its way into the batch ([`GpuView::view_into_batch`]).
-pub const SCRATCH_VIEW: usize = 65;
+pub const SCRATCH_VIEW: usize = 33;
 
 /// Most axis tables a [`GpuView`] remembers before it forgets them all (a stream has a handful of
 /// frame sizes; the launcher keeps the uploaded tables).

@@ -195,15 +195,19 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
                 let mut l = HostLauncher::new();
                 let mut v = GpuView::new(model, Element::F32);
                 let (w, h) = frame.dimensions();
+                // The frame and the variant in scratch slots 64 and 65, where a caller (the
+                // pipeline) keeps them across calls: the view recipes must leave them alone.
+                let frame_buf = l.scratch(64, frame.as_raw().len()).unwrap();
+                l.upload(frame_buf, frame.as_raw()).unwrap();
                 let src = DeviceImage {
-                    buf: l.buffer(frame.as_raw()),
+                    buf: frame_buf,
                     width: w,
                     height: h,
                 };
                 let (vw, vh) = v.size();
                 let view_buf = l.alloc(3 * vw as usize * vh as usize).unwrap();
                 let base = v.stage_base(&mut l, stage, src, view_buf).unwrap();
-                let variant = l.alloc(base.elements() as usize).unwrap();
+                let variant = l.scratch(65, base.elements() as usize).unwrap();
                 let batch = l.alloc(6 * v.row_bytes()).unwrap();
                 // Row 0 the clean frame, rows 1..=5 contrast at each severity.
                 v.variant_into_batch(&mut l, stage, base, batch, 0).unwrap();
@@ -216,6 +220,7 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
                     );
                 }
                 let got = l.read(batch);
+                assert!(l.read(frame_buf)[..frame.as_raw().len()] == frame.as_raw()[..]);
                 let cpu_base = match stage {
                     Stage::ModelInput => cpu_view.image(&frame),
                     Stage::Native => frame.clone(),
