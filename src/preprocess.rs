@@ -35,6 +35,22 @@ impl Normalizer {
         }
     }
 
+    /// The tensor's layout (the GPU path writes the same layout, `gpu::preprocess`).
+    pub(crate) fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The image channel (R, G, B = 0, 1, 2) read for each tensor channel.
+    pub(crate) fn order(&self) -> [usize; 3] {
+        self.order
+    }
+
+    /// Per tensor channel, the value of each byte: the table the GPU path uploads, so both paths
+    /// write the same floats (docs/gpu.md#gpu-resident-scenarios).
+    pub(crate) fn lut(&self) -> &[[f32; 256]; 3] {
+        &self.lut
+    }
+
     /// The tensor values, per tensor channel, of a pixel whose three colours are all `v` on the
     /// 0..255 scale (fractional allowed: the saliency pass's gray is 127.5).
     pub fn uniform(&self, v: f32) -> [f32; 3] {

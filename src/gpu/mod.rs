@@ -14,6 +14,7 @@ pub mod jpeg;
 pub mod launch;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;
+pub mod preprocess;
 pub mod program;
 pub mod scenarios;
 

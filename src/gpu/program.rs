@@ -15,6 +15,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("blur.cu", include_str!("cuda/blur.cu")),
     ("weather.cu", include_str!("cuda/weather.cu")),
     ("elastic.cu", include_str!("cuda/elastic.cu")),
+    ("preprocess.cu", include_str!("cuda/preprocess.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

@@ -9,6 +9,7 @@ mod digital;
 mod elastic;
 mod jpeg;
 mod noise;
+mod preprocess;
 mod weather;
 
 use image::RgbImage;

@@ -336,6 +336,49 @@ impl Table {
     }
 }
 
+/// One axis's table as the GPU kernels take it (`gpu::preprocess`,
+/// docs/gpu.md#gpu-resident-scenarios): the very numbers the CPU passes use, for output samples
+/// `[first, first + len)` of `in_size → out_size` (both ≥ 1), so the two paths give the same bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AxisTable {
+    /// A convolution: output sample `i` is `clip8((2^21 + Σ_t src[start[i] + t] · weights[i·taps +
+    /// t]) >> 22)`, with `taps` weights per sample (zero-weighted padding included).
+    Conv {
+        /// Weights per output sample.
+        taps: usize,
+        /// First source sample read, per output sample.
+        start: Vec<u32>,
+        /// Fixed-point weights (22 fractional bits), `taps` per output sample.
+        weights: Vec<i32>,
+    },
+    /// NEAREST: the source index per output sample, `u32::MAX` where Pillow writes 0.
+    Nearest(Vec<u32>),
+}
+
+/// The table of one axis (see [`AxisTable`]) for `filter`, built by the CPU's own code.
+pub(crate) fn axis_table(
+    in_size: u32,
+    out_size: u32,
+    filter: Filter,
+    first: u32,
+    len: u32,
+) -> AxisTable {
+    match Table::new(TableKey {
+        in_size,
+        out_size,
+        filter,
+        first,
+        len,
+    }) {
+        Table::Conv(axis) => AxisTable::Conv {
+            taps: axis.taps,
+            start: axis.start,
+            weights: axis.weights,
+        },
+        Table::Nearest(idx) => AxisTable::Nearest(idx),
+    }
+}
+
 /// What a cached table is for: one axis resized `in_size → out_size` with `filter`, of which output
 /// samples `[first, first + len)` are wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
