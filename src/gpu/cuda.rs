@@ -157,26 +157,6 @@ impl CudaLauncher {
         })
     }
 
-    /// Waits until every launch and copy queued so far has finished.
-    pub fn synchronize(&self) -> Result<(), GpuError> {
-        self.stream
-            .synchronize()
-            .map_err(driver("waiting for the stream"))
-    }
-
-    /// Copies the start of `buf` into `out` as float32 values (a batch row), waiting for it.
-    pub fn download_f32(&mut self, buf: Buf, out: &mut [f32]) -> Result<(), GpuError> {
-        let src = self.slice(buf, std::mem::size_of_val(out))?;
-        // SAFETY: the buffer holds at least `out.len()` f32s (checked just above; device
-        // allocations are aligned far beyond 4 bytes), and every bit pattern is a valid f32.
-        let view = unsafe { src.transmute::<f32>(out.len()) }
-            .ok_or_else(|| GpuError::Launch("row larger than its buffer".into()))?;
-        self.stream
-            .memcpy_dtoh(&view, out)
-            .map_err(driver("copying a row to the host"))?;
-        self.synchronize()
-    }
-
     fn slice(&self, buf: Buf, bytes: usize) -> Result<&CudaSlice<u8>, GpuError> {
         let s = self
             .bufs
@@ -301,5 +281,23 @@ impl Launcher for CudaLauncher {
         unsafe { builder.launch(cfg) }
             .map(|_| ())
             .map_err(|e| GpuError::Launch(format!("kernel {name}: {e}")))
+    }
+
+    fn synchronize(&mut self) -> Result<(), GpuError> {
+        self.stream
+            .synchronize()
+            .map_err(driver("waiting for the stream"))
+    }
+
+    fn download_f32(&mut self, buf: Buf, out: &mut [f32]) -> Result<(), GpuError> {
+        let src = self.slice(buf, std::mem::size_of_val(out))?;
+        // SAFETY: the buffer holds at least `out.len()` f32s (checked just above; device
+        // allocations are aligned far beyond 4 bytes), and every bit pattern is a valid f32.
+        let view = unsafe { src.transmute::<f32>(out.len()) }
+            .ok_or_else(|| GpuError::Launch("row larger than its buffer".into()))?;
+        self.stream
+            .memcpy_dtoh(&view, out)
+            .map_err(driver("copying a row to the host"))?;
+        self.synchronize()
     }
 }

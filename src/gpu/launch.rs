@@ -87,4 +87,18 @@ pub trait Launcher {
     fn address(&self, buf: Buf) -> u64;
     /// Runs kernel `name` over `elements` loop elements with `args`; launches run in order.
     fn launch(&mut self, name: &'static str, elements: u64, args: &Args) -> Result<(), GpuError>;
+    /// Waits until every launch and copy queued so far has finished (nothing to wait for where
+    /// launches run at once).
+    fn synchronize(&mut self) -> Result<(), GpuError> {
+        Ok(())
+    }
+    /// Copies the start of `buf` into `out` as float32 values (a batch row), waiting for it.
+    fn download_f32(&mut self, buf: Buf, out: &mut [f32]) -> Result<(), GpuError> {
+        let mut bytes = vec![0u8; std::mem::size_of_val(out)];
+        self.download(buf, &mut bytes)?;
+        for (o, b) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        Ok(())
+    }
 }

@@ -19,7 +19,7 @@ pub mod program;
 pub mod scenarios;
 
 #[cfg(test)]
-mod host;
+pub(crate) mod host;
 #[cfg(test)]
 mod tests;
 
@@ -34,6 +34,55 @@ pub type Device = cuda::Gpu;
 #[cfg(not(feature = "gpu"))]
 #[derive(Debug)]
 pub enum Device {}
+
+/// The [`launch::Launcher`] of a [`Device`]: a stream with its buffers ([`cuda::CudaLauncher`]).
+#[cfg(feature = "gpu")]
+pub type DeviceLauncher = cuda::CudaLauncher;
+
+/// The launcher of a [`Device`]; without the `gpu` feature there is none.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug)]
+pub enum DeviceLauncher {}
+
+#[cfg(not(feature = "gpu"))]
+impl DeviceLauncher {
+    /// Never called: there is no device to open a stream on.
+    pub fn new(device: &Arc<Device>) -> Result<Self, GpuError> {
+        match **device {}
+    }
+}
+
+#[cfg(not(feature = "gpu"))]
+impl launch::Launcher for DeviceLauncher {
+    fn alloc(&mut self, _: usize) -> Result<launch::Buf, GpuError> {
+        match *self {}
+    }
+    fn scratch(&mut self, _: usize, _: usize) -> Result<launch::Buf, GpuError> {
+        match *self {}
+    }
+    fn constant(
+        &mut self,
+        _: &str,
+        _: &mut dyn FnMut() -> Vec<u8>,
+    ) -> Result<launch::Buf, GpuError> {
+        match *self {}
+    }
+    fn zero(&mut self, _: launch::Buf, _: usize) -> Result<(), GpuError> {
+        match *self {}
+    }
+    fn upload(&mut self, _: launch::Buf, _: &[u8]) -> Result<(), GpuError> {
+        match *self {}
+    }
+    fn download(&mut self, _: launch::Buf, _: &mut [u8]) -> Result<(), GpuError> {
+        match *self {}
+    }
+    fn address(&self, _: launch::Buf) -> u64 {
+        match *self {}
+    }
+    fn launch(&mut self, _: &'static str, _: u64, _: &launch::Args) -> Result<(), GpuError> {
+        match *self {}
+    }
+}
 
 /// What summary.json's `run.gpu` says of the device.
 pub fn describe(device: &Device) -> serde_json::Value {

@@ -1,100 +1,178 @@
-//! A worker's GPU (docs/gpu.md#gpu-resident-scenarios): its own CUDA stream and buffers; a frame
-//! is uploaded once per worker that makes one of its variants, the variant is made by the GPU
-//! kernels and brought back for the model view and normalisation of the CPU path.
+//! A worker's GPU (docs/gpu.md#gpu-resident-scenarios): its own CUDA stream and buffers. A frame
+//! is uploaded once per worker that makes one of its variants; the variant, its model view and its
+//! normalised batch row are made by the GPU kernels, and only the row (float32, as the CPU path
+//! writes it) comes back, straight into the batch buffer. Written over any [`Launcher`], so the
+//! tests run it on the host build of the kernels.
 
 use std::sync::Arc;
 
 use image::RgbImage;
 
-use crate::gpu::{Device, GpuError};
+use super::ScenarioStage;
+use crate::gpu::corruption::DeviceImage;
+use crate::gpu::launch::{FRAME_SLOT, Launcher, ROW_SLOT, VARIANT_SLOT};
+use crate::gpu::preprocess::{Element, GpuView, Stage};
+use crate::gpu::scenarios::{self, Made};
+use crate::gpu::{Device, DeviceLauncher, GpuError};
+use crate::model::ModelDesc;
 use crate::rng::RngKey;
 use crate::scenario::Scenario;
 
-#[cfg(feature = "gpu")]
-pub(super) use with_gpu::GpuWorker;
+/// One worker's stream, buffers, GPU model view and the frame it last uploaded.
+pub(super) struct GpuWorker<L = DeviceLauncher> {
+    l: L,
+    view: GpuView,
+    stage: Stage,
+    /// The uploaded frame: its sequence number and image.
+    frame: Option<(u64, DeviceImage)>,
+    /// Where the last variant is ([`GpuWorker::make`]).
+    variant: Option<DeviceImage>,
+}
 
-#[cfg(feature = "gpu")]
-mod with_gpu {
-    use super::*;
-    use crate::gpu::corruption::DeviceImage;
-    use crate::gpu::cuda::CudaLauncher;
-    use crate::gpu::launch::{FRAME_SLOT, Launcher, VARIANT_SLOT};
-    use crate::gpu::scenarios::{self, Made};
-
-    /// One worker's stream, buffers and the frame it last uploaded.
-    pub(in crate::pipeline) struct GpuWorker {
-        l: CudaLauncher,
-        /// The uploaded frame: its sequence number and image.
-        frame: Option<(u64, DeviceImage)>,
-    }
-
-    impl GpuWorker {
-        pub(in crate::pipeline) fn new(device: &Arc<Device>) -> Result<Self, GpuError> {
-            Ok(Self {
-                l: CudaLauncher::new(device)?,
-                frame: None,
-            })
-        }
-
-        /// Scenario `s`'s variant of frame `seq` (image `base`), made on the GPU.
-        pub(in crate::pipeline) fn variant(
-            &mut self,
-            seq: u64,
-            base: &RgbImage,
-            s: &dyn Scenario,
-            key: RngKey,
-        ) -> Result<RgbImage, GpuError> {
-            let (w, h) = base.dimensions();
-            let bytes = base.as_raw().len();
-            let src = match self.frame {
-                Some((at, img)) if at == seq => img,
-                _ => {
-                    self.frame = None;
-                    let buf = self.l.scratch(FRAME_SLOT, bytes)?;
-                    self.l.upload(buf, base.as_raw())?;
-                    let img = DeviceImage {
-                        buf,
-                        width: w,
-                        height: h,
-                    };
-                    self.frame = Some((seq, img));
-                    img
-                }
-            };
-            let dst = DeviceImage {
-                buf: self.l.scratch(VARIANT_SLOT, bytes)?,
-                ..src
-            };
-            match scenarios::apply(&mut self.l, s, src, dst, key)? {
-                Made::Source => Ok(base.clone()),
-                Made::Destination => {
-                    let mut out = vec![0; bytes];
-                    self.l.download(dst.buf, &mut out)?;
-                    RgbImage::from_raw(w, h, out)
-                        .ok_or_else(|| GpuError::Launch("variant of another size".into()))
-                }
-            }
-        }
+impl GpuWorker {
+    /// A worker's stream on `device`.
+    // Without the `gpu` feature there is no device, so nothing after the stream is reached.
+    #[cfg_attr(not(feature = "gpu"), allow(unreachable_code))]
+    pub(super) fn open(
+        device: &Arc<Device>,
+        model: &ModelDesc,
+        stage: ScenarioStage,
+    ) -> Result<Self, GpuError> {
+        Ok(Self::with(DeviceLauncher::new(device)?, model, stage))
     }
 }
 
-/// Without the `gpu` feature there is no device, so no worker ever has one.
-#[cfg(not(feature = "gpu"))]
-pub(super) enum GpuWorker {}
-
-#[cfg(not(feature = "gpu"))]
-impl GpuWorker {
-    pub(super) fn new(device: &Arc<Device>) -> Result<Self, GpuError> {
-        match **device {}
+impl<L: Launcher> GpuWorker<L> {
+    /// A worker making its variants through `l`.
+    pub(super) fn with(l: L, model: &ModelDesc, stage: ScenarioStage) -> Self {
+        Self {
+            l,
+            // The batch buffers hold float32 whatever the model takes (the engine converts).
+            view: GpuView::new(model, Element::F32),
+            stage: match stage {
+                ScenarioStage::ModelInput => Stage::ModelInput,
+                ScenarioStage::Native => Stage::Native,
+            },
+            frame: None,
+            variant: None,
+        }
     }
 
-    pub(super) fn variant(
+    /// Makes scenario `s`'s variant of frame `seq` (`base`: the frame at the scenario stage)
+    /// and waits for it (so the scenario's time is measured).
+    pub(super) fn make(
         &mut self,
-        _: u64,
-        _: &RgbImage,
-        _: &dyn Scenario,
-        _: RngKey,
-    ) -> Result<RgbImage, GpuError> {
-        match *self {}
+        seq: u64,
+        base: &RgbImage,
+        s: &dyn Scenario,
+        key: RngKey,
+    ) -> Result<(), GpuError> {
+        let (w, h) = base.dimensions();
+        let bytes = base.as_raw().len();
+        self.variant = None;
+        let src = match self.frame {
+            Some((at, img)) if at == seq => img,
+            _ => {
+                self.frame = None;
+                let buf = self.l.scratch(FRAME_SLOT, bytes)?;
+                self.l.upload(buf, base.as_raw())?;
+                let img = DeviceImage {
+                    buf,
+                    width: w,
+                    height: h,
+                };
+                self.frame = Some((seq, img));
+                img
+            }
+        };
+        let dst = DeviceImage {
+            buf: self.l.scratch(VARIANT_SLOT, bytes)?,
+            ..src
+        };
+        let made = scenarios::apply(&mut self.l, s, src, dst, key)?;
+        self.l.synchronize()?;
+        self.variant = Some(match made {
+            Made::Source => src,
+            Made::Destination => dst,
+        });
+        Ok(())
+    }
+
+    /// The last variant's model view, normalised into `row` (a batch row of float32).
+    pub(super) fn row(&mut self, row: &mut [f32]) -> Result<(), GpuError> {
+        let variant = self
+            .variant
+            .ok_or_else(|| GpuError::Launch("a row before its variant".into()))?;
+        let buf = self.l.scratch(ROW_SLOT, self.view.row_bytes())?;
+        self.view
+            .variant_into_batch(&mut self.l, self.stage, variant, buf, 0)?;
+        self.l.download_f32(buf, row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::host::HostLauncher;
+    use crate::preprocess::Normalizer;
+    use crate::scenario::{Catalog, Plan, ScenarioInput};
+    use crate::view::ModelView;
+
+    /// The worker's GPU path, run on the host build of the kernels, writes the CPU path's rows: the
+    /// frame uploaded once for all its variants, `clean` from the frame itself, exact corruptions
+    /// bit for bit, at both scenario stages, and a new frame replaces the old one.
+    #[test]
+    fn rows_are_the_cpu_paths_rows() {
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/models/efficientnet_lite0.toml");
+        let model = ModelDesc::load(&shipped).unwrap();
+        let plan = Plan::from_items(
+            &[
+                "corruption/contrast/3",
+                "corruption/jpeg_compression/2",
+                "corruption/gaussian_blur/1",
+            ],
+            &Catalog::builtin(),
+        )
+        .unwrap();
+        let frame = |w: u32, h: u32, k: u32| {
+            RgbImage::from_fn(w, h, |x, y| {
+                image::Rgb([
+                    (x * k) as u8,
+                    (y * 3) as u8,
+                    ((x * 7 + y * 13 * k) % 256) as u8,
+                ])
+            })
+        };
+        let frames = [frame(320, 240, 1), frame(301, 199, 2)];
+        let norm = Normalizer::new(&model);
+        for stage in [ScenarioStage::ModelInput, ScenarioStage::Native] {
+            let mut view = ModelView::new(&model);
+            let mut g = GpuWorker::with(HostLauncher::new(), &model, stage);
+            for (seq, frame) in frames.iter().enumerate() {
+                let base = match stage {
+                    ScenarioStage::ModelInput => view.image(frame),
+                    ScenarioStage::Native => frame.clone(),
+                };
+                for s in plan.scenarios() {
+                    let key = RngKey::new(0, "f", s.key());
+                    g.make(seq as u64, &base, s.as_ref(), key).unwrap();
+                    let mut row = vec![0f32; norm.tensor(&view.image(&base)).len()];
+                    g.row(&mut row).unwrap();
+                    let variant = s.apply(&ScenarioInput::new(&base), key).unwrap();
+                    let cpu = match stage {
+                        ScenarioStage::ModelInput => norm.tensor(&variant),
+                        ScenarioStage::Native => norm.tensor(&view.image(&variant)),
+                    };
+                    assert!(
+                        row.iter()
+                            .zip(&cpu)
+                            .all(|(a, b)| a.to_bits() == b.to_bits()),
+                        "{stage:?} frame {seq} {}: the GPU path's row differs",
+                        s.key()
+                    );
+                }
+            }
+        }
     }
 }

@@ -112,7 +112,11 @@ pub(super) fn run(setup: &Setup, q: Queues) {
         }
     }
     let _leaving = Leaving(setup);
-    let gpu = match setup.gpu.map(GpuWorker::new).transpose() {
+    let gpu = match setup
+        .gpu
+        .map(|d| GpuWorker::open(d, setup.model, setup.stage))
+        .transpose()
+    {
         Ok(g) => g,
         Err(e) => {
             let _ = q.msg.send(Message::Fatal(format!("GPU: {e}")));
@@ -270,20 +274,10 @@ impl Worker<'_> {
             .with_pool(p.pool.as_deref());
         let t = Instant::now();
         let key = RngKey::new(setup.seed, &p.meta.id, scenario.rng_key());
-        let made = match self.gpu.as_mut() {
-            Some(g) if crate::gpu::scenarios::on_gpu(scenario.as_ref()) => {
-                match g.variant(p.meta.seq, &p.base, scenario.as_ref(), key) {
-                    Ok(v) => Ok(v),
-                    Err(e) => {
-                        // The device failed: every later variant would too.
-                        let reason = format!("frame {}: GPU: {e}", p.meta.id);
-                        let _ = self.q.msg.send(Message::Fatal(reason));
-                        return false;
-                    }
-                }
-            }
-            _ => scenario.apply(&input, key),
-        };
+        if self.gpu.is_some() && crate::gpu::scenarios::on_gpu(scenario.as_ref()) {
+            return self.gpu_variant(&p, i, key);
+        }
+        let made = scenario.apply(&input, key);
         let variant = match made {
             Ok(v) => v,
             Err(e) => {
@@ -314,6 +308,49 @@ impl Worker<'_> {
             ms(t) + geometry,
             boxes,
         )
+    }
+
+    /// Scenario `i` of a prepared frame made on the GPU, with its view and batch row, and only
+    /// the row brought back, into the batch buffer. A device failure ends the run (every later
+    /// variant would fail too). `false` when the run is ending.
+    fn gpu_variant(&mut self, p: &Prepared, i: usize, key: RngKey) -> bool {
+        let setup = self.setup;
+        let Some(g) = self.gpu.as_mut() else {
+            return false;
+        };
+        let fatal = |q: &Queues, e: crate::gpu::GpuError| {
+            let reason = format!("frame {}: GPU: {e}", p.meta.id);
+            let _ = q.msg.send(Message::Fatal(reason));
+            false
+        };
+        let scenario = &setup.plan.scenarios()[i];
+        let t = Instant::now();
+        if let Err(e) = g.make(p.meta.seq, &p.base, scenario.as_ref(), key) {
+            return fatal(&self.q, e);
+        }
+        let scenario_ms = ms(t);
+        let is_clean = scenario.key() == crate::key::CLEAN;
+        let boxes = (is_clean && !p.boxes.is_empty())
+            .then(|| crate::metrics::placement::normalised_boxes(&p.boxes, p.base.dimensions()));
+        let geometry = if i == 0 { p.geometry_ms } else { 0.0 };
+        let queued = Instant::now();
+        // Waits while every batch buffer is full or running: the engine's back-pressure.
+        let Ok(mut slot) = setup.assembler.claim() else {
+            return false;
+        };
+        let t = Instant::now();
+        if let Err(e) = g.row(slot.values()) {
+            return fatal(&self.q, e);
+        }
+        slot.fill(RowMeta {
+            meta: p.meta.clone(),
+            scenario: i,
+            scenario_ms,
+            preprocess_ms: ms(t) + geometry,
+            queued,
+            boxes,
+        });
+        true
     }
 
     /// Normalises `image` into the next batch row. `false` when the assembly is closed.
