@@ -21,6 +21,9 @@ pub struct Args {
     pub d: [f64; 4],
 }
 
+// The kernels' `RsArgs` is 176 bytes (a `static_assert` there); the two must agree.
+const _: () = assert!(std::mem::size_of::<Args>() == 176 && std::mem::align_of::<Args>() == 8);
+
 impl Args {
     /// Arguments with the buffers `p` (the rest zero).
     pub fn buffers(p: &[u64]) -> Self {

@@ -45,6 +45,7 @@ struct RsArgs {
     float f[8];
     double d[4];
 };
+static_assert(sizeof(RsArgs) == 176, "RsArgs must match gpu::launch::Args");
 
 #define RS_BUF(T, k) ((T*)(a.p[k]))
 
