@@ -12,6 +12,7 @@ pub mod corruption;
 pub mod cuda;
 pub mod jpeg;
 pub mod launch;
+pub mod masks;
 #[cfg(feature = "gpu")]
 pub mod nvrtc;
 pub mod preprocess;

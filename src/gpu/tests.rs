@@ -8,6 +8,7 @@ mod blur;
 mod digital;
 mod elastic;
 mod jpeg;
+mod masks;
 mod noise;
 mod preprocess;
 mod weather;

@@ -134,6 +134,10 @@ impl Scenario for Ablation {
             Kind::Tile => tile(input.image, mask),
         })
     }
+
+    fn as_ablation(&self) -> Option<&Ablation> {
+        Some(self)
+    }
 }
 
 /// Builds the `ablation/<name>` scenario of a parsed key; `None` for other families and unknown

@@ -242,6 +242,16 @@ pub trait Scenario: Send + Sync {
     fn as_corruption(&self) -> Option<&corruption::Corruption> {
         None
     }
+    /// The Hard ImageNet ablation this scenario is, if it is one (the GPU path reads its kind,
+    /// docs/gpu.md#mask-based-scenarios).
+    fn as_ablation(&self) -> Option<&ablation::Ablation> {
+        None
+    }
+    /// The RFS region noise this scenario is, if it is one (the GPU path reads its region, norm
+    /// and level, docs/gpu.md#mask-based-scenarios).
+    fn as_region_noise(&self) -> Option<&region_noise::RegionNoise> {
+        None
+    }
 }
 
 /// Helpers shared by the scenario modules' unit tests.

@@ -171,6 +171,22 @@ impl RegionNoise {
         }
         Self::new(region, norm, level, trial.parse().ok()?)
     }
+
+    /// Which part of the frame gets the noise.
+    pub fn region(&self) -> Region {
+        self.region
+    }
+
+    /// How the noise is scaled.
+    pub fn norm(&self) -> Norm {
+        self.norm
+    }
+
+    /// The level: σ for [`Norm::Linf`], the l2 budget at 224² for [`Norm::L2`] (on the [0, 1]
+    /// scale).
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
 }
 
 /// The key of one RFS scenario.
@@ -216,6 +232,10 @@ impl Scenario for RegionNoise {
             self.sigma,
             rng,
         ))
+    }
+
+    fn as_region_noise(&self) -> Option<&RegionNoise> {
+        Some(self)
     }
 }
 
@@ -298,7 +318,7 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
 /// Levels of the normal table: 2¹⁶, one 16-bit index each.
 pub const NORMAL_LEVELS: usize = 1 << 16;
 /// Fixed-point scale of the squared table entries used for the l2 norm.
-const SQUARE_SCALE: f64 = (1u64 << 24) as f64;
+pub(crate) const SQUARE_SCALE: f64 = (1u64 << 24) as f64;
 
 /// `Φ⁻¹(p)` for `0 < p < 1`, to about 1e-13 absolute: Newton's method on
 /// `Φ(x) = erfc(−x/√2)/2` (the tail where it is accurate), from `start`.
@@ -328,6 +348,13 @@ pub fn normal_quantile(p: f64) -> f64 {
 /// (in `f64`; stored as `f32`), antisymmetric (`q_{2¹⁶−1−i} = −q_i`). Built once (a few ms).
 pub fn normal_table() -> &'static [f32; NORMAL_LEVELS] {
     &tables().0
+}
+
+/// The squares of [`normal_table`]'s entries in 2⁻²⁴ fixed point ([`SQUARE_SCALE`]), rounded: the
+/// l2 norm is their exact integer sum (the GPU path sums the same table,
+/// docs/gpu.md#mask-based-scenarios).
+pub(crate) fn normal_squares() -> &'static [u32; NORMAL_LEVELS] {
+    &tables().1
 }
 
 /// The normal table and its squares in 2⁻²⁴ fixed point (fixed-size, so a `u16` index needs no
