@@ -16,6 +16,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("weather.cu", include_str!("cuda/weather.cu")),
     ("elastic.cu", include_str!("cuda/elastic.cu")),
     ("preprocess.cu", include_str!("cuda/preprocess.cu")),
+    ("background.cu", include_str!("cuda/background.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].
