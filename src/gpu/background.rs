@@ -4,10 +4,11 @@
 //! (`in9::object_box`, `in9::tile_strip`), so both paths give the same bytes.
 //!
 //! On the GPU: `only_fg`, `no_fg`, `only_bg_b`, `only_bg_t` (IN-9), `segmented`, `transparent`,
-//! `transparent_on/<matte>` and `color_grey` (XIMAGENET-12). They keep the frame's size. The others
-//! stay on the CPU ([`on_gpu`] is false): the pool's (`mixed_*`, `random_bg_*`, whose variants can
-//! have the background's size), the OpenCV blurs (`blur_*`, `bright_*`) and the HSV recolouring
-//! (`color_r`, `color_g`, `color_b`, `color_rainbow`); so do the Corner Cases placements.
+//! `transparent_on/<matte>` and `color_*` (XIMAGENET-12; the random hue of `color_r`, `color_g`,
+//! `color_b` and `color_rainbow` drawn from Philox like [`Colour::draw`], the recolouring OpenCV's,
+//! as `opencv::recolour`). They keep the frame's size. The others stay on the CPU ([`on_gpu`] is
+//! false): the pool's (`mixed_*`, `random_bg_*`, whose variants can have the background's size) and
+//! the OpenCV blurs (`blur_*`, `bright_*`); so do the Corner Cases placements.
 
 use image::GrayImage;
 
@@ -15,6 +16,7 @@ use super::GpuError;
 use super::corruption::DeviceImage;
 use super::launch::{Args, Buf, Launcher};
 use crate::frame::BBox;
+use crate::kernels::opencv::HueEdit;
 use crate::rng::RngKey;
 use crate::scenario::Scenario;
 use crate::scenario::background::{Background, Colour, Kind, in9};
@@ -30,7 +32,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
                 | Kind::OnlyBgT
                 | Kind::Segmented
                 | Kind::Transparent(_)
-                | Kind::Colour(Colour::Grey)
+                | Kind::Colour(_)
         )
     })
 }
@@ -41,7 +43,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
 /// `mask` is the frame's mask as the CPU scenario gets it (`ScenarioInput::mask_for(s.mask_resize())`)
 /// twice: on the host, for the CPU scenario's checks and its tight box, and its copy in a device
 /// buffer of `width × height` bytes that the caller uploaded; `boxes` are the frame's boxes. `key`
-/// is the variant's key (no variation on the GPU draws from it yet).
+/// is the variant's key (the hue of the random `color_*` is drawn from it).
 ///
 /// `Ok(false)`, leaving `dst` untouched, when [`on_gpu`] is false or where the CPU scenario refuses
 /// the frame (no mask or box, an empty mask, a mask of another size, no background strip for
@@ -55,7 +57,6 @@ pub fn apply<L: Launcher>(
     dst: DeviceImage,
     key: RngKey,
 ) -> Result<bool, GpuError> {
-    let _ = key;
     let Some(kind) = s.as_background().map(Background::kind) else {
         return Ok(false);
     };
@@ -122,7 +123,11 @@ pub fn apply<L: Launcher>(
                 Kind::OnlyFg => ("rs_bg_weight", [n as i64, 0, 0, 0, 0]),
                 Kind::NoFg => ("rs_bg_weight", [n as i64, 1, 0, 0, 0]),
                 Kind::Segmented => ("rs_bg_outside", [n as i64, 0, 0, 0, 0]),
-                Kind::Colour(_) => ("rs_bg_outside", [n as i64, 1, 0, 0, 0]),
+                Kind::Colour(Colour::Grey) => ("rs_bg_outside", [n as i64, 1, 0, 0, 0]),
+                Kind::Colour(c) => {
+                    recolour(l, (src, mbuf, dst), Hue::Draw(c, key))?;
+                    return Ok(true);
+                }
                 Kind::Transparent(Some([r, g, b])) => (
                     "rs_bg_outside",
                     [n as i64, 0, i64::from(r), i64::from(g), i64::from(b)],
@@ -140,4 +145,54 @@ pub fn apply<L: Launcher>(
         }
     }
     Ok(true)
+}
+
+/// The hue edit of [`recolour`]: drawn on the device from the variant's key, or given (tests).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Hue {
+    /// Drawn like [`Colour::draw`], from Philox keyed by the key ([`Colour::Grey`] has no hue: an
+    /// error).
+    Draw(Colour, RngKey),
+    /// This edit (to compare with `opencv::recolour` at the same edit).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Fixed(HueEdit),
+}
+
+/// XIMAGENET-12's coloured background (`opencv::recolour` with the mask as `keep`) of the image in
+/// `images.0` into `images.2`, `images.1` the mask's device copy.
+pub(crate) fn recolour<L: Launcher>(
+    l: &mut L,
+    images: (DeviceImage, Buf, DeviceImage),
+    hue: Hue,
+) -> Result<(), GpuError> {
+    let (src, mask, dst) = images;
+    let pixels = u64::from(src.width) * u64::from(src.height);
+    if pixels == 0 {
+        return Ok(());
+    }
+    // (set, fixed value or −1, colour for the draw)
+    let (set, value, colour) = match hue {
+        Hue::Fixed(HueEdit::Set(v)) => (1, i64::from(v), 0),
+        Hue::Fixed(HueEdit::Shift(k)) => (0, i64::from(k), 0),
+        Hue::Draw(Colour::Rainbow, _) => (0, -1, 3),
+        Hue::Draw(Colour::Red, _) => (1, -1, 0),
+        Hue::Draw(Colour::Green, _) => (1, -1, 1),
+        Hue::Draw(Colour::Blue, _) => (1, -1, 2),
+        Hue::Draw(Colour::Grey, _) => {
+            return Err(GpuError::Launch("color_grey has no hue to draw".into()));
+        }
+    };
+    let key = match hue {
+        Hue::Draw(_, k) => k.0 as i64,
+        Hue::Fixed(_) => 0,
+    };
+    let args = Args::buffers(&[l.address(src.buf), l.address(mask), l.address(dst.buf)]).ints(&[
+        pixels as i64,
+        i64::from(src.width),
+        set,
+        value,
+        key,
+        colour,
+    ]);
+    l.launch("rs_bg_recolour", pixels, &args)
 }
