@@ -372,3 +372,50 @@ fn random_colours_draw_their_hues_like_the_cpu() {
         }
     }
 }
+
+/// On a machine with a CUDA device: every background variation with kernels on the device against
+/// its host build (compared with the CPU above), repeated bit for bit. Skipped where there is none.
+#[cfg(feature = "gpu")]
+#[test]
+fn device_background_kernels_match_their_host_build() {
+    use crate::gpu::cuda::{CudaLauncher, device_count, open};
+    match device_count() {
+        Ok(n) if n > 0 => {}
+        other => {
+            eprintln!("skipped: no CUDA device here ({other:?})");
+            return;
+        }
+    }
+    let gpu = open(0).unwrap();
+    let mut l = CudaLauncher::new(&gpu).unwrap();
+    for (w, h) in [(224, 224), (61, 17), (1280, 720)] {
+        let sc = random_scene(w, h, 3);
+        for leaf in ON_GPU.iter().chain(RANDOM) {
+            let s = Background::new(leaf).unwrap();
+            let key = RngKey::new(0, "device", leaf);
+            let src = DeviceImage {
+                buf: l.alloc(sc.image.as_raw().len()).unwrap(),
+                width: w,
+                height: h,
+            };
+            l.upload(src.buf, sc.image.as_raw()).unwrap();
+            let m = l.alloc(sc.mask.as_raw().len()).unwrap();
+            l.upload(m, sc.mask.as_raw()).unwrap();
+            let mut once = || {
+                let dst = DeviceImage {
+                    buf: l.alloc(sc.image.as_raw().len()).unwrap(),
+                    ..src
+                };
+                let mask = Some((&sc.mask, m));
+                assert!(background::apply(&mut l, &s, src, mask, &sc.boxes, dst, key).unwrap());
+                let mut out = vec![0; sc.image.as_raw().len()];
+                l.download(dst.buf, &mut out).unwrap();
+                RgbImage::from_raw(w, h, out).unwrap()
+            };
+            let a = once();
+            assert!(a == once(), "{leaf} {w}×{h}: a repeat differs");
+            let host = host_apply_key(leaf, &sc.image, Some(&sc.mask), &sc.boxes, key).unwrap();
+            assert!(a == host, "{leaf} {w}×{h}: device and host builds differ");
+        }
+    }
+}
