@@ -7,6 +7,7 @@
 //! tests) and compare it with the Rust kernels of `scenario/`, and compile the program with NVRTC
 //! to check that it builds for the GPU, all without a GPU.
 
+pub mod background;
 pub mod corruption;
 #[cfg(feature = "gpu")]
 pub mod cuda;

@@ -17,6 +17,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("elastic.cu", include_str!("cuda/elastic.cu")),
     ("preprocess.cu", include_str!("cuda/preprocess.cu")),
     ("masks.cu", include_str!("cuda/masks.cu")),
+    ("background.cu", include_str!("cuda/background.cu")),
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].

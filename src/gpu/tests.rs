@@ -4,6 +4,7 @@
 //! fixtures' tolerance (mean |Δ| ≤ 0.5, max ≤ 2 levels); random ones draw from Philox instead of
 //! the CPU's xoshiro streams and must agree in distribution.
 
+mod background;
 mod blur;
 mod digital;
 mod elastic;

@@ -252,6 +252,11 @@ pub trait Scenario: Send + Sync {
     fn as_region_noise(&self) -> Option<&region_noise::RegionNoise> {
         None
     }
+    /// The IN-9 / XIMAGENET-12 background scenario this scenario is, if it is one (the GPU path
+    /// makes some of its variants with its own kernels, docs/gpu.md#mask-based-scenarios).
+    fn as_background(&self) -> Option<&background::Background> {
+        None
+    }
 }
 
 /// Helpers shared by the scenario modules' unit tests.

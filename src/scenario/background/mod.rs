@@ -251,26 +251,40 @@ pub const TABLE2: [&str; 8] = [
     "segmented",
 ];
 
-/// Every background scenario's kind.
+/// Every background scenario's kind ([`Background::kind`]): which variation it makes (the key
+/// leaves of [`IN9`], [`XIMAGENET12`] and [`XIMAGENET12_OPTIONS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
+    /// IN-9 `only_fg`.
     OnlyFg,
+    /// IN-9 `no_fg`.
     NoFg,
+    /// IN-9 `only_bg_b`.
     OnlyBgB,
+    /// IN-9 `only_bg_t`.
     OnlyBgT,
+    /// IN-9 `mixed_same` / `mixed_rand` / `mixed_next` (a background from the pool).
     Mixed(Pick),
+    /// XIMAGENET-12 `blur_bg`.
     BlurBg,
+    /// XIMAGENET-12 `blur_obj`.
     BlurObj,
+    /// XIMAGENET-12 `color_*`.
     Colour(Colour),
+    /// XIMAGENET-12 `bright_bg`.
     BrightBg,
+    /// XIMAGENET-12 `bright_obj`.
     BrightObj,
+    /// XIMAGENET-12 `segmented`.
     Segmented,
     /// The transparent image: alpha dropped (`None`) or composited on a matte colour.
     Transparent(Option<[u8; 3]>),
     /// Random background: `paste` (else the published sum), on a whole earlier image (`whole`, the
     /// reference) or on an earlier frame's Only-BG-T fitted to the frame.
     RandomBg {
+        /// The clean paste (else the published saturating sum).
         paste: bool,
+        /// On a whole earlier image (else an earlier frame's Only-BG-T fitted to the frame).
         whole: bool,
     },
 }
@@ -346,6 +360,11 @@ impl Background {
             kind,
         })
     }
+
+    /// Which variation this scenario makes (read by the GPU path, docs/gpu.md#mask-based-scenarios).
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
 }
 
 /// Builds the background scenario with this exact key (`background/<leaf>`); `None` if unknown.
@@ -368,6 +387,10 @@ impl Scenario for Background {
 
     fn uses_pool(&self) -> bool {
         matches!(self.kind, Kind::Mixed(_) | Kind::RandomBg { .. })
+    }
+
+    fn as_background(&self) -> Option<&Background> {
+        Some(self)
     }
 
     fn apply(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
