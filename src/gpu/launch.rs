@@ -56,12 +56,14 @@ impl Args {
 pub const REDUCE_THREADS: u64 = 16_384;
 
 /// Scratch slots of the pipeline (recipes use the slots below these): a worker's current frame,
-/// its variant, and its batch row.
+/// its variant, its batch row and the frame's masks.
 pub const FRAME_SLOT: usize = 64;
 /// See [`FRAME_SLOT`].
 pub const VARIANT_SLOT: usize = 65;
 /// See [`FRAME_SLOT`].
 pub const ROW_SLOT: usize = 66;
+/// The frame's mask at the scenario stage, one slot per mask rule from here (see [`FRAME_SLOT`]).
+pub const MASK_SLOT: usize = 67;
 
 /// A buffer of a [`Launcher`]: an index into its own table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,16 +1,22 @@
-//! Which scenarios the GPU makes, and making one: `clean` (the frame as it is) and the ImageNet-C
-//! corruptions with kernels ([`super::corruption::on_gpu`]); every other scenario runs on the CPU
+//! Which scenarios the GPU makes, and making one: `clean` (the frame as it is), the ImageNet-C
+//! corruptions with kernels ([`super::corruption::on_gpu`]), Hard ImageNet's ablations and RFS
+//! region noise ([`super::masks`]) and the IN-9 / XIMAGENET-12 variations that need only the
+//! frame, its mask and boxes ([`super::background`]); every other scenario runs on the CPU
 //! workers for those variants, and a run lists both (`run.gpu_scenarios`, `run.cpu_fallback`,
 //! docs/gpu.md#gpu-resident-scenarios).
 
-use super::GpuError;
+use image::GrayImage;
+
 use super::corruption::{self, DeviceImage};
-use super::launch::Launcher;
+use super::launch::{Buf, Launcher};
+use super::{GpuError, background, masks};
+use crate::frame::BBox;
 use crate::key::CLEAN;
 use crate::rng::RngKey;
 use crate::scenario::{Plan, Scenario};
 
-/// Whether the GPU makes `s`'s variants.
+/// Whether the GPU makes `s`'s variants (a frame the CPU scenario would refuse still goes to the
+/// CPU, which says why: [`Made::Cpu`]).
 pub fn on_gpu(s: &dyn Scenario) -> bool {
     if s.key() == CLEAN {
         return true;
@@ -18,6 +24,8 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
     // A stored-as-JPEG round trip after the corruption runs on the GPU too (super::jpeg).
     s.as_corruption()
         .is_some_and(|c| corruption::on_gpu(c.name()))
+        || masks::on_gpu(s)
+        || background::on_gpu(s)
 }
 
 /// The plan's scenario keys split into those the GPU makes and those left to the CPU, in plan
@@ -35,6 +43,16 @@ pub fn split(plan: &Plan) -> (Vec<String>, Vec<String>) {
     (gpu, cpu)
 }
 
+/// What a scenario sees besides the frame: the mask the CPU scenario would be given (its host
+/// copy, for the boxes and checks made on the host, and its device copy) and the frame's boxes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// `ScenarioInput::mask_for(s.mask_resize())` and its device buffer.
+    pub mask: Option<(&'a GrayImage, Buf)>,
+    /// The frame's object boxes at the scenario stage.
+    pub boxes: &'a [BBox],
+}
+
 /// Where a variant made by [`apply`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Made {
@@ -42,6 +60,8 @@ pub enum Made {
     Source,
     /// In the destination image.
     Destination,
+    /// Not made: the CPU scenario refuses this frame (no mask, an empty one, …) and says why.
+    Cpu,
 }
 
 /// Makes `s`'s variant of `src` (into `dst`, same size, when it changes pixels); an error for a
@@ -52,17 +72,49 @@ pub fn apply<L: Launcher>(
     src: DeviceImage,
     dst: DeviceImage,
     key: RngKey,
+    extras: Extras,
 ) -> Result<Made, GpuError> {
     if s.key() == CLEAN {
         return Ok(Made::Source);
     }
     let refused = || GpuError::Launch(format!("scenario {} has no GPU kernels", s.key()));
-    let c = s.as_corruption().ok_or_else(refused)?;
-    if !corruption::corrupt(l, c.name(), c.severity(), src, dst, key)? {
-        return Err(refused());
+    if let Some(c) = s.as_corruption() {
+        if !corruption::corrupt(l, c.name(), c.severity(), src, dst, key)? {
+            return Err(refused());
+        }
+        if let Some(quality) = c.stored_jpeg() {
+            super::jpeg::roundtrip(l, dst, dst, quality)?;
+        }
+        return Ok(Made::Destination);
     }
-    if let Some(quality) = c.stored_jpeg() {
-        super::jpeg::roundtrip(l, dst, dst, quality)?;
+    if masks::on_gpu(s) {
+        // The CPU scenarios' own conditions: a mask of the frame's size with an object pixel, and
+        // for RFS a background pixel too.
+        let Some((mask, buf)) = extras.mask else {
+            return Ok(Made::Cpu);
+        };
+        let raw = mask.as_raw();
+        let suitable = mask.dimensions() == (src.width, src.height)
+            && raw.iter().any(|&v| v != 0)
+            && (s.as_region_noise().is_none() || raw.contains(&0));
+        if !suitable {
+            return Ok(Made::Cpu);
+        }
+        let boxes = masks::boxes(s, mask);
+        return Ok(
+            match masks::apply(l, s, src, Some(buf), &boxes, dst, key)? {
+                true => Made::Destination,
+                false => Made::Cpu,
+            },
+        );
     }
-    Ok(Made::Destination)
+    if background::on_gpu(s) {
+        return Ok(
+            match background::apply(l, s, src, extras.mask, extras.boxes, dst, key)? {
+                true => Made::Destination,
+                false => Made::Cpu,
+            },
+        );
+    }
+    Err(refused())
 }

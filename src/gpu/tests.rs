@@ -404,7 +404,7 @@ fn imagenet_c_scenarios_run_on_the_gpu_path_with_the_jpeg_round_trip() {
     ];
     for s in plan.scenarios().iter().filter(|s| on_gpu(s.as_ref())) {
         let key = RngKey::new(0, "f", s.key());
-        let made = apply(&mut l, s.as_ref(), src, dst, key).unwrap();
+        let made = apply(&mut l, s.as_ref(), src, dst, key, Default::default()).unwrap();
         let Some(c) = s.as_corruption() else {
             assert_eq!(made, Made::Source, "{}", s.key());
             continue;

@@ -6,17 +6,16 @@
 
 use std::sync::Arc;
 
-use image::RgbImage;
-
 use super::ScenarioStage;
 use crate::gpu::corruption::DeviceImage;
-use crate::gpu::launch::{FRAME_SLOT, Launcher, ROW_SLOT, VARIANT_SLOT};
+use crate::gpu::launch::{FRAME_SLOT, Launcher, MASK_SLOT, ROW_SLOT, VARIANT_SLOT};
 use crate::gpu::preprocess::{Element, GpuView, Stage};
-use crate::gpu::scenarios::{self, Made};
+use crate::gpu::scenarios::{self, Extras, Made};
 use crate::gpu::{Device, DeviceLauncher, GpuError};
 use crate::model::ModelDesc;
 use crate::rng::RngKey;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ScenarioInput};
+use crate::view::MaskResize;
 
 /// One worker's stream, buffers, GPU model view and the frame it last uploaded.
 pub(super) struct GpuWorker<L = DeviceLauncher> {
@@ -25,6 +24,8 @@ pub(super) struct GpuWorker<L = DeviceLauncher> {
     stage: Stage,
     /// The uploaded frame: its sequence number and image.
     frame: Option<(u64, DeviceImage)>,
+    /// The uploaded masks of that frame, by rule (`MASK_SLOT + rule`).
+    masks: [Option<u64>; 2],
     /// Where the last variant is ([`GpuWorker::make`]).
     variant: Option<DeviceImage>,
 }
@@ -54,19 +55,23 @@ impl<L: Launcher> GpuWorker<L> {
                 ScenarioStage::Native => Stage::Native,
             },
             frame: None,
+            masks: [None; 2],
             variant: None,
         }
     }
 
-    /// Makes scenario `s`'s variant of frame `seq` (`base`: the frame at the scenario stage)
-    /// and waits for it (so the scenario's time is measured).
+    /// Makes scenario `s`'s variant of frame `seq` (`input`: the frame at the scenario stage with
+    /// its masks and boxes, as the CPU scenario would get it) and waits for it (so the scenario's
+    /// time is measured). `Ok(false)`: the CPU scenario refuses this frame, so the caller runs it
+    /// on the CPU, which says why.
     pub(super) fn make(
         &mut self,
         seq: u64,
-        base: &RgbImage,
+        input: &ScenarioInput,
         s: &dyn Scenario,
         key: RngKey,
-    ) -> Result<(), GpuError> {
+    ) -> Result<bool, GpuError> {
+        let base = input.image;
         let (w, h) = base.dimensions();
         let bytes = base.as_raw().len();
         self.variant = None;
@@ -74,6 +79,7 @@ impl<L: Launcher> GpuWorker<L> {
             Some((at, img)) if at == seq => img,
             _ => {
                 self.frame = None;
+                self.masks = [None; 2];
                 let buf = self.l.scratch(FRAME_SLOT, bytes)?;
                 self.l.upload(buf, base.as_raw())?;
                 let img = DeviceImage {
@@ -85,17 +91,38 @@ impl<L: Launcher> GpuWorker<L> {
                 img
             }
         };
+        let rule = s.mask_resize();
+        let mask = match input.mask_for(rule) {
+            Some(m) => {
+                let slot = match rule {
+                    MaskResize::Nearest => 0,
+                    MaskResize::BilinearNonZero => 1,
+                };
+                let buf = self.l.scratch(MASK_SLOT + slot, m.as_raw().len())?;
+                if self.masks[slot] != Some(seq) {
+                    self.l.upload(buf, m.as_raw())?;
+                    self.masks[slot] = Some(seq);
+                }
+                Some((m, buf))
+            }
+            None => None,
+        };
         let dst = DeviceImage {
             buf: self.l.scratch(VARIANT_SLOT, bytes)?,
             ..src
         };
-        let made = scenarios::apply(&mut self.l, s, src, dst, key)?;
+        let extras = Extras {
+            mask,
+            boxes: input.boxes,
+        };
+        let made = scenarios::apply(&mut self.l, s, src, dst, key, extras)?;
         self.l.synchronize()?;
-        self.variant = Some(match made {
-            Made::Source => src,
-            Made::Destination => dst,
-        });
-        Ok(())
+        self.variant = match made {
+            Made::Source => Some(src),
+            Made::Destination => Some(dst),
+            Made::Cpu => return Ok(false),
+        };
+        Ok(true)
     }
 
     /// The last variant's model view, normalised into `row` (a batch row of float32).
@@ -112,6 +139,8 @@ impl<L: Launcher> GpuWorker<L> {
 
 #[cfg(test)]
 mod tests {
+    use image::RgbImage;
+
     use super::*;
     use crate::gpu::host::HostLauncher;
     use crate::preprocess::Normalizer;
@@ -156,7 +185,10 @@ mod tests {
                 };
                 for s in plan.scenarios() {
                     let key = RngKey::new(0, "f", s.key());
-                    g.make(seq as u64, &base, s.as_ref(), key).unwrap();
+                    assert!(
+                        g.make(seq as u64, &ScenarioInput::new(&base), s.as_ref(), key)
+                            .unwrap()
+                    );
                     let mut row = vec![0f32; norm.tensor(&view.image(&base)).len()];
                     g.row(&mut row).unwrap();
                     let variant = s.apply(&ScenarioInput::new(&base), key).unwrap();
@@ -172,6 +204,67 @@ mod tests {
                         s.key()
                     );
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod mask_tests {
+    use image::{GrayImage, RgbImage};
+
+    use super::*;
+    use crate::gpu::host::HostLauncher;
+    use crate::preprocess::Normalizer;
+    use crate::scenario::{Catalog, Plan};
+
+    /// Mask-based scenarios through the worker's GPU path on the host build: the frame's mask
+    /// reaches them as the CPU scenario would see it (uploaded once per frame), their rows are the
+    /// CPU path's bit for bit, and a frame the CPU scenario refuses (an empty mask) is left to the
+    /// CPU.
+    #[test]
+    fn mask_scenarios_get_the_frames_mask_and_refused_frames_go_to_the_cpu() {
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/models/efficientnet_lite0.toml");
+        let model = ModelDesc::load(&shipped).unwrap();
+        let keys = [
+            "ablation/gray",
+            "ablation/gray_bbox",
+            "ablation/tile",
+            "background/only_fg",
+            "background/no_fg",
+            "background/only_bg_t",
+            "background/color_grey",
+        ];
+        let plan = Plan::from_items(&keys, &Catalog::builtin()).unwrap();
+        let scene = crate::scene::random_scene(224, 224, 7);
+        let norm = Normalizer::new(&model);
+        let mut g = GpuWorker::with(HostLauncher::new(), &model, ScenarioStage::ModelInput);
+        let empty = GrayImage::new(224, 224);
+        for (seq, mask) in [(0u64, &scene.mask), (1, &empty), (2, &scene.mask)] {
+            let input = ScenarioInput::new(&scene.image)
+                .with_mask(Some(mask))
+                .with_boxes(if seq == 1 { &[] } else { &scene.boxes });
+            for s in plan.scenarios().iter().skip(1) {
+                let key = RngKey::new(0, "f", s.key());
+                let made = g.make(seq, &input, s.as_ref(), key).unwrap();
+                let cpu: Result<RgbImage, _> = s.apply(&input, key);
+                if seq == 1 {
+                    assert!(!made, "{}: an empty mask is the CPU's to refuse", s.key());
+                    assert!(cpu.is_err(), "{}", s.key());
+                    continue;
+                }
+                assert!(made, "{}", s.key());
+                let mut row = vec![0f32; norm.tensor(&scene.image).len()];
+                g.row(&mut row).unwrap();
+                let want = norm.tensor(&cpu.unwrap());
+                assert!(
+                    row.iter()
+                        .zip(&want)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "frame {seq} {}: the GPU path's row differs",
+                    s.key()
+                );
             }
         }
     }

@@ -274,8 +274,13 @@ impl Worker<'_> {
             .with_pool(p.pool.as_deref());
         let t = Instant::now();
         let key = RngKey::new(setup.seed, &p.meta.id, scenario.rng_key());
-        if self.gpu.is_some() && crate::gpu::scenarios::on_gpu(scenario.as_ref()) {
-            return self.gpu_variant(&p, i, key);
+        // A frame the CPU scenario refuses comes back as `None` from the GPU path: it runs below,
+        // which says why.
+        if self.gpu.is_some()
+            && crate::gpu::scenarios::on_gpu(scenario.as_ref())
+            && let Some(going_on) = self.gpu_variant(&p, &input, i, key)
+        {
+            return going_on;
         }
         let made = scenario.apply(&input, key);
         let variant = match made {
@@ -312,12 +317,17 @@ impl Worker<'_> {
 
     /// Scenario `i` of a prepared frame made on the GPU, with its view and batch row, and only
     /// the row brought back, into the batch buffer. A device failure ends the run (every later
-    /// variant would fail too). `false` when the run is ending.
-    fn gpu_variant(&mut self, p: &Prepared, i: usize, key: RngKey) -> bool {
+    /// variant would fail too). `Some(false)` when the run is ending; `None` when the CPU
+    /// scenario refuses the frame (the caller runs it on the CPU, which says why).
+    fn gpu_variant(
+        &mut self,
+        p: &Prepared,
+        input: &ScenarioInput,
+        i: usize,
+        key: RngKey,
+    ) -> Option<bool> {
         let setup = self.setup;
-        let Some(g) = self.gpu.as_mut() else {
-            return false;
-        };
+        let g = self.gpu.as_mut()?;
         let fatal = |q: &Queues, e: crate::gpu::GpuError| {
             let reason = format!("frame {}: GPU: {e}", p.meta.id);
             let _ = q.msg.send(Message::Fatal(reason));
@@ -325,8 +335,10 @@ impl Worker<'_> {
         };
         let scenario = &setup.plan.scenarios()[i];
         let t = Instant::now();
-        if let Err(e) = g.make(p.meta.seq, &p.base, scenario.as_ref(), key) {
-            return fatal(&self.q, e);
+        match g.make(p.meta.seq, input, scenario.as_ref(), key) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => return Some(fatal(&self.q, e)),
         }
         let scenario_ms = ms(t);
         let is_clean = scenario.key() == crate::key::CLEAN;
@@ -336,11 +348,11 @@ impl Worker<'_> {
         let queued = Instant::now();
         // Waits while every batch buffer is full or running: the engine's back-pressure.
         let Ok(mut slot) = setup.assembler.claim() else {
-            return false;
+            return Some(false);
         };
         let t = Instant::now();
         if let Err(e) = g.row(slot.values()) {
-            return fatal(&self.q, e);
+            return Some(fatal(&self.q, e));
         }
         slot.fill(RowMeta {
             meta: p.meta.clone(),
@@ -350,7 +362,7 @@ impl Worker<'_> {
             queued,
             boxes,
         });
-        true
+        Some(true)
     }
 
     /// Normalises `image` into the next batch row. `false` when the assembly is closed.
