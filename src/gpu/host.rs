@@ -5,7 +5,10 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use image::RgbImage;
+
 use super::GpuError;
+use super::corruption::DeviceImage;
 use super::launch::{Args, Buf, Launcher};
 use super::program;
 
@@ -87,6 +90,28 @@ impl HostLauncher {
         let b = self.alloc(data.len()).expect("host allocation");
         self.upload(b, data).expect("host upload");
         b
+    }
+
+    /// A source image holding `img` and a destination image of its size.
+    pub fn images(&mut self, img: &RgbImage) -> (DeviceImage, DeviceImage) {
+        let (width, height) = img.dimensions();
+        let src = DeviceImage {
+            buf: self.buffer(img.as_raw()),
+            width,
+            height,
+        };
+        let dst = DeviceImage {
+            buf: self.alloc(img.as_raw().len()).expect("host allocation"),
+            ..src
+        };
+        (src, dst)
+    }
+
+    /// The RGB image `d` holds.
+    pub fn image(&mut self, d: DeviceImage) -> RgbImage {
+        let bytes = 3 * d.width as usize * d.height as usize;
+        let raw = self.read(d.buf)[..bytes].to_vec();
+        RgbImage::from_raw(d.width, d.height, raw).expect("the buffer holds the image")
     }
 
     /// The contents of `buf`.

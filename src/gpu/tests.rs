@@ -25,21 +25,12 @@ use crate::rng::RngKey;
 /// Runs corruption `name` at `severity` through the host build of its kernels.
 pub(super) fn host_corrupt(name: &str, severity: u8, image: &RgbImage, key: RngKey) -> RgbImage {
     let mut l = HostLauncher::new();
-    let (w, h) = image.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(image.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(image.as_raw().len()).unwrap(),
-        ..src
-    };
+    let (src, dst) = l.images(image);
     assert!(
         corruption::corrupt(&mut l, name, severity, src, dst, key).unwrap(),
         "{name} has no GPU kernels"
     );
-    RgbImage::from_raw(w, h, l.read(dst.buf)).unwrap()
+    l.image(dst)
 }
 
 /// Deterministic kernels: mean |Δ| ≤ 0.5 and max |Δ| ≤ 2 levels (the corruption fixtures'

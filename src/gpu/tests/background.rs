@@ -54,20 +54,11 @@ fn host_apply_key(
 ) -> Option<RgbImage> {
     let s = Background::new(leaf).unwrap();
     let mut l = HostLauncher::new();
-    let (w, h) = image.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(image.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(image.as_raw().len()).unwrap(),
-        ..src
-    };
+    let (src, dst) = l.images(image);
     let mask = mask.map(|m| (m, l.buffer(m.as_raw())));
     background::apply(&mut l, &s, src, mask, boxes, dst, key)
         .unwrap()
-        .then(|| RgbImage::from_raw(w, h, l.read(dst.buf)).unwrap())
+        .then(|| l.image(dst))
 }
 
 /// Every GPU leaf gives the CPU scenario's bytes on this frame, or declines where the CPU refuses;

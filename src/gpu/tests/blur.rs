@@ -3,7 +3,7 @@
 use image::RgbImage;
 
 use super::{assert_close, assert_same_distribution, flat, host_corrupt, test_image};
-use crate::gpu::corruption::{self, DeviceImage};
+use crate::gpu::corruption;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Args, Launcher};
 use crate::rng::RngKey;
@@ -91,18 +91,9 @@ fn defocus_blur_matches_the_cpu_at_every_severity() {
 /// Runs motion_blur at severity `s` with the angle fixed.
 fn host_motion_at(img: &RgbImage, s: u8, angle: f64) -> RgbImage {
     let mut l = HostLauncher::new();
-    let (w, h) = img.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(img.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(img.as_raw().len()).unwrap(),
-        ..src
-    };
+    let (src, dst) = l.images(img);
     corruption::motion_blur_at(&mut l, s, src, dst, angle).unwrap();
-    RgbImage::from_raw(w, h, l.read(dst.buf)).unwrap()
+    l.image(dst)
 }
 
 #[test]
@@ -134,16 +125,7 @@ fn motion_blur_draws_its_angle_uniformly_from_the_key() {
         let gpu = host_corrupt("motion_blur", 3, &img, key);
         // The angle the kernels drew, as the taps buffer (scratch slot 6) records it.
         let mut l = HostLauncher::new();
-        let (w, h) = img.dimensions();
-        let src = DeviceImage {
-            buf: l.buffer(img.as_raw()),
-            width: w,
-            height: h,
-        };
-        let dst = DeviceImage {
-            buf: l.alloc(img.as_raw().len()).unwrap(),
-            ..src
-        };
+        let (src, dst) = l.images(&img);
         assert!(corruption::corrupt(&mut l, "motion_blur", 3, src, dst, key).unwrap());
         let taps = l.scratch(6, 16).unwrap();
         let mut head = [0u8; 8];

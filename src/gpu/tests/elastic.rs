@@ -6,25 +6,11 @@ use image::RgbImage;
 
 use super::weather::assert_same_means;
 use super::{flat, host_corrupt, test_image};
-use crate::gpu::corruption::{DeviceImage, elastic as ge};
+use crate::gpu::corruption::elastic as ge;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::Launcher;
 use crate::rng::RngKey;
 use crate::scenario::corruption::elastic;
-
-fn device_pair(l: &mut HostLauncher, img: &RgbImage) -> (DeviceImage, DeviceImage) {
-    let (w, h) = img.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(img.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(img.as_raw().len()).unwrap(),
-        ..src
-    };
-    (src, dst)
-}
 
 fn f64s(bytes: &[u8]) -> Vec<f64> {
     bytes
@@ -36,11 +22,11 @@ fn f64s(bytes: &[u8]) -> Vec<f64> {
 /// Runs the GPU's deterministic part on `raw` fields: (output, float32 displacements).
 fn gpu_warp(img: &RgbImage, raw: &[f64], alpha: f64) -> (RgbImage, Vec<f32>) {
     let mut l = HostLauncher::new();
-    let (src, dst) = device_pair(&mut l, img);
+    let (src, dst) = l.images(img);
     let bytes: Vec<u8> = raw.iter().flat_map(|v| v.to_le_bytes()).collect();
     let field = l.buffer(&bytes);
     ge::warp(&mut l, src, dst, field, alpha).unwrap();
-    let out = RgbImage::from_raw(src.width, src.height, l.read(dst.buf)).unwrap();
+    let out = l.image(dst);
     let smooth = l.scratch(2, 0).unwrap();
     let d = f64s(&l.read(smooth)[..raw.len() * 8])
         .iter()
@@ -92,7 +78,7 @@ fn elastic_fields_are_uniform_like_the_cpus() {
     let (w, h) = (300usize, 200usize);
     let mut l = HostLauncher::new();
     let img = test_image(w as u32, h as u32);
-    let (src, dst) = device_pair(&mut l, &img);
+    let (src, dst) = l.images(&img);
     let key = RngKey::new(4, "frame", "corruption/elastic_transform/3");
     crate::gpu::corruption::corrupt(&mut l, "elastic_transform", 3, src, dst, key).unwrap();
     let field = l.scratch(0, 0).unwrap();

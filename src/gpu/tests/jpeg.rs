@@ -7,7 +7,6 @@ use super::{flat, host_corrupt, test_image};
 use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::jpeg;
-use crate::gpu::launch::Launcher;
 use crate::kernels::jpeg as cpu;
 use crate::rng::RngKey;
 use crate::scenario::corruption::Corruption;
@@ -20,18 +19,9 @@ fn host_roundtrip(image: &RgbImage, quality: u8) -> RgbImage {
 
 /// The GPU round trip through the host build on `l` (so its scratch buffers carry over).
 fn host_roundtrip_on(l: &mut HostLauncher, image: &RgbImage, quality: u8) -> RgbImage {
-    let (w, h) = image.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(image.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(image.as_raw().len()).unwrap(),
-        ..src
-    };
+    let (src, dst) = l.images(image);
     jpeg::roundtrip(l, src, dst, quality).unwrap();
-    RgbImage::from_raw(w, h, l.read(dst.buf)).unwrap()
+    l.image(dst)
 }
 
 /// Uniformly random bytes (a fixed xorshift stream): the worst case for the DCT's range.

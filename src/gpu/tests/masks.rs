@@ -5,9 +5,7 @@ use image::{GrayImage, Luma, RgbImage};
 
 use super::{assert_same_distribution, flat};
 use crate::frame::BBox;
-use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
-use crate::gpu::launch::Launcher;
 use crate::gpu::masks;
 use crate::rng::RngKey;
 use crate::scenario::ablation::Ablation;
@@ -18,16 +16,7 @@ use crate::scene::{Background, Object, Shape, random_scene, render};
 /// Runs `s` on `image` with `mask` through the host build of the kernels.
 fn host_masks(s: &dyn Scenario, image: &RgbImage, mask: &GrayImage, key: RngKey) -> RgbImage {
     let mut l = HostLauncher::new();
-    let (w, h) = image.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(image.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(image.as_raw().len()).unwrap(),
-        ..src
-    };
+    let (src, dst) = l.images(image);
     let m = l.buffer(mask.as_raw());
     let boxes = masks::boxes(s, mask);
     assert!(
@@ -35,7 +24,7 @@ fn host_masks(s: &dyn Scenario, image: &RgbImage, mask: &GrayImage, key: RngKey)
         "{} has no GPU kernels",
         s.key()
     );
-    RgbImage::from_raw(w, h, l.read(dst.buf)).unwrap()
+    l.image(dst)
 }
 
 /// The CPU scenario's variant with `mask` as its mask; `None` where it refuses the frame.

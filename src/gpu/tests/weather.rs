@@ -6,7 +6,7 @@
 use image::RgbImage;
 
 use super::{assert_close, flat, host_corrupt, test_image};
-use crate::gpu::corruption::{DeviceImage, weather as gw};
+use crate::gpu::corruption::weather as gw;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Buf, Launcher};
 use crate::kernels::filter;
@@ -52,25 +52,6 @@ fn texture_sets() -> Vec<Vec<RgbImage>> {
     sets
 }
 
-/// Source and destination images of `img` in `l`.
-fn device_pair(l: &mut HostLauncher, img: &RgbImage) -> (DeviceImage, DeviceImage) {
-    let (w, h) = img.dimensions();
-    let src = DeviceImage {
-        buf: l.buffer(img.as_raw()),
-        width: w,
-        height: h,
-    };
-    let dst = DeviceImage {
-        buf: l.alloc(img.as_raw().len()).unwrap(),
-        ..src
-    };
-    (src, dst)
-}
-
-fn image_of(l: &mut HostLauncher, d: DeviceImage) -> RgbImage {
-    RgbImage::from_raw(d.width, d.height, l.read(d.buf)).unwrap()
-}
-
 fn i64s(bytes: &[u8]) -> Vec<i64> {
     bytes
         .chunks_exact(8)
@@ -98,14 +79,14 @@ fn frost_blend_gives_the_cpus_bytes_at_a_fixed_texture_and_crop() {
                     let (left, top) =
                         [(0, 0), (sw - 1, sh - 1), (sw / 2, 0), (0, sh / 3)][(s + t) % 4];
                     let mut l = HostLauncher::new();
-                    let (src, dst) = device_pair(&mut l, &img);
+                    let (src, dst) = l.images(&img);
                     let choice: Vec<u8> = [t as i64, left.into(), top.into()]
                         .iter()
                         .flat_map(|v| v.to_le_bytes())
                         .collect();
                     let choice = l.buffer(&choice);
                     gw::frost_blend(&mut l, &textures, src, dst, (a, f), choice).unwrap();
-                    let gpu = image_of(&mut l, dst);
+                    let gpu = l.image(dst);
                     let cpu = weather::frost_at(tex, &img, a, f, (left, top));
                     let what = format!("frost/{} {w}×{h} texture {t} at ({left}, {top})", s + 1);
                     assert_close(&what, &gpu, &cpu);
@@ -123,7 +104,7 @@ fn frost_choice(
     img: &RgbImage,
     key: RngKey,
 ) -> [i64; 3] {
-    let (src, dst) = device_pair(l, img);
+    let (src, dst) = l.images(img);
     gw::frost(l, textures, src, dst, (1.0, 0.5), key).unwrap();
     let choice = l.scratch(0, 24).unwrap();
     let v = i64s(&l.read(choice)[..24]);
@@ -183,9 +164,9 @@ fn frost_is_the_cpu_blend_at_its_own_draw_at_every_severity() {
                 let key = RngKey::new(7, "frame", &format!("corruption/frost/{s}"));
                 let (a, f) = weather::FROST_PARAMS[usize::from(s - 1)];
                 let mut l = HostLauncher::new();
-                let (src, dst) = device_pair(&mut l, &img);
+                let (src, dst) = l.images(&img);
                 gw::frost(&mut l, &textures, src, dst, (a, f), key).unwrap();
-                let gpu = image_of(&mut l, dst);
+                let gpu = l.image(dst);
                 let choice = l.scratch(0, 24).unwrap();
                 let c = i64s(&l.read(choice)[..24]);
                 let cpu = weather::frost_at(
@@ -197,9 +178,9 @@ fn frost_is_the_cpu_blend_at_its_own_draw_at_every_severity() {
                 );
                 assert_eq!(gpu, cpu, "frost/{s} {:?}", img.dimensions());
                 // Repeats, and follows its key.
-                let (src2, dst2) = device_pair(&mut l, &img);
+                let (src2, dst2) = l.images(&img);
                 gw::frost(&mut l, &textures, src2, dst2, (a, f), key).unwrap();
-                assert_eq!(image_of(&mut l, dst2), gpu);
+                assert_eq!(l.image(dst2), gpu);
             }
         }
     }
@@ -229,10 +210,10 @@ fn fog_blend_gives_the_cpus_bytes_on_the_cpus_map() {
             let (c0, c1) = weather::FOG_PARAMS[usize::from(s - 1)];
             let key = RngKey::new(5, "frame", &format!("corruption/fog/{s}"));
             let mut l = HostLauncher::new();
-            let (src, dst) = device_pair(&mut l, &img);
+            let (src, dst) = l.images(&img);
             let map = cpu_map(&mut l, n, c1, key);
             gw::fog_blend(&mut l, src, dst, map, n, c0).unwrap();
-            let gpu = image_of(&mut l, dst);
+            let gpu = l.image(dst);
             let cpu = weather::fog(&img, c0, c1, key);
             let what = format!("fog/{s} {w}×{h}");
             assert_close(&what, &gpu, &cpu);
@@ -242,7 +223,7 @@ fn fog_blend_gives_the_cpus_bytes_on_the_cpus_map() {
     // A flat map (range 0) blends as P = 0 on both paths.
     let img = test_image(5, 3);
     let mut l = HostLauncher::new();
-    let (src, dst) = device_pair(&mut l, &img);
+    let (src, dst) = l.images(&img);
     let map = l.buffer(&[0u8; 16 * 8]);
     gw::fog_blend(&mut l, src, dst, map, 4, 2.0).unwrap();
     let m = f64::from(*img.as_raw().iter().max().unwrap()) / 255.0;
@@ -253,7 +234,7 @@ fn fog_blend_gives_the_cpus_bytes_on_the_cpus_map() {
                 .map(|v| ((f64::from(v) / 255.0 * (m / (m + 2.0))).clamp(0.0, 1.0) * 255.0) as u8),
         )
     });
-    assert_eq!(image_of(&mut l, dst), want);
+    assert_eq!(l.image(dst), want);
 }
 
 /// Statistics of a plasma map normalised to [0, 1]: mean, standard deviation, mean absolute
@@ -427,12 +408,12 @@ fn snow_gives_the_cpus_bytes_on_the_same_field_and_angle() {
                 }
                 let (field, crop) = snow_field(p, w as usize, h as usize, (s * 10 + k) as u64);
                 let mut l = HostLauncher::new();
-                let (src, dst) = device_pair(&mut l, &img);
+                let (src, dst) = l.images(&img);
                 let crop: Vec<u8> = crop.iter().flat_map(|v| v.to_le_bytes()).collect();
                 let crop = l.buffer(&crop);
                 let angle_buf = l.buffer(&f64::to_le_bytes(angle));
                 gw::snow_from_draws(&mut l, p, src, dst, crop, angle_buf).unwrap();
-                let gpu = image_of(&mut l, dst);
+                let gpu = l.image(dst);
                 let cpu = snow::snow_with(&img, p, &field, angle);
                 let what = format!("snow/{} {w}×{h} angle {angle}", s + 1);
                 assert_close(&what, &gpu, &cpu);
@@ -453,7 +434,7 @@ fn snow_draws_are_normal_and_uniform() {
     let mut values = Vec::new();
     for k in 0..400 {
         let mut l = HostLauncher::new();
-        let (src, dst) = device_pair(&mut l, &img);
+        let (src, dst) = l.images(&img);
         gw::snow(
             &mut l,
             p,
@@ -540,7 +521,7 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let (left, top) = (rw - 1280 - 1, rh - 720 - 1);
     let (a, f) = weather::FROST_PARAMS[4];
     let mut l = HostLauncher::new();
-    let (src, dst) = device_pair(&mut l, &img);
+    let (src, dst) = l.images(&img);
     let choice: Vec<u8> = [t as i64, left.into(), top.into()]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -548,7 +529,7 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let choice = l.buffer(&choice);
     gw::frost_blend(&mut l, &textures, src, dst, (a, f), choice).unwrap();
     let cpu = weather::frost_at(&textures[t], &img, a, f, (left, top));
-    assert_eq!(image_of(&mut l, dst), cpu, "frost 1280×720");
+    assert_eq!(l.image(dst), cpu, "frost 1280×720");
     // fog on the CPU's 2048² map.
     let (c0, c1) = weather::FOG_PARAMS[4];
     let key = RngKey::new(1, "frame", "corruption/fog/5");
@@ -556,7 +537,7 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let map = cpu_map(&mut l, n, c1, key);
     gw::fog_blend(&mut l, src, dst, map, n, c0).unwrap();
     let cpu = weather::fog(&img, c0, c1, key);
-    assert_eq!(image_of(&mut l, dst), cpu, "fog 1280×720");
+    assert_eq!(l.image(dst), cpu, "fog 1280×720");
     // snow on a given field and angle.
     let p = &snow::SNOW[4];
     let (field, crop) = snow_field(p, w, h, 3);
@@ -565,5 +546,5 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let angle = l.buffer(&f64::to_le_bytes(-77.7));
     gw::snow_from_draws(&mut l, p, src, dst, crop, angle).unwrap();
     let cpu = snow::snow_with(&img, p, &field, -77.7);
-    assert_eq!(image_of(&mut l, dst), cpu, "snow 1280×720");
+    assert_eq!(l.image(dst), cpu, "snow 1280×720");
 }
