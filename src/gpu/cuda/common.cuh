@@ -168,6 +168,14 @@ RS_HD void rs_box_muller(u32 x, u32 y, float* z0, float* z1) {
     *z1 = r * sinf(t);
 }
 
+// Four standard normal deviates for element group g (elements 4g..4g+3): one Philox block, two
+// Box–Muller pairs. The per-element noise kernels share this layout.
+RS_HD void rs_normal4(u64 key, i64 g, float z[4]) {
+    RsU32x4 r = rs_philox(key, (u64)g, 0u, 0u);
+    rs_box_muller(r.v[0], r.v[1], &z[0], &z[1]);
+    rs_box_muller(r.v[2], r.v[3], &z[2], &z[3]);
+}
+
 // ---- float16 (IEEE binary16, round to nearest even), for models that take float16 input ----------
 
 RS_HD unsigned short rs_f32_to_f16(float f) {

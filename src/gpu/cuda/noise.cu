@@ -17,10 +17,8 @@ RS_KERNEL rs_gaussian_noise(RsArgs a) {
     u64 key = (u64)a.i[1];
     float sigma = a.f[0];
     RS_FOR(g, (n + 3) / 4) {
-        RsU32x4 r = rs_philox(key, (u64)g, 0u, 0u);
         float z[4];
-        rs_box_muller(r.v[0], r.v[1], &z[0], &z[1]);
-        rs_box_muller(r.v[2], r.v[3], &z[2], &z[3]);
+        rs_normal4(key, g, z);
         for (int k = 0; k < 4; ++k) {
             i64 e = g * 4 + k;
             if (e < n) dst[e] = rs_gaussian_noise_px(src[e], sigma, z[k]);
@@ -104,10 +102,8 @@ RS_KERNEL rs_speckle_noise(RsArgs a) {
     u64 key = (u64)a.i[1];
     float sigma = a.f[0];
     RS_FOR(g, (n + 3) / 4) {
-        RsU32x4 r = rs_philox(key, (u64)g, 0u, 0u);
         float z[4];
-        rs_box_muller(r.v[0], r.v[1], &z[0], &z[1]);
-        rs_box_muller(r.v[2], r.v[3], &z[2], &z[3]);
+        rs_normal4(key, g, z);
         for (int k = 0; k < 4; ++k) {
             i64 e = g * 4 + k;
             if (e < n) dst[e] = rs_speckle_noise_px(src[e], sigma, z[k]);
