@@ -30,6 +30,7 @@ fn records(salt: usize) -> Vec<Record> {
             let top = if wrong { (truth + 1) % 1000 } else { truth };
             out.push(Record {
                 frame: format!("val/{f:05}.JPEG"),
+                seq: None,
                 scenario: key.clone(),
                 truth: Some(truth),
                 pred: top as i64,

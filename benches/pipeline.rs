@@ -101,6 +101,7 @@ fn evaluate(
         limit: None,
         flips: Some(flips.clone()),
         gpu: None,
+        select: None,
     };
     let mut variants = 0;
     let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |e| {

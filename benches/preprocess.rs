@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
 fn rec(frame: &str, scenario: &str, top: usize) -> Record {
     Record {
         frame: frame.into(),
+        seq: None,
         scenario: scenario.into(),
         truth: None,
         pred: top as i64,

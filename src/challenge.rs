@@ -221,6 +221,9 @@ pub struct Keep<'a> {
     pub seed: u64,
     /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
     pub pool: usize,
+    /// The run's shard: only its frames are foregrounds and saliency frames; every frame read
+    /// feeds the pool of backgrounds (docs/deploy.md#post-passes-in-shards).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// What the post passes keep while the main pass runs (filled on the source thread, in source
@@ -239,6 +242,8 @@ pub struct Harvest {
     unusable_masks: u64,
     /// Frames with a mask but no truth (not candidates).
     unlabelled_masks: u64,
+    /// [`Keep::shard`].
+    shard: Option<crate::shard::Shard>,
 }
 
 impl std::fmt::Debug for Harvest {
@@ -296,7 +301,14 @@ impl Harvest {
             saliency_mask: keep.saliency_mask,
             unusable_masks: 0,
             unlabelled_masks: 0,
+            shard: keep.shard,
         })
+    }
+
+    /// Whether the keeper needs the frames other shards evaluate: its challenge draws backgrounds
+    /// from the stream's pool, which in one run sees every frame.
+    pub fn needs_every_frame(&self) -> bool {
+        matches!(self.challenge, Some((_, Some(_))))
     }
 
     /// Offers one frame read by the source (call in source order).
@@ -336,6 +348,9 @@ impl Harvest {
             };
             pool.offer(&small);
             view_image = Some(small.image);
+        }
+        if self.shard.is_some_and(|s| !s.owns(&frame.id)) {
+            return; // another shard's foreground (read for the pool above)
         }
         let Some(truth) = frame.truth.map(|t| t.0) else {
             if frame.regions.as_ref().is_some_and(|r| r.mask.is_some()) {

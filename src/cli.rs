@@ -105,6 +105,18 @@ pub struct RunArgs {
     /// Stop after N source items.
     #[arg(long)]
     pub limit: Option<u64>,
+    /// Evaluate shard I of N (0-based) of the source: the frames whose id hashes to I, with the
+    /// whole run's frame ids, positions and keyed randomness, so `robustream merge` of the N shard
+    /// runs equals one run. Without it: `ROBUSTREAM_SHARD`, a Kubernetes Indexed Job's
+    /// `JOB_COMPLETION_INDEX` (+ `ROBUSTREAM_SHARDS`) or a Slurm array's `SLURM_ARRAY_TASK_*`;
+    /// `--shard 0/1` evaluates everything.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Continue the run in DIR (the run directory, as --out) where a killed or pre-empted run left
+    /// it: only the frames without complete records are evaluated, and the summary is the one an
+    /// uninterrupted run writes. An absent or empty DIR starts the run there.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
     /// Pace a video file at its native frame rate (from the frames' timestamps), or the synthetic
     /// camera at its fps, like a live camera: a slow pipeline then drops frames by
     /// `[pipeline] drop` (sets `[source.video] realtime` / `[source.synthetic] realtime`).

@@ -39,6 +39,9 @@ pub enum ConfigError {
     /// line names the source and the fix.
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// `--shard` or a scheduler's variables do not name a shard (docs/deploy.md#shards).
+    #[error(transparent)]
+    Shard(#[from] crate::shard::ShardError),
     /// A required setting is missing or a value is out of range.
     #[error("{origin}: {message}")]
     Invalid {
@@ -161,6 +164,12 @@ pub struct RunConfig {
     pub saliency: crate::saliency::SaliencyConfig,
     /// Live outputs (`[report]`, `--prometheus`).
     pub report: ReportConfig,
+    /// The part of the source this process evaluates (`--shard`, or the scheduler's variables;
+    /// docs/deploy.md#shards) and where it was given; `None` = all of it.
+    pub shard: Option<(crate::shard::Shard, crate::shard::ShardFrom)>,
+    /// `--resume`: `out` may hold this run already, killed part way; only the frames without
+    /// complete records are evaluated (docs/deploy.md#resume).
+    pub resume: bool,
 }
 
 /// Command-line overrides of `robustream run` (each replaces the config value).
@@ -213,6 +222,10 @@ pub struct Overrides {
     /// `--realtime` (paces a video or the synthetic camera in real time, see
     /// [`crate::source::video::set_realtime`]).
     pub realtime: bool,
+    /// `--shard I/N` (else the scheduler's variables, [`crate::shard::Shard::from_env`]).
+    pub shard: Option<String>,
+    /// `--resume DIR`: the run directory (as `--out`), continued where it holds this run.
+    pub resume: Option<PathBuf>,
 }
 
 /// `[report]` as written: live outputs of a run besides records and summaries.
@@ -331,6 +344,7 @@ impl RunConfig {
             crate::source::video::set_realtime(&mut source)?;
         }
         let source = source.settle()?;
+        let shard = crate::shard::Shard::from_env(o.shard.as_deref(), &|k| std::env::var(k).ok())?;
         Ok(Self {
             file: file.map(Path::to_path_buf),
             model,
@@ -351,6 +365,8 @@ impl RunConfig {
             challenge,
             saliency,
             report,
+            shard,
+            resume: o.resume.is_some(),
         })
     }
 }
@@ -575,18 +591,29 @@ fn settle_run_limits(
         ),
         (None, None) => None,
     };
-    let out = match (&o.out, &raw.out) {
-        (Some(d), _) => d.clone(),
-        (None, Some(d)) => origin.rel(d.clone()),
-        (None, None) => {
-            let stem = file
-                .and_then(|f| f.file_stem())
-                .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
-            let unix = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            fresh_run_dir(Path::new("runs"), &stem, unix)
+    let out = match (&o.resume, &o.out, &raw.out) {
+        (Some(r), Some(d), _) if r != d => {
+            return Err(origin.invalid(&format!(
+                "--resume {} and --out {} name two run directories; --resume DIR is the run \
+                 directory, drop --out",
+                r.display(),
+                d.display()
+            )));
         }
+        (Some(d), _, _) => d.clone(),
+        (None, o_out, raw_out) => match (o_out, raw_out) {
+            (Some(d), _) => d.clone(),
+            (None, Some(d)) => origin.rel(d.clone()),
+            (None, None) => {
+                let stem = file
+                    .and_then(|f| f.file_stem())
+                    .map_or_else(|| "run".into(), |s| s.to_string_lossy().into_owned());
+                let unix = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs());
+                fresh_run_dir(Path::new("runs"), &stem, unix)
+            }
+        },
     };
     if let Some(q) = raw.jpeg_after_corruption
         && !(1..=100).contains(&q)

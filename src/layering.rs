@@ -9,7 +9,7 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
         "ground: shared vocabulary, geometry and kernels",
         &[
             "quote", "fsread", "assets", "duration", "ordered", "key", "rng", "latency", "frame",
-            "classmap", "model", "runtime", "geometry", "kernels", "view", "scene",
+            "classmap", "model", "runtime", "geometry", "kernels", "view", "scene", "shard",
         ],
     ),
     ("sources", &["source"]),
@@ -32,6 +32,8 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
             "preview",
             "bench",
             "config",
+            "fingerprint",
+            "resume",
             "run",
             "cli",
         ],

@@ -23,6 +23,7 @@ pub mod quote;
 pub mod rng;
 pub mod runtime;
 pub mod scene;
+pub mod shard;
 pub mod view;
 
 // The stages, bottom up (one declaration each, so the order stays).
@@ -45,10 +46,12 @@ pub mod bench;
 pub mod challenge;
 pub mod cli;
 pub mod config;
+pub mod fingerprint;
 pub mod one_image;
 pub mod pipeline;
 pub mod post;
 pub mod preview;
+pub mod resume;
 pub mod run;
 pub mod run_lock;
 pub mod saliency;

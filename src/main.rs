@@ -85,6 +85,8 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         labels: args.labels,
         view: args.view,
         realtime: args.realtime,
+        shard: args.shard,
+        resume: args.resume,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -42,6 +42,8 @@ pub struct PostContext<'a> {
     /// `--strict`: a challenge composite whose output cannot be scored fails the pass instead of
     /// being counted.
     pub strict: bool,
+    /// The run's shard (its frames are the foregrounds and saliency frames).
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// A post pass that failed (and with it the run; what the main pass measured is still
@@ -72,6 +74,7 @@ pub fn attach(
         in9_root: ctx.in9_root,
         seed: ctx.seed,
         pool: ctx.pool,
+        shard: ctx.shard,
     };
     let harvest = Harvest::for_run(&keep, model).map(|h| Arc::new(Mutex::new(h)));
     let source = match &harvest {

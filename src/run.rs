@@ -241,8 +241,29 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     let model = ModelDesc::load(&config.model)?;
     let class_map = class_map(config, &model)?;
     let (plan, source) = open_source_or_stop(config, class_map.classes(), stop)?;
+    if source.is_live() && (config.shard.is_some() || config.resume) {
+        anyhow::bail!(
+            "{}: a live source cannot be {}; shard or resume runs over files, folders, manifests \
+             or benchmark layouts (drop {})",
+            source.describe(),
+            if config.resume { "resumed" } else { "sharded" },
+            if config.resume {
+                "--resume"
+            } else {
+                "--shard and the scheduler's shard variables"
+            }
+        );
+    }
     let (schedule, schedule_desc) = build_schedule(config, &plan, source.fps())?;
+    let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let gpu = choose_gpu(config, &plan, quiet)?;
+    let fingerprint =
+        crate::fingerprint::of_run(config, &model, &keys, &schedule_desc, gpu.is_some());
+    // A resumed run checks what it continues before it loads the engine or touches a file.
+    let previous = match config.resume {
+        true => crate::resume::Previous::read(&config.out, &fingerprint)?,
+        false => None,
+    };
     let (engine, warmup) = start_engine(&model, config, stop)?;
     let runtime = engine.runtime().to_string();
     // The post passes (challenge, saliency) keep frames while the main pass reads them, and run on
@@ -250,7 +271,6 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     let post_context = post_context(config);
     let (source, mut engine, harvest) =
         crate::post::attach(&post_context, &model, source, Box::new(engine));
-    let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let described = Described {
         engine: engine.describe(),
         runtime,
@@ -261,15 +281,41 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     };
     let total = source
         .len_hint()
-        .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)));
-    let info = started_info(config, &model, &described, &warmup, started_unix);
+        .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)))
+        .filter(|_| config.shard.is_none());
+    let mut info = started_info(config, &model, &described, &warmup, started_unix);
+    if let Some(o) = info.as_object_mut() {
+        if let Some((shard, from)) = config.shard {
+            o.insert(
+                "shard".into(),
+                json!({"index": shard.index, "count": shard.count, "from": from.as_str()}),
+            );
+            if !quiet {
+                eprintln!("shard: {shard} (from {})", from.as_str());
+            }
+        }
+        o.insert("fingerprint".into(), fingerprint);
+    }
     let flips = FlipKeeper::new(
         model.labels.names().to_vec(),
         class_map.classes().names().to_vec(),
     );
     let mut outputs = LiveOutputs::start(
-        config, keys, total, quiet, started, &described, &info, flips,
+        config, keys, total, quiet, started, &described, &info, flips, previous,
     )?;
+    let select = (config.shard.is_some() || config.resume).then(|| {
+        let keeper = harvest.as_ref().map(|h| {
+            h.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .needs_every_frame()
+        });
+        pipeline::Selection {
+            shard: config.shard.map(|(s, _)| s),
+            done: outputs.done.clone(),
+            read_others: keeper == Some(true),
+            read_done: keeper.is_some(),
+        }
+    });
     let inputs = PipelineInputs {
         source,
         plan,
@@ -284,14 +330,19 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         limit: config.limit,
         flips: Some(outputs.flips.clone()),
         gpu: gpu.map(|(device, _)| device),
+        select,
     };
+    // summary.json exists (with the fingerprint a resume checks) before the first frame.
+    outputs.write_interim_summary();
     let pass = main_pass(config, inputs, stop, &mut outputs);
+    let kept = outputs.kept_frames();
     let (metrics, mut exporter, flips) = outputs.finish();
     let MainPass {
         mut outcome,
         cpu,
         rss,
     } = pass;
+    outcome.frames_read += kept;
     let main_ok = matches!(
         outcome.end,
         EndReason::Completed | EndReason::Limit | EndReason::Duration
@@ -469,6 +520,7 @@ fn post_context(config: &RunConfig) -> crate::post::PostContext<'_> {
         max_batch: config.pipeline.max_batch,
         out: &config.out,
         strict: config.strict,
+        shard: config.shard.map(|(s, _)| s),
     }
 }
 
@@ -643,6 +695,15 @@ struct LiveOutputs<'a> {
     last_summary: Instant,
     /// The most-flipped frames' thumbnails for report.html (workers offer, `on_event` settles).
     flips: Arc<FlipKeeper>,
+    /// Ids of the frames a resumed run found complete (not evaluated again).
+    done: Arc<std::collections::HashSet<String>>,
+}
+
+/// How many frames a resumed run found complete: they count as read beside the pipeline's own.
+impl LiveOutputs<'_> {
+    fn kept_frames(&self) -> u64 {
+        self.done.len() as u64
+    }
 }
 
 impl<'a> LiveOutputs<'a> {
@@ -658,11 +719,37 @@ impl<'a> LiveOutputs<'a> {
         described: &'a Described,
         started_info: &'a serde_json::Value,
         flips: FlipKeeper,
+        previous: Option<crate::resume::Previous>,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&config.out)
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
-        let writer = RecordWriter::create(&config.out.join("records.jsonl"))?;
-        let metrics = Metrics::new(keys).with_window(config.report.window);
+        let records = config.out.join(crate::report::jsonl::RECORDS_JSONL);
+        let mut metrics = Metrics::new(keys).with_window(config.report.window);
+        let mut live = FrameCounts::default();
+        let mut done = std::collections::HashSet::new();
+        let (writer, total) = match previous {
+            // The frames already recorded count as read and go into the metrics first, in
+            // source order, as an uninterrupted run would have counted them.
+            Some(_) => {
+                let (writer, kept) = RecordWriter::resume(&records)?;
+                let frames = crate::resume::frames(&kept);
+                for frame in &frames {
+                    metrics.add_frame(frame);
+                    live.read += 1;
+                    done.insert(frame[0].frame.clone());
+                }
+                if !quiet && !frames.is_empty() {
+                    eprintln!(
+                        "resume: {} frames ({} records) already done in {}; evaluating the rest",
+                        frames.len(),
+                        kept.len(),
+                        config.out.display()
+                    );
+                }
+                (writer, total.map(|t| t.saturating_sub(frames.len() as u64)))
+            }
+            None => (RecordWriter::create(&records)?, total),
+        };
         // The endpoint first: its address line goes to the terminal before the live view takes
         // the screen (written under the view, it would break the view's header).
         let exporter = match &config.report.prometheus {
@@ -696,13 +783,14 @@ impl<'a> LiveOutputs<'a> {
             progress,
             view,
             exporter,
-            live: FrameCounts::default(),
+            live,
             started,
             described,
             started_info,
             summary_every: config.report.summary_every,
             last_summary: Instant::now(),
             flips: Arc::new(flips),
+            done: Arc::new(done),
         })
     }
 
@@ -744,6 +832,7 @@ impl<'a> LiveOutputs<'a> {
                 self.live.dropped += 1;
             }
             Event::Lost(n) => self.live.lost += n,
+            Event::Passed(_) => {}
             Event::Tick => {}
         }
         self.refresh();

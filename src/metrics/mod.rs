@@ -33,6 +33,11 @@ use crate::key::CLEAN;
 pub struct Record {
     /// Frame id ([`crate::frame::Frame::id`]).
     pub frame: String,
+    /// The frame's position in its source ([`crate::frame::Frame::seq`]): puts the records of a
+    /// sharded run's parts back in source order (`robustream merge`). Absent in records written
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     /// Scenario key (`clean`, `corruption/fog/3`, ...).
     pub scenario: String,
     /// Ground truth in the dataset label space; `None` (null) when unknown.

@@ -5,6 +5,7 @@ pub(crate) fn rec(frame: &str, scenario: &str, truth: Option<usize>, top: &[usiz
     let top1 = top.first().map_or(-1, |&c| c as i64);
     Record {
         frame: frame.into(),
+        seq: None,
         scenario: scenario.into(),
         truth,
         pred: top1,

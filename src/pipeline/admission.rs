@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 
 use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError};
 
-use super::{DropPolicy, Message, Shared};
+use super::{DropPolicy, Message, Selection, Shared};
 use crate::frame::Frame;
 use crate::scenario::{BackgroundPool, PoolView};
 use crate::source::{Source, SourceError};
@@ -103,21 +103,41 @@ impl Admission {
     }
 }
 
-/// Reads `source` to its end, the limit, the stop flag or a fatal error, handing every frame over.
+/// Reads `source` to its end, the limit, the stop flag or a fatal error, handing every frame over
+/// that `select` evaluates (all of them without a selection). Items it does not evaluate keep
+/// their positions: the source passes over them unread where it can ([`Source::pass_over`]), else
+/// they are read, offered to the pool when the selection reads them for it, and let go.
 pub(super) fn read(
     source: &mut dyn Source,
     mut pool: Option<BackgroundPool>,
     limit: Option<u64>,
+    select: Option<&Selection>,
     admission: &Admission,
     shared: &Shared,
 ) -> SourceEnd {
     let mut end = SourceEnd::default();
     let mut seq = 0u64;
     let mut exhausted = false;
+    let reads = select.map(|s| s.filter(pool.is_some()));
     while !shared.halted() {
         if limit.is_some_and(|l| seq >= l) {
             end.hit_limit = true;
             break;
+        }
+        if let Some(reads) = &reads {
+            let max = limit.map_or(u64::MAX, |l| l - seq);
+            let passed = source.pass_over(reads, max);
+            if passed > 0 {
+                if admission
+                    .msg
+                    .send(Message::Passed { seq, n: passed })
+                    .is_err()
+                {
+                    break;
+                }
+                seq += passed;
+                continue;
+            }
         }
         let Some(item) = source.next_frame() else {
             exhausted = true;
@@ -132,6 +152,16 @@ pub(super) fn read(
             }
         }
         let handed = match item {
+            Ok(frame) if select.is_some_and(|s| !s.evaluates(&frame.id)) => {
+                // Read for the pool only (another shard's frame, or a finished one).
+                if let Some(p) = pool.as_mut() {
+                    p.offer(&frame);
+                }
+                admission.msg.send(Message::Passed { seq, n: 1 }).is_ok()
+            }
+            Err(e) if select.is_some_and(|s| !s.counts_error(&e, seq)) => {
+                admission.msg.send(Message::Passed { seq, n: 1 }).is_ok()
+            }
             Ok(mut frame) => {
                 frame.seq = seq;
                 end.read += 1;

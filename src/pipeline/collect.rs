@@ -74,6 +74,7 @@ pub(super) fn run(
                 collector.dropped(seq)
             }
             Message::Lost(n) => vec![Event::Lost(n)],
+            Message::Passed { seq, n } => collector.passed(seq, n),
             Message::Failed {
                 seq,
                 scenario,
@@ -114,6 +115,7 @@ pub(super) struct Collector {
 }
 
 enum Pending {
+    Passed,
     Skipped(String),
     Dropped,
     Frame {
@@ -138,6 +140,15 @@ impl Collector {
 
     fn skip(&mut self, seq: u64, reason: String) -> Vec<Event> {
         self.pending.insert(seq, Pending::Skipped(reason));
+        self.release()
+    }
+
+    /// Items `seq..seq + n` are not this run's to evaluate (another shard's, or finished before
+    /// a resume).
+    fn passed(&mut self, seq: u64, n: u64) -> Vec<Event> {
+        for s in seq..seq.saturating_add(n) {
+            self.pending.insert(s, Pending::Passed);
+        }
         self.release()
     }
 
@@ -210,6 +221,10 @@ impl Collector {
                 _ => {}
             }
             match self.pending.remove(&self.next).expect("present") {
+                Pending::Passed => match out.last_mut() {
+                    Some(Event::Passed(n)) => *n += 1,
+                    _ => out.push(Event::Passed(1)),
+                },
                 Pending::Skipped(reason) => out.push(Event::Skipped(reason)),
                 Pending::Dropped => out.push(Event::Dropped),
                 Pending::Frame {
@@ -244,6 +259,7 @@ mod tests {
     fn rec(frame: &str, scenario: &str) -> Record {
         Record {
             frame: frame.into(),
+            seq: None,
             scenario: scenario.into(),
             truth: None,
             pred: 0,

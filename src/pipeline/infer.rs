@@ -90,6 +90,7 @@ pub(super) fn run(
             timings.set(Stage::Total, ms(v.meta.captured));
             let record = Record {
                 frame: v.meta.id.clone(),
+                seq: Some(v.meta.seq),
                 scenario: keys[v.scenario].clone(),
                 truth,
                 pred,

@@ -90,6 +90,61 @@ pub struct PipelineInputs {
     /// The GPU that makes the variants of the scenarios it has kernels for
     /// (`crate::gpu::scenarios::on_gpu`); `None` = every variant on the CPU workers.
     pub gpu: Option<Arc<crate::gpu::Device>>,
+    /// Which frames this run evaluates (a shard, a resumed run); `None` = every frame.
+    pub select: Option<Selection>,
+}
+
+/// Which of the source's frames a run evaluates: its shard's (docs/deploy.md#how-frames-are-split)
+/// that have no complete records yet (a resumed run, docs/deploy.md#resume). The others keep
+/// their positions (`seq`) and are passed over unread, unless something must see them: the
+/// background pool (every frame, whoever evaluates it), the post passes' keeper (this shard's
+/// finished frames, `read_done`; other shards' frames, `read_others`, for its pool of backgrounds).
+#[derive(Clone, Default)]
+pub struct Selection {
+    /// This run's shard; `None` = the whole source.
+    pub shard: Option<crate::shard::Shard>,
+    /// Ids of the frames whose records are complete already.
+    pub done: Arc<std::collections::HashSet<String>>,
+    /// Other shards' frames are read (for a keeper's pool of backgrounds).
+    pub read_others: bool,
+    /// Finished frames are read (for the post passes' keeper).
+    pub read_done: bool,
+}
+
+impl Selection {
+    /// Whether the frame with this id is this shard's.
+    pub fn owns(&self, id: &str) -> bool {
+        self.shard.is_none_or(|s| s.owns(id))
+    }
+
+    /// Whether this run evaluates the frame with this id.
+    pub fn evaluates(&self, id: &str) -> bool {
+        self.owns(id) && !self.done.contains(id)
+    }
+
+    /// Whether an unreadable item is this run's to count as skipped: the shard of the frame id
+    /// the source gave it, else of its position (`#<seq>`, the same in every shard). Never one of
+    /// the finished frames.
+    fn counts_error(&self, e: &crate::source::SourceError, seq: u64) -> bool {
+        match &e.frame {
+            Some(id) => self.evaluates(id),
+            None => self.owns(&format!("#{seq}")),
+        }
+    }
+
+    /// The ids the source must read: the ones evaluated, and the others something must see
+    /// (`pool`: the pipeline's background pool sees every frame).
+    fn filter(&self, pool: bool) -> crate::source::ItemFilter {
+        let me = self.clone();
+        Arc::new(move |id: &str| {
+            let owns = me.owns(id);
+            match (owns, me.done.contains(id)) {
+                (true, false) => true,
+                (true, true) => pool || me.read_done,
+                (false, _) => pool || me.read_others,
+            }
+        })
+    }
 }
 
 /// What the pipeline tells its caller, in source order.
@@ -107,6 +162,9 @@ pub enum Event {
     /// The source lost this many more frames before robustream saw them ([`Source::lost`];
     /// already counted in [`Outcome::frames_lost`]).
     Lost(u64),
+    /// This many source items, in order, are not this run's to evaluate (another shard's, or
+    /// finished before a resume; [`Selection`]). No counts.
+    Passed(u64),
     /// Nothing happened for [`TICK`] (a camera reconnecting, a stalled stream, a slow plan): a
     /// chance to refresh live outputs (the terminal view's clock, interim summaries). No counts.
     Tick,
@@ -211,6 +269,11 @@ enum Message {
     },
     /// More frames lost by the source (not tied to a position: passed on at once).
     Lost(u64),
+    /// Items `seq..seq + n` are not evaluated by this run ([`Selection`]).
+    Passed {
+        seq: u64,
+        n: u64,
+    },
     Failed {
         seq: u64,
         scenario: usize,
@@ -300,6 +363,7 @@ pub fn run(
         limit,
         flips,
         gpu,
+        select,
     } = inputs;
     let workers = worker_count(&config);
     let live = source.is_live();
@@ -370,7 +434,14 @@ pub fn run(
         });
         // The source starts last, so the workers already wait for its first frames.
         let source_thread = spawn(s, "rs-source", move || {
-            admission::read(&mut source, pool, limit, &admission, shared)
+            admission::read(
+                &mut source,
+                pool,
+                limit,
+                select.as_ref(),
+                &admission,
+                shared,
+            )
         });
         drop(msg_tx);
         let collected = collect::run(&msg_rx, plan.len(), strict, &shared.fatal, sink);

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use crate::frame::Frame;
-use crate::source::{Source, SourceError};
+use crate::source::{ItemFilter, Source, SourceError};
 
 /// How long a source may take to answer after the stop flag rose before it is left behind.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -29,6 +29,7 @@ const POLL: Duration = Duration::from_millis(20);
 /// What the reader thread is asked.
 enum Request {
     Next,
+    PassOver(ItemFilter, u64),
     Report,
     EndError,
 }
@@ -37,6 +38,7 @@ enum Request {
 enum Reply {
     /// The next item and the source's [`Source::lost`] count after it.
     Item(Option<Result<Frame, SourceError>>, u64),
+    Passed(u64),
     Report(Option<serde_json::Value>),
     EndError(Option<SourceError>),
 }
@@ -78,6 +80,9 @@ impl Reader {
                         Request::Next => {
                             let item = source.next_frame();
                             Reply::Item(item, source.lost())
+                        }
+                        Request::PassOver(wanted, max) => {
+                            Reply::Passed(source.pass_over(&wanted, max))
                         }
                         Request::Report => Reply::Report(source.report()),
                         Request::EndError => Reply::EndError(source.end_error()),
@@ -177,6 +182,13 @@ impl Source for Reader {
 
     fn len_hint(&self) -> Option<usize> {
         self.len_hint
+    }
+
+    fn pass_over(&mut self, wanted: &ItemFilter, max: u64) -> u64 {
+        match self.ask(Request::PassOver(wanted.clone(), max)) {
+            Some(Reply::Passed(n)) => n,
+            _ => 0,
+        }
     }
 
     fn describe(&self) -> String {

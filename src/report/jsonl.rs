@@ -34,6 +34,49 @@ impl RecordWriter {
         })
     }
 
+    /// Opens the records of a run killed part way (`run --resume`, docs/deploy.md#resume) to go on
+    /// appending: a last line without its `\n` is dropped, and so is the last frame in the file
+    /// (its records may be cut short; a frame's records are consecutive lines with the same `seq`,
+    /// or the same `frame` where `seq` is absent), so every frame kept is whole. Returns the
+    /// writer, positioned after the kept records, and those records. An absent file starts empty. A
+    /// complete line that is not a record is an error naming the file and line, as
+    /// [`read_records`] says.
+    pub fn resume(path: &Path) -> Result<(Self, Vec<Record>), ReportError> {
+        if !path.exists() {
+            return Ok((Self::create(path)?, Vec::new()));
+        }
+        let (records, ends) = read_with_ends(path)?;
+        let keep = match records.last() {
+            Some(last) => records
+                .iter()
+                .rposition(|r| !same_frame(r, last))
+                .map_or(0, |i| i + 1),
+            None => 0,
+        };
+        let len = match keep {
+            0 => 0,
+            n => ends[n - 1],
+        };
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(ReportError::io("open", path))?;
+        file.set_len(len)
+            .map_err(ReportError::io("truncate", path))?;
+        let mut file = file;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(len))
+            .map_err(ReportError::io("open", path))?;
+        let mut records = records;
+        records.truncate(keep);
+        let writer = Self {
+            path: path.to_path_buf(),
+            out: WholeAppender::at(file, len),
+            buf: Vec::new(),
+            written: keep as u64,
+        };
+        Ok((writer, records))
+    }
+
     /// Appends one line per record (compact JSON, `\n`-terminated) and flushes. A batch is one
     /// frame: when writing it fails (a full disk), what reached the file of it is cut off again,
     /// so the file ends with the last whole frame, and the error names the file and the frame
@@ -76,6 +119,59 @@ pub struct RecordsRead {
     /// Number of truncated final lines skipped (0 or 1): a last line without its `\n` that does not
     /// parse, as a run killed mid-write leaves behind. Worth a warning, not an error.
     pub truncated: usize,
+}
+
+/// Whether two consecutive records belong to one frame: the same position where both have one,
+/// else the same frame id.
+fn same_frame(a: &Record, b: &Record) -> bool {
+    match (a.seq, b.seq) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.frame == b.frame,
+    }
+}
+
+/// The whole records of a JSONL file (an unterminated last line left out) and, for each, the byte
+/// offset just after its line.
+fn read_with_ends(path: &Path) -> Result<(Vec<Record>, Vec<u64>), ReportError> {
+    let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
+    if let Some(kind) = crate::fsread::non_file_kind(&meta) {
+        return Err(ReportError::io("read", path)(
+            crate::fsread::ReadError::NotAFile(kind).into(),
+        ));
+    }
+    let file = File::open(path).map_err(ReportError::io("read", path))?;
+    let mut reader = BufReader::new(file);
+    let (mut records, mut ends) = (Vec::new(), Vec::new());
+    let mut line = Vec::new();
+    let (mut number, mut offset) = (0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(ReportError::io("read", path))?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            return Ok((records, ends));
+        }
+        number += 1;
+        offset += n as u64;
+        let text = line.trim_ascii();
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(text) {
+            Ok(r) => {
+                records.push(r);
+                ends.push(offset);
+            }
+            Err(source) => {
+                return Err(ReportError::MalformedRecord {
+                    path: path.to_path_buf(),
+                    line: number,
+                    source,
+                });
+            }
+        }
+    }
 }
 
 /// Reads all records of a JSONL file. Blank lines are skipped. A complete line that is not a valid

@@ -26,6 +26,11 @@ impl WholeAppender {
         Self { file, len: 0 }
     }
 
+    /// Appends to `file`, which holds `len` bytes of whole units and is positioned at their end.
+    pub(crate) fn at(file: File, len: u64) -> Self {
+        Self { file, len }
+    }
+
     /// Writes `buf` whole and flushes; on failure returns the cause and what became of the part of
     /// `buf` that reached the file (cut off again, or left when cutting failed too).
     pub(crate) fn write_whole(&mut self, buf: &[u8]) -> Result<(), (std::io::Error, PartialWrite)> {

@@ -428,6 +428,31 @@ impl Source for ImagenetCSource {
     fn describe(&self) -> String {
         self.description.clone()
     }
+
+    /// Lists folders as their turn comes, as [`Source::next_frame`] does; an item known to be bad
+    /// (or a folder that cannot be listed) stops the passing over, to be read.
+    fn pass_over(&mut self, wanted: &super::ItemFilter, max: u64) -> u64 {
+        let mut passed = 0;
+        while passed < max {
+            match self.pending.front() {
+                Some((_, Ok(item))) if !wanted(&item.id) => {
+                    self.pending.pop_front();
+                    passed += 1;
+                }
+                Some(_) => break,
+                None => {
+                    let Some(unit) = self.units.pop_front() else {
+                        break;
+                    };
+                    if let Some(Err(bad)) = self.expand(unit) {
+                        // Read next, in its place.
+                        self.pending.push_front((String::new(), Err(bad)));
+                    }
+                }
+            }
+        }
+        passed
+    }
 }
 
 #[cfg(test)]

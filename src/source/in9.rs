@@ -125,7 +125,7 @@ fn class_index(name: &str) -> Option<usize> {
 
 /// An IN-9 release as a source; see the module docs.
 pub(crate) struct In9Source {
-    items: std::vec::IntoIter<In9Item>,
+    items: std::iter::Peekable<std::vec::IntoIter<In9Item>>,
     len: usize,
     next_seq: u64,
     description: String,
@@ -153,6 +153,13 @@ impl Source for In9Source {
 
     fn describe(&self) -> String {
         self.description.clone()
+    }
+
+    fn pass_over(&mut self, wanted: &super::ItemFilter, max: u64) -> u64 {
+        fn id(entry: &In9Item) -> Option<&str> {
+            entry.as_ref().ok().map(|(item, _)| item.id.as_str())
+        }
+        super::pass_over_items(&mut self.items, id, wanted, max)
     }
 }
 
@@ -202,7 +209,7 @@ pub(crate) fn open(
     };
     Ok(In9Source {
         len: items.len(),
-        items: items.into_iter(),
+        items: items.into_iter().peekable(),
         next_seq: 0,
         description,
     })

@@ -269,6 +269,13 @@ impl Source for LabelledSource {
         format!("{} ({})", self.inner.describe(), self.labels.describe())
     }
 
+    /// Items passed over keep their place in a sidecar keyed by `frame`.
+    fn pass_over(&mut self, wanted: &crate::source::ItemFilter, max: u64) -> u64 {
+        let passed = self.inner.pass_over(wanted, max);
+        self.position += passed;
+        passed
+    }
+
     crate::source::forward_to_inner!();
 }
 

@@ -98,6 +98,40 @@ pub trait Source: Send {
     fn end_error(&self) -> Option<SourceError> {
         None
     }
+    /// Passes over, without reading them, the next items whose ids `wanted` refuses, at most `max`
+    /// of them, and says how many it passed over; it stops before the first item it must read (one
+    /// `wanted` accepts, or one whose id it cannot tell without reading). A sharded or resumed run
+    /// (docs/deploy.md#how-frames-are-split) so leaves other shards' frames and finished frames
+    /// undecoded. Only sources that know their items' ids before reading them (files, manifests,
+    /// the benchmark layouts) pass over anything; the default passes over nothing, and the caller
+    /// then reads the item and looks at its id.
+    fn pass_over(&mut self, _wanted: &ItemFilter, _max: u64) -> u64 {
+        0
+    }
+}
+
+/// Which frame ids a run reads ([`Source::pass_over`]).
+pub type ItemFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// [`Source::pass_over`] over a peekable list of items: `id` gives an entry's frame id, `None` for
+/// an entry that must be read (an item already known to be bad).
+pub(crate) fn pass_over_items<T, I: Iterator<Item = T>>(
+    items: &mut std::iter::Peekable<I>,
+    id: fn(&T) -> Option<&str>,
+    wanted: &ItemFilter,
+    max: u64,
+) -> u64 {
+    let mut passed = 0;
+    while passed < max
+        && items
+            .peek()
+            .and_then(id)
+            .is_some_and(|item_id| !wanted(item_id))
+    {
+        items.next();
+        passed += 1;
+    }
+    passed
 }
 
 /// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
@@ -153,6 +187,9 @@ pub struct SourceError {
     /// The typed error `message` tells of, where there is one (its kind, for callers to match on).
     #[source]
     pub cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// The id the item's frame would have had, where the source knew it before reading (a file
+    /// that turned out unreadable): a sharded run counts the item in the shard of that id.
+    pub frame: Option<String>,
 }
 
 impl SourceError {
@@ -177,12 +214,18 @@ impl SourceError {
                 .collect();
         }
         let item = crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned();
-        let cause = None;
         Self {
             item,
             message,
-            cause,
+            cause: None,
+            frame: None,
         }
+    }
+
+    /// This error, about the item whose frame id is `id`.
+    pub fn for_frame(mut self, id: &str) -> Self {
+        self.frame = Some(id.to_string());
+        self
     }
 
     /// This error with `cause`, the typed error its message tells of, as its `source()`.
@@ -349,7 +392,7 @@ impl Item {
 /// Items that were already known to be bad at open (e.g. a malformed manifest row) are stored as
 /// errors and yielded in their place.
 pub(crate) struct ItemSource {
-    items: std::vec::IntoIter<Result<Item, SourceError>>,
+    items: std::iter::Peekable<std::vec::IntoIter<Result<Item, SourceError>>>,
     len: usize,
     next_seq: u64,
     description: String,
@@ -360,7 +403,7 @@ impl ItemSource {
     pub(crate) fn new(items: Vec<Result<Item, SourceError>>, description: String) -> Self {
         Self {
             len: items.len(),
-            items: items.into_iter(),
+            items: items.into_iter().peekable(),
             next_seq: 0,
             description,
         }
@@ -388,11 +431,23 @@ impl Source for ItemSource {
     fn describe(&self) -> String {
         self.description.clone()
     }
+
+    fn pass_over(&mut self, wanted: &ItemFilter, max: u64) -> u64 {
+        fn id(entry: &Result<Item, SourceError>) -> Option<&str> {
+            entry.as_ref().ok().map(|i| i.id.as_str())
+        }
+        pass_over_items(&mut self.items, id, wanted, max)
+    }
 }
 
 /// Reads and decodes one item (image and mask) into a frame with sequence number `seq`.
 /// `captured` is taken before reading; `decode_ms` covers reading and decoding the image and mask.
 pub(crate) fn load_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
+    let id = item.id.clone();
+    read_item(item, seq).map_err(|e| e.for_frame(&id))
+}
+
+fn read_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
     let captured = Instant::now();
     let image = decode::read_rgb(&item.path)?;
     let mask = match &item.mask {

@@ -255,6 +255,7 @@ fn any_source_that_gives_nothing_at_all_fails_the_run() {
         limit: None,
         flips: None,
         gpu: None,
+        select: None,
     };
     let outcome = pipeline::run(inputs, &AtomicBool::new(false), &mut |_| Ok(()));
     match &outcome.end {

@@ -71,6 +71,7 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
         limit: None,
         flips: None,
         gpu: None,
+        select: None,
     };
     let (mut live_lost, mut frames) = (0u64, 0u64);
     let mut sink = |e: Event| -> Result<(), pipeline::SinkError> {
