@@ -606,6 +606,11 @@ impl Source for KeepingSource {
         self.inner.describe()
     }
 
+    /// The frames passed over are the ones the run's selection says the keeper does not need.
+    fn pass_over(&mut self, wanted: &crate::source::ItemFilter, max: u64) -> u64 {
+        self.inner.pass_over(wanted, max)
+    }
+
     crate::source::forward_to_inner!();
 }
 

@@ -68,10 +68,25 @@ pub fn ort_lib() -> PathBuf {
     assets().join("lib/libonnxruntime.so")
 }
 
+/// The variables a run takes its shard from (docs/deploy.md#shards): removed from every test's
+/// command, so tests run inside a Kubernetes Job or a Slurm array evaluate what they say.
+pub const SHARD_VARIABLES: [&str; 7] = [
+    "ROBUSTREAM_SHARD",
+    "ROBUSTREAM_SHARDS",
+    "JOB_COMPLETION_INDEX",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_STEP",
+];
+
 /// `robustream` with the library path in the environment and no progress bar.
 pub fn robustream() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_robustream"));
     c.env("ORT_DYLIB_PATH", ort_lib());
+    for v in SHARD_VARIABLES {
+        c.env_remove(v);
+    }
     c
 }
 

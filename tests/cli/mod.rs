@@ -11,3 +11,4 @@ mod preview;
 mod readme;
 mod run_contract;
 mod run_lock;
+mod shard_resume;
