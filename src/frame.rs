@@ -125,15 +125,59 @@ impl Frame {
 ///
 /// Each entry may hold comma-separated aliases (`"tabby, tabby cat"`); [`LabelSpace::resolve`] accepts
 /// the whole entry or any alias, case-insensitively, or a plain index.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct LabelSpace {
     names: Vec<String>,
+    /// Lower-cased entries and aliases → index, built on the first [`LabelSpace::resolve`]: a
+    /// manifest of 200,000 rows resolved its labels by scanning and lower-casing the 1000 names
+    /// per row (4 s) before.
+    lookup: std::sync::OnceLock<Lookup>,
 }
+
+/// [`LabelSpace::lookup`].
+#[derive(Debug, Clone, Default)]
+struct Lookup {
+    /// A whole entry → its first index.
+    entries: std::collections::HashMap<String, usize>,
+    /// An alias → the one entry holding it, `None` when several do.
+    aliases: std::collections::HashMap<String, Option<usize>>,
+}
+
+impl PartialEq for LabelSpace {
+    fn eq(&self, other: &Self) -> bool {
+        self.names == other.names
+    }
+}
+
+impl Eq for LabelSpace {}
 
 impl LabelSpace {
     /// A label space from names in index order.
     pub fn new(names: Vec<String>) -> Self {
-        Self { names }
+        Self {
+            names,
+            lookup: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn lookup(&self) -> &Lookup {
+        self.lookup.get_or_init(|| {
+            let mut l = Lookup::default();
+            for (i, name) in self.names.iter().enumerate() {
+                l.entries.entry(name.to_lowercase()).or_insert(i);
+                for alias in name.split(',') {
+                    l.aliases
+                        .entry(alias.trim().to_lowercase())
+                        .and_modify(|e| {
+                            if *e != Some(i) {
+                                *e = None;
+                            }
+                        })
+                        .or_insert(Some(i));
+                }
+            }
+            l
+        })
     }
 
     /// Reads a class list file: one class per line, line i = class i; blank trailing lines ignored.
@@ -145,7 +189,7 @@ impl LabelSpace {
         while names.last().is_some_and(|n| n.is_empty()) {
             names.pop();
         }
-        Ok(Self { names })
+        Ok(Self::new(names))
     }
 
     /// Number of classes.
@@ -185,16 +229,10 @@ impl LabelSpace {
             return (i < self.names.len()).then_some(i);
         }
         let want = label.to_lowercase();
-        if let Some(i) = self.names.iter().position(|n| n.to_lowercase() == want) {
-            return Some(i);
-        }
-        let mut hits = self.names.iter().enumerate().filter(|(_, n)| {
-            n.split(',')
-                .any(|alias| alias.trim().to_lowercase() == want)
-        });
-        match (hits.next(), hits.next()) {
-            (Some((i, _)), None) => Some(i),
-            _ => None,
+        let lookup = self.lookup();
+        match lookup.entries.get(&want) {
+            Some(&i) => Some(i),
+            None => lookup.aliases.get(&want).copied().flatten(),
         }
     }
 }
