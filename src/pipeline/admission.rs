@@ -1,5 +1,6 @@
 //! The source thread and admission: frames are read, numbered, offered to the background pool and
-//! handed to the workers.
+//! handed to the workers — those a sharded or resumed run evaluates ([`super::Selection`]); the
+//! others keep their numbers (the collector is told they pass) and are read only for the pool.
 //!
 //! An offline source waits for room (back-pressure: nothing is dropped, up to `[pipeline] queue`
 //! frames read ahead). A live source never waits: its hand-over holds one frame, and a new frame

@@ -9,7 +9,10 @@
 //!
 //! - **Admission** (`admission.rs`): the source thread hands frames over one at a time. A live
 //!   source keeps at most one frame waiting, the newest ([`DropPolicy`]), and never waits itself;
-//!   an offline source waits (back-pressure) with up to `[pipeline] queue` frames read ahead.
+//!   an offline source waits (back-pressure) with up to `[pipeline] queue` frames read ahead. A
+//!   sharded or resumed run ([`Selection`]) hands over only its own unfinished frames; the others
+//!   keep their positions and are passed over unread where the source can, else read for the
+//!   background pool only.
 //! - **Work** (`work.rs`): a worker takes a new frame only when no variant task of an earlier frame
 //!   is waiting, prepares it (the model view and regions, once), and queues one task per scheduled
 //!   scenario, which every worker then takes, oldest frame first. So a frame's variants spread over
