@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::metrics::Record;
 use crate::report::jsonl::RECORDS_JSONL;
 use crate::report::summary::Summary;
+use crate::shard::Shard;
 
 /// A run directory that cannot be resumed; the message names it and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +41,21 @@ pub enum ResumeError {
     NoFingerprint {
         /// The run directory.
         dir: PathBuf,
+    },
+    /// The same run as another shard.
+    #[error(
+        "{}: holds shard {theirs} of this run, not {ours}; resume it with --shard {theirs} (a \
+         resubmitted subset of a Slurm array renumbers its tasks: give --shard explicitly), or give \
+         this shard another directory",
+        dir.display()
+    )]
+    OtherShard {
+        /// The run directory.
+        dir: PathBuf,
+        /// The shard it holds (`I/N`, `0/1` for the whole source).
+        theirs: String,
+        /// This run's.
+        ours: String,
     },
     /// Another run's directory.
     #[error(
@@ -68,8 +84,12 @@ pub struct Previous {
 
 impl Previous {
     /// Reads what `dir` holds: `None` when it holds no records yet (the run starts there afresh),
-    /// else the run, checked to have `fingerprint`.
-    pub fn read(dir: &Path, fingerprint: &serde_json::Value) -> Result<Option<Self>, ResumeError> {
+    /// else the run, checked to have `fingerprint` and to be the same `shard`.
+    pub fn read(
+        dir: &Path,
+        fingerprint: &serde_json::Value,
+        shard: Option<Shard>,
+    ) -> Result<Option<Self>, ResumeError> {
         let records = dir.join(RECORDS_JSONL);
         if std::fs::metadata(&records).map_or(true, |m| m.len() == 0) {
             return Ok(None);
@@ -95,7 +115,30 @@ impl Previous {
                 ours,
             });
         }
+        let held = summary.run.get("shard").map(|s| {
+            let n = |k: &str| s.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
+            format!("{}/{}", n("index"), n("count"))
+        });
+        let held = held.unwrap_or_else(|| Shard::WHOLE.to_string());
+        let ours = shard.unwrap_or(Shard::WHOLE).to_string();
+        if held != ours {
+            return Err(ResumeError::OtherShard {
+                dir: dir.to_path_buf(),
+                theirs: held,
+                ours,
+            });
+        }
         Ok(Some(Self { summary }))
+    }
+
+    /// Whether the run wrote its final summary (it ended, completed or not): every record it
+    /// wrote is whole then, its last frame too.
+    pub fn ended(&self) -> bool {
+        self.summary
+            .run
+            .get("end")
+            .and_then(serde_json::Value::as_str)
+            != Some("running")
     }
 }
 
@@ -145,11 +188,11 @@ mod tests {
     fn an_empty_directory_starts_afresh_and_another_run_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let fp = serde_json::json!({"hash": "1", "parts": {"seed": 0}});
-        assert!(Previous::read(d.path(), &fp).unwrap().is_none());
+        assert!(Previous::read(d.path(), &fp, None).unwrap().is_none());
         std::fs::write(d.path().join(RECORDS_JSONL), "").unwrap();
-        assert!(Previous::read(d.path(), &fp).unwrap().is_none());
+        assert!(Previous::read(d.path(), &fp, None).unwrap().is_none());
         std::fs::write(d.path().join(RECORDS_JSONL), "{}\n").unwrap();
-        let e = Previous::read(d.path(), &fp).unwrap_err();
+        let e = Previous::read(d.path(), &fp, None).unwrap_err();
         assert!(matches!(e, ResumeError::NoSummary { .. }), "{e}");
         let summary = |run: serde_json::Value| {
             let s = Summary::recompute(&[], None);
@@ -157,12 +200,23 @@ mod tests {
             std::fs::write(d.path().join("summary.json"), s.to_json()).unwrap();
         };
         summary(serde_json::json!({}));
-        let e = Previous::read(d.path(), &fp).unwrap_err();
+        let e = Previous::read(d.path(), &fp, None).unwrap_err();
         assert!(matches!(e, ResumeError::NoFingerprint { .. }), "{e}");
         summary(serde_json::json!({"fingerprint": {"hash": "2", "parts": {"seed": 5}}}));
-        let e = Previous::read(d.path(), &fp).unwrap_err().to_string();
+        let e = Previous::read(d.path(), &fp, None).unwrap_err().to_string();
         assert!(e.contains("its `seed` is 5, this run's is 0"), "{e}");
-        summary(serde_json::json!({"fingerprint": fp.clone()}));
-        assert!(Previous::read(d.path(), &fp).unwrap().is_some());
+        summary(serde_json::json!({"fingerprint": fp.clone(), "end": "running"}));
+        let p = Previous::read(d.path(), &fp, None).unwrap().unwrap();
+        assert!(!p.ended());
+        let two = Some(Shard { index: 1, count: 2 });
+        let e = Previous::read(d.path(), &fp, two).unwrap_err().to_string();
+        assert!(e.contains("holds shard 0/1 of this run, not 1/2"), "{e}");
+        summary(
+            serde_json::json!({"fingerprint": fp.clone(), "end": "completed",
+            "shard": {"index": 1, "count": 2, "from": "--shard"}}),
+        );
+        assert!(Previous::read(d.path(), &fp, two).unwrap().unwrap().ended());
+        let e = Previous::read(d.path(), &fp, None).unwrap_err().to_string();
+        assert!(e.contains("holds shard 1/2 of this run, not 0/1"), "{e}");
     }
 }

@@ -261,7 +261,9 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         crate::fingerprint::of_run(config, &model, &keys, &schedule_desc, gpu.is_some());
     // A resumed run checks what it continues before it loads the engine or touches a file.
     let previous = match config.resume {
-        true => crate::resume::Previous::read(&config.out, &fingerprint)?,
+        true => {
+            crate::resume::Previous::read(&config.out, &fingerprint, config.shard.map(|(s, _)| s))?
+        }
         false => None,
     };
     let (engine, warmup) = start_engine(&model, config, stop)?;
@@ -730,8 +732,8 @@ impl<'a> LiveOutputs<'a> {
         let (writer, total) = match previous {
             // The frames already recorded count as read and go into the metrics first, in
             // source order, as an uninterrupted run would have counted them.
-            Some(_) => {
-                let (writer, kept) = RecordWriter::resume(&records)?;
+            Some(previous) => {
+                let (writer, kept) = RecordWriter::resume(&records, previous.ended())?;
                 let frames = crate::resume::frames(&kept);
                 for frame in &frames {
                     metrics.add_frame(frame);

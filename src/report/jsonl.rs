@@ -37,16 +37,18 @@ impl RecordWriter {
     /// Opens the records of a run killed part way (`run --resume`, docs/deploy.md#resume) to go on
     /// appending: a last line without its `\n` is dropped, and so is the last frame in the file
     /// (its records may be cut short; a frame's records are consecutive lines with the same `seq`,
-    /// or the same `frame` where `seq` is absent), so every frame kept is whole. Returns the
+    /// or the same `frame` where `seq` is absent), so every frame kept is whole — unless `ended`
+    /// says the run wrote its final summary, which comes after its last record. Returns the
     /// writer, positioned after the kept records, and those records. An absent file starts empty. A
     /// complete line that is not a record is an error naming the file and line, as
     /// [`read_records`] says.
-    pub fn resume(path: &Path) -> Result<(Self, Vec<Record>), ReportError> {
+    pub fn resume(path: &Path, ended: bool) -> Result<(Self, Vec<Record>), ReportError> {
         if !path.exists() {
             return Ok((Self::create(path)?, Vec::new()));
         }
         let (records, ends) = read_with_ends(path)?;
         let keep = match records.last() {
+            Some(_) if ended => records.len(),
             Some(last) => records
                 .iter()
                 .rposition(|r| !same_frame(r, last))

@@ -331,6 +331,20 @@ fn resume_refuses_another_runs_directory_and_leaves_it_alone() {
         "{err}"
     );
     assert_eq!(std::fs::read(dir.join("records.jsonl")).unwrap(), before);
+    // The same run, another shard (a resubmitted Slurm subset renumbers its tasks).
+    let shard = d.path().join("shard");
+    ok(demo("clean")
+        .args(["--limit", "2", "--shard", "1/2", "--out"])
+        .arg(&shard));
+    let o = run(demo("clean")
+        .args(["--limit", "2", "--shard", "0/2", "--resume"])
+        .arg(&shard));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("holds shard 1/2 of this run, not 0/2"),
+        "{err}"
+    );
     // --resume and another --out.
     let o = run(demo_run(&d.path().join("elsewhere"))
         .arg("--resume")
