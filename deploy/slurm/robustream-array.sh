@@ -51,11 +51,13 @@ echo "robustream-array: task ${SLURM_ARRAY_JOB_ID:-?}_$SLURM_ARRAY_TASK_ID (job 
 # when Slurm cancels, pre-empts or times out the task it signals every process of the job, so
 # robustream already has its own (a second one would make it abort without its summary). The shell
 # only keeps waiting, so that the task does not end before robustream has written its files.
+# The traps are set before robustream starts, so that no signal finds the shell without them.
+pid=
+requeue=0
+trap 'requeue=1; [ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null' USR1
+trap ':' TERM INT
 "$ROBUSTREAM" run --config "$CONFIG" --resume "$dir" "$@" &
 pid=$!
-requeue=0
-trap 'requeue=1; kill -TERM "$pid" 2>/dev/null' USR1
-trap ':' TERM INT
 
 # `wait` returns early whenever a trapped signal arrives; wait again until robustream has ended.
 while :; do
