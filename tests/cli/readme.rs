@@ -354,7 +354,7 @@ fn citations(text: &str) -> Vec<(&str, &str)> {
 #[test]
 fn every_docs_citation_in_the_code_resolves() {
     let mut files = vec![root().join("BENCHMARKS.md")];
-    for dir in ["src", "tests", "benches", "configs", "scripts"] {
+    for dir in ["src", "tests", "benches", "configs", "scripts", "deploy"] {
         files_under(&root().join(dir), &mut files);
     }
     let mut checked = 0;
