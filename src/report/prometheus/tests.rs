@@ -30,10 +30,14 @@ fn exposition_has_every_family_with_labels_and_base_units() {
         dropped: 2,
         lost: 4,
     };
-    let info = RunInfo(vec![("version", "0.1.0".into()), ("model", "m\"x".into())]);
+    let info = RunInfo(vec![
+        ("version".into(), "0.1.0".into()),
+        ("model".into(), "m\"x".into()),
+        ("line".into(), "a\\b\nc".into()),
+    ]);
     let text = render(&m, &counts, &info);
     assert!(
-        text.contains("# TYPE robustream_run_info gauge\nrobustream_run_info{version=\"0.1.0\",model=\"m\\\"x\"} 1\n"),
+        text.contains("# TYPE robustream_run_info gauge\nrobustream_run_info{version=\"0.1.0\",model=\"m\\\"x\",line=\"a\\\\b\\nc\"} 1\n"),
         "{text}"
     );
     assert!(text.contains("robustream_frames_read_total 5\n"), "{text}");
@@ -338,11 +342,18 @@ fn full_exposition() -> String {
         dropped: 2,
         lost: 4,
     };
-    let info = RunInfo(vec![
-        ("version", "0.1.0".into()),
-        ("model", "efficientnet_lite0.onnx".into()),
-        ("plan", "corruption/*".into()),
-    ]);
+    let info = RunInfo(
+        [
+            ("version", "0.1.0"),
+            ("model", "efficientnet_lite0.onnx"),
+            ("plan", "corruption/*"),
+            ("device", "line-3-cam"),
+            ("camera", "rtsp://10.0.0.7/stream1"),
+            ("line", "3"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec(),
+    );
     render(&m, &counts, &info)
 }
 
