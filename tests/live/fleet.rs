@@ -501,3 +501,64 @@ fn bad_run_labels_stop_the_run_with_one_line_naming_the_label() {
         "{err}"
     );
 }
+
+#[test]
+fn a_sharded_run_names_its_shard_and_a_user_device_replaces_the_host_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let (mut child, addr, mut stderr) = spawn_with_prometheus(
+        robustream()
+            .args(["run", "--quiet", "--model"])
+            .arg(model())
+            .arg("--source")
+            .arg(photo("demo.csv"))
+            .args([
+                "--scenarios",
+                "corruption/contrast/1",
+                "--shard",
+                "1/2",
+                "--prometheus",
+                "127.0.0.1:0",
+                "--linger",
+                "60s",
+                "--run-label",
+                "device=line-3-cam",
+                "--out",
+            ])
+            .arg(&out),
+    );
+    // The run has ended when it says it lingers; the endpoint then serves its final figures.
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        if std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() == 0 {
+            panic!("the run ended without lingering: {said}");
+        }
+        said.push_str(&line);
+        if line.starts_with("prometheus: serving the final figures") {
+            break;
+        }
+    }
+    let body = scrape(&addr);
+    let info = body
+        .lines()
+        .find(|l| l.starts_with("robustream_run_info{"))
+        .unwrap_or_else(|| panic!("no run info: {body}"));
+    assert!(
+        info.ends_with(",device=\"line-3-cam\",camera=\"\",shard=\"1/2\"} 1"),
+        "{info}"
+    );
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    stderr.read_to_string(&mut said).unwrap();
+    assert!(child.wait().unwrap().success(), "{said}");
+    let s = summary(&out);
+    assert_eq!(
+        s["run"]["labels"],
+        serde_json::json!({"device": "line-3-cam", "camera": "", "shard": "1/2"})
+    );
+    assert_eq!(s["run"]["shard"]["index"], 1);
+}
