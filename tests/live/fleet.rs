@@ -426,6 +426,13 @@ fn a_central_prometheus_groups_the_docs_and_dashboard_queries_by_device() {
         labels,
         &serde_json::json!({"device": host, "camera": "synthetic", "line": "3", "plant": "north \"A\""}),
     );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!(
+            "<th>labels</th><td>device={host}, camera=synthetic, line=3, plant=north "
+        )),
+        "{html}"
+    );
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
         md.contains(&format!(
