@@ -174,6 +174,12 @@ pub struct RunArgs {
     /// scraper on a 15 s interval sees a short run (e.g. 30s); overrides `[report] linger`.
     #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
     pub linger: Option<std::time::Duration>,
+    /// A label of this device for `robustream_run_info` and summary.json's `run.labels`, e.g.
+    /// `--run-label line=3` (repeatable; replaces `[report] labels`' value of that name). `device`
+    /// (default: the host name) and `camera` may be set; names are `[a-zA-Z_][a-zA-Z0-9_]*`
+    /// (docs/prometheus.md#fleets).
+    #[arg(long = "run-label", value_name = "KEY=VALUE", value_parser = crate::report::fleet::parse_assignment)]
+    pub run_labels: Vec<(String, String)>,
 }
 
 /// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.

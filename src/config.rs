@@ -226,6 +226,9 @@ pub struct Overrides {
     pub shard: Option<String>,
     /// `--resume DIR`: the run directory (as `--out`), continued where it holds this run.
     pub resume: Option<PathBuf>,
+    /// `--run-label KEY=VALUE`, in order (each replaces `[report] labels`' value of that name; a
+    /// later one replaces an earlier one).
+    pub run_labels: Vec<(String, String)>,
 }
 
 /// `[report]` as written: live outputs of a run besides records and summaries.
@@ -246,6 +249,10 @@ struct RawReportConfig {
     /// How often `summary.json` and `summary.md` are rewritten during the run, e.g. `"10s"`,
     /// `"1m"`; `"0"` = only at the end. Default [`DEFAULT_SUMMARY_EVERY`].
     summary_every: Option<String>,
+    /// `labels = { line = "3", plant = "north" }`: the device's own labels on
+    /// `robustream_run_info` and in `run.labels` (docs/prometheus.md#fleets); numbers and
+    /// booleans are taken as their text.
+    labels: Option<std::collections::BTreeMap<String, toml::Value>>,
 }
 
 /// `[report]` settled: live outputs of a run besides records and summaries.
@@ -267,6 +274,11 @@ pub struct ReportConfig {
     /// watcher always reads a whole file; `run.end` is `"running"` until the end); `None` = only
     /// at the end. Default [`DEFAULT_SUMMARY_EVERY`].
     pub summary_every: Option<std::time::Duration>,
+    /// The user's labels (`[report] labels` with `--run-label` over them), names checked
+    /// ([`crate::report::fleet::check_name`]), by name: on `robustream_run_info` and in
+    /// summary.json's `run.labels` after `device`, `camera` and `shard`, which `device` and
+    /// `camera` replace (docs/prometheus.md#fleets).
+    pub labels: std::collections::BTreeMap<String, String>,
 }
 
 /// Default period of the interim summary rewrites.
@@ -304,7 +316,50 @@ fn settle_report(
         window: raw.window.unwrap_or(DEFAULT_WINDOW),
         view: o.view.or(raw.view),
         summary_every: (!every.is_zero()).then_some(every),
+        labels: settle_labels(raw.labels.unwrap_or_default(), &o.run_labels, origin)?,
     })
+}
+
+/// `[report] labels` with `--run-label` over them (per name), every name checked
+/// ([`crate::report::fleet::check_name`]); a value is a string, or a number or boolean taken as
+/// its text (docs/prometheus.md#which-device-a-run-is).
+fn settle_labels(
+    raw: std::collections::BTreeMap<String, toml::Value>,
+    flags: &[(String, String)],
+    origin: &Origin,
+) -> Result<std::collections::BTreeMap<String, String>, ConfigError> {
+    use crate::report::fleet::check_name;
+    let mut labels = std::collections::BTreeMap::new();
+    for (name, value) in raw {
+        check_name(&name).map_err(|e| origin.invalid(&format!("`[report] labels`: {e}")))?;
+        let text = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => {
+                return Err(origin.invalid(&format!(
+                    "`[report] labels`: the value of `{name}` is {} {}; a label's value is text, \
+                     e.g. `{name} = \"3\"`",
+                    if other.type_str().starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    },
+                    other.type_str()
+                )));
+            }
+        };
+        labels.insert(name, text);
+    }
+    for (name, value) in flags {
+        check_name(name).map_err(|e| ConfigError::Invalid {
+            origin: "command line".into(),
+            message: format!("--run-label: {e}"),
+        })?;
+        labels.insert(name.clone(), value.clone());
+    }
+    Ok(labels)
 }
 
 /// Default length of the sliding window, in frames.

@@ -87,6 +87,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         realtime: args.realtime,
         shard: args.shard,
         resume: args.resume,
+        run_labels: args.run_labels,
     };
     let config = RunConfig::load(args.config.as_deref(), &overrides)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -277,6 +277,9 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         engine: engine.describe(),
         runtime,
         source: source.describe(),
+        camera: source
+            .camera()
+            .map(|c| crate::report::fleet::camera_label(&c)),
         schedule: schedule_desc,
         plan: keys.clone(),
         scenarios_on: gpu.as_ref().map(|(_, on)| on.clone()),
@@ -298,6 +301,8 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         }
         o.insert("fingerprint".into(), fingerprint);
     }
+    // After everything else `run` says: the `shard` label is read from `run.shard`.
+    add_labels(&mut info, &config.report.labels, described.camera.clone());
     let flips = FlipKeeper::new(
         model.labels.names().to_vec(),
         class_map.classes().names().to_vec(),
@@ -531,6 +536,9 @@ struct Described {
     engine: String,
     runtime: String,
     source: String,
+    /// The live source's device or URL ([`Source::camera`], credentials dropped and clipped by
+    /// [`crate::report::fleet::camera_label`]): the `camera` label.
+    camera: Option<String>,
     schedule: String,
     plan: Vec<String>,
     /// `run.gpu`, `run.gpu_scenarios` and `run.cpu_fallback` when the GPU makes variants.
@@ -578,9 +586,31 @@ fn choose_gpu(
     Ok(Some((device, info)))
 }
 
+/// summary.json's `run.labels` (docs/prometheus.md#fleets): `device` (the host name), `camera`,
+/// `shard` (`I/N`, from `run.shard` when the run is sharded) and the user's `labels`, in that
+/// order, `device` and `camera` replaced by the user's of that name ([`crate::report::fleet`]).
+fn add_labels(
+    info: &mut serde_json::Value,
+    user: &std::collections::BTreeMap<String, String>,
+    camera: Option<String>,
+) {
+    let shard = info.get("shard").and_then(|s| {
+        let index = s.get("index")?.as_u64()?;
+        let count = s.get("count")?.as_u64()?;
+        Some(format!("{index}/{count}"))
+    });
+    let labels =
+        crate::report::fleet::run_labels(crate::report::fleet::host_name(), camera, shard, user);
+    if let Some(o) = info.as_object_mut() {
+        let labels = labels.into_iter().map(|(k, v)| (k, json!(v))).collect();
+        o.insert("labels".into(), serde_json::Value::Object(labels));
+    }
+}
+
 /// `robustream_run_info`'s labels: what the run is, in the words of summary.json's `run`
 /// (`started`): robustream's version, the ONNX file, the engine and runtime, the source, the plan as
-/// written (clipped) and its number of scenarios.
+/// written (clipped) and its number of scenarios; then `run.labels`, the device's
+/// (docs/prometheus.md#fleets).
 fn prometheus_info(
     config: &RunConfig,
     started: &serde_json::Value,
@@ -592,7 +622,7 @@ fn prometheus_info(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let plan = crate::quote::clip_to(&config.scenarios.join(","), 120).into_owned();
-    crate::report::prometheus::RunInfo(vec![
+    let mut info: Vec<(String, String)> = [
         ("version", text("robustream")),
         ("model", model),
         ("engine", d.engine.clone()),
@@ -600,7 +630,18 @@ fn prometheus_info(
         ("source", d.source.clone()),
         ("plan", plan),
         ("scenarios", d.plan.len().to_string()),
-    ])
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if let Some(labels) = started["labels"].as_object() {
+        info.extend(
+            labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())),
+        );
+    }
+    crate::report::prometheus::RunInfo(info)
 }
 
 /// What summary.json's `run` says before the run ends (interim summaries) and after.
@@ -958,6 +999,28 @@ fn main_pass(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_labels_follow_the_shard_and_the_user_and_reach_run_info() {
+        let user: std::collections::BTreeMap<String, String> =
+            [("line".to_string(), "3".to_string())].into();
+        let mut info = json!({"robustream": "0.1.0", "shard": {"index": 2, "count": 8}});
+        add_labels(&mut info, &user, Some("synthetic".into()));
+        let labels = info["labels"].as_object().unwrap();
+        let names: Vec<&str> = labels.keys().map(String::as_str).collect();
+        assert_eq!(names, ["device", "camera", "shard", "line"]);
+        assert_eq!(
+            labels["device"].as_str(),
+            crate::report::fleet::host_name().as_deref()
+        );
+        assert_eq!(labels["camera"], "synthetic");
+        assert_eq!(labels["shard"], "2/8");
+        assert_eq!(labels["line"], "3");
+        let mut unsharded = json!({});
+        add_labels(&mut unsharded, &Default::default(), None);
+        assert!(unsharded["labels"].get("shard").is_none(), "{unsharded}");
+        assert_eq!(unsharded["labels"]["camera"], "");
+    }
 
     #[test]
     fn in9_sources_of_1000_class_models_default_to_the_builtin_map() {

@@ -440,6 +440,73 @@ fn linger_needs_the_endpoint_and_is_read_once() {
 }
 
 #[test]
+fn report_labels_and_run_labels_are_checked_and_the_flag_wins() {
+    let d = tempfile::tempdir().unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n[report]\n";
+    let p = write(
+        d.path(),
+        &format!(
+            "{head}labels = {{ line = \"3\", plant = \"north\", rack = 7, device = \"cam-a\" }}\n"
+        ),
+    );
+    let c = RunConfig::load(Some(&p), &Overrides::default()).unwrap();
+    let pairs: Vec<(&str, &str)> = c
+        .report
+        .labels
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("device", "cam-a"),
+            ("line", "3"),
+            ("plant", "north"),
+            ("rack", "7")
+        ]
+    );
+    // The command line wins per name, a later flag over an earlier one.
+    let o = Overrides {
+        run_labels: vec![
+            ("line".into(), "4".into()),
+            ("shift".into(), "night".into()),
+            ("line".into(), "5".into()),
+        ],
+        ..Default::default()
+    };
+    let c = RunConfig::load(Some(&p), &o).unwrap();
+    assert_eq!(c.report.labels["line"], "5");
+    assert_eq!(c.report.labels["plant"], "north");
+    assert_eq!(c.report.labels["shift"], "night");
+    // Bad names: one line naming the key, the rule and where it was written.
+    for (labels, said) in [
+        ("{ \"line-3\" = \"x\" }", "`line-3`"),
+        ("{ __meta = \"x\" }", "starts with `__`"),
+        ("{ model = \"x\" }", "label `model` is robustream's own"),
+        ("{ instance = \"x\" }", "set by Prometheus when it scrapes"),
+        ("{ line = [1, 2] }", "the value of `line` is an array"),
+    ] {
+        let p = write(d.path(), &format!("{head}labels = {labels}\n"));
+        let e = RunConfig::load(Some(&p), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`[report] labels`") && e.contains(said), "{e}");
+        assert!(e.contains("run.toml"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+    let p = write(d.path(), head);
+    let o = Overrides {
+        run_labels: vec![("plan".into(), "x".into())],
+        ..Default::default()
+    };
+    let e = RunConfig::load(Some(&p), &o).unwrap_err().to_string();
+    assert!(
+        e.starts_with("command line: --run-label: label `plan` is robustream's own"),
+        "{e}"
+    );
+}
+
+#[test]
 fn default_run_directories_are_fresh_and_timestamped() {
     let d = tempfile::tempdir().unwrap();
     let unix = 1_795_711_740; // 2026-11-26T16:49:00Z

@@ -204,6 +204,14 @@ impl HtmlReport<'_> {
                 rows.push((label, v));
             }
         }
+        // Which device the run is (docs/prometheus.md#which-device-a-run-is).
+        if let Some(labels) = s.run.get("labels").and_then(|l| l.as_object()) {
+            let pairs: Vec<String> = labels
+                .iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect();
+            rows.push(("labels", pairs.join(", ")));
+        }
         rows.push(("scenarios", s.scenarios.len().to_string()));
         let f = s.frames;
         rows.push((

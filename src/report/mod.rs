@@ -3,6 +3,7 @@
 //! and a terminal table; [`compare`] sets two runs side by side and gates one on the other.
 
 pub mod compare;
+pub mod fleet;
 pub mod flips;
 pub mod html;
 pub mod jsonl;

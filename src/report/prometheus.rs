@@ -17,7 +17,7 @@
 //! | `robustream_window_accuracy_ratio` (over the sliding window) | gauge | scenario, family |
 //! | `robustream_window_drop_volatility` (across the window's scenarios) | gauge | — |
 //! | `robustream_stage_latency_seconds` (`_bucket`, `_sum`, `_count`) | histogram | stage, le |
-//! | `robustream_run_info` (value 1) | gauge | version, model, engine, onnxruntime, source, plan, scenarios |
+//! | `robustream_run_info` (value 1) | gauge | version, model, engine, onnxruntime, source, plan, scenarios, device, camera, shard (sharded runs), the user's labels |
 //!
 //! Latency is a histogram with fixed buckets from 50 µs to 10 s (`crate::latency::BUCKET_BOUNDS_US`),
 //! counted exactly as the frames pass: PromQL windows it (`rate(…_bucket[5m])`) and adds it up
@@ -50,10 +50,11 @@ pub const REFRESH: Duration = Duration::from_millis(200);
 /// The family label of a scenario key: its first `/` segment.
 pub use crate::key::family;
 
-/// What `robustream_run_info` says about the run: (label, value) pairs, in order. Empty: no
-/// `robustream_run_info` line.
+/// What `robustream_run_info` says about the run: (label, value) pairs, in order: the built-in
+/// labels, then the fleet labels ([`crate::report::fleet`]: `device`, `camera`, `shard`, the
+/// user's), whose names are checked when the config settles. Empty: no `robustream_run_info` line.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunInfo(pub Vec<(&'static str, String)>);
+pub struct RunInfo(pub Vec<(String, String)>);
 
 /// A sample value as the exposition writes it: at most 12 decimals with trailing zeros dropped, so
 /// `0.7 - 0.6` is `0.1`, not `0.09999999999999998`; `NaN`, `+Inf`, `-Inf` as the format spells them.
@@ -112,7 +113,7 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String
             &mut out,
             "robustream_run_info",
             "gauge",
-            "The run: robustream version, model, engine, source and plan (value 1).",
+            "The run: robustream version, model, engine, source, plan and the device's labels (value 1).",
         );
         let labels: Vec<String> = info
             .0

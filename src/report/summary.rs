@@ -485,7 +485,16 @@ impl Summary {
             let facts: Vec<String> = run
                 .iter()
                 .filter_map(|(k, v)| {
-                    scalar(v).map(|v| format!("- {}: {}\n", md_cell(k), md_cell(&v)))
+                    // `labels` (docs/prometheus.md#fleets): `device=…, camera=…, line=3`.
+                    let v = match v.as_object() {
+                        Some(labels) if k == "labels" => labels
+                            .iter()
+                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        _ => scalar(v)?,
+                    };
+                    Some(format!("- {}: {}\n", md_cell(k), md_cell(&v)))
                 })
                 .collect();
             if !facts.is_empty() {

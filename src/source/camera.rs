@@ -949,6 +949,10 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
         true
     }
 
+    fn camera(&self) -> Option<String> {
+        Some(self.device.display().to_string())
+    }
+
     fn set_stop(&mut self, stop: Arc<AtomicBool>) {
         self.stop = stop;
     }

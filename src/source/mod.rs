@@ -108,6 +108,12 @@ pub trait Source: Send {
     fn pass_over(&mut self, _wanted: &ItemFilter, _max: u64) -> u64 {
         0
     }
+    /// The live device or stream the frames come from, as the source names it (a camera's device
+    /// path, a network stream's URL): the run's `camera` label on its Prometheus endpoint and in
+    /// summary.json's `run.labels` (docs/prometheus.md#fleets). Default `None` (files, folders).
+    fn camera(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Which frame ids a run reads ([`Source::pass_over`]).
@@ -135,7 +141,7 @@ pub(crate) fn pass_over_items<T, I: Iterator<Item = T>>(
 }
 
 /// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
-/// `is_live`, `set_stop`, `fps`, `lost`, `end_error`, `report`), written inside its `impl Source` block so a
+/// `is_live`, `set_stop`, `fps`, `lost`, `end_error`, `camera`, `report`), written inside its `impl Source` block so a
 /// method added to the trait is forwarded by every wrapper (the plate, stream labels, the
 /// challenge's frame keeper) in one place. `forward_to_inner!(except_report)` forwards all but
 /// `report`, for a wrapper that adds its own (the segmentation mask source).
@@ -170,6 +176,10 @@ macro_rules! forward_to_inner {
 
         fn end_error(&self) -> Option<crate::source::SourceError> {
             self.inner.end_error()
+        }
+
+        fn camera(&self) -> Option<String> {
+            self.inner.camera()
         }
     };
 }

@@ -499,6 +499,11 @@ impl Source for SyntheticSource {
             c.width, c.height, c.fps, c.seed
         )
     }
+
+    /// The synthetic camera stands in for a camera: `synthetic`.
+    fn camera(&self) -> Option<String> {
+        Some("synthetic".into())
+    }
 }
 
 #[cfg(test)]

@@ -1588,6 +1588,11 @@ mod imp {
             d
         }
 
+        /// A network stream's URL; a video file is no camera.
+        fn camera(&self) -> Option<String> {
+            self.network.then(|| self.target.clone())
+        }
+
         fn report(&self) -> Option<serde_json::Value> {
             let o = &self.opened;
             let mut r = serde_json::json!({

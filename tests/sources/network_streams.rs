@@ -446,6 +446,8 @@ fn drop_out_and_come_back(protocol: fn(u16) -> Protocol, port: u16) {
     assert_eq!(s["run"]["end"], "completed", "{}: {s}", p.name);
     let r = &s["run"]["source_report"];
     assert_eq!(r["url"], url.as_str(), "{r}");
+    // The stream is the run's camera (docs/prometheus.md#which-device-a-run-is).
+    assert_eq!(s["run"]["labels"]["camera"], url.as_str(), "{s}");
     assert_eq!(r["codec"], "h264", "{r}");
     assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
     let outages = r["outages"].as_array().unwrap();

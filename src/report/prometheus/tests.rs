@@ -30,10 +30,14 @@ fn exposition_has_every_family_with_labels_and_base_units() {
         dropped: 2,
         lost: 4,
     };
-    let info = RunInfo(vec![("version", "0.1.0".into()), ("model", "m\"x".into())]);
+    let info = RunInfo(vec![
+        ("version".into(), "0.1.0".into()),
+        ("model".into(), "m\"x".into()),
+        ("line".into(), "a\\b\nc".into()),
+    ]);
     let text = render(&m, &counts, &info);
     assert!(
-        text.contains("# TYPE robustream_run_info gauge\nrobustream_run_info{version=\"0.1.0\",model=\"m\\\"x\"} 1\n"),
+        text.contains("# TYPE robustream_run_info gauge\nrobustream_run_info{version=\"0.1.0\",model=\"m\\\"x\",line=\"a\\\\b\\nc\"} 1\n"),
         "{text}"
     );
     assert!(text.contains("robustream_frames_read_total 5\n"), "{text}");
@@ -338,11 +342,18 @@ fn full_exposition() -> String {
         dropped: 2,
         lost: 4,
     };
-    let info = RunInfo(vec![
-        ("version", "0.1.0".into()),
-        ("model", "efficientnet_lite0.onnx".into()),
-        ("plan", "corruption/*".into()),
-    ]);
+    let info = RunInfo(
+        [
+            ("version", "0.1.0"),
+            ("model", "efficientnet_lite0.onnx"),
+            ("plan", "corruption/*"),
+            ("device", "line-3-cam"),
+            ("camera", "rtsp://10.0.0.7/stream1"),
+            ("line", "3"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec(),
+    );
     render(&m, &counts, &info)
 }
 
@@ -408,11 +419,51 @@ fn promtool_accepts_the_exposition() {
     );
 }
 
+/// The labels a query keeps by name: those in its `by (…)` and `group_left (…)` lists.
+fn kept_labels(expr: &str) -> std::collections::BTreeSet<&str> {
+    let mut kept = std::collections::BTreeSet::new();
+    for keyword in ["by (", "group_left ("] {
+        for (i, _) in expr.match_indices(keyword) {
+            let list = &expr[i + keyword.len()..];
+            let list = &list[..list.find(')').unwrap()];
+            kept.extend(list.split(',').map(str::trim));
+        }
+    }
+    kept
+}
+
+/// The (metric, label) pairs of a query's selectors `name{label op "…", …}`.
+fn selector_labels(expr: &str) -> Vec<(&str, &str)> {
+    let mut pairs = Vec::new();
+    for (i, _) in expr.match_indices("robustream_") {
+        let rest = &expr[i..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        if let Some(inner) = rest[end..].strip_prefix('{') {
+            let inner = &inner[..inner.find('}').unwrap()];
+            for matcher in inner.split(',') {
+                let label = matcher[..matcher.find(['=', '!']).unwrap()].trim();
+                pairs.push((&rest[..end], label));
+            }
+        }
+    }
+    pairs
+}
+
 #[test]
 fn the_grafana_dashboard_queries_only_served_metrics_and_labels() {
     let dash: serde_json::Value =
         serde_json::from_str(include_str!("../../../dashboards/robustream.grafana.json")).unwrap();
     let served = served(&full_exposition());
+    // The device variable lists the devices robustream_run_info names.
+    let vars = dash["templating"]["list"].as_array().unwrap();
+    let device = vars.iter().find(|v| v["name"] == "device").unwrap();
+    assert_eq!(
+        device["query"]["query"],
+        "label_values(robustream_run_info, device)"
+    );
+    assert!(served["robustream_run_info"].contains("device"));
     let panels = dash["panels"].as_array().unwrap();
     assert!(panels.len() >= 10, "{} panels", panels.len());
     let mut queried = std::collections::BTreeSet::new();
@@ -442,16 +493,38 @@ fn the_grafana_dashboard_queries_only_served_metrics_and_labels() {
                 );
                 queried.insert(name.to_string());
             }
-            // Legend labels: `instance` (added by Prometheus) or a label of those metrics,
-            // or one the query keeps (`by (family)` keeps `family`).
+            // Every panel filters by the device variable, through robustream_run_info.
+            assert!(
+                expr.contains("robustream_run_info{device=~\"$device\"}"),
+                "{title}: {expr}"
+            );
+            // Selectors match labels their metric has; `by`, `on` and `group_left` name labels
+            // one of the query's metrics has (`instance` and `job`: added by Prometheus).
+            for (name, label) in selector_labels(expr) {
+                assert!(
+                    served[name].contains(label),
+                    "{title}: `{name}` has no label `{label}`"
+                );
+            }
+            let known = |label: &str| {
+                ["instance", "job", "le"].contains(&label)
+                    || names.iter().any(|n| served[*n].contains(label))
+            };
+            for label in kept_labels(expr) {
+                assert!(known(label), "{title}: `{label}` is on none of {names:?}");
+            }
+            // Legend labels: `instance`, or a label all of the query's metrics have, or one the
+            // query keeps (`by (family)` keeps `family`, `group_left (device)` brings `device`),
+            // or without aggregation one of the left-hand metric's (`a * on (…) group_left b`
+            // keeps `a`'s labels).
             let legend = t["legendFormat"].as_str().unwrap_or_default();
             for part in legend.split("{{").skip(1) {
                 let label = part.split("}}").next().unwrap().trim();
-                let known = label == "instance"
-                    || names.iter().all(|n| {
-                        served[*n].contains(label) || expr.contains(&format!("by ({label}"))
-                    });
-                assert!(known, "{title}: legend label `{label}` is not on {names:?}");
+                let ok = label == "instance"
+                    || names.iter().all(|n| served[*n].contains(label))
+                    || (kept_labels(expr).contains(label) && known(label))
+                    || (!expr.contains("by (") && served[names[0]].contains(label));
+                assert!(ok, "{title}: legend label `{label}` is not on {names:?}");
             }
         }
     }
