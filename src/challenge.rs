@@ -16,8 +16,10 @@
 //! **Which foregrounds.** Frames with a truth and a foreground mask, not stored variants other than
 //! `clean` (an IN-9 release read in stored mode has its `original` frames as `clean`; their
 //! `fg_mask/val/<class>/<stem>.npy` is read here since the source attaches no masks then). At most
-//! `foregrounds` of them are kept: a reservoir (Algorithm R) whose decisions are keyed by
-//! `RngKey::new(seed, frame id, "challenge/foreground")`, so the set does not depend on threads.
+//! `foregrounds` of them are kept: the ones with the smallest keyed rank
+//! `RngKey::new(seed, frame id, "challenge/foreground")` (ties by source order; [`BottomK`]), a
+//! uniform sample that does not depend on threads and that the shards of a run each keep and
+//! `robustream merge` combines exactly (docs/deploy.md#post-passes-in-shards).
 //! Kept foregrounds are stored at the model's view (image and mask through the same geometry);
 //! frames whose mask leaves no object pixel in the view are not candidates.
 //!
@@ -80,7 +82,7 @@ pub const CHALLENGE_JSONL: &str = "challenge.jsonl";
 pub struct ChallengeConfig {
     /// Run the challenge after the main pass.
     pub enabled: bool,
-    /// Most foregrounds kept (seeded reservoir over the frames with a mask and a truth).
+    /// Most foregrounds kept (the smallest keyed ranks among the frames with a mask and a truth).
     pub foregrounds: usize,
     /// Most backgrounds used (all classes).
     pub backgrounds: usize,
@@ -127,46 +129,71 @@ pub struct Foreground {
     pub mask: GrayImage,
     /// Offer index (source order among candidates).
     order: u64,
+    /// Its keyed rank in the sample that kept it ([`rank`]).
+    rank: u64,
 }
 
-/// A bounded, seeded reservoir of foregrounds (Algorithm R): after `n` offers each candidate is
-/// kept with probability `capacity / n`, decisions drawn from `RngKey::new(seed, id, salt)`.
+/// The salt of the challenge's foreground ranks ([`rank`]).
+pub const FOREGROUND_SALT: &str = "challenge/foreground";
+/// The salt of the saliency pass's frame ranks ([`rank`]).
+pub const SALIENCY_SALT: &str = "saliency/frame";
+
+/// The keyed rank of frame `id` in a [`BottomK`] sample salted `salt`: `RngKey::new(seed, id,
+/// salt).0`. The `k` candidates with the smallest ranks (ties by source order) are the sample.
+pub fn rank(seed: u64, id: &str, salt: &str) -> u64 {
+    RngKey::new(seed, id, salt).0
+}
+
+/// A bounded, seeded sample of foregrounds: the `capacity` candidates with the smallest keyed
+/// [`rank`] (ties by source order) — a uniform sample without replacement whose decisions do not
+/// depend on threads, and which merges exactly: the bottom `k` of a union is the bottom `k` of the
+/// parts' bottom `k`s, so each shard of a run keeps its own and `robustream merge` keeps the
+/// smallest ranks of their lines (docs/deploy.md#post-passes-in-shards).
 #[derive(Debug)]
-pub struct Reservoir {
+pub struct BottomK {
     capacity: usize,
     seed: u64,
     salt: &'static str,
     seen: u64,
+    /// The rank of the candidate [`BottomK::decide`] saw last.
+    last_rank: u64,
     slots: Vec<Foreground>,
 }
 
-impl Reservoir {
-    /// An empty reservoir of at most `capacity` (≥ 1) foregrounds; `salt` separates the decisions of
-    /// different reservoirs over the same frames.
+impl BottomK {
+    /// An empty sample of at most `capacity` (≥ 1) foregrounds; `salt` separates the ranks of
+    /// different samples over the same frames.
     pub fn new(capacity: usize, seed: u64, salt: &'static str) -> Self {
         Self {
             capacity: capacity.max(1),
             seed,
             salt,
             seen: 0,
+            last_rank: 0,
             slots: Vec::new(),
         }
     }
 
-    /// Counts one more candidate with frame id `id` and says which slot it takes, if any; the caller
-    /// then [`Reservoir::place`]s it.
+    /// Counts one more candidate with frame id `id` and says which slot it takes, if any (a free
+    /// one, or the one holding the largest rank when this candidate's is smaller); the caller then
+    /// [`BottomK::place`]s it.
     pub fn decide(&mut self, id: &str) -> Option<usize> {
         self.seen += 1;
+        self.last_rank = rank(self.seed, id, self.salt);
         if self.slots.len() < self.capacity {
             return Some(self.slots.len());
         }
-        let j = RngKey::new(self.seed, id, self.salt)
-            .rng()
-            .random_range(0..self.seen);
-        (j < self.capacity as u64).then_some(j as usize)
+        // The kept candidate with the largest (rank, order); an equal rank loses to it, being
+        // later in source order.
+        let (slot, worst) = self
+            .slots
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, f)| (f.rank, f.order))?;
+        (self.last_rank < worst.rank).then_some(slot)
     }
 
-    /// Puts a foreground into the slot [`Reservoir::decide`] gave.
+    /// Puts a foreground into the slot [`BottomK::decide`] gave.
     pub fn place(&mut self, slot: usize, id: &str, truth: usize, image: RgbImage, mask: GrayImage) {
         let fg = Foreground {
             id: id.to_string(),
@@ -174,6 +201,7 @@ impl Reservoir {
             image,
             mask,
             order: self.seen,
+            rank: self.last_rank,
         };
         if slot < self.slots.len() {
             self.slots[slot] = fg;
@@ -234,8 +262,8 @@ pub struct Harvest {
     in9_masks: Option<PathBuf>,
     /// `only_bg_t/val` of an IN-9 release: the challenge's backgrounds.
     in9_backgrounds: Option<PathBuf>,
-    challenge: Option<(Reservoir, Option<BackgroundPool>)>,
-    saliency: Option<Reservoir>,
+    challenge: Option<(BottomK, Option<BackgroundPool>)>,
+    saliency: Option<BottomK>,
     /// [`Keep::saliency_mask`].
     saliency_mask: MaskResize,
     /// Labelled frames whose mask could not be used (missing, unreadable, empty in the view).
@@ -280,11 +308,7 @@ impl Harvest {
                 )
             });
             (
-                Reservoir::new(
-                    keep.challenge.foregrounds,
-                    keep.seed,
-                    "challenge/foreground",
-                ),
+                BottomK::new(keep.challenge.foregrounds, keep.seed, FOREGROUND_SALT),
                 pool,
             )
         });
@@ -297,7 +321,7 @@ impl Harvest {
             challenge,
             saliency: keep
                 .saliency_frames
-                .map(|n| Reservoir::new(n, keep.seed, "saliency/frame")),
+                .map(|n| BottomK::new(n, keep.seed, SALIENCY_SALT)),
             saliency_mask: keep.saliency_mask,
             unusable_masks: 0,
             unlabelled_masks: 0,
@@ -424,7 +448,7 @@ impl Harvest {
     pub fn take_saliency(&mut self) -> Vec<Foreground> {
         self.saliency
             .take()
-            .map(Reservoir::into_foregrounds)
+            .map(BottomK::into_foregrounds)
             .unwrap_or_default()
     }
 
@@ -437,8 +461,8 @@ impl Harvest {
         seed: u64,
         bound: usize,
     ) -> Option<(Vec<Foreground>, Vec<Background>, String, usize)> {
-        let (reservoir, pool) = self.challenge.take()?;
-        let foregrounds = reservoir.into_foregrounds();
+        let (sample, pool) = self.challenge.take()?;
+        let foregrounds = sample.into_foregrounds();
         let (backgrounds, described, available) = match (&self.in9_backgrounds, pool) {
             (Some(dir), _) => {
                 let files = list_in9_backgrounds(dir);
@@ -508,7 +532,7 @@ impl Harvest {
         self.unusable_masks
     }
 
-    /// Candidate foregrounds the challenge's reservoir saw.
+    /// Candidate foregrounds the challenge's sample saw.
     pub fn challenge_candidates(&self) -> u64 {
         self.challenge.as_ref().map_or(0, |(r, _)| r.seen())
     }

@@ -58,7 +58,11 @@ pub fn of_run(
         "pool": config.pipeline.pool,
         "window": config.report.window,
         "challenge": challenge,
-        "saliency": config.saliency.enabled.then(|| format!("{:?}", config.saliency)),
+        // Structured: `robustream merge` reads the bound of the saliency sample from it.
+        "saliency": config.saliency.enabled.then(|| {
+            let s = &config.saliency;
+            json!({"frames": s.frames, "patch": s.patch, "stride": s.stride, "maps": s.maps})
+        }),
         "metrics": format!("{:?}", config.metrics),
     });
     json!({ "hash": format!("{:016x}", fnv1a(parts.to_string().as_bytes(), FNV_OFFSET)), "parts": parts })

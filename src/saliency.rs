@@ -16,8 +16,11 @@
 //! GradCAM's.
 //!
 //! Defaults: `patch = 32`, `stride = 16` at a 224-pixel view, scaled with min(width, height) / 224.
-//! Frames: a seeded reservoir of at most `frames` frames with a mask and a truth, kept during the
-//! main pass at the model's view ([`crate::challenge::Harvest`]). **Cost**: 1 + positions²
+//! Frames: at most `frames` frames with a mask and a truth, the ones with the smallest keyed rank
+//! `RngKey::new(seed, frame id, "saliency/frame")` (ties by source order;
+//! [`crate::challenge::BottomK`]), kept during the main pass at the model's view
+//! ([`crate::challenge::Harvest`]); the shards of a run each keep their own and `robustream merge`
+//! keeps the smallest ranks of their lines (docs/deploy.md#post-passes-in-shards). **Cost**: 1 + positions²
 //! inferences per frame (170 at 224² with the defaults, batched at `[pipeline] max_batch`), reported
 //! as `inferences` and `seconds` in `metrics.saliency`. Per-frame lines go to `saliency.jsonl`, and
 //! with `maps = true` (`--saliency-maps`) the scaled maps to `saliency/<n>.png` (8-bit gray).
@@ -56,7 +59,7 @@ pub const SALIENCY_JSONL: &str = "saliency.jsonl";
 pub struct SaliencyConfig {
     /// Run the occlusion saliency pass after the main pass.
     pub enabled: bool,
-    /// Most frames evaluated (seeded reservoir over the frames with a mask and a truth).
+    /// Most frames evaluated (the smallest keyed ranks among the frames with a mask and a truth).
     pub frames: usize,
     /// Occluding square's side in model-view pixels; default 32 × min(width, height) / 224.
     pub patch: Option<u32>,

@@ -1,29 +1,62 @@
 use super::*;
 
-#[test]
-fn reservoir_keeps_the_first_then_samples_late_frames_deterministically() {
-    let fill = |seed| {
-        let mut r = Reservoir::new(4, seed, "t");
-        for i in 0..200 {
-            let id = format!("f{i}");
-            if let Some(s) = r.decide(&id) {
-                r.place(s, &id, 0, RgbImage::new(1, 1), GrayImage::new(1, 1));
-            }
+fn bottom_k(seed: u64, ids: &[String], k: usize) -> Vec<String> {
+    let mut r = BottomK::new(k, seed, "t");
+    for id in ids {
+        if let Some(s) = r.decide(id) {
+            r.place(s, id, 0, RgbImage::new(1, 1), GrayImage::new(1, 1));
         }
-        assert_eq!(r.seen(), 200);
-        r.into_foregrounds()
-            .into_iter()
-            .map(|f| f.id)
-            .collect::<Vec<_>>()
-    };
-    let a = fill(1);
+    }
+    assert_eq!(r.seen(), ids.len() as u64);
+    r.into_foregrounds().into_iter().map(|f| f.id).collect()
+}
+
+#[test]
+fn bottom_k_keeps_the_smallest_ranks_in_source_order() {
+    let ids: Vec<String> = (0..200).map(|i| format!("f{i}")).collect();
+    let a = bottom_k(1, &ids, 4);
     assert_eq!(a.len(), 4);
-    assert_eq!(a, fill(1));
-    assert_ne!(a, fill(2));
-    // Source order, and not simply the first four.
+    assert_eq!(a, bottom_k(1, &ids, 4));
+    assert_ne!(a, bottom_k(2, &ids, 4));
+    // Exactly the four smallest ranks, in source order, and not simply the first four.
+    let mut ranked: Vec<(u64, usize)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (rank(1, id, "t"), i))
+        .collect();
+    ranked.sort_unstable();
+    let mut want: Vec<usize> = ranked[..4].iter().map(|&(_, i)| i).collect();
+    want.sort_unstable();
     let idx: Vec<usize> = a.iter().map(|s| s[1..].parse().unwrap()).collect();
-    assert!(idx.windows(2).all(|w| w[0] < w[1]), "{idx:?}");
+    assert_eq!(idx, want);
     assert!(idx.iter().any(|&i| i >= 4), "{idx:?}");
+    // Fewer candidates than the bound: all of them.
+    assert_eq!(bottom_k(1, &ids[..3], 4), ids[..3].to_vec());
+}
+
+#[test]
+fn bottom_k_of_parts_merges_to_the_bottom_k_of_the_whole() {
+    let ids: Vec<String> = (0..300).map(|i| format!("frame-{i}")).collect();
+    let whole = bottom_k(7, &ids, 5);
+    // Three parts (any split that keeps source order within a part), each keeping its own five.
+    let mut union: Vec<(u64, usize, String)> = Vec::new();
+    for part in 0..3 {
+        let mine: Vec<String> = ids
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (i * 7 + i / 5) % 3 == part)
+            .map(|(_, id)| id.clone())
+            .collect();
+        for id in bottom_k(7, &mine, 5) {
+            let at = ids.iter().position(|x| *x == id).unwrap();
+            union.push((rank(7, &id, "t"), at, id));
+        }
+    }
+    union.sort();
+    union.truncate(5);
+    union.sort_by_key(|&(_, at, _)| at);
+    let merged: Vec<String> = union.into_iter().map(|(_, _, id)| id).collect();
+    assert_eq!(merged, whole);
 }
 
 #[test]
@@ -122,6 +155,7 @@ fn composites_the_model_cannot_score_are_counted_not_scored() {
             image: RgbImage::from_pixel(8, 8, image::Rgb([60; 3])),
             mask: mask.clone(),
             order: truth as u64,
+            rank: 0,
         })
         .collect();
     let bgs: Vec<Background> = [("dark", 10), ("bright", 240)]
