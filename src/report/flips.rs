@@ -219,10 +219,7 @@ impl FlipKeeper {
 
     /// Writes the kept frames to `flips.json` in `dir` (replacing it whole).
     pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
-        let kept = self.kept();
-        // Plain strings and numbers: serialising cannot fail.
-        let json = serde_json::to_string(&kept).unwrap_or_else(|_| "[]".into());
-        super::write_atomic(&dir.join(FLIPS_JSON), json.as_bytes())
+        write_kept(dir, &self.kept())
     }
 
     fn guess(&self, r: &Record) -> Guess {
@@ -331,6 +328,37 @@ fn jpeg_uri(image: &RgbImage) -> Option<String> {
     ))
 }
 
+/// The kept frames of a run split into shards, from the kept frames of each shard (`robustream
+/// merge`): every frame of the whole run's top [`KEEP`] is in its own shard's top [`KEEP`], so the
+/// whole run's are the [`KEEP`] with the most flips of the union, earlier frames first on ties, as
+/// [`FlipKeeper::settle`] chooses them; `position` gives a frame's position in the source (`None`
+/// sorts last).
+pub fn merge_kept(
+    parts: impl IntoIterator<Item = Vec<FlipFrame>>,
+    position: impl Fn(&str) -> Option<u64>,
+) -> Vec<FlipFrame> {
+    let mut all: Vec<(Option<u64>, FlipFrame)> = parts
+        .into_iter()
+        .flatten()
+        .map(|f| (position(&f.frame), f))
+        .collect();
+    all.sort_by(|(pa, a), (pb, b)| {
+        b.flips
+            .cmp(&a.flips)
+            .then_with(|| pa.unwrap_or(u64::MAX).cmp(&pb.unwrap_or(u64::MAX)))
+    });
+    all.dedup_by(|(_, a), (_, b)| a.frame == b.frame);
+    all.truncate(KEEP);
+    all.into_iter().map(|(_, f)| f).collect()
+}
+
+/// Writes `kept` as `flips.json` in `dir` (replacing it whole).
+pub fn write_kept(dir: &Path, kept: &[FlipFrame]) -> Result<(), ReportError> {
+    // Plain strings and numbers: serialising cannot fail.
+    let json = serde_json::to_string(kept).unwrap_or_else(|_| "[]".into());
+    super::write_atomic(&dir.join(FLIPS_JSON), json.as_bytes())
+}
+
 /// Reads `flips.json` from a run directory: no file is no kept frames; a file that does not parse
 /// is an error naming it.
 pub fn read(dir: &Path) -> Result<Vec<FlipFrame>, ReportError> {
@@ -368,6 +396,27 @@ mod tests {
             ));
         }
         v
+    }
+
+    #[test]
+    fn the_kept_frames_of_parts_merge_to_the_whole_runs() {
+        let img = Arc::new(RgbImage::from_pixel(32, 32, image::Rgb([1, 2, 3])));
+        // More frames than KEEP, many ties: the part that holds a frame decides nothing.
+        let flips: Vec<usize> = (0..40).map(|i| (i * 7) % 5).collect();
+        let fill = |which: &dyn Fn(usize) -> bool| {
+            let k = keeper();
+            for (i, &f) in flips.iter().enumerate().filter(|(i, _)| which(*i)) {
+                k.offer(&format!("f{i}"), img.clone());
+                k.settle(&frame(&format!("f{i}"), f));
+            }
+            k.kept()
+        };
+        let whole = fill(&|_| true);
+        assert_eq!(whole.len(), KEEP);
+        let parts = (0..3).map(|p| fill(&|i| (i * 5 + i / 3) % 3 == p));
+        let position = |id: &str| id[1..].parse::<u64>().ok();
+        assert_eq!(merge_kept(parts, position), whole);
+        assert!(merge_kept(Vec::<Vec<FlipFrame>>::new(), position).is_empty());
     }
 
     #[test]
