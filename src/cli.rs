@@ -27,6 +27,9 @@ pub enum Command {
     Scenarios,
     /// Recompute a run's summary from its records.jsonl.
     Report(ReportArgs),
+    /// Merge the shard runs of one sharded run (`run --shard I/N`) into the run directory one
+    /// unsharded run writes: records, summary, post passes and reports.
+    Merge(MergeArgs),
     /// Compare a candidate run with a baseline run (or a baseline summary.json): per-scenario
     /// differences with intervals (paired McNemar on the same frames), per-metric differences, and
     /// a --fail-on gate for CI (exit 3 when a rule fires, 4 when one cannot be checked).
@@ -62,6 +65,23 @@ pub struct LabelsArgs {
     /// Only labels containing this text (case-insensitive).
     #[arg(long)]
     pub find: Option<String>,
+}
+
+/// `robustream merge` (docs/deploy.md#merge).
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shard runs' directories (each shard's --out), every shard 0..N-1 once, in any order.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    pub run_dirs: Vec<PathBuf>,
+    /// The merged run's directory (new or empty).
+    #[arg(long, value_name = "MERGED")]
+    pub out: PathBuf,
+    /// Write into a non-empty --out, replacing the merged run's files there.
+    #[arg(long)]
+    pub force: bool,
+    /// No line on stderr when done.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// `robustream run`.

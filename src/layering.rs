@@ -34,6 +34,7 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
             "config",
             "fingerprint",
             "resume",
+            "merge",
             "run",
             "cli",
         ],

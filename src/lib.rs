@@ -47,6 +47,7 @@ pub mod challenge;
 pub mod cli;
 pub mod config;
 pub mod fingerprint;
+pub mod merge;
 pub mod one_image;
 pub mod pipeline;
 pub mod post;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use anyhow::Context;
 use clap::Parser;
 use robustream::cli::{
-    ApplyArgs, BenchArgs, Cli, Command, CompareArgs, CompareFormat, Format, LabelsArgs,
+    ApplyArgs, BenchArgs, Cli, Command, CompareArgs, CompareFormat, Format, LabelsArgs, MergeArgs,
     PreviewArgs, ReportArgs, RunArgs,
 };
 use robustream::config::{Overrides, RunConfig};
@@ -29,6 +29,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
+        Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => compare(args),
         Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
         Command::Labels(args) => labels(args).map(|()| ExitCode::SUCCESS),
@@ -284,6 +285,22 @@ fn preview(args: PreviewArgs) -> anyhow::Result<()> {
         s.size.1,
         s.seconds
     ));
+    Ok(())
+}
+
+/// `robustream merge`: the merged run directory, and one line on stderr saying what it holds.
+fn merge(args: &MergeArgs) -> anyhow::Result<()> {
+    let m = robustream::merge::merge(&args.run_dirs, &args.out, args.force)?;
+    if !args.quiet {
+        eprintln!(
+            "merged {} shard{} ({} frames, {} records): {}",
+            m.shards,
+            if m.shards == 1 { "" } else { "s" },
+            m.frames,
+            m.records,
+            args.out.display()
+        );
+    }
     Ok(())
 }
 

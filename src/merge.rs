@@ -1,0 +1,938 @@
+//! `robustream merge RUN_DIR... --out MERGED`: the shard runs of one sharded run
+//! ([`crate::shard`]) put back together into the run directory one unsharded run writes
+//! (docs/deploy.md#merge).
+//!
+//! **Checks** (each a [`MergeError`] naming the run directory and the fix): every directory holds
+//! `summary.json` and `records.jsonl`; all have the same `run.fingerprint` (the first differing part
+//! is named, [`crate::fingerprint::first_difference`]); all were split into the same number of
+//! shards N (a run without `run.shard` is shard 0/1) and the indices are 0..N−1, each exactly once;
+//! every run ended `completed` or `limit`, and its post passes are complete; every record has a
+//! `seq`, and no position or frame is in two runs.
+//!
+//! **Output.** `records.jsonl`: the records of all shards, sorted stably by `seq` (each shard's
+//! frames are whole and in source order, so this is the order one run writes). `summary.json` is
+//! recomputed from them ([`Summary::recompute_with_metrics`]) with the shards' frame counts summed,
+//! `run` taken from the first shard with `shard` removed, `started_unix` the earliest,
+//! `ended_unix` the latest, `wall_s` the longest, `variants_failed` summed, and `merged_from` (the
+//! directories) and `shards` (N) added; the post passes' results are merged from their lines
+//! ([`merge_challenge`], [`merge_saliency`]); `flips.json` is re-chosen from the shards' kept frames
+//! ([`crate::report::flips::merge_kept`]); `summary.md` and `report.html` come from the writer a run
+//! uses ([`crate::report::write_run_report`]).
+//!
+//! **Post passes** (docs/deploy.md#post-passes-in-shards). The challenge's foregrounds and the
+//! saliency frames are the candidates with the `k` smallest keyed ranks
+//! ([`crate::challenge::BottomK`]); each shard kept the bottom `k` of its own candidates, and the
+//! bottom `k` of the whole run is the bottom `k` of those, so the merge keeps the lines with the `k`
+//! smallest ranks (ties by position) and recomputes the tallies and means from them. A line's result
+//! does not depend on the shard that evaluated it (the challenge's backgrounds are the same in every
+//! shard). Counts describe the merged result, what one run evaluates (`candidates` and
+//! `unusable_masks` are the shards' sums; `composites`, `inferences` those of the kept lines);
+//! `seconds` is the sum of the shards' pass times and `composite_ms` / `infer_ms` the mean over every
+//! composite the shards evaluated — the work done, including lines the merge leaves out.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::challenge::{CHALLENGE_JSONL, FOREGROUND_SALT, SALIENCY_SALT, rank, round3};
+use crate::metrics::Record;
+use crate::metrics::in9::ChallengeTally;
+use crate::metrics::saliency::{Alignment, AlignmentMeans};
+use crate::report::ReportError;
+use crate::report::flips::{FlipFrame, merge_kept, write_kept};
+use crate::report::jsonl::{RECORDS_JSONL, RecordWriter};
+use crate::report::lines::LineFile;
+use crate::report::summary::{FrameCounts, Summary};
+use crate::saliency::SALIENCY_JSONL;
+
+/// Why shard runs cannot be merged; each names the run directory and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// No run directory given.
+    #[error("no run directory to merge; give the shard runs' directories (their --out)")]
+    NoInput,
+    /// A run directory lacks summary.json or records.jsonl, or it cannot be read.
+    #[error(
+        "{}: no readable {file} ({reason}); give merge the directories the shard runs wrote \
+         (their --out), each after its run ended",
+        dir.display()
+    )]
+    Missing {
+        /// The run directory.
+        dir: PathBuf,
+        /// `summary.json` or `records.jsonl`.
+        file: &'static str,
+        /// Why it could not be read.
+        reason: String,
+    },
+    /// A file of a run directory is not what a run writes (a malformed record or line).
+    #[error("{0}; merge the directories as the shard runs left them")]
+    Malformed(#[source] ReportError),
+    /// A summary without a fingerprint (written by a robustream without shards).
+    #[error(
+        "{}: its summary.json has no run.fingerprint (written by an older robustream); run the \
+         shard again with this robustream",
+        dir.display()
+    )]
+    NoFingerprint {
+        /// The run directory.
+        dir: PathBuf,
+    },
+    /// Two runs that do not evaluate the same frames the same way.
+    #[error(
+        "{} and {} are not shards of one run: `{part}` is {first_value} in the first and {value} \
+         in the second; merge shards started with the same command line and config (only the \
+         shard may differ)",
+        first.display(),
+        dir.display()
+    )]
+    Different {
+        /// The first run directory.
+        first: PathBuf,
+        /// The run directory that differs.
+        dir: PathBuf,
+        /// The first part of the fingerprints that differs.
+        part: String,
+        /// Its value in the first run.
+        first_value: String,
+        /// Its value in `dir`.
+        value: String,
+    },
+    /// Shards of runs split into different numbers of shards.
+    #[error(
+        "{} is shard {index}/{count} but {} is of {first_count} shards; merge the shards of one \
+         split (the same N in --shard I/N)",
+        dir.display(),
+        first.display()
+    )]
+    ShardCount {
+        /// The run directory.
+        dir: PathBuf,
+        /// Its shard index.
+        index: u64,
+        /// Its shard count.
+        count: u64,
+        /// The first run directory.
+        first: PathBuf,
+        /// The first run's shard count.
+        first_count: u64,
+    },
+    /// The same shard twice.
+    #[error(
+        "{} and {} are both shard {index}/{count}; give each shard once",
+        first.display(),
+        dir.display()
+    )]
+    DuplicateShard {
+        /// The shard index.
+        index: u64,
+        /// The shard count.
+        count: u64,
+        /// The directory given first.
+        first: PathBuf,
+        /// The directory given again.
+        dir: PathBuf,
+    },
+    /// Shards left out.
+    #[error(
+        "shard{} {} of {count} missing (given: {}); run {} and give {} too",
+        if missing.len() == 1 { "" } else { "s" },
+        list(missing),
+        given.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+        if missing.len() == 1 { "it" } else { "them" },
+        if missing.len() == 1 { "its directory" } else { "their directories" }
+    )]
+    MissingShards {
+        /// The shard count.
+        count: u64,
+        /// The indices not given.
+        missing: Vec<u64>,
+        /// The directories given.
+        given: Vec<PathBuf>,
+    },
+    /// A run that did not end normally.
+    #[error(
+        "{}: the run {}; resume it with `robustream run --resume {}` (and the command line that \
+         started it) first",
+        dir.display(),
+        why,
+        dir.display()
+    )]
+    NotEnded {
+        /// The run directory.
+        dir: PathBuf,
+        /// What happened to it (`ended interrupted`, `is still running`, …).
+        why: String,
+    },
+    /// Records without a position (written before records had one).
+    #[error(
+        "{}: line {line} of records.jsonl (frame `{frame}`) has no `seq`, so its frames cannot be \
+         put back in source order; run the shard again with this robustream",
+        dir.display()
+    )]
+    NoSeq {
+        /// The run directory.
+        dir: PathBuf,
+        /// The record's line (1-based, blank lines not counted).
+        line: usize,
+        /// Its frame.
+        frame: String,
+    },
+    /// A position or frame in two runs.
+    #[error(
+        "{} and {} both hold {what}; merge the shards of one split, each once",
+        first.display(),
+        dir.display()
+    )]
+    Overlap {
+        /// The position or frame (`position 12 (frame `a.jpg`)`).
+        what: String,
+        /// The run directory that has it first.
+        first: PathBuf,
+        /// The other.
+        dir: PathBuf,
+    },
+    /// `--out` is one of the inputs.
+    #[error(
+        "--out {} is one of the run directories to merge; give the merged run a directory of its own",
+        out.display()
+    )]
+    OutIsInput {
+        /// The output directory.
+        out: PathBuf,
+    },
+    /// `--out` holds files.
+    #[error(
+        "--out {} is not empty; give an empty or new directory, or --force to replace the merged \
+         run's files there",
+        out.display()
+    )]
+    OutNotEmpty {
+        /// The output directory.
+        out: PathBuf,
+    },
+    /// The output directory cannot be made or cleared.
+    #[error(
+        "cannot {action} {}: {source}; give --out a folder this user can write",
+        path.display()
+    )]
+    Out {
+        /// What failed.
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Writing the merged outputs failed.
+    #[error(transparent)]
+    Write(ReportError),
+    /// A post pass's line file that does not parse.
+    #[error(
+        "{}:{line}: not a line the {pass} pass writes ({reason}); run the shard again",
+        path.display()
+    )]
+    BadLine {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// `challenge` or `saliency`.
+        pass: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// `1, 2, 5`.
+fn list(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// The outputs a merge writes into `--out` (removed first under `--force`, so none is left from an
+/// earlier merge).
+const OUTPUTS: &[&str] = &[
+    RECORDS_JSONL,
+    crate::report::SUMMARY_JSON,
+    crate::report::SUMMARY_MD,
+    crate::report::flips::FLIPS_JSON,
+    crate::report::html::REPORT_HTML,
+    CHALLENGE_JSONL,
+    SALIENCY_JSONL,
+];
+
+/// The folder of saliency maps in a run directory.
+const MAPS: &str = "saliency";
+
+/// What a merge wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// Shards merged (N).
+    pub shards: u64,
+    /// Frames read in all (the summed `frames.read`).
+    pub frames: u64,
+    /// Records written.
+    pub records: u64,
+}
+
+/// One shard run as read.
+#[derive(Debug)]
+struct Part {
+    dir: PathBuf,
+    summary: Summary,
+    records: Vec<Record>,
+    index: u64,
+    count: u64,
+}
+
+/// Merges the shard runs in `dirs` into `out` (module docs); `force` lets `out` hold files (the
+/// merge's own outputs there are replaced).
+pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, MergeError> {
+    if dirs.is_empty() {
+        return Err(MergeError::NoInput);
+    }
+    check_out(dirs, out, force)?;
+    let parts = dirs
+        .iter()
+        .map(|d| read_part(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_parts(&parts)?;
+    prepare_out(out, force)?;
+    write(&parts, out)
+}
+
+/// `--out` is not an input, and is empty (or `force`).
+fn check_out(dirs: &[PathBuf], out: &Path, force: bool) -> Result<(), MergeError> {
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    if dirs.iter().any(|d| same(d, out)) {
+        return Err(MergeError::OutIsInput {
+            out: out.to_path_buf(),
+        });
+    }
+    let non_empty = std::fs::read_dir(out).is_ok_and(|mut rd| rd.next().is_some());
+    if non_empty && !force {
+        return Err(MergeError::OutNotEmpty {
+            out: out.to_path_buf(),
+        });
+    }
+    if out.exists() && !out.is_dir() {
+        return Err(MergeError::Out {
+            action: "use",
+            path: out.to_path_buf(),
+            source: std::io::Error::other("not a directory"),
+        });
+    }
+    Ok(())
+}
+
+/// Creates `out`; under `force`, removes what an earlier merge wrote there.
+fn prepare_out(out: &Path, force: bool) -> Result<(), MergeError> {
+    let fail = |action, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| MergeError::Out {
+            action,
+            path,
+            source,
+        }
+    };
+    std::fs::create_dir_all(out).map_err(fail("create", out))?;
+    if force {
+        for name in OUTPUTS {
+            let p = out.join(name);
+            match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(fail("remove", &p)(e));
+                }
+                _ => {}
+            }
+        }
+        let maps = out.join(MAPS);
+        if maps.is_dir() {
+            std::fs::remove_dir_all(&maps).map_err(fail("remove", &maps))?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads one shard run: its summary (with a fingerprint and an end a merge accepts) and records.
+fn read_part(dir: &Path) -> Result<Part, MergeError> {
+    let missing = |file: &'static str, e: &dyn std::fmt::Display| MergeError::Missing {
+        dir: dir.to_path_buf(),
+        file,
+        reason: e.to_string(),
+    };
+    let summary = match Summary::read(&dir.join(crate::report::SUMMARY_JSON)) {
+        Ok(s) => s,
+        Err(ReportError::Io { source, .. }) => {
+            return Err(missing("summary.json", &source));
+        }
+        Err(e) => return Err(MergeError::Malformed(e)),
+    };
+    if summary.run.get("fingerprint").is_none() {
+        return Err(MergeError::NoFingerprint {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let end = summary.run.get("end").and_then(Value::as_str);
+    if !matches!(end, Some("completed" | "limit")) {
+        let why = match end {
+            None | Some("running") => "has not ended (it is still running, or was killed)".into(),
+            Some(e) => format!("ended `{e}`"),
+        };
+        return Err(MergeError::NotEnded {
+            dir: dir.to_path_buf(),
+            why,
+        });
+    }
+    for (pass, entry) in [
+        ("challenge", summary.run.get("challenge")),
+        ("saliency", summary.metrics.get("saliency")),
+    ] {
+        if entry.and_then(|e| e.get("complete")) == Some(&Value::Bool(false)) {
+            return Err(MergeError::NotEnded {
+                dir: dir.to_path_buf(),
+                why: format!("did not complete its {pass} pass"),
+            });
+        }
+    }
+    let read = match crate::report::jsonl::read_records(&dir.join(RECORDS_JSONL)) {
+        Ok(r) => r,
+        Err(ReportError::Io { source, .. }) => return Err(missing("records.jsonl", &source)),
+        Err(e) => return Err(MergeError::Malformed(e)),
+    };
+    if read.truncated > 0 {
+        return Err(MergeError::NotEnded {
+            dir: dir.to_path_buf(),
+            why: "left a cut last line in records.jsonl".into(),
+        });
+    }
+    if let Some((i, r)) = read
+        .records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.seq.is_none())
+    {
+        return Err(MergeError::NoSeq {
+            dir: dir.to_path_buf(),
+            line: i + 1,
+            frame: r.frame.clone(),
+        });
+    }
+    let shard = summary.run.get("shard");
+    let field = |k: &str| shard.and_then(|s| s.get(k)).and_then(Value::as_u64);
+    let (index, count) = match (field("index"), field("count")) {
+        (Some(i), Some(n)) => (i, n),
+        _ => (0, 1),
+    };
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        summary,
+        records: read.records,
+        index,
+        count,
+    })
+}
+
+/// The checks between runs: one fingerprint, one split given whole, no frame twice.
+fn check_parts(parts: &[Part]) -> Result<(), MergeError> {
+    let first = &parts[0];
+    let fingerprint = |p: &Part| {
+        p.summary
+            .run
+            .get("fingerprint")
+            .cloned()
+            .unwrap_or_default()
+    };
+    let fp = fingerprint(first);
+    for p in &parts[1..] {
+        if let Some((part, first_value, value)) =
+            crate::fingerprint::first_difference(&fp, &fingerprint(p))
+        {
+            return Err(MergeError::Different {
+                first: first.dir.clone(),
+                dir: p.dir.clone(),
+                part,
+                first_value,
+                value,
+            });
+        }
+    }
+    let mut by_index: BTreeMap<u64, &Path> = BTreeMap::new();
+    for p in parts {
+        if p.count != first.count {
+            return Err(MergeError::ShardCount {
+                dir: p.dir.clone(),
+                index: p.index,
+                count: p.count,
+                first: first.dir.clone(),
+                first_count: first.count,
+            });
+        }
+        if let Some(d) = by_index.insert(p.index, &p.dir) {
+            return Err(MergeError::DuplicateShard {
+                index: p.index,
+                count: p.count,
+                first: d.to_path_buf(),
+                dir: p.dir.clone(),
+            });
+        }
+    }
+    let missing: Vec<u64> = (0..first.count)
+        .filter(|i| !by_index.contains_key(i))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::MissingShards {
+            count: first.count,
+            missing,
+            given: parts.iter().map(|p| p.dir.clone()).collect(),
+        });
+    }
+    let mut seqs: HashMap<u64, usize> = HashMap::new();
+    let mut frames: HashMap<&str, usize> = HashMap::new();
+    for (k, p) in parts.iter().enumerate() {
+        for r in &p.records {
+            let seq = r.seq.unwrap_or_default();
+            let overlap = |other: usize, what: String| MergeError::Overlap {
+                what,
+                first: parts[other].dir.clone(),
+                dir: p.dir.clone(),
+            };
+            match seqs.insert(seq, k) {
+                Some(other) if other != k => {
+                    return Err(overlap(
+                        other,
+                        format!("position {seq} (frame `{}`)", crate::quote::clip(&r.frame)),
+                    ));
+                }
+                _ => {}
+            }
+            match frames.insert(&r.frame, k) {
+                Some(other) if other != k => {
+                    return Err(overlap(
+                        other,
+                        format!("frame `{}`", crate::quote::clip(&r.frame)),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the merged run into `out` (module docs).
+fn write(parts: &[Part], out: &Path) -> Result<Merged, MergeError> {
+    let mut records: Vec<Record> = parts.iter().flat_map(|p| p.records.clone()).collect();
+    records.sort_by_key(|r| r.seq);
+    let mut positions: HashMap<&str, u64> = HashMap::new();
+    for r in &records {
+        positions
+            .entry(&r.frame)
+            .or_insert(r.seq.unwrap_or(u64::MAX));
+    }
+    let position = |id: &str| positions.get(id).copied();
+    let seed = parts[0]
+        .summary
+        .run
+        .get("seed")
+        .and_then(Value::as_u64)
+        .unwrap_or_default();
+    let fp_parts = parts[0]
+        .summary
+        .run
+        .get("fingerprint")
+        .and_then(|f| f.get("parts"))
+        .cloned()
+        .unwrap_or_default();
+
+    let mut writer = RecordWriter::create(&out.join(RECORDS_JSONL)).map_err(MergeError::Write)?;
+    for frame in crate::resume::frames(&records) {
+        writer.write_batch(frame).map_err(MergeError::Write)?;
+    }
+
+    let challenge = merge_challenge(parts, out, seed, &fp_parts, &position)?;
+    let saliency = merge_saliency(parts, out, seed, &fp_parts, &position)?;
+
+    let mut previous = parts[0].summary.clone();
+    previous.run = merged_run(parts, challenge.as_ref().map(|(entry, _)| entry.clone()));
+    previous.frames = parts.iter().fold(FrameCounts::default(), |a, p| {
+        let f = p.summary.frames;
+        FrameCounts {
+            read: a.read + f.read,
+            skipped: a.skipped + f.skipped,
+            dropped: a.dropped + f.dropped,
+            lost: a.lost + f.lost,
+        }
+    });
+    if let Some(s) = saliency {
+        previous.metrics.insert("saliency".into(), s);
+    }
+    if let Some((_, Some(tally))) = &challenge {
+        previous.set_challenge(*tally);
+    }
+    let (summary, metrics) = Summary::recompute_with_metrics(&records, Some(&previous));
+
+    let flips = parts
+        .iter()
+        .map(|p| crate::report::flips::read(&p.dir))
+        .collect::<Result<Vec<Vec<FlipFrame>>, _>>()
+        .map_err(MergeError::Malformed)?;
+    write_kept(out, &merge_kept(flips, position)).map_err(MergeError::Write)?;
+    crate::report::write_run_report(out, &summary, &metrics, None).map_err(MergeError::Write)?;
+    Ok(Merged {
+        shards: parts[0].count,
+        frames: summary.frames.read,
+        records: records.len() as u64,
+    })
+}
+
+/// `run` of the merged summary: the first shard's, without `shard`, with the times spanning the
+/// shards, the failed variants summed, the challenge's merged entry, `merged_from` and `shards`.
+fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
+    let mut run = parts[0].summary.run.clone();
+    fn values<'a>(parts: &'a [Part], k: &'a str) -> impl Iterator<Item = &'a Value> {
+        parts.iter().filter_map(move |p| p.summary.run.get(k))
+    }
+    let Some(o) = run.as_object_mut() else {
+        return run;
+    };
+    o.remove("shard");
+    let u64s = |k: &str| {
+        values(parts, k)
+            .filter_map(Value::as_u64)
+            .collect::<Vec<_>>()
+    };
+    if let Some(v) = u64s("started_unix").into_iter().min() {
+        o.insert("started_unix".into(), json!(v));
+    }
+    if let Some(v) = u64s("ended_unix").into_iter().max() {
+        o.insert("ended_unix".into(), json!(v));
+    }
+    if let Some(v) = values(parts, "wall_s")
+        .filter_map(Value::as_f64)
+        .reduce(f64::max)
+    {
+        o.insert("wall_s".into(), json!(v));
+    }
+    if o.contains_key("variants_failed") {
+        o.insert(
+            "variants_failed".into(),
+            json!(u64s("variants_failed").iter().sum::<u64>()),
+        );
+    }
+    if values(parts, "end").any(|e| e == "limit") {
+        o.insert("end".into(), json!("limit"));
+    }
+    if let Some(c) = challenge {
+        o.insert("challenge".into(), c);
+    }
+    o.insert(
+        "merged_from".into(),
+        json!(
+            parts
+                .iter()
+                .map(|p| p.dir.display().to_string())
+                .collect::<Vec<_>>()
+        ),
+    );
+    o.insert("shards".into(), json!(parts[0].count));
+    run
+}
+
+/// One line of a post pass's file: its text as written and what the merge reads of it.
+struct Line {
+    text: String,
+    value: Value,
+    frame: String,
+}
+
+/// The lines of `dir/name` (none when the file is absent).
+fn read_lines(dir: &Path, name: &str, pass: &'static str) -> Result<Vec<Line>, MergeError> {
+    let path = dir.join(name);
+    let text = match crate::fsread::read_text_io(&path, 1 << 30) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(MergeError::Malformed(ReportError::io("read", &path)(e))),
+    };
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| MergeError::BadLine {
+            path: path.clone(),
+            line: i + 1,
+            pass,
+            reason,
+        };
+        let value: Value = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
+        let frame = value
+            .get("frame")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("no `frame`".into()))?
+            .to_string();
+        out.push(Line {
+            text: l.to_string(),
+            value,
+            frame,
+        });
+    }
+    Ok(out)
+}
+
+/// The `k` lines with the smallest `rank(seed, frame, salt)` (ties by position), in source order,
+/// each with the index of the shard that wrote it and its index there.
+fn bottom_k(
+    lines: Vec<(usize, usize, Line)>,
+    k: usize,
+    seed: u64,
+    salt: &str,
+    position: &dyn Fn(&str) -> Option<u64>,
+) -> Vec<(usize, usize, Line)> {
+    let at = |l: &Line| position(&l.frame).unwrap_or(u64::MAX);
+    let mut ranked: Vec<(u64, u64, (usize, usize, Line))> = lines
+        .into_iter()
+        .map(|t| (rank(seed, &t.2.frame, salt), at(&t.2), t))
+        .collect();
+    ranked.sort_by_key(|&(r, p, _)| (r, p));
+    ranked.truncate(k);
+    ranked.sort_by_key(|&(_, p, _)| p);
+    ranked.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// Writes `lines` as `out/name`.
+fn write_lines(out: &Path, name: &str, lines: &[(usize, usize, Line)]) -> Result<(), MergeError> {
+    let mut file = LineFile::create(&out.join(name)).map_err(MergeError::Write)?;
+    for (_, _, l) in lines {
+        file.append(&l.text, || {
+            format!("the line of frame `{}`", crate::quote::clip(&l.frame))
+        })
+        .map_err(MergeError::Write)?;
+    }
+    Ok(())
+}
+
+fn u64_of(v: &Value, k: &str) -> u64 {
+    v.get(k).and_then(Value::as_u64).unwrap_or_default()
+}
+
+fn f64_of(v: &Value, k: &str) -> Option<f64> {
+    v.get(k).and_then(Value::as_f64)
+}
+
+/// The challenge of the merged run (docs/deploy.md#post-passes-in-shards): `challenge.jsonl`
+/// with the lines of the `foregrounds` smallest ranks, and `run.challenge` with its tally; `None`
+/// when the run had no challenge. When no shard's challenge applied, the first shard's entry as it
+/// is.
+fn merge_challenge(
+    parts: &[Part],
+    out: &Path,
+    seed: u64,
+    fp_parts: &Value,
+    position: &dyn Fn(&str) -> Option<u64>,
+) -> Result<Option<(Value, Option<ChallengeTally>)>, MergeError> {
+    let entries: Vec<(usize, &Value)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.summary.run.get("challenge").map(|e| (i, e)))
+        .collect();
+    let Some(&(_, first)) = entries.first() else {
+        return Ok(None);
+    };
+    let applied: Vec<(usize, &Value)> = entries
+        .iter()
+        .copied()
+        .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
+        .collect();
+    let Some(&(_, base)) = applied.first() else {
+        return Ok(Some((first.clone(), None)));
+    };
+    let mut lines = Vec::new();
+    for &(i, _) in &applied {
+        for (j, l) in read_lines(&parts[i].dir, CHALLENGE_JSONL, "challenge")?
+            .into_iter()
+            .enumerate()
+        {
+            lines.push((i, j, l));
+        }
+    }
+    let k = fp_parts
+        .get("challenge")
+        .and_then(|c| c.get("foregrounds"))
+        .and_then(Value::as_u64)
+        .map_or(usize::MAX, |k| k as usize);
+    let kept = bottom_k(lines, k, seed, FOREGROUND_SALT, position);
+    write_lines(out, CHALLENGE_JSONL, &kept)?;
+
+    let backgrounds = u64_of(base, "backgrounds");
+    let mut tally = ChallengeTally {
+        backgrounds,
+        complete: true,
+        ..ChallengeTally::default()
+    };
+    for (_, _, l) in &kept {
+        let v = &l.value;
+        let undecided = v.get("undecided") == Some(&Value::Bool(true));
+        tally.foregrounds += u64::from(!undecided);
+        tally.undecided += u64::from(undecided);
+        tally.vulnerable += u64::from(v.get("vulnerable") == Some(&Value::Bool(true)));
+        tally.composites += u64_of(v, "composites");
+        tally.failed += u64_of(v, "failed");
+    }
+    let sum = |k: &str| entries.iter().map(|(_, e)| u64_of(e, k)).sum::<u64>();
+    let candidates = sum("candidates");
+    // A shard sampled its backgrounds when it says `sampled` though it kept all its candidates; the
+    // backgrounds are the same in every shard.
+    let backgrounds_sampled = applied.iter().any(|(_, e)| {
+        let lines = u64_of(e, "foregrounds") + u64_of(e, "undecided");
+        e.get("sampled") == Some(&Value::Bool(true)) && u64_of(e, "candidates") <= lines
+    });
+    // Per composite, over every composite the shards evaluated.
+    let shard_composites: u64 = applied.iter().map(|(_, e)| u64_of(e, "composites")).sum();
+    let per = |key: &str| {
+        let total: f64 = applied
+            .iter()
+            .filter_map(|(_, e)| f64_of(e, key).map(|ms| ms * u64_of(e, "composites") as f64))
+            .sum();
+        (shard_composites > 0).then(|| round3(total / shard_composites as f64))
+    };
+    let seconds: f64 = applied
+        .iter()
+        .filter_map(|(_, e)| f64_of(e, "seconds"))
+        .sum();
+    let mut entry = base.clone();
+    if let Some(o) = entry.as_object_mut() {
+        for (key, value) in [
+            ("foregrounds", json!(tally.foregrounds)),
+            ("vulnerable", json!(tally.vulnerable)),
+            ("backgrounds", json!(tally.backgrounds)),
+            ("composites", json!(tally.composites)),
+            ("failed", json!(tally.failed)),
+            ("undecided", json!(tally.undecided)),
+            ("upper_bound", json!(kept.len() as u64 * tally.backgrounds)),
+            ("complete", json!(true)),
+            ("accuracy", json!(tally.accuracy())),
+            (
+                "sampled",
+                json!(candidates > kept.len() as u64 || backgrounds_sampled),
+            ),
+            ("candidates", json!(candidates)),
+            ("unusable_masks", json!(sum("unusable_masks"))),
+            ("seconds", json!(round3(seconds))),
+            ("composite_ms", json!(per("composite_ms"))),
+            ("infer_ms", json!(per("infer_ms"))),
+        ] {
+            if o.contains_key(key) {
+                o.insert(key.into(), value);
+            }
+        }
+    }
+    Ok(Some((entry, Some(tally))))
+}
+
+/// `metrics.saliency` of the merged run (docs/deploy.md#post-passes-in-shards), with
+/// `saliency.jsonl` of the `frames` smallest ranks and their maps; `None` when the run had no
+/// saliency pass. When no shard's pass applied, the first shard's entry as it is.
+fn merge_saliency(
+    parts: &[Part],
+    out: &Path,
+    seed: u64,
+    fp_parts: &Value,
+    position: &dyn Fn(&str) -> Option<u64>,
+) -> Result<Option<Value>, MergeError> {
+    let entries: Vec<(usize, &Value)> = parts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.summary.metrics.get("saliency").map(|e| (i, e)))
+        .collect();
+    let Some(&(_, first)) = entries.first() else {
+        return Ok(None);
+    };
+    let applied: Vec<(usize, &Value)> = entries
+        .iter()
+        .copied()
+        .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
+        .collect();
+    let Some(&(_, base)) = applied.first() else {
+        return Ok(Some(first.clone()));
+    };
+    let mut lines = Vec::new();
+    for &(i, _) in &applied {
+        for (j, l) in read_lines(&parts[i].dir, SALIENCY_JSONL, "saliency")?
+            .into_iter()
+            .enumerate()
+        {
+            lines.push((i, j, l));
+        }
+    }
+    let k = fp_parts
+        .get("saliency")
+        .and_then(|c| c.get("frames"))
+        .and_then(Value::as_u64)
+        .map_or(usize::MAX, |k| k as usize);
+    let kept = bottom_k(lines, k, seed, SALIENCY_SALT, position);
+    write_lines(out, SALIENCY_JSONL, &kept)?;
+    copy_maps(parts, out, &kept)?;
+
+    let mut means = AlignmentMeans::default();
+    for (_, _, l) in &kept {
+        means.add(&Alignment {
+            iou: f64_of(&l.value, "iou").unwrap_or_default(),
+            dice: f64_of(&l.value, "dice").unwrap_or_default(),
+            delta_density: f64_of(&l.value, "delta_density"),
+        });
+    }
+    let per_frame = u64_of(base, "positions") + 1;
+    let seconds: f64 = applied
+        .iter()
+        .filter_map(|(_, e)| f64_of(e, "seconds"))
+        .sum();
+    let mut entry = base.clone();
+    if let Some(o) = entry.as_object_mut() {
+        for (key, value) in [
+            ("frames", json!(means.frames)),
+            ("iou", json!(means.iou())),
+            ("dice", json!(means.dice())),
+            ("delta_density", json!(means.delta_density())),
+            ("inferences", json!(means.frames * per_frame)),
+            ("complete", json!(true)),
+            ("seconds", json!(round3(seconds))),
+        ] {
+            if o.contains_key(key) {
+                o.insert(key.into(), value);
+            }
+        }
+    }
+    Ok(Some(entry))
+}
+
+/// Copies the kept frames' maps (`saliency/<n>.png`, n = the frame's line in its shard) to
+/// `out/saliency/<m>.png`, m = its line in the merged file, where the shards wrote maps.
+fn copy_maps(parts: &[Part], out: &Path, kept: &[(usize, usize, Line)]) -> Result<(), MergeError> {
+    for (m, (i, j, _)) in kept.iter().enumerate() {
+        let from = parts[*i].dir.join(MAPS).join(format!("{j}.png"));
+        if !from.is_file() {
+            continue;
+        }
+        let dir = out.join(MAPS);
+        std::fs::create_dir_all(&dir).map_err(|source| MergeError::Out {
+            action: "create",
+            path: dir.clone(),
+            source,
+        })?;
+        let to = dir.join(format!("{m}.png"));
+        std::fs::copy(&from, &to).map_err(|source| MergeError::Out {
+            action: "write",
+            path: to,
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
