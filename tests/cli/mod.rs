@@ -8,6 +8,7 @@ mod compare;
 mod deploy;
 mod gpu;
 mod html_report;
+mod merge;
 mod presets;
 mod preview;
 mod readme;
