@@ -293,13 +293,18 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, MergeE
         return Err(MergeError::NoInput);
     }
     check_out(dirs, out, force)?;
-    let parts = dirs
+    let mut parts = dirs
         .iter()
         .map(|d| read_part(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_parts(&parts)?;
     prepare_out(out, force)?;
-    write(&parts, out)
+    // The records move into the merged list (one copy in memory, not two).
+    let records: Vec<Record> = parts
+        .iter_mut()
+        .flat_map(|p| std::mem::take(&mut p.records))
+        .collect();
+    write(&parts, records, out)
 }
 
 /// `--out` is not an input, and is empty (or `force`).
@@ -525,8 +530,7 @@ fn check_parts(parts: &[Part]) -> Result<(), MergeError> {
 }
 
 /// Writes the merged run into `out` (module docs).
-fn write(parts: &[Part], out: &Path) -> Result<Merged, MergeError> {
-    let mut records: Vec<Record> = parts.iter().flat_map(|p| p.records.clone()).collect();
+fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged, MergeError> {
     records.sort_by_key(|r| r.seq);
     let mut positions: HashMap<&str, u64> = HashMap::new();
     for r in &records {

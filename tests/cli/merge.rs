@@ -230,7 +230,7 @@ fn a_background_plan_with_the_challenge_and_saliency_merges_to_the_whole_run() {
     std::fs::write(
         &config,
         "[challenge]\nenabled = true\nforegrounds = 4\nbackgrounds = 4\n\
-         [saliency]\nenabled = true\nframes = 3\npatch = 112\nstride = 112\n",
+         [saliency]\nenabled = true\nframes = 3\npatch = 112\nstride = 112\nmaps = true\n",
     )
     .unwrap();
     let model = model();
@@ -256,6 +256,12 @@ fn a_background_plan_with_the_challenge_and_saliency_merges_to_the_whole_run() {
         assert!(!lines.is_empty(), "{file}");
         assert_eq!(line_set(&merged, file), lines, "{file}");
     }
+    // The maps, renumbered in the merged order: the whole run's, byte for byte.
+    for n in 0..3 {
+        let map = |d: &Path| std::fs::read(d.join(format!("saliency/{n}.png"))).unwrap();
+        assert_eq!(map(&merged), map(&whole), "saliency/{n}.png");
+    }
+    assert!(!merged.join("saliency/3.png").exists());
     let (s, w) = (summary(&merged), summary(&whole));
     assert_eq!(s["metrics"]["in9"], w["metrics"]["in9"]);
     assert_eq!(w["run"]["challenge"]["sampled"], true);

@@ -166,7 +166,7 @@ fn bounds_cap_foregrounds_and_backgrounds_with_a_seeded_choice() {
     let ls = lines(&out);
     assert_eq!(ls.len(), 3);
     assert!(ls.iter().all(|l| l["composites"].as_u64().unwrap() <= 4));
-    // The reservoir keeps three frames, in source order.
+    // The sample keeps three frames (the smallest keyed ranks), in source order.
     let idx: Vec<usize> = ls
         .iter()
         .map(|l| {
