@@ -12,7 +12,7 @@
 //! **Output.** `records.jsonl`: the records of all shards, sorted stably by `seq` (each shard's
 //! frames are whole and in source order, so this is the order one run writes). `summary.json` is
 //! recomputed from them ([`Summary::recompute_with_metrics`]) with the shards' frame counts summed,
-//! `run` taken from the first shard with `shard` removed, `started_unix` the earliest,
+//! `run` taken from shard 0 with `shard` removed, `started_unix` the earliest,
 //! `ended_unix` the latest, `wall_s` the longest, `variants_failed` summed, and `merged_from` (the
 //! directories) and `shards` (N) added; the post passes' results are merged from their lines
 //! ([`merge_challenge`], [`merge_saliency`]); `flips.json` is re-chosen from the shards' kept frames
@@ -298,6 +298,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged, MergeE
         .map(|d| read_part(d))
         .collect::<Result<Vec<_>, _>>()?;
     check_parts(&parts)?;
+    // Shard order from here on: `run` is shard 0's, `merged_from` lists the shards in order.
+    parts.sort_by_key(|p| p.index);
     prepare_out(out, force)?;
     // The records move into the merged list (one copy in memory, not two).
     let records: Vec<Record> = parts
@@ -572,6 +574,7 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
             lost: a.lost + f.lost,
         }
     });
+    previous.metrics = metric_families(parts);
     if let Some(s) = saliency {
         previous.metrics.insert("saliency".into(), s);
     }
@@ -594,7 +597,28 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
     })
 }
 
-/// `run` of the merged summary: the first shard's, without `shard`, with the times spanning the
+/// The shards' metric families in the order one run writes them: a shard without labelled frames
+/// lacks the families that need labels, so the order is the fullest shard's (the first of the
+/// fullest), then any family only others have. The recompute refills the values.
+fn metric_families(parts: &[Part]) -> serde_json::Map<String, Value> {
+    let fullest = parts
+        .iter()
+        .rev()
+        .max_by_key(|p| p.summary.metrics.len())
+        .map(|p| p.summary.metrics.clone())
+        .unwrap_or_default();
+    let mut out = fullest;
+    for p in parts {
+        for (k, v) in &p.summary.metrics {
+            if !out.contains_key(k) {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard`, with the times spanning the
 /// shards, the failed variants summed, the challenge's merged entry, `merged_from` and `shards`.
 fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
     let mut run = parts[0].summary.run.clone();
