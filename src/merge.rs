@@ -628,7 +628,8 @@ fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
     let Some(o) = run.as_object_mut() else {
         return run;
     };
-    o.remove("shard");
+    // Keeping the order of the other keys (`remove` would move the last one into its place).
+    o.shift_remove("shard");
     let u64s = |k: &str| {
         values(parts, k)
             .filter_map(Value::as_u64)

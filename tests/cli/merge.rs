@@ -34,7 +34,8 @@ fn summary_without_timings(dir: &Path) -> Value {
     for key in TIMING_KEYS {
         let (parent, last) = key.rsplit_once('/').unwrap();
         if let Some(o) = s.pointer_mut(parent).and_then(Value::as_object_mut) {
-            o.remove(last);
+            // Keeping the order of the others: the comparison is of the text.
+            o.shift_remove(last);
         }
     }
     s
@@ -86,9 +87,10 @@ fn assert_merged_is_whole(root: &Path) {
     let records = records_without_timings(&whole);
     assert!(!records.is_empty());
     assert_eq!(records_without_timings(&merged), records);
+    // As text: the same keys in the same order.
     assert_eq!(
-        summary_without_timings(&merged),
-        summary_without_timings(&whole)
+        summary_without_timings(&merged).to_string(),
+        summary_without_timings(&whole).to_string()
     );
     let s = summary(&merged);
     assert_eq!(s["run"]["shards"], 3);
