@@ -12,7 +12,7 @@
 //! **Output.** `records.jsonl`: the records of all shards, sorted stably by `seq` (each shard's
 //! frames are whole and in source order, so this is the order one run writes). `summary.json` is
 //! recomputed from them ([`Summary::recompute_with_metrics`]) with the shards' frame counts summed,
-//! `run` taken from shard 0 with `shard` removed, `started_unix` the earliest,
+//! `run` taken from shard 0 with `shard` (and `labels.shard`) removed, `started_unix` the earliest,
 //! `ended_unix` the latest, `wall_s` the longest, `variants_failed` summed, and `merged_from` (the
 //! directories) and `shards` (N) added; the post passes' results are merged from their lines
 //! ([`merge_challenge`], [`merge_saliency`]); `flips.json` is re-chosen from the shards' kept frames
@@ -630,6 +630,10 @@ fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
     };
     // Keeping the order of the other keys (`remove` would move the last one into its place).
     o.shift_remove("shard");
+    // The fleet labels (`report::fleet`) are shard 0's; the shard is the merge's business.
+    if let Some(labels) = o.get_mut("labels").and_then(Value::as_object_mut) {
+        labels.shift_remove("shard");
+    }
     let u64s = |k: &str| {
         values(parts, k)
             .filter_map(Value::as_u64)
