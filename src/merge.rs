@@ -759,8 +759,9 @@ fn f64_of(v: &Value, k: &str) -> Option<f64> {
 
 /// The challenge of the merged run (docs/deploy.md#post-passes-in-shards): `challenge.jsonl`
 /// with the lines of the `foregrounds` smallest ranks, and `run.challenge` with its tally; `None`
-/// when the run had no challenge. When no shard's challenge applied, the first shard's entry as it
-/// is.
+/// when the run had no challenge. When no shard's challenge applied, shard 0's entry as it is
+/// (the counts its reason gives are shard 0's). The `unusable_masks` of shards where it did not
+/// apply are not in their entries, so not in the sum.
 fn merge_challenge(
     parts: &[Part],
     out: &Path,
@@ -869,7 +870,8 @@ fn merge_challenge(
 
 /// `metrics.saliency` of the merged run (docs/deploy.md#post-passes-in-shards), with
 /// `saliency.jsonl` of the `frames` smallest ranks and their maps; `None` when the run had no
-/// saliency pass. When no shard's pass applied, the first shard's entry as it is.
+/// saliency pass. When no shard's pass applied, shard 0's entry as it is (the counts its reason
+/// gives are shard 0's).
 fn merge_saliency(
     parts: &[Part],
     out: &Path,
