@@ -749,6 +749,69 @@ fn write_lines(out: &Path, name: &str, lines: &[(usize, usize, Line)]) -> Result
     Ok(())
 }
 
+/// A post pass as the merge reads it: its lines' file, its name in messages, its rank salt.
+struct Pass {
+    file: &'static str,
+    name: &'static str,
+    salt: &'static str,
+}
+
+/// What the shards' entries of a post pass say, and the lines the merged run keeps.
+enum Kept<'a> {
+    /// No shard ran the pass.
+    NotRun,
+    /// It applied in no shard: the first shard's entry.
+    NotApplied(&'a Value),
+    /// The shards where it applied (index, entry), the first such entry, and the lines of the `k`
+    /// smallest ranks ([`bottom_k`]).
+    Lines {
+        applied: Vec<(usize, &'a Value)>,
+        base: &'a Value,
+        kept: Vec<(usize, usize, Line)>,
+    },
+}
+
+impl Pass {
+    /// The lines of the shards where the pass applied (`entries`: each shard's summary entry),
+    /// kept to the `k` smallest ranks (`k` as the fingerprint gives it; all when absent).
+    fn kept<'a>(
+        &self,
+        parts: &[Part],
+        entries: &[(usize, &'a Value)],
+        k: Option<&Value>,
+        seed: u64,
+        position: &dyn Fn(&str) -> Option<u64>,
+    ) -> Result<Kept<'a>, MergeError> {
+        let Some(&(_, first)) = entries.first() else {
+            return Ok(Kept::NotRun);
+        };
+        let applied: Vec<(usize, &Value)> = entries
+            .iter()
+            .copied()
+            .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
+            .collect();
+        let Some(&(_, base)) = applied.first() else {
+            return Ok(Kept::NotApplied(first));
+        };
+        let mut lines = Vec::new();
+        for &(i, _) in &applied {
+            for (j, l) in read_lines(&parts[i].dir, self.file, self.name)?
+                .into_iter()
+                .enumerate()
+            {
+                lines.push((i, j, l));
+            }
+        }
+        let k = k.and_then(Value::as_u64).map_or(usize::MAX, |k| k as usize);
+        let kept = bottom_k(lines, k, seed, self.salt, position);
+        Ok(Kept::Lines {
+            applied,
+            base,
+            kept,
+        })
+    }
+}
+
 fn u64_of(v: &Value, k: &str) -> u64 {
     v.get(k).and_then(Value::as_u64).unwrap_or_default()
 }
@@ -774,32 +837,21 @@ fn merge_challenge(
         .enumerate()
         .filter_map(|(i, p)| p.summary.run.get("challenge").map(|e| (i, e)))
         .collect();
-    let Some(&(_, first)) = entries.first() else {
-        return Ok(None);
+    let k = fp_parts.get("challenge").and_then(|c| c.get("foregrounds"));
+    let pass = Pass {
+        file: CHALLENGE_JSONL,
+        name: "challenge",
+        salt: FOREGROUND_SALT,
     };
-    let applied: Vec<(usize, &Value)> = entries
-        .iter()
-        .copied()
-        .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
-        .collect();
-    let Some(&(_, base)) = applied.first() else {
-        return Ok(Some((first.clone(), None)));
+    let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
+        Kept::NotRun => return Ok(None),
+        Kept::NotApplied(first) => return Ok(Some((first.clone(), None))),
+        Kept::Lines {
+            applied,
+            base,
+            kept,
+        } => (applied, base, kept),
     };
-    let mut lines = Vec::new();
-    for &(i, _) in &applied {
-        for (j, l) in read_lines(&parts[i].dir, CHALLENGE_JSONL, "challenge")?
-            .into_iter()
-            .enumerate()
-        {
-            lines.push((i, j, l));
-        }
-    }
-    let k = fp_parts
-        .get("challenge")
-        .and_then(|c| c.get("foregrounds"))
-        .and_then(Value::as_u64)
-        .map_or(usize::MAX, |k| k as usize);
-    let kept = bottom_k(lines, k, seed, FOREGROUND_SALT, position);
     write_lines(out, CHALLENGE_JSONL, &kept)?;
 
     let backgrounds = u64_of(base, "backgrounds");
@@ -884,32 +936,21 @@ fn merge_saliency(
         .enumerate()
         .filter_map(|(i, p)| p.summary.metrics.get("saliency").map(|e| (i, e)))
         .collect();
-    let Some(&(_, first)) = entries.first() else {
-        return Ok(None);
+    let k = fp_parts.get("saliency").and_then(|c| c.get("frames"));
+    let pass = Pass {
+        file: SALIENCY_JSONL,
+        name: "saliency",
+        salt: SALIENCY_SALT,
     };
-    let applied: Vec<(usize, &Value)> = entries
-        .iter()
-        .copied()
-        .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
-        .collect();
-    let Some(&(_, base)) = applied.first() else {
-        return Ok(Some(first.clone()));
+    let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
+        Kept::NotRun => return Ok(None),
+        Kept::NotApplied(first) => return Ok(Some(first.clone())),
+        Kept::Lines {
+            applied,
+            base,
+            kept,
+        } => (applied, base, kept),
     };
-    let mut lines = Vec::new();
-    for &(i, _) in &applied {
-        for (j, l) in read_lines(&parts[i].dir, SALIENCY_JSONL, "saliency")?
-            .into_iter()
-            .enumerate()
-        {
-            lines.push((i, j, l));
-        }
-    }
-    let k = fp_parts
-        .get("saliency")
-        .and_then(|c| c.get("frames"))
-        .and_then(Value::as_u64)
-        .map_or(usize::MAX, |k| k as usize);
-    let kept = bottom_k(lines, k, seed, SALIENCY_SALT, position);
     write_lines(out, SALIENCY_JSONL, &kept)?;
     copy_maps(parts, out, &kept)?;
 

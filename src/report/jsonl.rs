@@ -123,6 +123,19 @@ pub struct RecordsRead {
     pub truncated: usize,
 }
 
+/// Opens a records file for reading. A FIFO or device in its place is refused before it is
+/// opened: opening a FIFO blocks, and /dev/zero (no newline, ever) would be read without end.
+fn open_records(path: &Path) -> Result<BufReader<File>, ReportError> {
+    let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
+    if let Some(kind) = crate::fsread::non_file_kind(&meta) {
+        return Err(ReportError::io("read", path)(
+            crate::fsread::ReadError::NotAFile(kind).into(),
+        ));
+    }
+    let file = File::open(path).map_err(ReportError::io("read", path))?;
+    Ok(BufReader::new(file))
+}
+
 /// Whether two consecutive records belong to one frame: the same position where both have one,
 /// else the same frame id.
 fn same_frame(a: &Record, b: &Record) -> bool {
@@ -135,14 +148,7 @@ fn same_frame(a: &Record, b: &Record) -> bool {
 /// The whole records of a JSONL file (an unterminated last line left out) and, for each, the byte
 /// offset just after its line.
 fn read_with_ends(path: &Path) -> Result<(Vec<Record>, Vec<u64>), ReportError> {
-    let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
-    if let Some(kind) = crate::fsread::non_file_kind(&meta) {
-        return Err(ReportError::io("read", path)(
-            crate::fsread::ReadError::NotAFile(kind).into(),
-        ));
-    }
-    let file = File::open(path).map_err(ReportError::io("read", path))?;
-    let mut reader = BufReader::new(file);
+    let mut reader = open_records(path)?;
     let (mut records, mut ends) = (Vec::new(), Vec::new());
     let mut line = Vec::new();
     let (mut number, mut offset) = (0u64, 0u64);
@@ -180,16 +186,7 @@ fn read_with_ends(path: &Path) -> Result<(Vec<Record>, Vec<u64>), ReportError> {
 /// record is an error naming the file and line; an unterminated, unparsable last line is skipped and
 /// counted in [`RecordsRead::truncated`].
 pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
-    // A FIFO or device in its place is refused before it is opened: opening a FIFO blocks, and
-    // /dev/zero (no newline, ever) would be read without end.
-    let meta = std::fs::metadata(path).map_err(ReportError::io("read", path))?;
-    if let Some(kind) = crate::fsread::non_file_kind(&meta) {
-        return Err(ReportError::io("read", path)(
-            crate::fsread::ReadError::NotAFile(kind).into(),
-        ));
-    }
-    let file = File::open(path).map_err(ReportError::io("read", path))?;
-    let mut reader = BufReader::new(file);
+    let mut reader = open_records(path)?;
     let mut out = RecordsRead::default();
     let mut line = Vec::new();
     let mut number = 0u64;
