@@ -822,9 +822,9 @@ fn f64_of(v: &Value, k: &str) -> Option<f64> {
 
 /// The challenge of the merged run (docs/deploy.md#post-passes-in-shards): `challenge.jsonl`
 /// with the lines of the `foregrounds` smallest ranks, and `run.challenge` with its tally; `None`
-/// when the run had no challenge. When no shard's challenge applied, shard 0's entry as it is
-/// (the counts its reason gives are shard 0's). The `unusable_masks` of shards where it did not
-/// apply are not in their entries, so not in the sum.
+/// when the run had no challenge. When no shard's challenge applied, shard 0's entry with
+/// `candidates` and `unusable_masks` summed over the shards (the counts its reason text gives are
+/// shard 0's).
 fn merge_challenge(
     parts: &[Part],
     out: &Path,
@@ -845,7 +845,18 @@ fn merge_challenge(
     };
     let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
         Kept::NotRun => return Ok(None),
-        Kept::NotApplied(first) => return Ok(Some((first.clone(), None))),
+        Kept::NotApplied(first) => {
+            let mut entry = first.clone();
+            if let Some(o) = entry.as_object_mut() {
+                for key in ["candidates", "unusable_masks"] {
+                    if o.contains_key(key) {
+                        let sum: u64 = entries.iter().map(|(_, e)| u64_of(e, key)).sum();
+                        o.insert(key.into(), json!(sum));
+                    }
+                }
+            }
+            return Ok(Some((entry, None)));
+        }
         Kept::Lines {
             applied,
             base,

@@ -199,8 +199,10 @@ impl Pass<'_> {
             // A warning, printed under --quiet too (as the main pass's warnings are).
             eprintln!("warning: challenge: not applicable: {reason}");
             return Ok((
+                // The counts a merge of shards sums (some shards may have candidates).
                 json!({"applicable": false, "reason": reason,
-                       "foregrounds": fgs.len(), "backgrounds": bgs.len()}),
+                       "foregrounds": fgs.len(), "backgrounds": bgs.len(),
+                       "candidates": candidates, "unusable_masks": h.unusable_masks()}),
                 None,
             ));
         }

@@ -331,3 +331,47 @@ fn the_challenge_keeps_the_smallest_ranks_of_the_shards_lines() {
         (2, vulnerable, 8)
     );
 }
+
+#[test]
+fn a_challenge_that_did_not_apply_in_a_shard_still_counts_there() {
+    let d = tempfile::tempdir().unwrap();
+    let dirs = three(d.path());
+    let not_applicable = |unusable: u64| {
+        json!({"applicable": false, "reason": "no frame with a foreground mask and a truth",
+               "foregrounds": 0, "backgrounds": 8, "candidates": 0, "unusable_masks": unusable})
+    };
+    // No shard applied: shard 0's entry, the counts summed over the three.
+    for (s, dir) in dirs.iter().enumerate() {
+        edit_run(dir, |r| r["challenge"] = not_applicable(s as u64 + 1));
+    }
+    let out = d.path().join("none");
+    merge(&dirs, &out, false).unwrap();
+    let c = Summary::read(&out.join("summary.json")).unwrap().run["challenge"].clone();
+    assert_eq!(c["applicable"], false);
+    assert_eq!(c["unusable_masks"], 6);
+    assert_eq!(c["candidates"], 0);
+
+    // Shard 1 applied (one candidate, one line): shard 0's and 2's masks are counted too.
+    std::fs::write(
+        dirs[1].join(CHALLENGE_JSONL),
+        challenge_line(1, true) + "\n",
+    )
+    .unwrap();
+    edit_run(&dirs[1], |r| {
+        r["challenge"] = json!({"applicable": true, "foregrounds": 1, "vulnerable": 1,
+            "backgrounds": 8, "composites": 3, "failed": 0, "undecided": 0,
+            "upper_bound": 8, "complete": true, "accuracy": 0.0,
+            "background_source": "stream pool", "sampled": false, "candidates": 1,
+            "unusable_masks": 2, "seconds": 1.0, "composite_ms": 0.1, "infer_ms": 2.0});
+    });
+    let out = d.path().join("some");
+    merge(&dirs, &out, false).unwrap();
+    let c = Summary::read(&out.join("summary.json")).unwrap().run["challenge"].clone();
+    assert_eq!(c["applicable"], true);
+    assert_eq!(
+        (c["foregrounds"].as_u64(), c["vulnerable"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(c["candidates"], 1);
+    assert_eq!(c["unusable_masks"], 1 + 2 + 3);
+}
