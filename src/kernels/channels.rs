@@ -72,6 +72,7 @@ pub(crate) fn apply_channel_luts(src: &[u8], dst: &mut [u8], luts: &[[u8; 256]; 
 }
 
 /// Bytes per block of [`apply_channel_luts_vbmi`]: three 64-byte registers, 64 pixels.
+#[cfg(target_arch = "x86_64")]
 const LUT_BLOCK: usize = 192;
 
 /// The reference of [`apply_channel_luts`].

@@ -477,6 +477,7 @@ fn tap_block<const B: usize, const FMA: bool>(
 
 /// u8 → f32 of a row piece, AVX-512F code at `level` 2 (at most [`simd_level`]), else portable.
 fn to_f32(level: u8, dst: &mut [f32], src: &[u8]) {
+    debug_assert!(level <= simd_level());
     #[cfg(target_arch = "x86_64")]
     if level == 2 {
         // SAFETY: `to_f32_avx512` only enables AVX-512F and FMA code generation for safe code;

@@ -376,6 +376,8 @@ fn fast_block<const FMA: bool, const VBMI: bool>(
     let mut pending = [0u8; 3 * (PENDING + FAST_CHUNK)];
     let mut pending_at = [0usize; PENDING + FAST_CHUNK];
     let mut n_pending = 0;
+    // Only the VBMI compaction writes indices (x86-64 only).
+    #[cfg(target_arch = "x86_64")]
     let mut found_at = [0u32; FAST_CHUNK + 16];
     let tmax_formula = tmax.iter().enumerate().all(|(m, &t)| {
         let lifted = (10.0 * m as f32 + cut.b).min(2550.0);

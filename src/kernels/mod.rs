@@ -30,14 +30,15 @@ pub mod zoom;
 /// Whether the CPU has every listed feature (names as in [`cpu::mask`], checked when compiling):
 /// `cpu_has!("avx512f", "avx512bw")`. For kernels whose dispatch `multiversion!` cannot write
 /// (hand-written intrinsics with preconditions of their own).
-// Off x86-64 every dispatch is the portable code, so nothing asks.
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_macros))]
+// Off x86-64 every dispatch is the portable code, so nothing asks: the macro exists on x86-64 only
+// (its uses inside `multiversion!` sit in `#[cfg(target_arch = "x86_64")]` blocks).
+#[cfg(target_arch = "x86_64")]
 macro_rules! cpu_has {
     ($($feat:literal),+ $(,)?) => {
         $crate::kernels::cpu::has(const { $crate::kernels::cpu::mask(&[$($feat),+]) })
     };
 }
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_imports))]
+#[cfg(target_arch = "x86_64")]
 pub(crate) use cpu_has;
 
 /// Writes a kernel's run-time dispatch: one `#[target_feature]` wrapper per instruction-set level
