@@ -280,3 +280,23 @@ pub fn free_udp_port() -> u16 {
     let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     s.local_addr().unwrap().port()
 }
+
+/// Eight procedural scenes with exact masks (two ImageNet classes) and the quokka photo with its
+/// hand-drawn mask, labelled as what the model calls it (wombat, so that some foreground may
+/// survive backgrounds), written into `dir` with the manifest `scenes.csv`, which is returned: a
+/// source for the background scenarios and the post passes.
+pub fn masked_scenes(dir: &Path) -> PathBuf {
+    let mut rows = vec!["path,label,mask".to_string()];
+    for i in 0..8u64 {
+        let s = robustream::scene::random_scene(240, 180, 300 + i);
+        s.image.save(dir.join(format!("s{i}.png"))).unwrap();
+        s.mask.save(dir.join(format!("s{i}_mask.png"))).unwrap();
+        rows.push(format!("s{i}.png,{},s{i}_mask.png", i % 2));
+    }
+    std::fs::copy(photo("quokka.jpg"), dir.join("quokka.jpg")).unwrap();
+    std::fs::copy(photo("quokka_mask.png"), dir.join("quokka_mask.png")).unwrap();
+    rows.push("quokka.jpg,wombat,quokka_mask.png".into());
+    let m = dir.join("scenes.csv");
+    std::fs::write(&m, rows.join("\n") + "\n").unwrap();
+    m
+}

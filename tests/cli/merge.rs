@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::util::*;
-use robustream::scene::random_scene;
 use serde_json::Value;
 
 /// What tells when and how fast a run ran, or how it was split, rather than what it measured: left
@@ -197,23 +196,6 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// Eight procedural scenes with exact masks and the quokka photo with its mask, labelled.
-fn scenes(dir: &Path) -> PathBuf {
-    let mut rows = vec!["path,label,mask".to_string()];
-    for i in 0..8u64 {
-        let s = random_scene(240, 180, 300 + i);
-        s.image.save(dir.join(format!("s{i}.png"))).unwrap();
-        s.mask.save(dir.join(format!("s{i}_mask.png"))).unwrap();
-        rows.push(format!("s{i}.png,{},s{i}_mask.png", i % 2));
-    }
-    std::fs::copy(photo("quokka.jpg"), dir.join("quokka.jpg")).unwrap();
-    std::fs::copy(photo("quokka_mask.png"), dir.join("quokka_mask.png")).unwrap();
-    rows.push("quokka.jpg,wombat,quokka_mask.png".into());
-    let m = dir.join("scenes.csv");
-    std::fs::write(&m, rows.join("\n") + "\n").unwrap();
-    m
-}
-
 /// The lines of a post pass's file, as a set.
 fn line_set(dir: &Path, file: &str) -> BTreeSet<String> {
     std::fs::read_to_string(dir.join(file))
@@ -226,7 +208,7 @@ fn line_set(dir: &Path, file: &str) -> BTreeSet<String> {
 #[test]
 fn a_background_plan_with_the_challenge_and_saliency_merges_to_the_whole_run() {
     let d = tempfile::tempdir().unwrap();
-    let source = scenes(d.path());
+    let source = masked_scenes(d.path());
     // Bounds below the candidates, so each shard keeps its own sample and the merge re-chooses.
     let config = d.path().join("post.toml");
     std::fs::write(

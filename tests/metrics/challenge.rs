@@ -3,30 +3,11 @@
 //! reporting the challenge as not applicable.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::util::*;
 use robustream::scene::random_scene;
 use serde_json::Value;
-
-/// Eight procedural scenes with exact masks (two ImageNet classes) and the quokka photo with its
-/// hand-drawn mask, labelled as what the model calls it (wombat), so that some foreground may
-/// survive backgrounds.
-fn sources(dir: &Path) -> PathBuf {
-    let mut rows = vec!["path,label,mask".to_string()];
-    for i in 0..8u64 {
-        let s = random_scene(240, 180, 300 + i);
-        s.image.save(dir.join(format!("s{i}.png"))).unwrap();
-        s.mask.save(dir.join(format!("s{i}_mask.png"))).unwrap();
-        rows.push(format!("s{i}.png,{},s{i}_mask.png", i % 2));
-    }
-    std::fs::copy(photo("quokka.jpg"), dir.join("quokka.jpg")).unwrap();
-    std::fs::copy(photo("quokka_mask.png"), dir.join("quokka_mask.png")).unwrap();
-    rows.push("quokka.jpg,wombat,quokka_mask.png".into());
-    let m = dir.join("challenge.csv");
-    std::fs::write(&m, rows.join("\n") + "\n").unwrap();
-    m
-}
 
 fn run_challenge(source: &Path, out: &Path, workers: &str, extra: &[&str]) -> std::process::Output {
     run(robustream()
@@ -60,7 +41,7 @@ fn lines(dir: &Path) -> Vec<Value> {
 #[test]
 fn every_foreground_is_tried_until_fooled_and_the_tally_adds_up() {
     let d = tempfile::tempdir().unwrap();
-    let source = sources(d.path());
+    let source = masked_scenes(d.path());
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     let oa = run_challenge(&source, &a, "1", &[]);
     assert!(oa.status.success(), "{}", text(&oa.stderr));
@@ -145,7 +126,7 @@ fn every_foreground_is_tried_until_fooled_and_the_tally_adds_up() {
 #[test]
 fn bounds_cap_foregrounds_and_backgrounds_with_a_seeded_choice() {
     let d = tempfile::tempdir().unwrap();
-    let source = sources(d.path());
+    let source = masked_scenes(d.path());
     let cfg = d.path().join("run.toml");
     std::fs::write(
         &cfg,
