@@ -42,7 +42,12 @@ pub fn cpu_ms_per_call(mut work: impl FnMut()) -> f64 {
 /// coffee.png resized to 1280×720 (`ROBUSTREAM_BENCH_FRAMES=DIR` also writes them as PNG).
 #[allow(dead_code)] // not every bench that includes this module uses it
 pub fn frames() -> Vec<(&'static str, RgbImage)> {
-    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
+    // The asset folders a binary looks in (`assets/` here first: a GPU machine runs the bench
+    // binary away from the checkout), then the checkout the bench was built in.
+    let assets = robustream::assets::dirs()
+        .into_iter()
+        .find(|d| d.join("photos/coffee.png").exists())
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets"));
     let model = ModelDesc::load(&assets.join("models/efficientnet_lite0.toml"))
         .expect("run bash scripts/assets.sh");
     let photo = image::open(assets.join("photos/coffee.png"))

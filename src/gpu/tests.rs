@@ -306,9 +306,25 @@ fn scenarios_on_reads_its_three_values() {
     assert!(toml::from_str::<T>("on = \"cuda\"").is_err());
 }
 
-/// On a machine with a CUDA device: every GPU scenario's kernels on the device against their host
-/// build (which the tests above compare with the CPU kernels), and a repeat bit for bit. Skipped,
-/// with the reason printed, where there is no device.
+/// How far apart two images are, in levels: the mean and largest absolute difference and how many
+/// bytes differ at all.
+#[cfg(feature = "gpu")]
+pub(super) fn levels_apart(a: &RgbImage, b: &RgbImage) -> (f64, u8, usize) {
+    let (mut sum, mut max, mut n) = (0u64, 0u8, 0usize);
+    for (x, y) in a.as_raw().iter().zip(b.as_raw()) {
+        let d = x.abs_diff(*y);
+        sum += u64::from(d);
+        max = max.max(d);
+        n += usize::from(d > 0);
+    }
+    (sum as f64 / a.as_raw().len().max(1) as f64, max, n)
+}
+
+/// On a machine with a CUDA device: every GPU corruption's kernels on the device against their host
+/// build (which the tests above compare with the CPU kernels), within the fixtures' tolerance, and
+/// a repeat bit for bit. Every case runs and prints its distance (one GPU session must tell all
+/// that differs, not the first); the test fails at the end listing the cases out of tolerance.
+/// Skipped, with the reason printed, where there is no device.
 #[cfg(feature = "gpu")]
 #[test]
 fn device_kernels_match_their_host_build() {
@@ -323,6 +339,7 @@ fn device_kernels_match_their_host_build() {
     let gpu = open(0).unwrap();
     eprintln!("device: {:?}", gpu.info);
     let mut l = CudaLauncher::new(&gpu).unwrap();
+    let mut failed = Vec::new();
     for (w, h) in [(224, 224), (61, 17), (1280, 720)] {
         let img = test_image(w, h);
         for (name, _) in crate::key::CORRUPTIONS {
@@ -330,6 +347,7 @@ fn device_kernels_match_their_host_build() {
                 continue;
             }
             for s in 1..=5u8 {
+                let what = format!("{name}/{s} {w}×{h}");
                 let key = RngKey::new(0, "device", &format!("corruption/{name}/{s}"));
                 let src = DeviceImage {
                     buf: l.alloc(img.as_raw().len()).unwrap(),
@@ -337,23 +355,44 @@ fn device_kernels_match_their_host_build() {
                     height: h,
                 };
                 l.upload(src.buf, img.as_raw()).unwrap();
-                let mut once = || {
+                let mut once = || -> Result<RgbImage, String> {
                     let dst = DeviceImage {
-                        buf: l.alloc(img.as_raw().len()).unwrap(),
+                        buf: l.alloc(img.as_raw().len()).map_err(|e| e.to_string())?,
                         ..src
                     };
-                    assert!(corruption::corrupt(&mut l, name, s, src, dst, key).unwrap());
+                    corruption::corrupt(&mut l, name, s, src, dst, key)
+                        .map_err(|e| e.to_string())?;
                     let mut out = vec![0; img.as_raw().len()];
-                    l.download(dst.buf, &mut out).unwrap();
-                    RgbImage::from_raw(w, h, out).unwrap()
+                    l.download(dst.buf, &mut out).map_err(|e| e.to_string())?;
+                    RgbImage::from_raw(w, h, out).ok_or_else(|| "short download".to_string())
                 };
-                let a = once();
-                assert_eq!(a, once(), "{name}/{s} {w}×{h}: a repeat differs");
+                let (a, b) = match (once(), once()) {
+                    (Ok(a), Ok(b)) => (a, b),
+                    (Err(e), _) | (_, Err(e)) => {
+                        eprintln!("{what}: FAILED to run: {e}");
+                        failed.push(format!("{what}: {e}"));
+                        continue;
+                    }
+                };
                 let host = host_corrupt(name, s, &img, key);
-                assert_close(&format!("{name}/{s} {w}×{h} device vs host"), &a, &host);
+                let (mean, max, n) = levels_apart(&a, &host);
+                let repeat = a == b;
+                eprintln!(
+                    "{what}: device vs host mean {mean:.4} max {max} differing {n}; repeat {}",
+                    if repeat { "equal" } else { "DIFFERS" }
+                );
+                if !repeat || mean > 0.5 || max > 2 {
+                    failed.push(format!("{what}: mean {mean:.4} max {max} repeat {repeat}"));
+                }
             }
         }
     }
+    assert!(
+        failed.is_empty(),
+        "{} cases out of tolerance:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 }
 
 /// The whole ImageNet-C plan, stored as JPEG 85 after corrupting (as the released dataset was):

@@ -269,3 +269,153 @@ mod mask_tests {
         }
     }
 }
+
+#[cfg(all(test, feature = "gpu"))]
+mod device_tests {
+    use image::RgbImage;
+
+    use super::*;
+    use crate::gpu::cuda::{device_count, open};
+    use crate::gpu::host::HostLauncher;
+    use crate::scenario::{Catalog, Plan};
+
+    /// The worker's last variant, downloaded.
+    fn variant<L: Launcher>(g: &mut GpuWorker<L>) -> RgbImage {
+        let v = g.variant.expect("a variant");
+        let mut out = vec![0; v.width as usize * v.height as usize * 3];
+        g.l.download(v.buf, &mut out).expect("download");
+        RgbImage::from_raw(v.width, v.height, out).expect("whole image")
+    }
+
+    /// On a machine with a CUDA device: every scenario with GPU kernels (ImageNet-C, with and
+    /// without the stored-as-JPEG round trip, the Hard ImageNet ablations, RFS noise, the IN-9 and
+    /// XIMAGENET-12 mask scenarios) through a worker on the device and a worker on the host build,
+    /// at both scenario stages, on a procedural scene with its mask and boxes: the same frames are
+    /// refused, the variants agree within the fixtures' tolerance (mean ≤ 0.5, max ≤ 2 levels; 9
+    /// after a JPEG round trip, see below) and the normalised rows within 0.05 (0.1). Every case runs and prints its distances; the test fails
+    /// at the end listing those out of tolerance. Skipped, with the reason, without a device.
+    #[test]
+    fn device_workers_make_the_host_workers_variants_and_rows() {
+        match device_count() {
+            Ok(n) if n > 0 => {}
+            other => {
+                eprintln!("skipped: no CUDA device here ({other:?})");
+                return;
+            }
+        }
+        let device = open(0).unwrap();
+        let toml = crate::assets::candidates("models/efficientnet_lite0.toml")
+            .into_iter()
+            .find(|p| p.exists())
+            .expect("the demo model's description (bash scripts/assets.sh)");
+        let model = ModelDesc::load(&toml).unwrap();
+        let groups = [
+            "imagenet-c-all",
+            "hard-imagenet",
+            "rfs-all",
+            "in9",
+            "ximagenet12",
+        ];
+        let plain = Plan::from_items(&groups, &Catalog::builtin()).unwrap();
+        let jpeg = Catalog::builtin().with_corruption_jpeg(Some(85));
+        let jpeg = Plan::from_items(&["imagenet-c-all"], &jpeg).unwrap();
+        let mut failed = Vec::new();
+        let mut cases = 0;
+        // After the JPEG round trip a one-level difference before it (float rounding of the
+        // kernels: measured on an H200, at most 1 level on a few pixels) can move a quantised DCT
+        // coefficient by one step. At quality 85 the largest step of the standard tables is
+        // 121 × 0.3 ≈ 36, which one 8×8 block spreads as at most 36 / 4 = 9 levels on a pixel.
+        for (stage, scene, plan, label, max_levels, row_limit) in [
+            (
+                ScenarioStage::ModelInput,
+                (224, 224, 7),
+                &plain,
+                "model-input",
+                2,
+                0.05,
+            ),
+            (
+                ScenarioStage::Native,
+                (301, 199, 3),
+                &plain,
+                "native",
+                2,
+                0.05,
+            ),
+            (
+                ScenarioStage::ModelInput,
+                (224, 224, 5),
+                &jpeg,
+                "model-input+jpeg85",
+                9,
+                0.1,
+            ),
+        ] {
+            let scene = crate::scene::random_scene(scene.0, scene.1, scene.2);
+            let mut dev = GpuWorker::open(&device, &model, stage).unwrap();
+            let mut host = GpuWorker::with(HostLauncher::new(), &model, stage);
+            let input = ScenarioInput::new(&scene.image)
+                .with_mask(Some(&scene.mask))
+                .with_boxes(&scene.boxes);
+            let mut rows = (Vec::new(), Vec::new());
+            for s in plan.scenarios() {
+                if !scenarios::on_gpu(s.as_ref()) {
+                    continue;
+                }
+                cases += 1;
+                let what = format!("{label} {}", s.key());
+                let key = RngKey::new(0, "device", s.key());
+                let made = match dev.make(0, &input, s.as_ref(), key) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        eprintln!("{what}: FAILED to run: {e}");
+                        failed.push(format!("{what}: {e}"));
+                        continue;
+                    }
+                };
+                let want = host.make(0, &input, s.as_ref(), key).unwrap();
+                if made != want {
+                    failed.push(format!(
+                        "{what}: made on the device {made}, on the host {want}"
+                    ));
+                    continue;
+                }
+                if !made {
+                    eprintln!("{what}: refused on both (left to the CPU)");
+                    continue;
+                }
+                let (a, b) = (variant(&mut dev), variant(&mut host));
+                let (mut sum, mut max, mut n) = (0u64, 0u8, 0usize);
+                for (x, y) in a.as_raw().iter().zip(b.as_raw()) {
+                    let d = x.abs_diff(*y);
+                    sum += u64::from(d);
+                    max = max.max(d);
+                    n += usize::from(d > 0);
+                }
+                let mean = sum as f64 / a.as_raw().len().max(1) as f64;
+                let len = host.view.row_bytes() / 4;
+                rows.0.resize(len, 0.0);
+                rows.1.resize(len, 0.0);
+                let row = dev.row(&mut rows.0).and_then(|()| host.row(&mut rows.1));
+                let row_max = rows
+                    .0
+                    .iter()
+                    .zip(&rows.1)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0f32, f32::max);
+                eprintln!(
+                    "{what}: variant mean {mean:.4} max {max} differing {n}; row max {row_max:.5}"
+                );
+                if let Err(e) = row {
+                    failed.push(format!("{what}: row: {e}"));
+                } else if mean > 0.5 || max > max_levels || row_max > row_limit {
+                    failed.push(format!(
+                        "{what}: variant mean {mean:.4} max {max}; row max {row_max:.5}"
+                    ));
+                }
+            }
+        }
+        eprintln!("{cases} cases, {} out of tolerance", failed.len());
+        assert!(failed.is_empty(), "{}", failed.join("\n"));
+    }
+}
