@@ -9,12 +9,8 @@
 # them; AARCH64_DEMO_TOL is the largest |Δp| of the top-1 probability allowed (default 1e-4, why:
 # docs/jetson-ort.md#the-emulated-demo); AARCH64_DEMO_TIMEOUT bounds the emulated run (s, 1800).
 #
-# Why a sysroot of our own: ONNX Runtime's CPU detection (pytorch/cpuinfo) reads /proc/cpuinfo while
-# the library loads. qemu-user 7.2 passes the host's x86 /proc/cpuinfo through; it has no
-# "CPU implementer/part" lines, and cpuinfo's ARM initialiser then writes through a NULL table
-# (SIGSEGV inside dlopen). qemu-user looks paths up under its -L prefix first, so a prefix holding an
-# Arm /proc/cpuinfo (the one Linux shows for the CPU that QEMU_CPU emulates) fixes it; the same
-# prefix keeps the dynamic loader and libc.so.6 from one glibc build (see the prefix's comment).
+# The emulated run goes through scripts/qemu-aarch64.sh, whose -L prefix gives ONNX Runtime an Arm
+# /proc/cpuinfo (the host's x86 one made it crash inside dlopen) and keeps glibc in one piece.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO=$(pwd)
@@ -26,14 +22,9 @@ CACHE=${ROBUSTREAM_CACHE:-$HOME/.cache/robustream}
 ARM=$CACHE/aarch64
 ORT_VERSION=1.31.1
 ORT_LIB=$ARM/lib/libonnxruntime.so.$ORT_VERSION
-SYSROOT=$ARM/sysroot
 TRIPLE=aarch64-unknown-linux-gnu
 TOL=${AARCH64_DEMO_TOL:-1e-4}
 OUT=$REPO/runs/aarch64-demo
-# Neoverse N1: Armv8.2 with dot product and no SVE, like the Jetson Orin's Cortex-A78AE.
-# qemu's default `max` CPU would advertise SVE/SME, which no Jetson has.
-export QEMU_CPU=neoverse-n1
-FEATURES='fp asimd aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp'
 
 for f in "$CACHE/lib/libonnxruntime.so" "$CACHE/models/efficientnet_lite0.toml" "$CACHE/photos/demo.csv"; do
   [ -e "$f" ] || fail "$f is missing; run \`bash scripts/assets.sh\` first"
@@ -64,22 +55,6 @@ os.replace(dest + ".part", dest)
 EOF
 fi
 
-# --- qemu's -L prefix, made afresh each run: the cross toolchain's glibc and an Arm /proc/cpuinfo ---
-# Its lib/aarch64-linux-gnu and usr/lib/aarch64-linux-gnu and an empty ld.so.cache hide the host's
-# multiarch arm64 libraries (libc6:arm64, installed with FFmpeg's arm64 packages): a libc.so.6 from
-# there with the cross package's ld.so hangs in the first pthread_create.
-CROSS=/usr/aarch64-linux-gnu/lib
-rm -rf "$SYSROOT"
-mkdir -p "$SYSROOT"/{lib,usr/lib,etc,proc}
-ln -s "$CROSS" "$SYSROOT/lib/aarch64-linux-gnu"
-ln -s "$CROSS" "$SYSROOT/usr/lib/aarch64-linux-gnu"
-ln -s "$CROSS/ld-linux-aarch64.so.1" "$SYSROOT/lib/ld-linux-aarch64.so.1"
-: > "$SYSROOT/etc/ld.so.cache"
-for ((i = 0; i < $(getconf _NPROCESSORS_ONLN); i++)); do
-  printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: %s\nCPU implementer\t: 0x41\n' "$i" "$FEATURES"
-  printf 'CPU architecture: 8\nCPU variant\t: 0x4\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n'
-done > "$SYSROOT/proc/cpuinfo"
-
 # --- the two binaries (cargo reuses what is built; the aarch64 build has its own target dir) ------
 X86_BIN=${ROBUSTREAM_X86_BIN:-}
 if [ -z "$X86_BIN" ]; then
@@ -104,11 +79,11 @@ T0=$(date +%s)
   || { tail -5 "$OUT/x86_64.log" >&2; fail "the x86-64 run failed (log: $OUT/x86_64.log)"; }
 T1=$(date +%s)
 # A stuck emulation ends at the timeout: SIGTERM stops the run, SIGKILL 20 s later if that did not.
-timeout -k 20 "${AARCH64_DEMO_TIMEOUT:-1800}" qemu-aarch64 -L "$SYSROOT" "$ARM_BIN" \
+timeout -k 20 "${AARCH64_DEMO_TIMEOUT:-1800}" bash scripts/qemu-aarch64.sh "$ARM_BIN" \
   run --config "$OUT/demo-aarch64.toml" --out "$OUT/aarch64" --quiet > "$OUT/aarch64.log" 2>&1 \
   || { tail -5 "$OUT/aarch64.log" >&2; fail "the aarch64 run under qemu failed (log: $OUT/aarch64.log)"; }
 T2=$(date +%s)
-log "x86-64 run $((T1 - T0)) s, aarch64 run under qemu-user ($QEMU_CPU) $((T2 - T1)) s"
+log "x86-64 run $((T1 - T0)) s, aarch64 run under qemu-user (${QEMU_CPU:-neoverse-n1}) $((T2 - T1)) s"
 
 # --- same records, same top-1, top-1 probability within TOL ----------------------------------------
 python3 - "$OUT/x86_64/records.jsonl" "$OUT/aarch64/records.jsonl" "$TOL" <<'EOF'
