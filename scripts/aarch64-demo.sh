@@ -2,7 +2,7 @@
 # The demo evaluation (configs/demo.toml) run twice: by the aarch64 build under qemu-user with the
 # aarch64 ONNX Runtime from PyPI, and by the x86-64 build. The script compares the two runs'
 # records and exits non-zero if they differ (docs/jetson-ort.md#the-emulated-demo).
-#   bash scripts/aarch64-demo.sh    # 7 min on 2 busy cores (3.8 min of CPU) with both binaries built
+#   bash scripts/aarch64-demo.sh    # 4-7 min on 2 busy cores with both binaries built
 # Needs: scripts/assets.sh done (model, photos, x86 ONNX Runtime), the aarch64 cross tools and
 # qemu-user (scripts/system.sh), rust target aarch64-unknown-linux-gnu.
 # Environment: ROBUSTREAM_X86_BIN / ROBUSTREAM_AARCH64_BIN use these binaries instead of building
