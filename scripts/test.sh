@@ -16,13 +16,13 @@ cargo test --release --locked
 
 # 64-bit Arm (Jetson boards): cross-built with Debian's aarch64 linker and run under qemu-user, both
 # named in .cargo/config.toml and installed by scripts/system.sh, in a target folder of its own so
-# that these builds (another target, other features) never evict the x86 artifacts above. Without
-# default features, plus `camera` (V4L2, the Jetson's camera path; bindgen on the aarch64 headers)
-# for the lints. What this checks and what it costs: docs/jetson-ci.md#what-ci-checks.
+# that these builds (another target, other features) never evict the x86 artifacts above. Linted
+# without default features and with the Jetson package's (`camera`: V4L2, bindgen on the aarch64
+# headers; `gpu`). What this checks and what it costs: docs/jetson-ci.md#what-ci-checks.
 A64=(--release --locked --target aarch64-unknown-linux-gnu --no-default-features)
 A64_DIR="${CARGO_TARGET_DIR:-target}/aarch64"
 CARGO_TARGET_DIR="$A64_DIR" cargo clippy "${A64[@]}" --all-targets -- -D warnings
-CARGO_TARGET_DIR="$A64_DIR" cargo clippy "${A64[@]}" --features camera --all-targets -- -D warnings
+CARGO_TARGET_DIR="$A64_DIR" cargo clippy "${A64[@]}" --features camera,gpu --all-targets -- -D warnings
 # Under emulation, the library's tests: on aarch64 every vectorised kernel runs its portable body,
 # so the kernel, scenario and view tests hold it to the reference fixtures (Pillow, OpenCV,
 # imagecorruptions) the x86 levels meet; the other modules' tests cost seconds more. Left out: the
