@@ -8,11 +8,12 @@
 #
 # For 64-bit Arm (Jetson boards), which scripts/test.sh cross-builds and tests under emulation
 # (docs/jetson-ci.md#what-ci-checks): Debian's aarch64 cross compiler (cargo's linker for that
-# target, .cargo/config.toml), the aarch64 C++ runtime, qemu-user (the runner of the aarch64 tests)
-# and the Rust standard library for `aarch64-unknown-linux-gnu`. That last one comes from rustup
-# (`rustup target add`, done here when it is missing); a toolchain without rustup cannot add a
-# target, so this script then stops with the fix rather than let the suite skip the Arm build
-# without anyone noticing.
+# target, .cargo/config.toml) with the aarch64 C library and kernel headers it only recommends
+# (named here, since apt runs without recommends; bindgen reads the V4L2 headers for `camera`), the
+# aarch64 C++ runtime, qemu-user (the runner of the aarch64 tests) and the Rust standard library
+# for `aarch64-unknown-linux-gnu`. That last one comes from rustup (`rustup target add`, done here
+# when it is missing); a toolchain without rustup cannot add a target, so this script then stops
+# with the fix rather than let the suite skip the Arm build without anyone noticing.
 set -euo pipefail
 # rustup picks the toolchain by directory (rust-toolchain.toml, `rustup override`): add the target
 # to the one this repository builds with.
@@ -21,7 +22,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PKGS=(build-essential pkg-config libclang-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
   libavfilter-dev libavdevice-dev ffmpeg prometheus chromium
-  gcc-aarch64-linux-gnu libstdc++6-arm64-cross qemu-user)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross libstdc++6-arm64-cross
+  qemu-user)
 AARCH64=aarch64-unknown-linux-gnu
 
 missing=()
