@@ -63,8 +63,9 @@ if [ -z "$X86_BIN" ]; then
 fi
 ARM_BIN=${ROBUSTREAM_AARCH64_BIN:-}
 if [ -z "$ARM_BIN" ]; then
-  CARGO_TARGET_DIR=target/aarch64 cargo build --release --locked --target $TRIPLE --no-default-features
-  ARM_BIN=target/aarch64/$TRIPLE/release/robustream
+  A64_DIR="${CARGO_TARGET_DIR:-target}/aarch64"
+  CARGO_TARGET_DIR="$A64_DIR" cargo build --release --locked --target $TRIPLE --no-default-features
+  ARM_BIN=$A64_DIR/$TRIPLE/release/robustream
 fi
 
 # --- the two runs: the demo config as it is, and a copy whose paths are absolute and whose engine
