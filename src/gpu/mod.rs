@@ -23,7 +23,7 @@ pub mod scenarios;
 #[cfg(test)]
 pub(crate) mod host;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::PathBuf;
 use std::sync::Arc;

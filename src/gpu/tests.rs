@@ -309,7 +309,7 @@ fn scenarios_on_reads_its_three_values() {
 /// How far apart two images are, in levels: the mean and largest absolute difference and how many
 /// bytes differ at all.
 #[cfg(feature = "gpu")]
-pub(super) fn levels_apart(a: &RgbImage, b: &RgbImage) -> (f64, u8, usize) {
+pub(crate) fn levels_apart(a: &RgbImage, b: &RgbImage) -> (f64, u8, usize) {
     let (mut sum, mut max, mut n) = (0u64, 0u8, 0usize);
     for (x, y) in a.as_raw().iter().zip(b.as_raw()) {
         let d = x.abs_diff(*y);

@@ -385,14 +385,7 @@ mod device_tests {
                     continue;
                 }
                 let (a, b) = (variant(&mut dev), variant(&mut host));
-                let (mut sum, mut max, mut n) = (0u64, 0u8, 0usize);
-                for (x, y) in a.as_raw().iter().zip(b.as_raw()) {
-                    let d = x.abs_diff(*y);
-                    sum += u64::from(d);
-                    max = max.max(d);
-                    n += usize::from(d > 0);
-                }
-                let mean = sum as f64 / a.as_raw().len().max(1) as f64;
+                let (mean, max, n) = crate::gpu::tests::levels_apart(&a, &b);
                 let len = host.view.row_bytes() / 4;
                 rows.0.resize(len, 0.0);
                 rows.1.resize(len, 0.0);
