@@ -109,8 +109,9 @@ pub fn open(ordinal: usize) -> Result<Arc<Gpu>, GpuError> {
     };
     ctx.set_flags(sched)
         .map_err(driver("setting the synchronisation mode"))?;
-    // Measured on an H200 (docs/gpu.md#measured-on-a-gpu): with cudarc's event tracking on, 16
-    // workers made 1,966 variants/s and the engine's batch p99 was 523 ms; off, 2,518/s and 25 ms.
+    // One pair of runs on an H200 (docs/gpu.md#measured-on-a-gpu), 16 workers: with cudarc's
+    // event tracking on, 1,966 variants/s and an engine batch p99 of 523 ms; off, 2,518/s and
+    // 25 ms (the engine's stalls still came in other runs without it). It only adds driver calls.
     // SAFETY: cudarc's event tracking orders uses of one allocation across streams. Every
     // allocation here belongs to one `CudaLauncher` and is only ever read, written, copied and
     // freed on that launcher's stream (its buffers and constants are private, a replaced scratch
