@@ -97,12 +97,12 @@ pub fn open(ordinal: usize) -> Result<Arc<Gpu>, GpuError> {
             CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC
         }
         Ok(other) => {
-            return Err(GpuError::Driver(format!(
+            return Err(GpuError::Setting(format!(
                 "{SYNC_ENV}={other:?}: expected blocking (the default), spin, yield or auto"
             )));
         }
         Err(std::env::VarError::NotUnicode(v)) => {
-            return Err(GpuError::Driver(format!(
+            return Err(GpuError::Setting(format!(
                 "{SYNC_ENV}={v:?}: expected blocking (the default), spin, yield or auto"
             )));
         }

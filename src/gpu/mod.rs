@@ -177,6 +177,10 @@ pub enum GpuError {
     /// The driver refused a call (the message names the call).
     #[error("CUDA driver: {0}")]
     Driver(String),
+    /// An environment setting of the GPU path has a value it does not know (the message names the
+    /// variable, the value and the ones it takes).
+    #[error("{0}")]
+    Setting(String),
     /// This binary was built without the `gpu` feature.
     #[error(
         "this robustream was built without the `gpu` feature: rebuild with default features (or \
