@@ -453,12 +453,25 @@ impl BoundIo {
         device: i32,
     ) -> ort::Result<Self> {
         let input_allocator = Allocator::new(session, input_memory.to_owned())?;
-        let output_memory = MemoryInfo::new(
-            input_memory.allocation_device(),
-            device,
-            AllocatorType::Device,
-            MemoryType::CPUOutput,
-        )?;
+        // Scores in pinned memory are refused by ONNX Runtime 1.31's CUDA provider at the first
+        // run (its pinned-to-pinned copy of an output onto itself fails `dst_data != src_data`;
+        // seen on an H200, docs/gpu.md#measured-on-a-gpu): with a pinned input they go to plain
+        // host memory, a few kilobytes per batch.
+        let output_memory = if input_memory.allocation_device() == AllocationDevice::CUDA_PINNED {
+            MemoryInfo::new(
+                AllocationDevice::CPU,
+                0,
+                AllocatorType::Arena,
+                MemoryType::Default,
+            )?
+        } else {
+            MemoryInfo::new(
+                input_memory.allocation_device(),
+                device,
+                AllocatorType::Device,
+                MemoryType::CPUOutput,
+            )?
+        };
         // The CPU provider has no allocator of its own for MemoryType::CPUOutput: use the input's.
         let output_allocator = Allocator::new(session, output_memory)
             .or_else(|_| Allocator::new(session, input_memory.to_owned()))?;
