@@ -749,11 +749,15 @@ fn write_lines(out: &Path, name: &str, lines: &[(usize, usize, Line)]) -> Result
     Ok(())
 }
 
-/// A post pass as the merge reads it: its lines' file, its name in messages, its rank salt.
+/// A post pass as the merge reads it: its lines' file, its name in messages and in the
+/// fingerprint, its rank salt, where a shard's summary holds its entry, and the fingerprint key of
+/// how many lines it keeps.
 struct Pass {
     file: &'static str,
     name: &'static str,
     salt: &'static str,
+    entry: fn(&Summary) -> Option<&Value>,
+    k: &'static str,
 }
 
 /// What the shards' entries of a post pass say, and the lines the merged run keeps.
@@ -772,6 +776,22 @@ enum Kept<'a> {
 }
 
 impl Pass {
+    /// Each shard's summary entry of the pass (index, entry), where it ran, and how many lines the
+    /// run keeps as the fingerprint says.
+    fn gather<'a>(
+        &self,
+        parts: &'a [Part],
+        fp_parts: &'a Value,
+    ) -> (Vec<(usize, &'a Value)>, Option<&'a Value>) {
+        let entries = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| (self.entry)(&p.summary).map(|e| (i, e)))
+            .collect();
+        let k = fp_parts.get(self.name).and_then(|c| c.get(self.k));
+        (entries, k)
+    }
+
     /// The lines of the shards where the pass applied (`entries`: each shard's summary entry),
     /// kept to the `k` smallest ranks (`k` as the fingerprint gives it; all when absent).
     fn kept<'a>(
@@ -832,17 +852,14 @@ fn merge_challenge(
     fp_parts: &Value,
     position: &dyn Fn(&str) -> Option<u64>,
 ) -> Result<Option<(Value, Option<ChallengeTally>)>, MergeError> {
-    let entries: Vec<(usize, &Value)> = parts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.summary.run.get("challenge").map(|e| (i, e)))
-        .collect();
-    let k = fp_parts.get("challenge").and_then(|c| c.get("foregrounds"));
     let pass = Pass {
         file: CHALLENGE_JSONL,
         name: "challenge",
         salt: FOREGROUND_SALT,
+        entry: |s| s.run.get("challenge"),
+        k: "foregrounds",
     };
+    let (entries, k) = pass.gather(parts, fp_parts);
     let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
         Kept::NotRun => return Ok(None),
         Kept::NotApplied(first) => {
@@ -942,17 +959,14 @@ fn merge_saliency(
     fp_parts: &Value,
     position: &dyn Fn(&str) -> Option<u64>,
 ) -> Result<Option<Value>, MergeError> {
-    let entries: Vec<(usize, &Value)> = parts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.summary.metrics.get("saliency").map(|e| (i, e)))
-        .collect();
-    let k = fp_parts.get("saliency").and_then(|c| c.get("frames"));
     let pass = Pass {
         file: SALIENCY_JSONL,
         name: "saliency",
         salt: SALIENCY_SALT,
+        entry: |s| s.metrics.get("saliency"),
+        k: "frames",
     };
+    let (entries, k) = pass.gather(parts, fp_parts);
     let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
         Kept::NotRun => return Ok(None),
         Kept::NotApplied(first) => return Ok(Some(first.clone())),
