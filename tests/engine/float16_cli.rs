@@ -132,13 +132,14 @@ fn the_float16_demo_model_is_half_the_size() {
 /// Tolerance. A top-1 probability is p = σ(g), g the top logit against the log-sum-exp of the
 /// others, so |Δp| ≈ p(1 − p)·|Δg|. float16 keeps 11 significant bits: one rounding moves a value
 /// by up to u = 2⁻¹¹ ≈ 4.9·10⁻⁴ of itself, and a logit of ≈ 15 by ≈ 0.007. That is what the demo
-/// run measured as the median |Δg| (0.0077 over its 99 records); rounding every weight and every
-/// activation of 50 layers adds up to more, most on low-contrast variants where the image's signal
-/// is small against the activations it is rounded with: at most 0.14 (motorcycle_left.png,
-/// contrast/4, Δp = 0.029; docs/model-description.md#float16-models). The bound |Δg| ≤ 0.25 —
-/// about 35 roundings of such a logit, 1.8× the worst measured — leaves room for other CPUs'
-/// kernels. A top-1 may change only where two classes are within that of each other, and then to
-/// the float32 runner-up: at most one record of the 44.
+/// run measured as the median |Δg| (0.0077 over its 99 records). The 4.6 million rounded weights
+/// of 50 layers add up to more on some frames (ONNX Runtime's CPU provider, which runs the tests,
+/// computes in float32 with those weights: docs/model-description.md#making-a-float16-model), most
+/// on low-contrast variants, whose signal is small against the rounding of the weights it meets: at
+/// most 0.14 (motorcycle_left.png, contrast/4, Δp = 0.029). The bound |Δg| ≤ 0.25 — about 35
+/// roundings of such a logit, 1.8× the worst measured — leaves room for other CPUs' kernels. A
+/// top-1 may change only where two classes are within that of each other, and then to the float32
+/// runner-up: at most one record of the 44.
 #[test]
 fn the_float16_demo_model_agrees_with_float32_on_the_demo_photos() {
     let d = tempfile::tempdir().unwrap();
