@@ -35,7 +35,8 @@ pub enum Command {
     /// a --fail-on gate for CI (exit 3 when a rule fires, 4 when one cannot be checked).
     Compare(CompareArgs),
     /// Latency benchmark of a model: throughput, latency percentiles, per-stage breakdown
-    /// (trtexec's figures) in MLPerf's single-stream or offline framing.
+    /// (trtexec's figures) in MLPerf's single-stream, multi-stream or offline framing, or paced at a
+    /// camera's frame rate.
     Bench(BenchArgs),
     /// List the labels truths are given in (index and name): the model's classes, or a class map's
     /// dataset labels. For `[source] label`, sidecar label files and manifests.
@@ -368,7 +369,8 @@ pub struct BenchArgs {
     /// Execution provider.
     #[arg(long, value_enum, default_value = "cpu")]
     pub provider: ProviderArg,
-    /// Samples per inference in offline mode (single-stream always uses 1).
+    /// Samples per inference in offline mode, per query in multi-stream (MLPerf's 8); single-stream
+    /// and paced always use 1.
     #[arg(long, default_value_t = 8)]
     pub batch: usize,
     /// ONNX Runtime intra-op threads (0 = ONNX Runtime's default).
@@ -377,16 +379,23 @@ pub struct BenchArgs {
     /// Timed seconds (default 10 unless --iterations is given).
     #[arg(long, conflicts_with = "iterations")]
     pub duration: Option<f64>,
-    /// Timed iterations (inferences) instead of a duration.
+    /// Timed iterations (inferences; queries in multi-stream, issued samples in paced) instead of a
+    /// duration.
     #[arg(long)]
     pub iterations: Option<u64>,
     /// Untimed warm-up seconds (at least one iteration runs).
     #[arg(long, default_value_t = 1.0)]
     pub warmup: f64,
-    /// How samples are issued: one at a time (`single-stream`, p90 latency) or batches back to back
-    /// (`offline`, samples/s).
+    /// How samples are issued: one at a time (`single-stream`, p90 latency), queries of --batch
+    /// samples back to back (`multi-stream`, p99 query latency), batches back to back (`offline`,
+    /// samples/s), or one sample per frame on a fixed schedule (`paced`, with --fps: p99 latency
+    /// from the scheduled issue, late and dropped samples).
     #[arg(long, value_enum, default_value = "single-stream")]
     pub mode: crate::bench::Mode,
+    /// Paced mode's frame rate: samples issued per second, a finite number above 0 (required with
+    /// --mode paced, refused with the other modes).
+    #[arg(long, value_name = "FPS", allow_negative_numbers = true)]
+    pub fps: Option<String>,
     /// The frame preprocessed for every sample (default: assets/photos/coffee.png, else a procedural
     /// 640×480 scene).
     #[arg(long)]

@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args).map(|()| ExitCode::SUCCESS),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => compare(args),
-        Command::Bench(args) => bench(args).map(|()| ExitCode::SUCCESS),
+        Command::Bench(args) => bench(args),
         Command::Labels(args) => labels(args).map(|()| ExitCode::SUCCESS),
         Command::Devices(args) => Ok(devices(&args)),
     };
@@ -186,9 +186,18 @@ fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Resul
     Ok(())
 }
 
-fn bench(args: BenchArgs) -> anyhow::Result<()> {
+/// `robustream bench`; `--fps` that does not fit `--mode` is a usage error (exit 2), found before
+/// anything loads.
+fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     use robustream::bench::{BenchRequest, Length};
     use std::time::Duration;
+    let fps = match robustream::bench::settle_fps(args.mode, args.fps.as_deref()) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let secs = |s: f64, what: &str| {
         Duration::try_from_secs_f64(s)
             .map_err(|_| anyhow::anyhow!("{what} {s} is not a number of seconds ≥ 0"))
@@ -213,6 +222,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         engine,
         batch: args.batch,
         mode: args.mode,
+        fps,
         length,
         warmup: secs(args.warmup, "--warmup")?,
         frame,
@@ -224,7 +234,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<()> {
         std::fs::write(path, text + "\n")
             .with_context(|| format!("{}: cannot write the JSON report", path.display()))?;
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn apply(args: ApplyArgs) -> anyhow::Result<()> {

@@ -1,6 +1,6 @@
 //! `robustream bench` as a user runs it, on the real model and ONNX Runtime: the figures are
-//! consistent with each other (no timing is asserted), both MLPerf framings work, and bad arguments
-//! give one clear line.
+//! consistent with each other (no timing is asserted), MLPerf's framings and the paced one work, and
+//! bad arguments give one clear line.
 
 use crate::util::*;
 use serde_json::Value;
@@ -154,4 +154,183 @@ fn bad_arguments_are_one_clear_line() {
     ]));
     let err = text(&o.stderr);
     assert!(!o.status.success() && err.contains("/no/such.png"), "{err}");
+}
+
+#[test]
+fn paced_issues_one_sample_per_slot_and_counts_late_and_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v, out) = bench(
+        &["--mode", "paced", "--fps", "50", "--duration", "1"],
+        &dir.path().join("p.json"),
+    );
+    assert_eq!(v["mode"], "paced");
+    assert_eq!(v["batch"], 1);
+    let p = &v["paced"];
+    let u = |x: &Value| x.as_u64().unwrap();
+    let f = |x: &Value| x.as_f64().unwrap();
+    // The slots scheduled in the first second at 50 fps, each issued or dropped: however busy the
+    // machine, their count is fps × duration.
+    let issued = u(&v["iterations"]);
+    assert_eq!(u(&p["slots"]), 50, "{p}");
+    assert_eq!(issued + u(&p["dropped"]), 50, "{p}");
+    assert!(issued >= 1 && u(&v["samples"]) == issued, "{v}");
+    assert_eq!((f(&p["fps"]), f(&p["period_ms"])), (50.0, 20.0));
+    // Every issued sample either waited for its slot or started late; a late one by under a period
+    // (an older slot is dropped instead).
+    let late = u(&p["late"]);
+    assert_eq!(u(&p["late_ms"]["n"]), late, "{p}");
+    assert_eq!(u(&p["wake_ms"]["n"]) + late, issued, "{p}");
+    if late > 0 {
+        stats_are_ordered(&p["late_ms"], late);
+        assert!(f(&p["late_ms"]["max"]) <= 20.0 + 1e-6, "{p}");
+    }
+    assert_eq!(u(&p["idle_gap_ms"]["n"]), issued, "{p}");
+    for k in ["latency_ms", "host_preprocess_ms", "inference_ms"] {
+        stats_are_ordered(&v[k], issued);
+    }
+    // From the scheduled issue to the result holds the sample's host stage and inference.
+    let mean = |k: &str| f(&v[k]["mean"]);
+    assert!(
+        mean("latency_ms") >= mean("host_preprocess_ms") + mean("inference_ms") - 1e-9,
+        "{v}"
+    );
+    // The figure of merit, first: the p99 latency.
+    let p99 = &v["latency_ms"]["p99"];
+    assert_eq!(&p["p99_latency_ms"], p99);
+    assert_eq!(&v["figure_of_merit"]["value"], p99);
+    assert_eq!(v["figure_of_merit"]["unit"], "ms");
+    assert!(v["multi_stream"].is_null(), "{v}");
+    assert_eq!(v["trust"]["mlperf_min_queries"], 662);
+    assert!(out.contains("mode: paced at 50 fps, batch 1"), "{out}");
+    assert!(
+        out.contains("paced at 50 fps: 99th-percentile latency"),
+        "{out}"
+    );
+    for row in ["idle gap", "late start", "timer wake-up"] {
+        assert!(out.contains(row), "{out}");
+    }
+    assert!(out.contains(" of 50 slots dropped; "), "{out}");
+    assert!(
+        out.contains(
+            match late {
+                0 => "no sample late".to_string(),
+                n => format!("{n} samples late (by p50"),
+            }
+            .as_str()
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn fps_that_does_not_fit_the_mode_is_one_usage_line() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["--mode", "paced"], "--mode paced needs --fps"),
+        (
+            &["--mode", "paced", "--fps", "0"],
+            "--fps 0: not a frame rate",
+        ),
+        (
+            &["--mode", "paced", "--fps", "-5"],
+            "--fps -5: not a frame rate",
+        ),
+        (
+            &["--mode", "paced", "--fps", "fast"],
+            "--fps fast: not a frame rate",
+        ),
+        (
+            &["--mode", "paced", "--fps", "inf"],
+            "--fps inf: not a frame rate",
+        ),
+        (
+            &["--mode", "offline", "--fps", "30"],
+            "--fps is only for --mode paced",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = robustream()
+            .args(["bench", "--model"])
+            .arg(model())
+            .args(args)
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: ") && err.contains(want),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // Single-stream (the default mode) refuses it too, and says what to do.
+    let o = robustream()
+        .args(["bench", "--model"])
+        .arg(model())
+        .args(["--fps", "30"])
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--mode single-stream") && err.contains("add --mode paced"),
+        "{err}"
+    );
+}
+
+#[test]
+fn multi_stream_reports_query_latency_of_eight_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v, out) = bench(
+        &["--mode", "multi-stream", "--iterations", "3"],
+        &dir.path().join("m.json"),
+    );
+    assert_eq!(v["mode"], "multi-stream");
+    // MLPerf's 8 samples per query when --batch is not given.
+    assert_eq!(
+        (
+            v["batch"].as_u64(),
+            v["iterations"].as_u64(),
+            v["samples"].as_u64()
+        ),
+        (Some(8), Some(3), Some(24))
+    );
+    let m = &v["multi_stream"];
+    assert_eq!(
+        (m["samples_per_query"].as_u64(), m["queries"].as_u64()),
+        (Some(8), Some(3))
+    );
+    for k in ["latency_ms", "host_preprocess_ms", "inference_ms"] {
+        stats_are_ordered(&v[k], 3);
+    }
+    // A query's latency is its samples' host stage plus its one batched inference.
+    let mean = |k: &str| v[k]["mean"].as_f64().unwrap();
+    let sum = mean("host_preprocess_ms") + mean("inference_ms");
+    assert!(
+        (mean("latency_ms") - sum).abs() < 1e-6 * sum.max(1.0),
+        "{v}"
+    );
+    let p99 = &v["latency_ms"]["p99"];
+    assert_eq!(&m["p99_query_latency_ms"], p99);
+    assert_eq!(&v["figure_of_merit"]["value"], p99);
+    assert_eq!(v["figure_of_merit"]["name"], "p99 latency of a query");
+    assert!(v["engine_warmup_ms"]["8"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["paced"].is_null(), "{v}");
+    // MLPerf's multi-stream minimums: 662 queries, 600 s.
+    let trust = &v["trust"];
+    assert_eq!(
+        (
+            trust["mlperf_min_queries"].as_u64(),
+            trust["mlperf_min_samples"].as_u64()
+        ),
+        (Some(662), Some(662 * 8))
+    );
+    assert!(
+        out.contains("MLPerf multi-stream: 99th-percentile query latency"),
+        "{out}"
+    );
+    assert!(out.contains("latency per query of 8 samples"), "{out}");
+    assert!(
+        out.contains("3 queries of 8 samples") && out.contains("662 queries"),
+        "{out}"
+    );
 }
