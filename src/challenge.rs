@@ -678,6 +678,10 @@ impl Engine for SharedEngine {
     ) -> Result<Vec<f32>, EngineError> {
         lock(&self.0).infer_buffer(buffer, batch)
     }
+
+    fn take_runs(&mut self) -> Vec<crate::engine::RunTiming> {
+        lock(&self.0).take_runs()
+    }
 }
 
 /// A challenge pass failure.

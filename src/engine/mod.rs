@@ -67,6 +67,53 @@ pub struct EngineConfig {
     /// there is no GPU) or `"auto"` (the GPU when the provider is CUDA or TensorRT and a device is
     /// present), docs/gpu.md#gpu-resident-scenarios.
     pub scenarios_on: crate::gpu::ScenariosOn,
+    /// One ONNX Runtime session per batch size (`"per-size"`) or one for all sizes
+    /// (`"shared"`); absent = per-size on `cuda` / `tensorrt`, shared on the CPU
+    /// (docs/gpu.md#one-session-per-batch-size).
+    pub sessions: Option<Sessions>,
+    /// Rounds of every batch size the engine thread runs before its first batch, on top of the
+    /// one round when the engine loads; absent = 2 on `cuda` / `tensorrt` (a provider's state is
+    /// per calling thread), 0 on the CPU (docs/gpu.md#one-session-per-batch-size).
+    pub engine_thread_warmup: Option<usize>,
+    /// The batch shapes of a live source: `"plan"` (one size, a frame's variants in equal
+    /// batches of at most `[pipeline] max_batch`), `"sizes"` (the batch sizes as for any source);
+    /// absent = `plan` on `cuda` / `tensorrt`, `sizes` on the CPU. `batch_sizes`, when given,
+    /// always wins ([`shapes::plan_size`], docs/gpu.md#live-shapes).
+    pub live_shapes: Option<LiveShapes>,
+}
+
+/// `[engine] sessions`: how many ONNX Runtime sessions run the batch sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sessions {
+    /// One session for every size: the least memory; a provider that keeps state for the last
+    /// shape it saw (cuDNN's execution plans in ONNX Runtime's CUDA Conv) re-plans on every change.
+    Shared,
+    /// A session per size, each only ever seeing its own shape (weights shared between them on
+    /// the CPU; one copy per size on a GPU).
+    PerSize,
+}
+
+/// `[engine] live_shapes`: the batch shapes of a live source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LiveShapes {
+    /// One size from the frame's plan ([`shapes::plan_size`]).
+    Plan,
+    /// The batch sizes as configured or defaulted for any source.
+    Sizes,
+}
+
+/// One ONNX Runtime call of a batch ([`Engine::take_runs`]): the size it ran at, the rows of the
+/// batch in it (the rest padding), and how long it took.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunTiming {
+    /// The batch size of the call.
+    pub shape: usize,
+    /// Real rows in it.
+    pub rows: usize,
+    /// Wall time of the call, ms.
+    pub ms: f64,
 }
 
 /// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
@@ -94,6 +141,10 @@ pub const DEFAULT_MAX_BATCH: usize = 8;
 /// value far beyond this (a typo such as 100000) would never finish starting them.
 pub const MAX_THREADS: usize = 1024;
 
+/// The most `[engine] engine_thread_warmup` rounds: more than any provider needs (two settle
+/// cuDNN's per-thread handles and plans), few enough that a typo cannot hold a run for minutes.
+pub const MAX_WARMUP_ROUNDS: usize = 10;
+
 /// The cores of this machine, for messages.
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -108,7 +159,37 @@ impl EngineConfig {
                 cores: cores(),
             });
         }
+        if let Some(rounds) = self.engine_thread_warmup.filter(|&r| r > MAX_WARMUP_ROUNDS) {
+            return Err(EngineConfigError::Warmup { rounds });
+        }
         Ok(())
+    }
+
+    /// Whether the provider runs on a GPU (`cuda`, `tensorrt`).
+    pub fn on_gpu(&self) -> bool {
+        matches!(self.provider, Provider::Cuda | Provider::Tensorrt)
+    }
+
+    /// `sessions` as it applies: as set, else per-size on a GPU provider, shared on the CPU.
+    pub fn resolved_sessions(&self) -> Sessions {
+        self.sessions.unwrap_or(match self.on_gpu() {
+            true => Sessions::PerSize,
+            false => Sessions::Shared,
+        })
+    }
+
+    /// `engine_thread_warmup` as it applies: as set, else 2 on a GPU provider, 0 on the CPU.
+    pub fn resolved_thread_warmup(&self) -> usize {
+        self.engine_thread_warmup
+            .unwrap_or(if self.on_gpu() { 2 } else { 0 })
+    }
+
+    /// `live_shapes` as it applies: as set, else `plan` on a GPU provider, `sizes` on the CPU.
+    pub fn resolved_live_shapes(&self) -> LiveShapes {
+        self.live_shapes.unwrap_or(match self.on_gpu() {
+            true => LiveShapes::Plan,
+            false => LiveShapes::Sizes,
+        })
     }
 
     /// The batch sizes of a session: [`EngineConfig::shapes`] for the largest configured size, or
@@ -163,6 +244,15 @@ pub enum EngineConfigError {
         /// This machine's cores.
         cores: usize,
     },
+    /// More warm-up rounds on the engine thread than any provider needs.
+    #[error(
+        "`[engine] engine_thread_warmup` = {rounds}: each round runs every batch size once \
+         before the first frame; 1 or 2 settle any provider, use at most {MAX_WARMUP_ROUNDS}"
+    )]
+    Warmup {
+        /// The configured rounds.
+        rounds: usize,
+    },
     /// `batch_sizes` itself is unusable.
     #[error(transparent)]
     Shapes(#[from] ShapesError),
@@ -196,6 +286,9 @@ impl Default for EngineConfig {
             cudnn_search: CudnnSearch::Heuristic,
             io_binding: None,
             scenarios_on: crate::gpu::ScenariosOn::Cpu,
+            sessions: None,
+            engine_thread_warmup: None,
+            live_shapes: None,
         }
     }
 }
@@ -434,5 +527,10 @@ pub trait Engine: Send {
     ) -> Result<Vec<f32>, EngineError> {
         let n = batch * buffer.per();
         self.infer(&buffer.as_slice()[..n], batch)
+    }
+    /// The runtime calls of the last [`Engine::infer`] or [`Engine::infer_buffer`], in order
+    /// (taken: a second call returns nothing); empty for engines that do not say.
+    fn take_runs(&mut self) -> Vec<RunTiming> {
+        Vec::new()
     }
 }

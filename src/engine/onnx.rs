@@ -6,17 +6,22 @@
 //! instead of silently falling back to the CPU. TensorRT engine and timing caches go to
 //! `[engine] engine_cache` (default `engines/`).
 //!
-//! Shapes: the session only ever runs the batch sizes of its [`BatchShapes`] (`[engine]
+//! Shapes: the engine only ever runs the batch sizes of its [`BatchShapes`] (`[engine]
 //! batch_sizes` / `partial`, see [`super::shapes`]), each once at [`Engine::warm_up`]. With
-//! TensorRT one optimisation profile spans them (min = the smallest, opt = max = the largest), so
-//! one engine per model and precision is built and cached. On CUDA, cuDNN's algorithm search is
-//! `[engine] cudnn_search` (default `heuristic`, where ONNX Runtime's own default is exhaustive).
+//! `[engine] sessions = "per-size"` (the GPU default) each size has a session of its own, which
+//! never sees another shape: ONNX Runtime's CUDA Conv keeps its cuDNN plan for the last shape only
+//! (docs/gpu.md#one-session-per-batch-size); CPU sessions of one engine share their prepacked
+//! weights. With TensorRT a per-size session's profile is its size (min = opt = max); a shared
+//! session's spans the sizes (min = the smallest, opt = max = the largest). On CUDA, cuDNN's
+//! algorithm search is `[engine] cudnn_search` (default `heuristic`, where ONNX Runtime's own
+//! default is exhaustive). Each call of a batch is timed ([`Engine::take_runs`]).
 //!
 //! Copies: on the CPU a batch runs straight from the caller's memory (a tensor view, no copy). On
 //! CUDA and TensorRT, batches are assembled in pinned host memory from ONNX Runtime's
 //! `CudaPinned` allocator ([`Engine::batch_buffer`]) and run through an IO binding whose output
-//! tensors, one per batch size, are allocated once ([`BoundIo`]): the input goes to the GPU by DMA
-//! from pinned pages and the scores come back into the same output buffers every batch.
+//! tensors, one per batch size, are allocated once ([`BoundIo`], one per session): the input goes
+//! to the GPU by DMA from pinned pages and the scores come back into the same output buffers every
+//! batch, in plain host memory, complete when the run returns (no device-wide synchronise).
 //!
 //! Element types: float32, or float16 at either end (docs/model-description.md#float16-models). A
 //! float16 input gets the f32 batch converted into a float16 buffer kept between batches (pinned
@@ -38,13 +43,17 @@ use ort::value::{
 use super::shapes::{BatchShapes, Partial};
 use super::{
     BatchBuffer, BatchMemory, CudnnSearch, Engine, EngineConfig, EngineError, InputMismatch,
-    OutputMismatch, Provider,
+    OutputMismatch, Provider, RunTiming, Sessions,
 };
 use crate::model::{Layout, ModelDesc};
 
 /// An ONNX Runtime session for one model.
 pub struct OnnxEngine {
-    session: Session,
+    /// The sessions: one running every size ([`Sessions::Shared`]), or one per size in the order
+    /// of `shapes.sizes()` ([`Sessions::PerSize`]).
+    sessions: Vec<Session>,
+    /// Whether `sessions` holds one session per size.
+    per_size: bool,
     input_name: String,
     output_name: String,
     dims: [usize; 3],
@@ -60,8 +69,10 @@ pub struct OnnxEngine {
     half_input: Vec<f16>,
     /// Padding of a batch that is not one of the sizes, when the caller's memory cannot be padded.
     scratch: Vec<f32>,
-    /// The IO binding of GPU providers (`None` on the CPU).
-    io: Option<BoundIo>,
+    /// The IO bindings of GPU providers, one per session (`None` on the CPU).
+    io: Option<Vec<BoundIo>>,
+    /// The runtime calls of the current batch ([`Engine::take_runs`]).
+    runs: Vec<RunTiming>,
     /// [`runtime_info`] of the loaded library.
     runtime: String,
     /// A buffer of the binding's memory for [`Engine::infer`]'s input (made on first use).
@@ -86,6 +97,12 @@ struct BoundIo {
     /// For a float16 input: one float16 copy of the batch per batch size, in the input's memory
     /// kind, allocated on first use (the f32 batch is converted into it before each run).
     half_inputs: Vec<(usize, Tensor<f16>)>,
+    /// The scores are bound to plain host memory, so they are in place when the run returns:
+    /// ONNX Runtime ends a run by synchronising its provider's streams, and copies device outputs
+    /// to host memory on them. Only scores in device memory need `SynchronizeBoundOutputs`, which
+    /// on CUDA is a device-wide `cudaDeviceSynchronize` (it would also wait for every worker's
+    /// stream of a GPU-made run: docs/gpu.md#one-session-per-batch-size).
+    outputs_on_host: bool,
 }
 
 /// The element type of the model's image input or score output
@@ -150,90 +167,51 @@ impl OnnxEngine {
                 model.path.display()
             )));
         }
-        let setup =
-            |e: ort::Error<_>| EngineError::Run(format!("cannot configure the session: {e}"));
-        let mut builder = Session::builder(&env)
-            .map_err(|e| EngineError::Run(e.to_string()))?
-            .with_optimization_level(GraphOptimizationLevel::All)
-            .map_err(setup)?
-            .with_inter_threads(1)
-            .map_err(setup)?
-            .with_intra_op_spinning(config.spin)
-            .map_err(setup)?;
-        if config.threads > 0 {
-            builder = builder.with_intra_threads(config.threads).map_err(setup)?;
-        }
-        let search = match config.cudnn_search {
-            CudnnSearch::Heuristic => ep::cuda::ConvAlgorithmSearch::Heuristic,
-            CudnnSearch::Exhaustive => ep::cuda::ConvAlgorithmSearch::Exhaustive,
-            CudnnSearch::Default => ep::cuda::ConvAlgorithmSearch::Default,
-        };
-        let cuda = || {
-            ep::CUDA::default()
-                .with_device_id(config.device_id)
-                .with_conv_algorithm_search(search)
-        };
         let mut shapes = config.resolved_shapes().map_err(|e| EngineError::Model {
             path: model.path.clone(),
             message: e.to_string(),
         })?;
-        builder = match config.provider {
-            Provider::Cpu => builder,
-            Provider::Cuda => builder
-                .with_execution_providers([cuda().build().error_on_failure()])
-                .map_err(|e| provider_error("cuda", &e))?,
-            Provider::Tensorrt => {
-                let cache = absolute(
-                    config
-                        .engine_cache
-                        .as_deref()
-                        .unwrap_or(Path::new("engines")),
-                );
-                std::fs::create_dir_all(&cache).map_err(|e| {
-                    EngineError::Provider(format!(
-                        "cannot create engine cache {}: {e}",
-                        cache.display()
-                    ))
-                })?;
-                let cache = cache.to_string_lossy().into_owned();
-                let (min, max) = trt_profile(model, &shapes);
-                builder
-                    .with_execution_providers([
-                        ep::TensorRT::default()
-                            .with_device_id(config.device_id)
-                            .with_fp16(config.fp16)
-                            .with_engine_cache(true)
-                            .with_engine_cache_path(&cache)
-                            .with_timing_cache(true)
-                            .with_timing_cache_path(&cache)
-                            .with_profile_min_shapes(&min)
-                            .with_profile_opt_shapes(&max)
-                            .with_profile_max_shapes(&max)
-                            .build()
-                            .error_on_failure(),
-                        cuda().build(),
-                    ])
-                    .map_err(|e| provider_error("tensorrt", &e))?
-            }
+        let per_size = config.resolved_sessions() == Sessions::PerSize;
+        // Per-size sessions on the CPU share their prepacked weights (ONNX Runtime's
+        // PrepackedWeightsContainer): one copy of the packed convolution weights, not one a size.
+        let prepacked = (per_size && config.provider == Provider::Cpu)
+            .then(ort::session::builder::PrepackedWeights::new);
+        let build = |profile: &BatchShapes| -> Result<Session, EngineError> {
+            session_builder(&env, model, config, profile, prepacked.as_ref())?
+                .commit_from_file(&model.onnx)
+                .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))
         };
-        let session = builder
-            .commit_from_file(&model.onnx)
-            .map_err(|e| model_err(load_failure(&e.to_string(), &runtime_info(&lib))))?;
+        let one = |size: usize| BatchShapes::new(&[size], shapes.partial());
+        let first_profile = match per_size {
+            true => one(shapes.sizes()[0]).map_err(|e| model_err(e.to_string()))?,
+            false => shapes.clone(),
+        };
+        let first = build(&first_profile)?;
         let (dims, fixed_batch, input_element) =
-            check_input(&session, model).map_err(|mismatch| EngineError::Input {
+            check_input(&first, model).map_err(|mismatch| EngineError::Input {
                 path: model.onnx.clone(),
                 mismatch,
             })?;
         let output_element =
-            check_output(&session, model).map_err(|mismatch| EngineError::Output {
+            check_output(&first, model).map_err(|mismatch| EngineError::Output {
                 path: model.onnx.clone(),
                 mismatch,
             })?;
+        let mut sessions = vec![first];
         // A model with a fixed batch dimension runs at that size only, smaller batches padded.
         if let Some(fixed) = fixed_batch {
             shapes =
                 BatchShapes::new(&[fixed], Partial::Pad).map_err(|e| model_err(e.to_string()))?;
+            if per_size && config.provider == Provider::Tensorrt && first_profile != shapes {
+                // The first session's TensorRT profile was for another size.
+                sessions = vec![build(&shapes)?];
+            }
+        } else if per_size {
+            for &size in &shapes.sizes()[1..] {
+                sessions.push(build(&one(size).map_err(|e| model_err(e.to_string()))?)?);
+            }
         }
+        let per_size = sessions.len() > 1 || (per_size && shapes.sizes().len() == 1);
         let threads = if config.threads == 0 {
             "default".to_string()
         } else {
@@ -243,22 +221,31 @@ impl OnnxEngine {
         let io = match config.io_binding.unwrap_or(gpu) {
             false => None,
             true => {
-                let memory = match gpu {
-                    true => pinned(config.device_id)?,
-                    false => host_memory()?,
-                };
                 let device = if gpu { config.device_id } else { 0 };
-                let bound = BoundIo::new(&session, &model.input.name, memory, device);
-                Some(bound.map_err(|e| {
-                    EngineError::Provider(format!("cannot set up the IO binding: {e}"))
-                })?)
+                let bound = sessions
+                    .iter()
+                    .map(|session| {
+                        let memory = match gpu {
+                            true => pinned(config.device_id)?,
+                            false => host_memory()?,
+                        };
+                        BoundIo::new(session, &model.input.name, memory, device).map_err(|e| {
+                            EngineError::Provider(format!("cannot set up the IO binding: {e}"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Some(bound)
             }
         };
         let describe = format!(
-            "onnxruntime ({}), provider {:?}, intra-op threads {threads}, batch sizes {}{}",
+            "onnxruntime ({}), provider {:?}, intra-op threads {threads}, batch sizes {}{}{}",
             lib.display(),
             config.provider,
             shapes.describe(),
+            match per_size {
+                true => ", a session per size",
+                false => "",
+            },
             match (&io, gpu) {
                 (Some(_), true) => ", io binding from pinned memory",
                 (Some(_), false) => ", io binding",
@@ -267,7 +254,8 @@ impl OnnxEngine {
         )
         .to_lowercase();
         Ok(Self {
-            session,
+            sessions,
+            per_size,
             input_name: model.input.name.clone(),
             output_name: model.output.name.clone(),
             dims,
@@ -279,10 +267,25 @@ impl OnnxEngine {
             half_input: Vec::new(),
             scratch: Vec::new(),
             io,
+            runs: Vec::new(),
             bound_scratch: None,
             runtime: runtime_info(&lib),
             describe,
         })
+    }
+
+    /// Which of the sessions runs batches of `shape`: its own with per-size sessions (`shape` is
+    /// always one of the sizes: [`BatchShapes::runs`]), else the one.
+    fn session_of(&self, shape: usize) -> usize {
+        match self.per_size {
+            true => self
+                .shapes
+                .sizes()
+                .iter()
+                .position(|&s| s == shape)
+                .unwrap_or(0),
+            false => 0,
+        }
     }
 
     /// The ONNX Runtime library this session runs on: version and build.
@@ -303,8 +306,10 @@ impl OnnxEngine {
         shape: usize,
         rows: usize,
     ) -> Result<Vec<f32>, EngineError> {
+        let started = std::time::Instant::now();
         let dims = [shape, self.dims[0], self.dims[1], self.dims[2]];
         let run = |e: ort::Error| EngineError::Run(e.to_string());
+        let session = self.session_of(shape);
         let tensor = match self.input_element {
             Element::F32 => {
                 SessionInputValue::from(TensorRef::from_array_view((dims, input)).map_err(run)?)
@@ -318,21 +323,26 @@ impl OnnxEngine {
                 )
             }
         };
-        let outputs = self
-            .session
+        let outputs = self.sessions[session]
             .run(ort::inputs![self.input_name.as_str() => tensor])
             .map_err(run)?;
         let value = outputs
             .get(&self.output_name)
             .ok_or_else(|| EngineError::Run(format!("no output `{}`", self.output_name)))?;
-        read_scores(
+        let scores = read_scores(
             value,
             self.output_element,
             &self.output_name,
             shape,
             rows,
             self.classes,
-        )
+        )?;
+        self.runs.push(RunTiming {
+            shape,
+            rows,
+            ms: started.elapsed().as_secs_f64() * 1e3,
+        });
+        Ok(scores)
     }
 
     /// Runs `shape` images starting at `ptr` through the IO binding; returns the first `rows`
@@ -347,11 +357,13 @@ impl OnnxEngine {
         shape: usize,
         rows: usize,
     ) -> Result<Vec<f32>, EngineError> {
+        let started = std::time::Instant::now();
         let run = |e: ort::Error| EngineError::Run(e.to_string());
-        let io = self
+        let index = self.session_of(shape);
+        let io = &mut self
             .io
             .as_mut()
-            .expect("run_bound is only called with an IO binding");
+            .expect("run_bound is only called with an IO binding")[index];
         let dims = Shape::new([shape, self.dims[0], self.dims[1], self.dims[2]].map(|d| d as i64));
         // SAFETY: by this function's contract `ptr` holds `shape × per` f32 values of the kind
         // `input_memory` describes, unchanged until we return; the view is dropped, and unbound
@@ -359,7 +371,8 @@ impl OnnxEngine {
         let input =
             unsafe { TensorRefMut::<f32>::from_raw(io.input_memory.to_owned(), ptr.cast(), dims) }
                 .map_err(run)?;
-        let (session, output_name, classes) = (&mut self.session, &self.output_name, self.classes);
+        let (session, output_name, classes) =
+            (&mut self.sessions[index], &self.output_name, self.classes);
         let (input_element, output_element) = (self.input_element, self.output_element);
         let result = (|| {
             match input_element {
@@ -403,7 +416,9 @@ impl OnnxEngine {
                 .bind_output(output_name.as_str(), &mut io.outputs[slot].1)
                 .map_err(run)?;
             let out = session.run_binding(&io.binding).map_err(run)?;
-            io.binding.synchronize_outputs().map_err(run)?;
+            if !io.outputs_on_host {
+                io.binding.synchronize_outputs().map_err(run)?;
+            }
             let value = out
                 .get(output_name)
                 .ok_or_else(|| EngineError::Run(format!("no output `{output_name}`")))?;
@@ -411,6 +426,13 @@ impl OnnxEngine {
         })();
         // On every path: the binding must not keep a view of memory the caller reuses.
         io.binding.clear_inputs();
+        if result.is_ok() {
+            self.runs.push(RunTiming {
+                shape,
+                rows,
+                ms: started.elapsed().as_secs_f64() * 1e3,
+            });
+        }
         result
     }
 
@@ -472,6 +494,7 @@ impl BoundIo {
                 MemoryType::CPUOutput,
             )?
         };
+        let outputs_on_host = output_memory.allocation_device() == AllocationDevice::CPU;
         // The CPU provider has no allocator of its own for MemoryType::CPUOutput: use the input's.
         let output_allocator = Allocator::new(session, output_memory)
             .or_else(|_| Allocator::new(session, input_memory.to_owned()))?;
@@ -484,6 +507,7 @@ impl BoundIo {
             output_allocator,
             outputs: Vec::new(),
             half_inputs: Vec::new(),
+            outputs_on_host,
         })
     }
 }
@@ -580,6 +604,82 @@ fn bind_in_place<V: ort::AsPointer<Sys = ort::sys::OrtValue>>(
     Err(EngineError::Run(format!(
         "cannot bind the input: {message}"
     )))
+}
+
+/// A session builder for `model` with `config`'s threads and provider; a TensorRT profile spans
+/// `profile`'s sizes (one size for a per-size session). `prepacked`: the container the CPU
+/// sessions of one engine share their packed weights through.
+fn session_builder(
+    env: &ort::environment::Environment,
+    model: &ModelDesc,
+    config: &EngineConfig,
+    profile: &BatchShapes,
+    prepacked: Option<&ort::session::builder::PrepackedWeights>,
+) -> Result<ort::session::builder::SessionBuilder, EngineError> {
+    let setup = |e: ort::Error<_>| EngineError::Run(format!("cannot configure the session: {e}"));
+    let mut builder = Session::builder(env)
+        .map_err(|e| EngineError::Run(e.to_string()))?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(setup)?
+        .with_inter_threads(1)
+        .map_err(setup)?
+        .with_intra_op_spinning(config.spin)
+        .map_err(setup)?;
+    if config.threads > 0 {
+        builder = builder.with_intra_threads(config.threads).map_err(setup)?;
+    }
+    if let Some(weights) = prepacked {
+        builder = builder.with_prepacked_weights(weights).map_err(setup)?;
+    }
+    let search = match config.cudnn_search {
+        CudnnSearch::Heuristic => ep::cuda::ConvAlgorithmSearch::Heuristic,
+        CudnnSearch::Exhaustive => ep::cuda::ConvAlgorithmSearch::Exhaustive,
+        CudnnSearch::Default => ep::cuda::ConvAlgorithmSearch::Default,
+    };
+    let cuda = || {
+        ep::CUDA::default()
+            .with_device_id(config.device_id)
+            .with_conv_algorithm_search(search)
+    };
+    Ok(match config.provider {
+        Provider::Cpu => builder,
+        Provider::Cuda => builder
+            .with_execution_providers([cuda().build().error_on_failure()])
+            .map_err(|e| provider_error("cuda", &e))?,
+        Provider::Tensorrt => {
+            let cache = absolute(
+                config
+                    .engine_cache
+                    .as_deref()
+                    .unwrap_or(Path::new("engines")),
+            );
+            std::fs::create_dir_all(&cache).map_err(|e| {
+                EngineError::Provider(format!(
+                    "cannot create engine cache {}: {e}",
+                    cache.display()
+                ))
+            })?;
+            let cache = cache.to_string_lossy().into_owned();
+            let (min, max) = trt_profile(model, profile);
+            builder
+                .with_execution_providers([
+                    ep::TensorRT::default()
+                        .with_device_id(config.device_id)
+                        .with_fp16(config.fp16)
+                        .with_engine_cache(true)
+                        .with_engine_cache_path(&cache)
+                        .with_timing_cache(true)
+                        .with_timing_cache_path(&cache)
+                        .with_profile_min_shapes(&min)
+                        .with_profile_opt_shapes(&max)
+                        .with_profile_max_shapes(&max)
+                        .build()
+                        .error_on_failure(),
+                    cuda().build(),
+                ])
+                .map_err(|e| provider_error("tensorrt", &e))?
+        }
+    })
 }
 
 /// Pinned host memory of GPU `device` (ONNX Runtime's `CudaPinned`), which the GPU reads by DMA.
@@ -733,6 +833,74 @@ impl Engine for OnnxEngine {
     }
 
     fn infer(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
+        self.runs.clear();
+        self.infer_rows(input, batch)
+    }
+
+    fn infer_buffer(
+        &mut self,
+        buffer: &mut BatchBuffer,
+        batch: usize,
+    ) -> Result<Vec<f32>, EngineError> {
+        self.runs.clear();
+        self.infer_in(buffer, batch)
+    }
+
+    fn take_runs(&mut self) -> Vec<RunTiming> {
+        std::mem::take(&mut self.runs)
+    }
+
+    fn shapes(&self) -> Option<BatchShapes> {
+        Some(self.shapes.clone())
+    }
+
+    fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
+        let times = match self.run_each_size() {
+            // The binding is the one part a provider may refuse at run time: fall back to plain
+            // runs (said in `describe`) rather than fail the run.
+            Err(e) if self.io.is_some() => {
+                self.io = None;
+                self.bound_scratch = None;
+                self.describe = format!("{}; io binding off (warm-up: {e})", self.describe);
+                self.run_each_size()
+            }
+            r => r,
+        };
+        self.runs.clear();
+        times
+    }
+
+    fn batch_buffer(&mut self, rows: usize, per: usize) -> BatchBuffer {
+        // Every session's binding reads the same kind of memory; the first's allocator makes it.
+        let Some(io) = self.io.as_ref().and_then(|io| io.first()) else {
+            return BatchBuffer::host(rows, per);
+        };
+        let made = Tensor::<f32>::new(&io.input_allocator, [rows.max(1), per.max(1)]).and_then(
+            |mut tensor| {
+                // Allocated uninitialised; this also checks the memory is host-accessible f32.
+                tensor.try_extract_tensor_mut::<f32>()?.1.fill(0.0);
+                Ok(tensor)
+            },
+        );
+        match made {
+            Ok(tensor) => BatchBuffer::new(Box::new(AllocatedMemory { tensor }), rows, per),
+            Err(e) => {
+                // Without memory of its own kind the binding has nothing to read: plain runs.
+                self.io = None;
+                self.bound_scratch = None;
+                self.describe = format!(
+                    "{}; io binding off (its memory could not be allocated: {e})",
+                    self.describe
+                );
+                BatchBuffer::host(rows, per)
+            }
+        }
+    }
+}
+
+impl OnnxEngine {
+    /// [`Engine::infer`] without clearing the runs of the batch (it is also a part of one).
+    fn infer_rows(&mut self, input: &[f32], batch: usize) -> Result<Vec<f32>, EngineError> {
         let per = self.per();
         if input.len() != per * batch {
             return Err(EngineError::Run(format!(
@@ -749,7 +917,7 @@ impl Engine for OnnxEngine {
             let mut out = Vec::with_capacity(batch * self.classes);
             let result = input.chunks(buffer.rows() * per).try_for_each(|chunk| {
                 buffer.as_mut_slice()[..chunk.len()].copy_from_slice(chunk);
-                out.extend(self.infer_buffer(&mut buffer, chunk.len() / per)?);
+                out.extend(self.infer_in(&mut buffer, chunk.len() / per)?);
                 Ok(())
             });
             self.bound_scratch = Some(buffer);
@@ -775,51 +943,8 @@ impl Engine for OnnxEngine {
         Ok(out)
     }
 
-    fn shapes(&self) -> Option<BatchShapes> {
-        Some(self.shapes.clone())
-    }
-
-    fn warm_up(&mut self) -> Result<Vec<(usize, f64)>, EngineError> {
-        match self.run_each_size() {
-            // The binding is the one part a provider may refuse at run time: fall back to plain
-            // runs (said in `describe`) rather than fail the run.
-            Err(e) if self.io.is_some() => {
-                self.io = None;
-                self.bound_scratch = None;
-                self.describe = format!("{}; io binding off (warm-up: {e})", self.describe);
-                self.run_each_size()
-            }
-            r => r,
-        }
-    }
-
-    fn batch_buffer(&mut self, rows: usize, per: usize) -> BatchBuffer {
-        let Some(io) = &self.io else {
-            return BatchBuffer::host(rows, per);
-        };
-        let made = Tensor::<f32>::new(&io.input_allocator, [rows.max(1), per.max(1)]).and_then(
-            |mut tensor| {
-                // Allocated uninitialised; this also checks the memory is host-accessible f32.
-                tensor.try_extract_tensor_mut::<f32>()?.1.fill(0.0);
-                Ok(tensor)
-            },
-        );
-        match made {
-            Ok(tensor) => BatchBuffer::new(Box::new(AllocatedMemory { tensor }), rows, per),
-            Err(e) => {
-                // Without memory of its own kind the binding has nothing to read: plain runs.
-                self.io = None;
-                self.bound_scratch = None;
-                self.describe = format!(
-                    "{}; io binding off (its memory could not be allocated: {e})",
-                    self.describe
-                );
-                BatchBuffer::host(rows, per)
-            }
-        }
-    }
-
-    fn infer_buffer(
+    /// [`Engine::infer_buffer`] without clearing the runs of the batch.
+    fn infer_in(
         &mut self,
         buffer: &mut BatchBuffer,
         batch: usize,
@@ -835,7 +960,7 @@ impl Engine for OnnxEngine {
         let bound = self.is_bound(buffer);
         if !bound && self.io.is_some() {
             // Host memory on a binding engine: through the scratch (`infer`).
-            return self.infer(&buffer.as_slice()[..batch * per], batch);
+            return self.infer_rows(&buffer.as_slice()[..batch * per], batch);
         }
         let capacity = buffer.rows();
         let mut out = Vec::with_capacity(batch * self.classes);
@@ -844,7 +969,7 @@ impl Engine for OnnxEngine {
                 // The padding does not fit behind the rows: copy them out (`infer` pads).
                 let rows = &buffer.as_slice()[run.start * per..(run.start + run.rows) * per];
                 let rows = rows.to_vec();
-                out.extend(self.infer(&rows, run.rows)?);
+                out.extend(self.infer_rows(&rows, run.rows)?);
                 continue;
             }
             let data = buffer.as_mut_slice();

@@ -150,9 +150,39 @@ impl BatchShapes {
     }
 }
 
+/// The one batch size of a live source's `plan` shape policy (`[engine] live_shapes`,
+/// docs/gpu.md#live-shapes): a frame's `variants` cut into the fewest batches of at most
+/// `max_batch`, all of one size: ⌈v / ⌈v / max⌉⌉ (96 variants, batches of up to 64 → two of 48;
+/// 11 → one of 11; 1 → 1). A frame whose variants the workers finish together then fills whole
+/// batches with no padding, and the engine only ever sees this one shape.
+pub fn plan_size(variants: usize, max_batch: usize) -> usize {
+    let (v, max) = (variants.max(1), max_batch.max(1));
+    let batches = v.div_ceil(max);
+    v.div_ceil(batches)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plan_size_cuts_a_frame_into_equal_batches() {
+        assert_eq!(plan_size(96, 64), 48);
+        assert_eq!(plan_size(96, 96), 96);
+        assert_eq!(plan_size(96, 128), 96);
+        assert_eq!(plan_size(11, 64), 11);
+        assert_eq!(plan_size(11, 8), 6);
+        assert_eq!(plan_size(1, 64), 1);
+        assert_eq!(plan_size(0, 0), 1);
+        for v in 1..200 {
+            for max in 1..70 {
+                let s = plan_size(v, max);
+                assert!(s >= 1 && s <= max, "{v} {max} {s}");
+                // No more batches than the fewest that hold the frame at `max`.
+                assert_eq!(v.div_ceil(s), v.div_ceil(max), "{v} {max} {s}");
+            }
+        }
+    }
 
     fn runs(s: &BatchShapes, n: usize) -> Vec<(usize, usize, usize)> {
         s.runs(n)

@@ -1,10 +1,13 @@
 //! Fixed engine shapes: the real model on the CPU provider gives the same top-5 and
 //! probabilities (within 1e-5) for an image whether it runs alone, in an exact batch, padded to a
 //! larger size, split into several sizes, from the caller's buffer with padding written in place,
-//! or through ONNX Runtime's IO binding (the GPU providers' path, here on the CPU).
+//! or through ONNX Runtime's IO binding (the GPU providers' path, here on the CPU), with one
+//! session for every size or one per size.
 
 use robustream::engine::onnx::OnnxEngine;
-use robustream::engine::{BatchShapes, Engine, EngineConfig, Partial, Prediction, decode_row};
+use robustream::engine::{
+    BatchShapes, Engine, EngineConfig, Partial, Prediction, Sessions, decode_row,
+};
 use robustream::model::ModelDesc;
 use robustream::preprocess::Normalizer;
 use robustream::view::ModelView;
@@ -18,7 +21,18 @@ const PHOTOS: [&str; 5] = [
 ];
 
 fn engine(model: &ModelDesc, sizes: &[usize], partial: Partial, io: bool) -> OnnxEngine {
+    engine_with(model, sizes, partial, io, Sessions::Shared)
+}
+
+fn engine_with(
+    model: &ModelDesc,
+    sizes: &[usize],
+    partial: Partial,
+    io: bool,
+    sessions: Sessions,
+) -> OnnxEngine {
     let config = EngineConfig {
+        sessions: Some(sessions),
         library: Some(crate::util::ort_lib()),
         threads: 1,
         batch_sizes: Some(sizes.to_vec()),
@@ -75,20 +89,54 @@ fn padded_split_and_bound_batches_score_every_image_as_it_scores_alone() {
     // The photos are told apart (the comparison is not between five equal rows).
     assert!(reference.windows(2).any(|w| w[0].top[0] != w[1].top[0]));
 
-    for (what, sizes, partial, io) in [
-        ("exact", &[5][..], Partial::Pad, false),
-        ("padded 5 -> 8", &[8], Partial::Pad, false),
-        ("split 5 -> 4 + 1", &[1, 2, 4, 8], Partial::Split, false),
-        ("split 5 -> 2 + 2 + 2 (padded)", &[2], Partial::Split, false),
-        ("io binding, padded 5 -> 8", &[8], Partial::Pad, true),
+    let (shared, per_size) = (Sessions::Shared, Sessions::PerSize);
+    for (what, sizes, partial, io, sessions) in [
+        ("exact", &[5][..], Partial::Pad, false, shared),
+        ("padded 5 -> 8", &[8], Partial::Pad, false, shared),
+        (
+            "split 5 -> 4 + 1",
+            &[1, 2, 4, 8],
+            Partial::Split,
+            false,
+            shared,
+        ),
+        (
+            "split 5 -> 2 + 2 + 2 (padded)",
+            &[2],
+            Partial::Split,
+            false,
+            shared,
+        ),
+        (
+            "io binding, padded 5 -> 8",
+            &[8],
+            Partial::Pad,
+            true,
+            shared,
+        ),
         (
             "io binding, split 5 -> 4 + 1",
             &[1, 4],
             Partial::Split,
             true,
+            shared,
+        ),
+        (
+            "a session per size, split 5 -> 4 + 1",
+            &[1, 2, 4, 8],
+            Partial::Split,
+            false,
+            per_size,
+        ),
+        (
+            "a session per size, io binding, split 5 -> 4 + 1",
+            &[1, 4],
+            Partial::Split,
+            true,
+            per_size,
         ),
     ] {
-        let mut e = engine(&model, sizes, partial, io);
+        let mut e = engine_with(&model, sizes, partial, io, sessions);
         assert_same(
             what,
             &decode(&model, &e.infer(&input, n).unwrap()),
@@ -114,6 +162,42 @@ fn padded_split_and_bound_batches_score_every_image_as_it_scores_alone() {
             &reference,
         );
     }
+}
+
+#[test]
+fn an_engine_says_which_calls_ran_a_batch_and_per_size_sessions_say_so() {
+    let model = ModelDesc::load(&crate::util::model()).unwrap();
+    let input = inputs(&model);
+    let per = model.input_len();
+    for sessions in [Sessions::Shared, Sessions::PerSize] {
+        let mut e = engine_with(&model, &[1, 2, 4], Partial::Split, false, sessions);
+        assert_eq!(
+            e.describe().contains("a session per size"),
+            sessions == Sessions::PerSize,
+            "{}",
+            e.describe()
+        );
+        // Warm-up calls are not a batch's.
+        e.warm_up().unwrap();
+        assert!(e.take_runs().is_empty());
+        e.infer(&input, 5).unwrap();
+        let runs = e.take_runs();
+        let calls: Vec<(usize, usize)> = runs.iter().map(|r| (r.shape, r.rows)).collect();
+        assert_eq!(calls, [(4, 4), (1, 1)], "{sessions:?}");
+        assert!(runs.iter().all(|r| r.ms > 0.0));
+        // Taken: a second take is empty; the next batch starts a new list.
+        assert!(e.take_runs().is_empty());
+        let mut buffer = e.batch_buffer(4, per);
+        buffer.as_mut_slice()[..3 * per].copy_from_slice(&input[..3 * per]);
+        e.infer_buffer(&mut buffer, 3).unwrap();
+        let calls: Vec<(usize, usize)> = e.take_runs().iter().map(|r| (r.shape, r.rows)).collect();
+        assert_eq!(calls, [(2, 2), (1, 1)], "{sessions:?}");
+    }
+    // The default on the CPU: one session.
+    assert_eq!(
+        EngineConfig::default().resolved_sessions(),
+        Sessions::Shared
+    );
 }
 
 #[test]
