@@ -102,6 +102,7 @@ fn evaluate(
         flips: Some(flips.clone()),
         gpu: None,
         select: None,
+        engine_thread_warmup: 0,
     };
     let mut variants = 0;
     let out = pipeline::run(inputs, &AtomicBool::new(false), &mut |e| {

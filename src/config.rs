@@ -170,6 +170,10 @@ pub struct RunConfig {
     /// `--resume`: `out` may hold this run already, killed part way; only the frames without
     /// complete records are evaluated (docs/deploy.md#resume).
     pub resume: bool,
+    /// `[engine] batch_sizes` was given (settling fills it in from `[pipeline] max_batch`
+    /// otherwise): a live source's shape policy then leaves the sizes as they are
+    /// ([`crate::engine::EngineConfig::live_shapes`]).
+    pub batch_sizes_given: bool,
 }
 
 /// Command-line overrides of `robustream run` (each replaces the config value).
@@ -385,6 +389,7 @@ impl RunConfig {
         if let Some(seg) = &mut source.segment {
             seg.library = engine.library.clone();
         }
+        let batch_sizes_given = engine.batch_sizes.is_some();
         let (engine, pipeline, schedule) = settle_pipeline(engine, &raw.pipeline, o, &origin)?;
         let (duration, out) = settle_run_limits(&raw, o, &origin, file)?;
         let report = settle_report(std::mem::take(&mut raw.report), o, &origin)?;
@@ -422,6 +427,7 @@ impl RunConfig {
             report,
             shard,
             resume: o.resume.is_some(),
+            batch_sizes_given,
         })
     }
 }

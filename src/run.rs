@@ -255,6 +255,11 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         );
     }
     let (schedule, schedule_desc) = build_schedule(config, &plan, source.fps())?;
+    let shaped = live_shapes(config, source.is_live(), &schedule);
+    let (config, shape_note) = match &shaped {
+        Some((settled, note)) => (settled, Some(note.as_str())),
+        None => (config, None),
+    };
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let gpu = choose_gpu(config, &plan, quiet)?;
     let fingerprint =
@@ -274,7 +279,10 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     let (source, mut engine, harvest) =
         crate::post::attach(&post_context, &model, source, Box::new(engine));
     let described = Described {
-        engine: engine.describe(),
+        engine: match shape_note {
+            Some(note) => format!("{}; {note}", engine.describe()),
+            None => engine.describe(),
+        },
         runtime,
         source: source.describe(),
         camera: source
@@ -338,12 +346,13 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         flips: Some(outputs.flips.clone()),
         gpu: gpu.map(|(device, _)| device),
         select,
+        engine_thread_warmup: config.engine.resolved_thread_warmup(),
     };
     // summary.json exists (with the fingerprint a resume checks) before the first frame.
     outputs.write_interim_summary();
     let pass = main_pass(config, inputs, stop, &mut outputs);
     let kept = outputs.kept_frames();
-    let (metrics, mut exporter, flips) = outputs.finish();
+    let (metrics, mut exporter, flips, batches) = outputs.finish();
     let MainPass {
         mut outcome,
         cpu,
@@ -371,7 +380,10 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
             None
         }
     };
-    let run_info = ended_info(info, &outcome, rss, cpu, started);
+    let mut run_info = ended_info(info, &outcome, rss, cpu, started);
+    if let (Some(o), false) = (run_info.as_object_mut(), batches.is_empty()) {
+        o.insert("batches".into(), batches.to_json());
+    }
     let (summary, summary_error) = summarise(
         config,
         &metrics,
@@ -448,6 +460,33 @@ fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// The batch shapes of a live source (`[engine] live_shapes`, docs/gpu.md#live-shapes): under the
+/// `plan` policy, unless `[engine] batch_sizes` was given, one size ([`plan_size`]) for batches of
+/// a frame's variants, padded; returns the run's settings with it and the words `run.engine` adds.
+/// `None`: the settings stay as they are.
+///
+/// [`plan_size`]: crate::engine::shapes::plan_size
+fn live_shapes(config: &RunConfig, live: bool, schedule: &Schedule) -> Option<(RunConfig, String)> {
+    use crate::engine::{LiveShapes, Partial};
+    if !live || config.batch_sizes_given || config.engine.resolved_live_shapes() != LiveShapes::Plan
+    {
+        return None;
+    }
+    let variants = schedule.variants_per_frame();
+    let size = crate::engine::shapes::plan_size(variants, config.pipeline.max_batch);
+    let mut settled = config.clone();
+    settled.pipeline.max_batch = size;
+    settled.engine.batch_sizes = Some(vec![size]);
+    settled.engine.partial = Some(Partial::Pad);
+    let note = format!(
+        "live shapes: one size, {size} (a frame's {variants} variants in {} batches of at most \
+         {}; `[engine] live_shapes`)",
+        variants.div_ceil(size),
+        config.pipeline.max_batch
+    );
+    Some((settled, note))
 }
 
 /// The run's schedule, built once for `plan`, and its one-line description: a compute budget becomes
@@ -740,6 +779,10 @@ struct LiveOutputs<'a> {
     flips: Arc<FlipKeeper>,
     /// Ids of the frames a resumed run found complete (not evaluated again).
     done: Arc<std::collections::HashSet<String>>,
+    /// `batches.csv`: a line per engine batch, as they run.
+    batches: crate::report::lines::LineFile,
+    /// What the batches add up to (`run.batches`).
+    batch_stats: crate::metrics::batches::BatchStats,
 }
 
 /// How many frames a resumed run found complete: they count as read beside the pipeline's own.
@@ -819,6 +862,9 @@ impl<'a> LiveOutputs<'a> {
             Some(_) => Progress::held(total),
             None => Progress::new(total, quiet),
         };
+        let mut batches =
+            crate::report::lines::LineFile::create(&config.out.join(crate::report::BATCHES_CSV))?;
+        batches.append(crate::metrics::batches::CSV_HEADER, || "the header".into())?;
         Ok(Self {
             config,
             writer,
@@ -834,6 +880,8 @@ impl<'a> LiveOutputs<'a> {
             last_summary: Instant::now(),
             flips: Arc::new(flips),
             done: Arc::new(done),
+            batches,
+            batch_stats: Default::default(),
         })
     }
 
@@ -845,10 +893,11 @@ impl<'a> LiveOutputs<'a> {
         Metrics,
         Option<crate::report::prometheus::Exporter>,
         Arc<FlipKeeper>,
+        crate::metrics::batches::BatchStats,
     ) {
         drop(self.view);
         self.progress.finish();
-        (self.metrics, self.exporter, self.flips)
+        (self.metrics, self.exporter, self.flips, self.batch_stats)
     }
 
     /// Takes one pipeline event: records written and counted, then the live outputs refreshed. A
@@ -877,6 +926,14 @@ impl<'a> LiveOutputs<'a> {
             Event::Lost(n) => self.live.lost += n,
             Event::Passed(_) => {}
             Event::Tick => {}
+            Event::Batch(batch) => {
+                self.batch_stats.add(&batch);
+                self.batches.append(&batch.csv_line(), || {
+                    format!("the line of batch {}", batch.index)
+                })?;
+                // Batches come many a second: the live outputs follow the frames.
+                return Ok(());
+            }
         }
         self.refresh();
         Ok(())

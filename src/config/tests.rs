@@ -189,6 +189,11 @@ fn absurd_thread_batch_wait_pool_and_schedule_values_name_key_file_and_why() {
             "at most 1024",
         ),
         (
+            "[engine]\nengine_thread_warmup = 1000\n",
+            "[engine] engine_thread_warmup",
+            "at most 10",
+        ),
+        (
             "[pipeline]\nmax_batch = 100000\n",
             "[pipeline] max_batch",
             "at most 4096",

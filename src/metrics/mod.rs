@@ -6,6 +6,7 @@
 //! live view and the final report, and rebuilding them from `records.jsonl` gives the same numbers.
 
 pub mod accuracy;
+pub mod batches;
 pub mod hard_imagenet;
 pub mod imagenet_c;
 pub mod in9;

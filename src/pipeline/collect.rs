@@ -74,6 +74,7 @@ pub(super) fn run(
                 collector.dropped(seq)
             }
             Message::Lost(n) => vec![Event::Lost(n)],
+            Message::Batch(b) => vec![Event::Batch(b)],
             Message::Passed { seq, n } => collector.passed(seq, n),
             Message::Failed {
                 seq,

@@ -95,6 +95,9 @@ pub struct PipelineInputs {
     pub gpu: Option<Arc<crate::gpu::Device>>,
     /// Which frames this run evaluates (a shard, a resumed run); `None` = every frame.
     pub select: Option<Selection>,
+    /// Rounds of every batch size the engine thread runs before its first batch
+    /// ([`crate::engine::EngineConfig::resolved_thread_warmup`]).
+    pub engine_thread_warmup: usize,
 }
 
 /// Which of the source's frames a run evaluates: its shard's (docs/deploy.md#how-frames-are-split)
@@ -171,6 +174,9 @@ pub enum Event {
     /// Nothing happened for [`TICK`] (a camera reconnecting, a stalled stream, a slow plan): a
     /// chance to refresh live outputs (the terminal view's clock, interim summaries). No counts.
     Tick,
+    /// The engine ran a batch, or a warm-up round of one size on its thread (`batches.csv`),
+    /// passed on as it happens, out of source order. No counts.
+    Batch(crate::metrics::batches::BatchRecord),
 }
 
 /// Why the sink (the caller's taker of [`Event`]s) refused an event: the run ends as failed
@@ -291,6 +297,8 @@ enum Message {
         record: Record,
     },
     Fatal(String),
+    /// A batch the engine ran (passed on at once).
+    Batch(crate::metrics::batches::BatchRecord),
 }
 
 /// Flags and counters the stages share.
@@ -367,7 +375,9 @@ pub fn run(
         flips,
         gpu,
         select,
+        engine_thread_warmup,
     } = inputs;
+    let clock = Instant::now();
     let workers = worker_count(&config);
     let live = source.is_live();
     // A live source keeps one frame waiting (admission.rs); an offline one reads ahead.
@@ -426,14 +436,15 @@ pub fn run(
         let engine_msg = msg_tx.clone();
         let (assembler, keys, class_map, model) = (&assembler, &keys, &class_map, &model);
         spawn(s, "rs-engine", move || {
-            infer::run(
-                engine.as_mut(),
-                assembler,
-                &engine_msg,
+            let context = infer::Context {
+                msg: &engine_msg,
                 keys,
                 class_map,
                 model,
-            )
+                clock,
+                warmup_rounds: engine_thread_warmup,
+            };
+            infer::run(engine.as_mut(), assembler, &context)
         });
         // The source starts last, so the workers already wait for its first frames.
         let source_thread = spawn(s, "rs-source", move || {

@@ -21,6 +21,8 @@ use self::summary::Summary;
 pub const SUMMARY_JSON: &str = "summary.json";
 /// File name of the Markdown summary in a run directory.
 pub const SUMMARY_MD: &str = "summary.md";
+/// File name of the engine's batch log in a run directory (docs/output.md#batchescsv).
+pub const BATCHES_CSV: &str = "batches.csv";
 
 /// A failure reading or writing run outputs.
 #[derive(Debug, thiserror::Error)]

@@ -309,6 +309,14 @@ impl Schedule {
         Ok(Spread::new(mode, per_frame)?.schedule(scenarios, seed))
     }
 
+    /// The variants of a frame: every scenario, or `per_frame` and clean.
+    pub fn variants_per_frame(&self) -> usize {
+        match self.is_all() {
+            true => self.scenarios,
+            false => self.per_frame + 1,
+        }
+    }
+
     /// Whether every frame gets every scenario.
     pub fn is_all(&self) -> bool {
         self.per_frame >= self.scenarios.saturating_sub(1)
@@ -433,6 +441,9 @@ mod tests {
         let s = Schedule::new(ScheduleMode::All, None, 5, 0).unwrap();
         assert!(s.is_all());
         assert_eq!(s.indices(7, "f"), vec![0, 1, 2, 3, 4]);
+        assert_eq!(s.variants_per_frame(), 5);
+        let rr = Schedule::new(ScheduleMode::RoundRobin, Some(2), 5, 0).unwrap();
+        assert_eq!(rr.variants_per_frame(), rr.indices(3, "f").len());
         // per_frame covering the plan is `all` too.
         let s = Schedule::new(ScheduleMode::Random, Some(9), 5, 0).unwrap();
         assert_eq!(s.indices(3, "x"), vec![0, 1, 2, 3, 4]);

@@ -256,6 +256,7 @@ fn any_source_that_gives_nothing_at_all_fails_the_run() {
         flips: None,
         gpu: None,
         select: None,
+        engine_thread_warmup: 0,
     };
     let outcome = pipeline::run(inputs, &AtomicBool::new(false), &mut |_| Ok(()));
     match &outcome.end {

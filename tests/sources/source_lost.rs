@@ -72,6 +72,7 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
         flips: None,
         gpu: None,
         select: None,
+        engine_thread_warmup: 0,
     };
     let (mut live_lost, mut frames) = (0u64, 0u64);
     let mut sink = |e: Event| -> Result<(), pipeline::SinkError> {
