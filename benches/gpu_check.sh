@@ -27,6 +27,12 @@
 #                   CUDA's synchronisation modes, more queues, other worker counts; and the CPU path
 #   pipeline.txt    the CPU-made pipeline's own GPU goals (BENCHMARKS.md, issue 13): the bare engine
 #                   at batch 32 and 64, the clean plan over 2,000 frames, the demo plan live at 30 fps
+#   stall.txt       (step stall, issue 29) imagenet-c-all and the demo plan live at 30 fps for 10 s,
+#                   the engine as before issue 29 (one session, the sizes 1..64, no engine-thread
+#                   warm-up) against its defaults now (a session per size, one shape from the plan,
+#                   two warm-up rounds on the engine thread), variants made on the CPU and on the
+#                   GPU; each run's run.batches, and its batches.csv as stall-NAME.batches.csv; then
+#                   bench --mode paced --fps 30 and --mode multi-stream
 set -uo pipefail
 G=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 OUT=${OUT:-$G/gpu-out}
@@ -199,5 +205,37 @@ exp)
   } > "$OUT/exp.txt" 2>&1
   cat "$OUT/exp.txt" >&2
   ;;
-*) echo "unknown step $s (tests e2e bench live pipeline exp)" >&2 ;;
+stall)
+  step stall
+  batches='import json, sys; r = json.load(open(sys.argv[1]))["run"]; b = r.get("batches") or {}
+print("   engine:", r.get("engine"))
+print("   batches", b.get("count"), "rows", b.get("rows"), "padded", b.get("padded_rows"), "shape changes", b.get("shape_changes"))
+for k in ("infer_ms", "gap_ms", "queue_max_ms"): print("  ", k, b.get(k))
+for z, v in (b.get("by_shape") or {}).items(): print("   shape", z, "calls", v["calls"], "after change", v["after_change"], "ms", v.get("ms"), "after change", v.get("ms_after_change"))
+print("   engine-thread warm-up ms", b.get("engine_thread_warmup_ms"))'
+  {
+    for plan in imagenet-c-all demo; do
+      for on in cpu gpu; do
+        for engine in before now; do
+          name="$plan-$on-$engine"
+          config "$name" "$on" 600 true "$plan"
+          [ "$engine" = before ] &&
+            printf 'sessions = "shared"\nlive_shapes = "sizes"\nengine_thread_warmup = 0\n' >> "run-$name.toml"
+          rm -rf "runs/$name"
+          timeout 60 ./robustream run --quiet --config "run-$name.toml" --out "runs/$name" --duration 10 > /dev/null
+          echo "[$name] rc=$?"; python3 -c "$summary" "runs/$name/summary.json"
+          python3 -c "$batches" "runs/$name/summary.json"
+          cp "runs/$name/batches.csv" "$OUT/stall-$name.batches.csv" 2>/dev/null
+        done
+      done
+    done
+    for mode in "paced --fps 30" "multi-stream"; do
+      # shellcheck disable=SC2086
+      timeout 40 ./robustream bench --model models/efficientnet_lite0.toml --provider "$PROVIDER" \
+        --library "$ORT_DYLIB_PATH" --mode $mode --duration 8 2>&1 | grep -v "^warning"
+    done
+  } > "$OUT/stall.txt" 2>&1
+  cat "$OUT/stall.txt" >&2
+  ;;
+*) echo "unknown step $s (tests e2e bench live pipeline exp stall)" >&2 ;;
 esac; done

@@ -126,7 +126,7 @@ pub(crate) fn read_input(
 }
 
 /// The model's view of a native input: image, masks and boxes through the same geometry (the
-/// bilinear mask only when `bilinear`, see [`needs_bilinear_mask`]); without boxes the scenarios get
+/// bilinear mask only when `bilinear`, see [`crate::scenario::needs_bilinear_mask`]); without boxes the scenarios get
 /// the (nearest) mask's tight box at the view (as in a run).
 pub(crate) fn model_view_input(
     view: &mut ModelView,

@@ -355,7 +355,7 @@ type Block = [[i32; 8]; 8];
 
 /// One strip of 8 rows (`stride` samples each, a multiple of 8): every block through the forward DCT,
 /// quantisation, dequantisation and inverse DCT, in place. Same integer operations as
-/// [`fdct_islow`], [`Divisor::quantize`] and [`idct_islow`], on up to 8 blocks at once: lane `b` of
+/// [`fdct_islow`], `Divisor::quantize` and [`idct_islow`], on up to 8 blocks at once: lane `b` of
 /// every vector belongs to block `b`, so both 1-D passes of both transforms run across blocks with no
 /// transposition (a pass along a block's columns just takes the 8 row vectors of one column).
 #[inline(always)]
@@ -541,7 +541,7 @@ impl Quantiser {
     }
 
     /// Coefficient `i` (natural order) of 8 blocks quantised then dequantised: `round(t / (8·q))·q` with
-    /// libjpeg-turbo's reciprocal rounding ([`Divisor::quantize`]; `(|t| + corr)·recip < 2³¹` for every
+    /// libjpeg-turbo's reciprocal rounding (`Divisor::quantize`; `(|t| + corr)·recip < 2³¹` for every
     /// DCT output, so 32-bit unsigned arithmetic is exact).
     #[inline(always)]
     fn round_trip(&self, i: usize, t: &[i32; 8]) -> [i32; 8] {

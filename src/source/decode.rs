@@ -187,7 +187,7 @@ pub enum DecodeError {
     /// The file ends early: `the {what} ends {place}`.
     #[error("truncated: the {what} ends {place}; re-copy the file")]
     Truncated {
-        /// "JPEG", "PNG", or "<format> file".
+        /// "JPEG", "PNG", or "`<format>` file".
         what: String,
         /// Where it ends ("before its end-of-image marker", "inside its IEND chunk", …).
         place: String,

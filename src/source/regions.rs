@@ -309,7 +309,7 @@ pub enum VocError {
     /// `<size>` or a `<bndbox>` lacks a coordinate.
     #[error("{what} has no <{name}>")]
     Missing {
-        /// "<size>" or "object N".
+        /// "`<size>`" or "object N".
         what: String,
         /// The missing element.
         name: String,
@@ -317,7 +317,7 @@ pub enum VocError {
     /// A coordinate that is not a finite number.
     #[error("{what} <{name}> is `{written}`, not a number")]
     NotANumber {
-        /// "<size>" or "object N".
+        /// "`<size>`" or "object N".
         what: String,
         /// The element.
         name: String,
