@@ -1112,9 +1112,9 @@ impl BenchReport {
             Mode::Paced => {
                 let p = self.paced.unwrap_or_default();
                 let late = match p.late {
-                    0 => "no sample late".to_string(),
+                    0 => "none late".to_string(),
                     n => format!(
-                        "{n} samples late (by p50 {:.3}, p99 {:.3}, max {:.3} ms)",
+                        "{n} late (by p50 {:.3}, p99 {:.3}, max {:.3} ms)",
                         p.late_ms.median, p.late_ms.p99, p.late_ms.max
                     ),
                 };

@@ -213,8 +213,8 @@ fn paced_issues_one_sample_per_slot_and_counts_late_and_dropped() {
     assert!(
         out.contains(
             match late {
-                0 => "no sample late".to_string(),
-                n => format!("{n} samples late (by p50"),
+                0 => "slots dropped; none late".to_string(),
+                n => format!("slots dropped; {n} late (by p50"),
             }
             .as_str()
         ),
