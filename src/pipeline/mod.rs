@@ -40,6 +40,8 @@ mod collect;
 mod gpu;
 mod infer;
 mod reader;
+#[cfg(test)]
+mod tests;
 mod work;
 
 use std::sync::Arc;
