@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
     use robustream::gpu::corruption::{DeviceImage, corrupt, on_gpu};
     use robustream::gpu::cuda::{CudaLauncher, device_count, open};
     use robustream::gpu::launch::Launcher;
-    use robustream::key::{CORRUPTIONS, SEVERITIES};
+    use robustream::key::{self, SEVERITIES};
     use robustream::rng::RngKey;
     use robustream::scenario::corruption::Corruption;
 
@@ -65,12 +65,13 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
         let mut g = c.benchmark_group(format!("gpu_{label}"));
-        for (name, _) in CORRUPTIONS.iter().filter(|(n, _)| on_gpu(n)) {
+        for kind in key::Corruption::ALL.into_iter().filter(|&k| on_gpu(k)) {
+            let name = kind.as_str();
             for s in SEVERITIES {
                 let key = RngKey::new(0, "bench", &format!("corruption/{name}/{s}"));
-                g.bench_function(BenchmarkId::new(*name, s), |b| {
+                g.bench_function(BenchmarkId::new(name, s), |b| {
                     b.iter(|| {
-                        corrupt(&mut l, name, s, src, dst, key).expect("launch");
+                        corrupt(&mut l, kind, s, src, dst, key).expect("launch");
                         l.synchronize().expect("the stream");
                     })
                 });
@@ -78,10 +79,11 @@ fn bench(c: &mut Criterion) {
         }
         g.finish();
         let mut g = c.benchmark_group(format!("cpu1_{label}"));
-        for (name, _) in CORRUPTIONS.iter().filter(|(n, _)| on_gpu(n)) {
-            let cor = Corruption::new(name, 3).expect("a corruption");
+        for kind in key::Corruption::ALL.into_iter().filter(|&k| on_gpu(k)) {
+            let name = kind.as_str();
+            let cor = Corruption::of(kind, 3).expect("a corruption");
             let key = RngKey::new(0, "bench", &format!("corruption/{name}/3"));
-            g.bench_function(BenchmarkId::new(*name, 3), |b| {
+            g.bench_function(BenchmarkId::new(name, 3), |b| {
                 one.install(|| b.iter(|| cor.corrupt(&frame, key)))
             });
         }

@@ -4,6 +4,7 @@
 //! folders), scenarios, metrics and reports name the same things without importing each other.
 
 use std::fmt;
+use std::str::FromStr;
 
 /// The key of the reference scenario: the unmodified frame.
 pub const CLEAN: &str = "clean";
@@ -19,7 +20,7 @@ pub const CLEAN: &str = "clean";
 /// the catalogue does not list still parses into its family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScenarioKey<'a> {
-    /// `clean`: the unmodified frame, the reference.
+    /// `clean` (docs/imagenet-c.md#clean).
     Clean,
     /// `corruption/<name>/<severity>`: an ImageNet-C corruption (docs/imagenet-c.md).
     Corruption {
@@ -167,89 +168,234 @@ pub fn family(key: &str) -> &str {
     key.split('/').next().unwrap_or(key)
 }
 
-/// All 19 ImageNet-C corruptions in index order (docs/imagenet-c.md#corruption-order-and-groups):
-/// the first [`BENCHMARK_COUNT`] are the benchmark corruptions (mCE), the rest the validation ones.
-/// One-line description each.
-pub const CORRUPTIONS: &[(&str, &str)] = &[
-    (
-        "gaussian_noise",
-        "additive Gaussian noise per pixel and channel (docs/imagenet-c.md#gaussian_noise)",
-    ),
-    (
-        "shot_noise",
-        "Poisson photon noise per pixel and channel (docs/imagenet-c.md#shot_noise)",
-    ),
-    (
-        "impulse_noise",
-        "salt-and-pepper noise, each channel flipped independently \
-         (docs/imagenet-c.md#impulse_noise)",
-    ),
-    (
-        "defocus_blur",
-        "anti-aliased disk kernel, reflect-101 border (docs/imagenet-c.md#defocus_blur)",
-    ),
-    (
-        "glass_blur",
-        "blur, local pixel copies, blur again (docs/imagenet-c.md#glass_blur)",
-    ),
-    (
-        "motion_blur",
-        "one-sided half-Gaussian streak at a random angle (docs/imagenet-c.md#motion_blur)",
-    ),
-    (
-        "zoom_blur",
-        "average of centrally zoomed copies (docs/imagenet-c.md#zoom_blur)",
-    ),
-    (
-        "snow",
-        "motion-blurred snow layer over a darkened, greyed image (docs/imagenet-c.md#snow)",
-    ),
-    (
-        "frost",
-        "frost texture blended over the image (docs/imagenet-c.md#frost)",
-    ),
-    (
-        "fog",
-        "plasma-fractal fog, contrast reduced (docs/imagenet-c.md#fog)",
-    ),
-    (
-        "brightness",
-        "HSV value raised (docs/imagenet-c.md#brightness)",
-    ),
-    (
-        "contrast",
-        "every channel pulled towards its mean (docs/imagenet-c.md#contrast)",
-    ),
-    (
-        "elastic_transform",
-        "smooth random displacement field, imagecorruptions variant \
-         (docs/imagenet-c.md#elastic_transform)",
-    ),
-    (
-        "pixelate",
-        "box-downsampled and box-upsampled back, Pillow-exact (docs/imagenet-c.md#pixelate)",
-    ),
-    (
-        "jpeg_compression",
-        "JPEG round trip at low quality, libjpeg-turbo-exact (docs/imagenet-c.md#jpeg_compression)",
-    ),
-    (
-        "speckle_noise",
-        "multiplicative Gaussian noise per pixel and channel (docs/imagenet-c.md#speckle_noise)",
-    ),
-    (
-        "gaussian_blur",
-        "separable Gaussian blur, edge replication (docs/imagenet-c.md#gaussian_blur)",
-    ),
-    (
-        "spatter",
-        "water highlights or mud blobs from a random liquid layer (docs/imagenet-c.md#spatter)",
-    ),
-    (
-        "saturate",
-        "HSV saturation scaled and offset (docs/imagenet-c.md#saturate)",
-    ),
-];
+/// An ImageNet-C corruption robustream implements (docs/imagenet-c.md#the-19-corruptions): the 15
+/// benchmark corruptions and the 4 validation ones, in index order
+/// (docs/imagenet-c.md#corruption-order-and-groups). Keys, records and reports carry its name
+/// ([`Corruption::as_str`], e.g. `corruption/fog/3`); code matches on the variant, so a corruption
+/// added here is a compile error in every place that must handle it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Corruption {
+    /// `gaussian_noise` (docs/imagenet-c.md#gaussian_noise).
+    GaussianNoise,
+    /// `shot_noise` (docs/imagenet-c.md#shot_noise).
+    ShotNoise,
+    /// `impulse_noise` (docs/imagenet-c.md#impulse_noise).
+    ImpulseNoise,
+    /// `defocus_blur` (docs/imagenet-c.md#defocus_blur).
+    DefocusBlur,
+    /// `glass_blur` (docs/imagenet-c.md#glass_blur).
+    GlassBlur,
+    /// `motion_blur` (docs/imagenet-c.md#motion_blur).
+    MotionBlur,
+    /// `zoom_blur` (docs/imagenet-c.md#zoom_blur).
+    ZoomBlur,
+    /// `snow` (docs/imagenet-c.md#snow).
+    Snow,
+    /// `frost` (docs/imagenet-c.md#frost).
+    Frost,
+    /// `fog` (docs/imagenet-c.md#fog).
+    Fog,
+    /// `brightness` (docs/imagenet-c.md#brightness).
+    Brightness,
+    /// `contrast` (docs/imagenet-c.md#contrast).
+    Contrast,
+    /// `elastic_transform` (docs/imagenet-c.md#elastic_transform).
+    ElasticTransform,
+    /// `pixelate` (docs/imagenet-c.md#pixelate).
+    Pixelate,
+    /// `jpeg_compression` (docs/imagenet-c.md#jpeg_compression).
+    JpegCompression,
+    /// `speckle_noise` (docs/imagenet-c.md#speckle_noise).
+    SpeckleNoise,
+    /// `gaussian_blur` (docs/imagenet-c.md#gaussian_blur).
+    GaussianBlur,
+    /// `spatter` (docs/imagenet-c.md#spatter).
+    Spatter,
+    /// `saturate` (docs/imagenet-c.md#saturate).
+    Saturate,
+}
+
+impl Corruption {
+    /// Every corruption in index order: the first [`BENCHMARK_COUNT`] are the benchmark
+    /// corruptions (mCE), the rest the validation ones.
+    pub const ALL: [Corruption; 19] = [
+        Corruption::GaussianNoise,
+        Corruption::ShotNoise,
+        Corruption::ImpulseNoise,
+        Corruption::DefocusBlur,
+        Corruption::GlassBlur,
+        Corruption::MotionBlur,
+        Corruption::ZoomBlur,
+        Corruption::Snow,
+        Corruption::Frost,
+        Corruption::Fog,
+        Corruption::Brightness,
+        Corruption::Contrast,
+        Corruption::ElasticTransform,
+        Corruption::Pixelate,
+        Corruption::JpegCompression,
+        Corruption::SpeckleNoise,
+        Corruption::GaussianBlur,
+        Corruption::Spatter,
+        Corruption::Saturate,
+    ];
+
+    /// The name in keys, records and reports (`gaussian_noise`, `fog`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Corruption::GaussianNoise => "gaussian_noise",
+            Corruption::ShotNoise => "shot_noise",
+            Corruption::ImpulseNoise => "impulse_noise",
+            Corruption::DefocusBlur => "defocus_blur",
+            Corruption::GlassBlur => "glass_blur",
+            Corruption::MotionBlur => "motion_blur",
+            Corruption::ZoomBlur => "zoom_blur",
+            Corruption::Snow => "snow",
+            Corruption::Frost => "frost",
+            Corruption::Fog => "fog",
+            Corruption::Brightness => "brightness",
+            Corruption::Contrast => "contrast",
+            Corruption::ElasticTransform => "elastic_transform",
+            Corruption::Pixelate => "pixelate",
+            Corruption::JpegCompression => "jpeg_compression",
+            Corruption::SpeckleNoise => "speckle_noise",
+            Corruption::GaussianBlur => "gaussian_blur",
+            Corruption::Spatter => "spatter",
+            Corruption::Saturate => "saturate",
+        }
+    }
+
+    /// One line on what it does, with its docs anchor.
+    pub const fn description(self) -> &'static str {
+        match self {
+            Corruption::GaussianNoise => {
+                "additive Gaussian noise per pixel and channel \
+                 (docs/imagenet-c.md#gaussian_noise)"
+            }
+            Corruption::ShotNoise => {
+                "Poisson photon noise per pixel and channel \
+                 (docs/imagenet-c.md#shot_noise)"
+            }
+            Corruption::ImpulseNoise => {
+                "salt-and-pepper noise, each channel flipped independently \
+                 (docs/imagenet-c.md#impulse_noise)"
+            }
+            Corruption::DefocusBlur => {
+                "anti-aliased disk kernel, reflect-101 border \
+                 (docs/imagenet-c.md#defocus_blur)"
+            }
+            Corruption::GlassBlur => {
+                "blur, local pixel copies, blur again \
+                 (docs/imagenet-c.md#glass_blur)"
+            }
+            Corruption::MotionBlur => {
+                "one-sided half-Gaussian streak at a random angle \
+                 (docs/imagenet-c.md#motion_blur)"
+            }
+            Corruption::ZoomBlur => {
+                "average of centrally zoomed copies \
+                 (docs/imagenet-c.md#zoom_blur)"
+            }
+            Corruption::Snow => {
+                "motion-blurred snow layer over a darkened, greyed image \
+                 (docs/imagenet-c.md#snow)"
+            }
+            Corruption::Frost => "frost texture blended over the image (docs/imagenet-c.md#frost)",
+            Corruption::Fog => "plasma-fractal fog, contrast reduced (docs/imagenet-c.md#fog)",
+            Corruption::Brightness => "HSV value raised (docs/imagenet-c.md#brightness)",
+            Corruption::Contrast => {
+                "every channel pulled towards its mean \
+                 (docs/imagenet-c.md#contrast)"
+            }
+            Corruption::ElasticTransform => {
+                "smooth random displacement field, imagecorruptions variant \
+                 (docs/imagenet-c.md#elastic_transform)"
+            }
+            Corruption::Pixelate => {
+                "box-downsampled and box-upsampled back, Pillow-exact \
+                 (docs/imagenet-c.md#pixelate)"
+            }
+            Corruption::JpegCompression => {
+                "JPEG round trip at low quality, libjpeg-turbo-exact \
+                 (docs/imagenet-c.md#jpeg_compression)"
+            }
+            Corruption::SpeckleNoise => {
+                "multiplicative Gaussian noise per pixel and channel \
+                 (docs/imagenet-c.md#speckle_noise)"
+            }
+            Corruption::GaussianBlur => {
+                "separable Gaussian blur, edge replication \
+                 (docs/imagenet-c.md#gaussian_blur)"
+            }
+            Corruption::Spatter => {
+                "water highlights or mud blobs from a random liquid layer \
+                 (docs/imagenet-c.md#spatter)"
+            }
+            Corruption::Saturate => {
+                "HSV saturation scaled and offset \
+                 (docs/imagenet-c.md#saturate)"
+            }
+        }
+    }
+
+    /// Its position in [`Corruption::ALL`] (the ImageNet-C index).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Corruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// A name that is none of [`Corruption::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown corruption `{}`{}; the corruptions are {} (docs/imagenet-c.md#the-19-corruptions)",
+    crate::quote::clip(name),
+    suggestion.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(),
+    crate::quote::clip_list(Corruption::ALL.map(Corruption::as_str))
+)]
+pub struct UnknownCorruption {
+    /// The name as written.
+    pub name: String,
+    /// The corruption whose name is closest ([`crate::quote::closest`]: at most 3 edits away).
+    pub suggestion: Option<Corruption>,
+}
+
+impl FromStr for Corruption {
+    type Err = UnknownCorruption;
+
+    fn from_str(name: &str) -> Result<Self, UnknownCorruption> {
+        if let Some(c) = Corruption::ALL.into_iter().find(|c| c.as_str() == name) {
+            return Ok(c);
+        }
+        let closest = crate::quote::closest(name, Corruption::ALL.map(Corruption::as_str));
+        Err(UnknownCorruption {
+            name: name.to_string(),
+            suggestion: Corruption::ALL
+                .into_iter()
+                .find(|c| Some(c.as_str()) == closest),
+        })
+    }
+}
+
+/// All 19 ImageNet-C corruptions in index order as (name, description): [`Corruption::ALL`] read
+/// through [`Corruption::as_str`] and [`Corruption::description`], for code that lists names.
+pub const CORRUPTIONS: &[(&str, &str)] = &{
+    let mut out = [("", ""); Corruption::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = (
+            Corruption::ALL[i].as_str(),
+            Corruption::ALL[i].description(),
+        );
+        i += 1;
+    }
+    out
+};
 
 /// How many of [`CORRUPTIONS`] (the first ones) make the ImageNet-C benchmark and its mCE.
 pub const BENCHMARK_COUNT: usize = 15;
@@ -324,6 +470,46 @@ mod tests {
             assert_eq!(ScenarioKey::parse(text), key, "{text}");
             assert_eq!(key.to_string(), text);
         }
+    }
+
+    #[test]
+    fn corruption_names_read_back_and_keep_the_index_order() {
+        assert_eq!(CORRUPTIONS.len(), 19);
+        for (i, c) in Corruption::ALL.into_iter().enumerate() {
+            assert_eq!(c.index(), i);
+            assert_eq!(CORRUPTIONS[i], (c.as_str(), c.description()));
+            assert_eq!(c.as_str().parse::<Corruption>(), Ok(c));
+            assert_eq!(c.to_string(), c.as_str());
+            assert!(c.description().contains(&format!("#{c})")), "{c}");
+        }
+        assert_eq!(Corruption::Fog.as_str(), "fog");
+        assert_eq!(Corruption::ALL[BENCHMARK_COUNT], Corruption::SpeckleNoise);
+        let key = ScenarioKey::Corruption {
+            name: Corruption::Fog.as_str(),
+            severity: 3,
+        };
+        assert_eq!(key.to_string(), "corruption/fog/3");
+    }
+
+    #[test]
+    fn an_unknown_corruption_names_itself_and_the_closest() {
+        let e = "contrat".parse::<Corruption>().unwrap_err();
+        assert_eq!(e.suggestion, Some(Corruption::Contrast));
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "unknown corruption `contrat` (did you mean `contrast`?); the corruptions are \
+                 `gaussian_noise`, "
+            ),
+            "{text}"
+        );
+        let e = "fog_of_war_and_peace".parse::<Corruption>().unwrap_err();
+        assert_eq!(e.suggestion, None);
+        assert!(!e.to_string().contains("did you mean"), "{e}");
+        assert!(
+            "Fog".parse::<Corruption>().is_err(),
+            "names are case-sensitive"
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::GpuError;
 use super::corruption::{self, DeviceImage};
 use super::launch::{Args, Buf, Launcher};
 use crate::kernels::resample::{self, AxisTable, Filter};
+use crate::key::Corruption;
 use crate::model::{Layout, ModelDesc};
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
@@ -399,7 +400,7 @@ impl GpuView {
         }
     }
 
-    /// Corruption `name` at `severity` of `base` (the frame at `stage`) into `variant` (a buffer
+    /// Corruption `c` at `severity` of `base` (the frame at `stage`) into `variant` (a buffer
     /// of `base`'s size), then into row `row` of `batch`; `Ok(false)` when the corruption has no
     /// GPU kernels (nothing written).
     #[allow(clippy::too_many_arguments)]
@@ -408,7 +409,7 @@ impl GpuView {
         l: &mut L,
         stage: Stage,
         base: DeviceImage,
-        (name, severity, key): (&str, u8, RngKey),
+        (c, severity, key): (Corruption, u8, RngKey),
         variant: Buf,
         batch: Buf,
         row: usize,
@@ -417,7 +418,7 @@ impl GpuView {
             buf: variant,
             ..base
         };
-        if !corruption::corrupt(l, name, severity, base, dst, key)? {
+        if !corruption::corrupt(l, c, severity, base, dst, key)? {
             return Ok(false);
         }
         self.variant_into_batch(l, stage, dst, batch, row)?;

@@ -23,7 +23,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
     }
     // A stored-as-JPEG round trip after the corruption runs on the GPU too (super::jpeg).
     s.as_corruption()
-        .is_some_and(|c| corruption::on_gpu(c.name()))
+        .is_some_and(|c| corruption::on_gpu(c.kind()))
         || masks::on_gpu(s)
         || background::on_gpu(s)
 }
@@ -79,7 +79,7 @@ pub fn apply<L: Launcher>(
     }
     let refused = || GpuError::Launch(format!("scenario {} has no GPU kernels", s.key()));
     if let Some(c) = s.as_corruption() {
-        if !corruption::corrupt(l, c.name(), c.severity(), src, dst, key)? {
+        if !corruption::corrupt(l, c.kind(), c.severity(), src, dst, key)? {
             return Err(refused());
         }
         if let Some(quality) = c.stored_jpeg() {

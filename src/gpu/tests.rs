@@ -22,12 +22,17 @@ use super::launch::{Args, Launcher};
 use super::program;
 use crate::rng::RngKey;
 
+/// The corruption named `name` (the tests name them as keys do).
+pub(super) fn kind(name: &str) -> crate::key::Corruption {
+    name.parse().unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Runs corruption `name` at `severity` through the host build of its kernels.
 pub(super) fn host_corrupt(name: &str, severity: u8, image: &RgbImage, key: RngKey) -> RgbImage {
     let mut l = HostLauncher::new();
     let (src, dst) = l.images(image);
     assert!(
-        corruption::corrupt(&mut l, name, severity, src, dst, key).unwrap(),
+        corruption::corrupt(&mut l, kind(name), severity, src, dst, key).unwrap(),
         "{name} has no GPU kernels"
     );
     l.image(dst)
@@ -343,7 +348,7 @@ fn device_kernels_match_their_host_build() {
     for (w, h) in [(224, 224), (61, 17), (1280, 720)] {
         let img = test_image(w, h);
         for (name, _) in crate::key::CORRUPTIONS {
-            if !corruption::on_gpu(name) {
+            if !corruption::on_gpu(kind(name)) {
                 continue;
             }
             for s in 1..=5u8 {
@@ -360,7 +365,7 @@ fn device_kernels_match_their_host_build() {
                         buf: l.alloc(img.as_raw().len()).map_err(|e| e.to_string())?,
                         ..src
                     };
-                    corruption::corrupt(&mut l, name, s, src, dst, key)
+                    corruption::corrupt(&mut l, kind(name), s, src, dst, key)
                         .map_err(|e| e.to_string())?;
                     let mut out = vec![0; img.as_raw().len()];
                     l.download(dst.buf, &mut out).map_err(|e| e.to_string())?;
@@ -410,7 +415,7 @@ fn imagenet_c_scenarios_run_on_the_gpu_path_with_the_jpeg_round_trip() {
     for k in &cpu {
         let name = k.split('/').nth(1).unwrap();
         assert!(
-            !corruption::on_gpu(name),
+            !corruption::on_gpu(kind(name)),
             "{k} has kernels but stayed on the CPU"
         );
     }

@@ -8,13 +8,20 @@ use crate::gpu::launch::{Args, Buf, Launcher};
 use crate::kernels::{filter, glass};
 use crate::scenario::corruption::blur;
 
-pub(super) const NAMES: &[&str] = &[
-    "gaussian_blur",
-    "defocus_blur",
-    "motion_blur",
-    "zoom_blur",
-    "glass_blur",
-];
+/// The blur corruptions with kernels.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Blur {
+    /// `gaussian_blur`.
+    Gaussian,
+    /// `defocus_blur`.
+    Defocus,
+    /// `motion_blur`.
+    Motion,
+    /// `zoom_blur`.
+    Zoom,
+    /// `glass_blur`.
+    Glass,
+}
 
 /// Scratch slots (the tests read [`MOTION_TAPS`] by its number, 6): the unit-scale image (f64 or f32), the vertical Gaussian pass (f64), two byte
 /// images (glass_blur), two link arrays (glass_blur's walk), the motion taps.
@@ -31,12 +38,12 @@ fn motion_taps_len(radius: usize) -> usize {
     2 + 3 * (2 * radius + 1)
 }
 
-pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
+pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Blur, j: &Job) -> Result<(), GpuError> {
     if j.src.elements() == 0 {
         return Ok(());
     }
-    match j.name {
-        "gaussian_blur" => {
+    match which {
+        Blur::Gaussian => {
             let sigma = blur::GAUSSIAN_BLUR_SIGMA[j.s];
             gaussian(
                 l,
@@ -47,20 +54,19 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
                 blur::GAUSSIAN_BLUR_TRUNCATE,
             )
         }
-        "defocus_blur" => {
+        Blur::Defocus => {
             let (radius, alias) = blur::DEFOCUS_BLUR[j.s];
             defocus(l, j, radius, alias)
         }
-        "motion_blur" => {
+        Blur::Motion => {
             let (radius, sigma) = blur::MOTION_BLUR[j.s];
             motion(l, j, radius, sigma, None)
         }
-        "zoom_blur" => zoom(l, j),
-        "glass_blur" => {
+        Blur::Zoom => zoom(l, j),
+        Blur::Glass => {
             let (sigma, delta, iterations) = blur::GLASS_BLUR[j.s];
             glass(l, j, sigma, delta, iterations)
         }
-        other => unreachable!("{other} is not in NAMES"),
     }
 }
 

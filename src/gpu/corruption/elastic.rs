@@ -8,25 +8,18 @@ use crate::gpu::launch::{Args, Buf, Launcher};
 use crate::kernels::filter;
 use crate::scenario::corruption::elastic;
 
-pub(super) const NAMES: &[&str] = &["elastic_transform"];
-
 /// `rs_border_index`'s code for half-sample symmetric borders (scipy 'reflect').
 const REFLECT: i64 = 1;
 
 pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
-    match j.name {
-        "elastic_transform" => {
-            let (w, h) = (j.src.width as usize, j.src.height as usize);
-            let field = l.scratch(0, 2 * w * h * 8)?;
-            let max_d = elastic::ELASTIC_NOISE_FRACTION * h as f64;
-            let args = Args::buffers(&[l.address(field)])
-                .ints(&[(w * h) as i64, j.key.0 as i64])
-                .doubles(&[max_d]);
-            l.launch("rs_elastic_field", (w * h) as u64, &args)?;
-            warp(l, j.src, j.dst, field, elastic::ELASTIC_ALPHA[j.s])
-        }
-        other => unreachable!("{other} is not in NAMES"),
-    }
+    let (w, h) = (j.src.width as usize, j.src.height as usize);
+    let field = l.scratch(0, 2 * w * h * 8)?;
+    let max_d = elastic::ELASTIC_NOISE_FRACTION * h as f64;
+    let args = Args::buffers(&[l.address(field)])
+        .ints(&[(w * h) as i64, j.key.0 as i64])
+        .doubles(&[max_d]);
+    l.launch("rs_elastic_field", (w * h) as u64, &args)?;
+    warp(l, j.src, j.dst, field, elastic::ELASTIC_ALPHA[j.s])
 }
 
 /// The Gaussian kernel of σ (scipy's, one tap of weight 1 for σ ≤ 0) as a constant.

@@ -5,25 +5,31 @@ use crate::gpu::GpuError;
 use crate::gpu::launch::{Args, Launcher};
 use crate::scenario::corruption::noise;
 
-pub(super) const NAMES: &[&str] = &[
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "speckle_noise",
-];
+/// The noise corruptions with kernels.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Noise {
+    /// `gaussian_noise`.
+    Gaussian,
+    /// `shot_noise`.
+    Shot,
+    /// `impulse_noise`.
+    Impulse,
+    /// `speckle_noise`.
+    Speckle,
+}
 
-pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
+pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Noise, j: &Job) -> Result<(), GpuError> {
     let n = j.src.elements();
     let bufs = [l.address(j.src.buf), l.address(j.dst.buf)];
     let key = j.key.0 as i64;
-    match j.name {
-        "gaussian_noise" => {
+    match which {
+        Noise::Gaussian => {
             let args = Args::buffers(&bufs)
                 .ints(&[n as i64, key])
                 .floats(&[noise::GAUSSIAN_SIGMA[j.s] as f32]);
             l.launch("rs_gaussian_noise", n.div_ceil(4), &args)
         }
-        "shot_noise" => {
+        Noise::Shot => {
             let c = noise::SHOT_PHOTONS[j.s];
             // The CPU's own alias tables (built once per process), uploaded once per launcher.
             let table = noise::shot_table(j.s)
@@ -44,19 +50,18 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
             ]);
             l.launch("rs_shot_noise", n.div_ceil(2), &args)
         }
-        "impulse_noise" => {
+        Noise::Impulse => {
             // The CPU kernel's flip threshold: round(amount · 2³²), amount clamped to [0, 1].
             let amount = noise::IMPULSE_AMOUNT[j.s].clamp(0.0, 1.0);
             let threshold = (amount * 4_294_967_296.0).round() as i64;
             let args = Args::buffers(&bufs).ints(&[n as i64, key, threshold]);
             l.launch("rs_impulse_noise", n.div_ceil(2), &args)
         }
-        "speckle_noise" => {
+        Noise::Speckle => {
             let args = Args::buffers(&bufs)
                 .ints(&[n as i64, key])
                 .floats(&[noise::SPECKLE_SIGMA[j.s] as f32]);
             l.launch("rs_speckle_noise", n.div_ceil(4), &args)
         }
-        other => unreachable!("{other} is not in NAMES"),
     }
 }

@@ -12,29 +12,40 @@ use crate::rng::RngKey;
 use crate::scenario::corruption::snow::SnowParams;
 use crate::scenario::corruption::{snow as cpu_snow, weather};
 
-pub(super) const NAMES: &[&str] = &["frost", "fog", "snow"];
-
-/// Whether `name` can run on the GPU here: frost needs its textures (`weather::frost_textures`).
-pub(super) fn ready(name: &str) -> bool {
-    name != "frost" || weather::frost_textures().is_ok()
+/// The weather corruptions with kernels.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Weather {
+    /// `frost`.
+    Frost,
+    /// `fog`.
+    Fog,
+    /// `snow`.
+    Snow,
 }
 
-pub(super) fn corrupt<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
-    match j.name {
-        "frost" => {
+/// Whether `which` can run on the GPU here: frost needs its textures (`weather::frost_textures`).
+pub(super) fn ready(which: Weather) -> bool {
+    match which {
+        Weather::Frost => weather::frost_textures().is_ok(),
+        Weather::Fog | Weather::Snow => true,
+    }
+}
+
+pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Weather, j: &Job) -> Result<(), GpuError> {
+    match which {
+        Weather::Frost => {
             let textures =
                 weather::frost_textures().map_err(|e| GpuError::Launch(e.to_string()))?;
             let (a, f) = weather::FROST_PARAMS[j.s];
             frost(l, textures, j.src, j.dst, (a, f), j.key)
         }
-        "fog" => {
+        Weather::Fog => {
             let (c0, c1) = weather::FOG_PARAMS[j.s];
             let n = weather::fog_map_size(j.src.width, j.src.height);
             let map = plasma(l, n, c1, j.key)?;
             fog_blend(l, j.src, j.dst, map, n, c0)
         }
-        "snow" => snow(l, &cpu_snow::SNOW[j.s], j.src, j.dst, j.key),
-        other => unreachable!("{other} is not in NAMES"),
+        Weather::Snow => snow(l, &cpu_snow::SNOW[j.s], j.src, j.dst, j.key),
     }
 }
 

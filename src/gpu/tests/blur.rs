@@ -6,6 +6,7 @@ use super::{assert_close, assert_same_distribution, flat, host_corrupt, test_ima
 use crate::gpu::corruption;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Args, Launcher};
+use crate::key::Corruption as Kind;
 use crate::rng::RngKey;
 use crate::scenario::corruption::{Corruption, blur};
 
@@ -126,7 +127,7 @@ fn motion_blur_draws_its_angle_uniformly_from_the_key() {
         // The angle the kernels drew, as the taps buffer (scratch slot 6) records it.
         let mut l = HostLauncher::new();
         let (src, dst) = l.images(&img);
-        assert!(corruption::corrupt(&mut l, "motion_blur", 3, src, dst, key).unwrap());
+        assert!(corruption::corrupt(&mut l, Kind::MotionBlur, 3, src, dst, key).unwrap());
         let taps = l.scratch(6, 16).unwrap();
         let mut head = [0u8; 8];
         l.download(taps, &mut head).unwrap();

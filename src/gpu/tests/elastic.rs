@@ -9,6 +9,7 @@ use super::{flat, host_corrupt, test_image};
 use crate::gpu::corruption::elastic as ge;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::Launcher;
+use crate::key::Corruption as Kind;
 use crate::rng::RngKey;
 use crate::scenario::corruption::elastic;
 
@@ -80,7 +81,7 @@ fn elastic_fields_are_uniform_like_the_cpus() {
     let img = test_image(w as u32, h as u32);
     let (src, dst) = l.images(&img);
     let key = RngKey::new(4, "frame", "corruption/elastic_transform/3");
-    crate::gpu::corruption::corrupt(&mut l, "elastic_transform", 3, src, dst, key).unwrap();
+    crate::gpu::corruption::corrupt(&mut l, Kind::ElasticTransform, 3, src, dst, key).unwrap();
     let field = l.scratch(0, 0).unwrap();
     let raw = f64s(&l.read(field)[..2 * w * h * 8]);
     let max_d = elastic::ELASTIC_NOISE_FRACTION * h as f64;

@@ -9,6 +9,7 @@ use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::Launcher;
 use crate::gpu::preprocess::{Element, GpuView, Stage};
+use crate::key::Corruption as Kind;
 use crate::model::{Layout, ModelDesc, Preset};
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
@@ -212,7 +213,7 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
                 // Row 0 the clean frame, rows 1..=5 contrast at each severity.
                 v.variant_into_batch(&mut l, stage, base, batch, 0).unwrap();
                 for s in 1..=5u8 {
-                    let job = ("contrast", s, RngKey(7));
+                    let job = (Kind::Contrast, s, RngKey(7));
                     let row = usize::from(s);
                     assert!(
                         v.corrupt_into_batch(&mut l, stage, base, job, variant, batch, row)
@@ -266,7 +267,8 @@ fn a_corruption_without_gpu_kernels_writes_nothing() {
     };
     let variant = l.alloc(frame.as_raw().len()).unwrap();
     let batch = l.alloc(v.row_bytes()).unwrap();
-    let job = ("no_such_corruption", 1, RngKey(0));
+    // A corruption without kernels (spatter) writes nothing.
+    let job = (Kind::Spatter, 1, RngKey(0));
     let made = v
         .corrupt_into_batch(&mut l, Stage::Native, src, job, variant, batch, 0)
         .unwrap();

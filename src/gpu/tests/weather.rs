@@ -5,11 +5,12 @@
 
 use image::RgbImage;
 
-use super::{assert_close, flat, host_corrupt, test_image};
+use super::{assert_close, flat, host_corrupt, kind, test_image};
 use crate::gpu::corruption::weather as gw;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Buf, Launcher};
 use crate::kernels::filter;
+use crate::key::Corruption as Kind;
 use crate::rng::RngKey;
 use crate::scenario::corruption::snow::{self, SnowParams};
 use crate::scenario::corruption::weather;
@@ -502,11 +503,11 @@ fn snow_matches_the_cpu_in_distribution_at_every_severity() {
 #[test]
 fn frost_is_on_the_gpu_only_where_its_textures_are() {
     let installed = weather::frost_textures().is_ok();
-    assert_eq!(crate::gpu::corruption::on_gpu("frost"), installed);
+    assert_eq!(crate::gpu::corruption::on_gpu(Kind::Frost), installed);
     for name in ["fog", "snow", "elastic_transform"] {
-        assert!(crate::gpu::corruption::on_gpu(name), "{name}");
+        assert!(crate::gpu::corruption::on_gpu(kind(name)), "{name}");
     }
-    assert!(!crate::gpu::corruption::on_gpu("spatter"));
+    assert!(!crate::gpu::corruption::on_gpu(Kind::Spatter));
 }
 
 #[test]

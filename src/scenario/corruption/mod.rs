@@ -21,25 +21,34 @@ use image::RgbImage;
 
 use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 use crate::kernels::jpeg;
-use crate::key::{CORRUPTIONS, SEVERITIES};
+use crate::key::{self, SEVERITIES};
+
+// Which corruption: the shared vocabulary's enum, named apart from the scenario `Corruption` here
+// (a corruption at a severity).
+use key::Corruption as Kind;
 
 /// One corruption at one severity.
 #[derive(Debug, Clone)]
 pub struct Corruption {
-    name: &'static str,
+    kind: Kind,
     severity: u8,
     key: String,
     stored_jpeg: Option<u8>,
 }
 
 impl Corruption {
-    /// The corruption `name` (as in [`CORRUPTIONS`]) at `severity` (1..=5); `None` if either is unknown.
+    /// The corruption named `name` ([`Kind::as_str`]) at `severity` (1..=5); `None` if either is
+    /// unknown.
     pub fn new(name: &str, severity: u8) -> Option<Self> {
-        let (name, _) = CORRUPTIONS.iter().find(|(n, _)| *n == name)?;
+        Self::of(name.parse().ok()?, severity)
+    }
+
+    /// Corruption `kind` at `severity` (1..=5); `None` if the severity is unknown.
+    pub fn of(kind: Kind, severity: u8) -> Option<Self> {
         SEVERITIES.contains(&severity).then(|| Self {
-            name,
+            kind,
             severity,
-            key: format!("corruption/{name}/{severity}"),
+            key: format!("corruption/{kind}/{severity}"),
             stored_jpeg: None,
         })
     }
@@ -54,9 +63,14 @@ impl Corruption {
         self
     }
 
-    /// The corruption's name, as in [`CORRUPTIONS`].
+    /// Which corruption.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The corruption's name ([`Kind::as_str`]).
     pub fn name(&self) -> &'static str {
-        self.name
+        self.kind.as_str()
     }
 
     /// The severity, 1..=5.
@@ -72,50 +86,50 @@ impl Corruption {
     /// The severity's parameter in words, e.g. `sigma 0.18`.
     pub fn parameter(&self) -> String {
         let s = usize::from(self.severity - 1);
-        match self.name {
-            "gaussian_noise" => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),
-            "shot_noise" => format!("photons {}", noise::SHOT_PHOTONS[s]),
-            "impulse_noise" => format!("amount {}", noise::IMPULSE_AMOUNT[s]),
-            "defocus_blur" => {
+        match self.kind {
+            Kind::GaussianNoise => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),
+            Kind::ShotNoise => format!("photons {}", noise::SHOT_PHOTONS[s]),
+            Kind::ImpulseNoise => format!("amount {}", noise::IMPULSE_AMOUNT[s]),
+            Kind::DefocusBlur => {
                 let (r, a) = blur::DEFOCUS_BLUR[s];
                 format!("radius {r}, alias blur {a}")
             }
-            "glass_blur" => {
+            Kind::GlassBlur => {
                 let (sigma, d, it) = blur::GLASS_BLUR[s];
                 format!("sigma {sigma}, max delta {d}, {it} iterations")
             }
-            "motion_blur" => {
+            Kind::MotionBlur => {
                 let (r, sigma) = blur::MOTION_BLUR[s];
                 format!("radius {r}, sigma {sigma}")
             }
-            "zoom_blur" => {
+            Kind::ZoomBlur => {
                 let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
                 let n = blur::zoom_factors(stop, step).len();
                 format!("{n} zoom factors 1..{stop} step {step}")
             }
-            "snow" => {
+            Kind::Snow => {
                 let p = &snow::SNOW[s];
                 format!(
                     "flakes N({}, {}) zoomed {}, threshold {}, motion radius {} sigma {}, blend {}",
                     p.mean, p.std, p.zoom, p.threshold, p.radius, p.sigma, p.blend
                 )
             }
-            "gaussian_blur" => format!("sigma {}", blur::GAUSSIAN_BLUR_SIGMA[s]),
-            "frost" => {
+            Kind::GaussianBlur => format!("sigma {}", blur::GAUSSIAN_BLUR_SIGMA[s]),
+            Kind::Frost => {
                 let (a, f) = weather::FROST_PARAMS[s];
                 format!("image ×{a} + frost ×{f}")
             }
-            "fog" => {
+            Kind::Fog => {
                 let (c0, c1) = weather::FOG_PARAMS[s];
                 format!("strength {c0}, wibble decay {c1}")
             }
-            "brightness" => format!("value +{}", digital::BRIGHTNESS_DELTA[s]),
-            "contrast" => format!("factor {}", digital::CONTRAST_FACTOR[s]),
-            "elastic_transform" => format!("alpha {}", elastic::ELASTIC_ALPHA[s]),
-            "pixelate" => format!("size factor {}", digital::PIXELATE_FACTOR[s]),
-            "jpeg_compression" => format!("quality {}", digital::JPEG_QUALITY[s]),
-            "speckle_noise" => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
-            "spatter" => {
+            Kind::Brightness => format!("value +{}", digital::BRIGHTNESS_DELTA[s]),
+            Kind::Contrast => format!("factor {}", digital::CONTRAST_FACTOR[s]),
+            Kind::ElasticTransform => format!("alpha {}", elastic::ELASTIC_ALPHA[s]),
+            Kind::Pixelate => format!("size factor {}", digital::PIXELATE_FACTOR[s]),
+            Kind::JpegCompression => format!("quality {}", digital::JPEG_QUALITY[s]),
+            Kind::SpeckleNoise => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
+            Kind::Spatter => {
                 let (mu, sd, sigma, t, c4, mode) = spatter::SPATTER_PARAMS[s];
                 let what = if mode == 0 {
                     "water intensity"
@@ -124,11 +138,10 @@ impl Corruption {
                 };
                 format!("liquid N({mu}, {sd}) blur {sigma} threshold {t}, {what} {c4}")
             }
-            "saturate" => {
+            Kind::Saturate => {
                 let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
                 format!("saturation ×{scale} +{offset}")
             }
-            other => unreachable!("corruption `{other}` is listed but not described"),
         }
     }
 
@@ -139,50 +152,49 @@ impl Corruption {
     /// the scenario path ([`Scenario::apply`]) returns [`ScenarioError::Unsuitable`] instead.
     pub fn corrupt(&self, image: &RgbImage, rng: RngKey) -> RgbImage {
         let s = usize::from(self.severity - 1);
-        match self.name {
-            "gaussian_noise" => noise::gaussian_noise(image, noise::GAUSSIAN_SIGMA[s], rng),
-            "shot_noise" => noise::shot_noise(image, noise::SHOT_PHOTONS[s], rng),
-            "impulse_noise" => noise::impulse_noise(image, noise::IMPULSE_AMOUNT[s], rng),
-            "defocus_blur" => {
+        match self.kind {
+            Kind::GaussianNoise => noise::gaussian_noise(image, noise::GAUSSIAN_SIGMA[s], rng),
+            Kind::ShotNoise => noise::shot_noise(image, noise::SHOT_PHOTONS[s], rng),
+            Kind::ImpulseNoise => noise::impulse_noise(image, noise::IMPULSE_AMOUNT[s], rng),
+            Kind::DefocusBlur => {
                 let (r, a) = blur::DEFOCUS_BLUR[s];
                 blur::defocus_blur(image, r, a)
             }
-            "glass_blur" => {
+            Kind::GlassBlur => {
                 let (sigma, d, it) = blur::GLASS_BLUR[s];
                 blur::glass_blur(image, sigma, d, it, rng)
             }
-            "motion_blur" => {
+            Kind::MotionBlur => {
                 let (r, sigma) = blur::MOTION_BLUR[s];
                 blur::motion_blur(image, r, sigma, rng)
             }
-            "zoom_blur" => {
+            Kind::ZoomBlur => {
                 let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
                 blur::zoom_blur(image, &blur::zoom_factors(stop, step))
             }
-            "snow" => snow::snow_corruption(image, &snow::SNOW[s], rng),
-            "gaussian_blur" => blur::gaussian_blur(image, blur::GAUSSIAN_BLUR_SIGMA[s]),
-            "frost" => {
+            Kind::Snow => snow::snow_corruption(image, &snow::SNOW[s], rng),
+            Kind::GaussianBlur => blur::gaussian_blur(image, blur::GAUSSIAN_BLUR_SIGMA[s]),
+            Kind::Frost => {
                 let (a, f) = weather::FROST_PARAMS[s];
                 weather::frost(image, a, f, rng).unwrap_or_else(|e| panic!("{e}"))
             }
-            "fog" => {
+            Kind::Fog => {
                 let (c0, c1) = weather::FOG_PARAMS[s];
                 weather::fog(image, c0, c1, rng)
             }
-            "brightness" => digital::brightness(image, digital::BRIGHTNESS_DELTA[s]),
-            "contrast" => digital::contrast(image, digital::CONTRAST_FACTOR[s]),
-            "elastic_transform" => {
+            Kind::Brightness => digital::brightness(image, digital::BRIGHTNESS_DELTA[s]),
+            Kind::Contrast => digital::contrast(image, digital::CONTRAST_FACTOR[s]),
+            Kind::ElasticTransform => {
                 elastic::elastic_transform(image, elastic::ELASTIC_ALPHA[s], rng)
             }
-            "pixelate" => digital::pixelate(image, digital::PIXELATE_FACTOR[s]),
-            "jpeg_compression" => digital::jpeg_compression(image, digital::JPEG_QUALITY[s]),
-            "speckle_noise" => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
-            "spatter" => spatter::spatter(image, spatter::SPATTER_PARAMS[s], rng),
-            "saturate" => {
+            Kind::Pixelate => digital::pixelate(image, digital::PIXELATE_FACTOR[s]),
+            Kind::JpegCompression => digital::jpeg_compression(image, digital::JPEG_QUALITY[s]),
+            Kind::SpeckleNoise => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
+            Kind::Spatter => spatter::spatter(image, spatter::SPATTER_PARAMS[s], rng),
+            Kind::Saturate => {
                 let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
                 digital::saturate(image, scale, offset)
             }
-            other => unreachable!("corruption `{other}` is listed but not dispatched"),
         }
     }
 }
@@ -207,7 +219,7 @@ impl Scenario for Corruption {
 
 impl Corruption {
     fn apply_raw(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
-        if self.name == "frost" {
+        if self.kind == Kind::Frost {
             // The only corruption with external data: missing textures are an error, not a panic.
             let (a, f) = weather::FROST_PARAMS[usize::from(self.severity - 1)];
             return weather::frost(input.image, a, f, rng).map_err(|e| ScenarioError::Unsuitable {
@@ -252,9 +264,12 @@ mod tests {
             let img = RgbImage::from_fn(w, h, |x, y| {
                 image::Rgb([(x * 7) as u8, (y * 13) as u8, ((x + y) * 5) as u8])
             });
-            for (name, _) in CORRUPTIONS {
+            for kind in Kind::ALL {
+                let name = kind.as_str();
                 for s in SEVERITIES {
-                    let c = Corruption::new(name, s).expect("listed");
+                    let c = Corruption::of(kind, s).expect("listed");
+                    assert_eq!(c.kind(), kind);
+                    assert_eq!(Corruption::new(name, s).map(|c| c.kind()), Some(kind));
                     assert_eq!(c.key(), format!("corruption/{name}/{s}"));
                     assert!(!c.parameter().is_empty());
                     let out = c.corrupt(&img, RngKey(1));
@@ -289,7 +304,7 @@ mod tests {
             "spatter",
             "saturate",
         ];
-        let idx: Vec<usize> = CORRUPTIONS
+        let idx: Vec<usize> = key::CORRUPTIONS
             .iter()
             .map(|(n, _)| {
                 INDEX
