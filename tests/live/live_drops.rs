@@ -1,13 +1,19 @@
 //! A live source that outpaces the pipeline: the synthetic camera paced in real time with
 //! a deliberately slow plan. The source never waits: frames are dropped by `[pipeline] drop`, every
 //! drop is counted, the frames that are evaluated are complete, and the summary adds up.
+//!
+//! An end-to-end smoke test on the real model: which frames are dropped depends on the machine's
+//! speed, so only the accounting is asserted exactly, and "something was dropped" rests on a margin
+//! no machine closes (a frame every 0.5 ms against 21 blurred variants and their inferences). The
+//! drop policies themselves are tested deterministically on a stub engine in
+//! `src/pipeline/tests/admission.rs`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::util::*;
 
-/// Runs `frames` frames of a 200 fps synthetic camera through a 20-variant plan on the real model
+/// Runs `frames` frames of a 2000 fps synthetic camera through a 20-variant plan on the real model
 /// with a 2-frame queue, `drop` as given; returns (summary, distinct frames in records, records).
 fn live_run(dir: &Path, name: &str, drop: &str, frames: u32) -> (serde_json::Value, usize, usize) {
     let config = dir.join(format!("{name}.toml"));
@@ -16,7 +22,7 @@ fn live_run(dir: &Path, name: &str, drop: &str, frames: u32) -> (serde_json::Val
         format!(
             "scenarios = [\"imagenet-c/blur\"]\n[pipeline]\nqueue = 2\ndrop = \"{drop}\"\n\
              [source]\npath = \"synthetic\"\nkind = \"synthetic\"\n[source.synthetic]\nwidth = 160\n\
-             height = 120\nfps = 200\nrealtime = true\nframes = {frames}\n"
+             height = 120\nfps = 2000\nrealtime = true\nframes = {frames}\n"
         ),
     )
     .unwrap();
@@ -31,7 +37,9 @@ fn live_run(dir: &Path, name: &str, drop: &str, frames: u32) -> (serde_json::Val
 #[test]
 fn a_slow_pipeline_drops_frames_of_a_live_source_and_counts_them() {
     let dir = tempfile::tempdir().unwrap();
-    // 80 frames in 0.4 s; 21 variants per frame take far longer than 5 ms on this machine.
+    // 80 frames in 40 ms, a frame every 0.5 ms: 21 variants per frame (glass, zoom, motion and
+    // defocus blur at 224², then as many inferences of the real model) take tens of milliseconds
+    // on any machine, so a frame always arrives while one is waiting.
     for policy in ["oldest", "newest"] {
         let (s, evaluated, n_records) = live_run(dir.path(), policy, policy, 80);
         let f = &s["frames"];
