@@ -146,6 +146,6 @@ pub(crate) fn motion_blur_at<L: Launcher>(
         dst,
         key: RngKey(0),
     };
-    let (radius, sigma) = crate::scenario::corruption::blur::MOTION_BLUR[job.s];
-    blur::motion(l, &job, radius, sigma, Some(angle))
+    let p = crate::scenario::corruption::blur::MOTION_BLUR[job.s];
+    blur::motion(l, &job, p.radius, p.sigma, Some(angle))
 }

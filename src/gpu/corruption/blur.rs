@@ -55,17 +55,17 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Blur, j: &Job) -> Result<()
             )
         }
         Blur::Defocus => {
-            let (radius, alias) = blur::DEFOCUS_BLUR[j.s];
-            defocus(l, j, radius, alias)
+            let p = blur::DEFOCUS_BLUR[j.s];
+            defocus(l, j, p.radius, p.alias_blur)
         }
         Blur::Motion => {
-            let (radius, sigma) = blur::MOTION_BLUR[j.s];
-            motion(l, j, radius, sigma, None)
+            let p = blur::MOTION_BLUR[j.s];
+            motion(l, j, p.radius, p.sigma, None)
         }
         Blur::Zoom => zoom(l, j),
         Blur::Glass => {
-            let (sigma, delta, iterations) = blur::GLASS_BLUR[j.s];
-            glass(l, j, sigma, delta, iterations)
+            let p = blur::GLASS_BLUR[j.s];
+            glass(l, j, p.sigma, p.max_delta, p.iterations)
         }
     }
 }
@@ -200,7 +200,7 @@ pub(super) fn motion<L: Launcher>(
 fn zoom<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
     let n = j.src.elements();
     let (w, h) = wh(j.src);
-    let (stop, step) = blur::ZOOM_BLUR_ARANGE[j.s];
+    let blur::ZoomArange { stop, step } = blur::ZOOM_BLUR_ARANGE[j.s];
     let factors = blur::zoom_factors(stop, step);
     let (wu, hu) = (j.src.width as usize, j.src.height as usize);
     let table = l.constant(&format!("blur/zoom_taps/{}/{wu}x{hu}", j.s), &mut || {

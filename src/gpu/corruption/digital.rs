@@ -45,10 +45,10 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Digital, j: &Job) -> Result
             l.launch("rs_hsv_edit", n / 3, &args)
         }
         Digital::Saturate => {
-            let (scale, offset) = digital::SATURATE_SCALE_OFFSET[j.s];
+            let p = digital::SATURATE_SCALE_OFFSET[j.s];
             let args = Args::buffers(&[src, dst])
                 .ints(&[(n / 3) as i64, 0])
-                .doubles(&[scale, offset]);
+                .doubles(&[p.scale, p.offset]);
             l.launch("rs_hsv_edit", n / 3, &args)
         }
         Digital::Pixelate => {

@@ -36,14 +36,14 @@ pub(super) fn corrupt<L: Launcher>(l: &mut L, which: Weather, j: &Job) -> Result
         Weather::Frost => {
             let textures =
                 weather::frost_textures().map_err(|e| GpuError::Launch(e.to_string()))?;
-            let (a, f) = weather::FROST_PARAMS[j.s];
-            frost(l, textures, j.src, j.dst, (a, f), j.key)
+            let p = weather::FROST_PARAMS[j.s];
+            frost(l, textures, j.src, j.dst, (p.image, p.frost), j.key)
         }
         Weather::Fog => {
-            let (c0, c1) = weather::FOG_PARAMS[j.s];
+            let p = weather::FOG_PARAMS[j.s];
             let n = weather::fog_map_size(j.src.width, j.src.height);
-            let map = plasma(l, n, c1, j.key)?;
-            fog_blend(l, j.src, j.dst, map, n, c0)
+            let map = plasma(l, n, p.wibble_decay, j.key)?;
+            fog_blend(l, j.src, j.dst, map, n, p.strength)
         }
         Weather::Snow => snow(l, &cpu_snow::SNOW[j.s], j.src, j.dst, j.key),
     }

@@ -101,7 +101,7 @@ fn host_motion_at(img: &RgbImage, s: u8, angle: f64) -> RgbImage {
 fn motion_blur_at_a_fixed_angle_matches_the_cpu_bytes() {
     for img in images() {
         for s in 1..=5 {
-            let (radius, sigma) = blur::MOTION_BLUR[usize::from(s - 1)];
+            let blur::MotionBlurParams { radius, sigma } = blur::MOTION_BLUR[usize::from(s - 1)];
             for angle in [-45.0, -30.25, -0.5, 0.0, 12.7, 44.99] {
                 let gpu = host_motion_at(&img, s, angle);
                 let cpu = blur::motion_blur_at(&img, radius, sigma, angle);
@@ -133,7 +133,7 @@ fn motion_blur_draws_its_angle_uniformly_from_the_key() {
         l.download(taps, &mut head).unwrap();
         let angle = f64::from_le_bytes(head);
         assert!((-45.0..45.0).contains(&angle), "{angle}");
-        let (radius, sigma) = blur::MOTION_BLUR[2];
+        let blur::MotionBlurParams { radius, sigma } = blur::MOTION_BLUR[2];
         assert_eq!(
             gpu,
             blur::motion_blur_at(&img, radius, sigma, angle),

@@ -75,7 +75,9 @@ fn frost_blend_gives_the_cpus_bytes_at_a_fixed_texture_and_crop() {
             for (t, tex) in textures.iter().enumerate() {
                 let (rw, rh) = weather::frost_rescaled_size(tex.width(), tex.height(), w, h);
                 let (sw, sh) = (rw.saturating_sub(w).max(1), rh.saturating_sub(h).max(1));
-                for (s, &(a, f)) in weather::FROST_PARAMS.iter().enumerate() {
+                for (s, &weather::FrostParams { image: a, frost: f }) in
+                    weather::FROST_PARAMS.iter().enumerate()
+                {
                     // Corners of the crop range and one inside, a different one per severity.
                     let (left, top) =
                         [(0, 0), (sw - 1, sh - 1), (sw / 2, 0), (0, sh / 3)][(s + t) % 4];
@@ -163,7 +165,8 @@ fn frost_is_the_cpu_blend_at_its_own_draw_at_every_severity() {
         for img in [test_image(224, 224), test_image(61, 17)] {
             for s in 1..=5u8 {
                 let key = RngKey::new(7, "frame", &format!("corruption/frost/{s}"));
-                let (a, f) = weather::FROST_PARAMS[usize::from(s - 1)];
+                let weather::FrostParams { image: a, frost: f } =
+                    weather::FROST_PARAMS[usize::from(s - 1)];
                 let mut l = HostLauncher::new();
                 let (src, dst) = l.images(&img);
                 gw::frost(&mut l, &textures, src, dst, (a, f), key).unwrap();
@@ -208,7 +211,10 @@ fn fog_blend_gives_the_cpus_bytes_on_the_cpus_map() {
         let (w, h) = img.dimensions();
         let n = weather::fog_map_size(w, h);
         for s in 1..=5u8 {
-            let (c0, c1) = weather::FOG_PARAMS[usize::from(s - 1)];
+            let weather::FogParams {
+                strength: c0,
+                wibble_decay: c1,
+            } = weather::FOG_PARAMS[usize::from(s - 1)];
             let key = RngKey::new(5, "frame", &format!("corruption/fog/{s}"));
             let mut l = HostLauncher::new();
             let (src, dst) = l.images(&img);
@@ -337,7 +343,10 @@ fn fog_matches_the_cpu_in_distribution_at_every_severity() {
     for img in [test_image(96, 64), test_image(61, 17)] {
         for s in 1..=5u8 {
             let (mut gpu, mut cpu) = (Vec::new(), Vec::new());
-            let (c0, c1) = weather::FOG_PARAMS[usize::from(s - 1)];
+            let weather::FogParams {
+                strength: c0,
+                wibble_decay: c1,
+            } = weather::FOG_PARAMS[usize::from(s - 1)];
             for k in 0..24 {
                 let key = RngKey::new(k, "frame", &format!("corruption/fog/{s}"));
                 gpu.push(image_stats(&host_corrupt("fog", s, &img, key)));
@@ -520,7 +529,7 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let (rw, rh) =
         weather::frost_rescaled_size(textures[t].width(), textures[t].height(), 1280, 720);
     let (left, top) = (rw - 1280 - 1, rh - 720 - 1);
-    let (a, f) = weather::FROST_PARAMS[4];
+    let weather::FrostParams { image: a, frost: f } = weather::FROST_PARAMS[4];
     let mut l = HostLauncher::new();
     let (src, dst) = l.images(&img);
     let choice: Vec<u8> = [t as i64, left.into(), top.into()]
@@ -532,7 +541,10 @@ fn deterministic_parts_give_the_cpus_bytes_at_video_size() {
     let cpu = weather::frost_at(&textures[t], &img, a, f, (left, top));
     assert_eq!(l.image(dst), cpu, "frost 1280×720");
     // fog on the CPU's 2048² map.
-    let (c0, c1) = weather::FOG_PARAMS[4];
+    let weather::FogParams {
+        strength: c0,
+        wibble_decay: c1,
+    } = weather::FOG_PARAMS[4];
     let key = RngKey::new(1, "frame", "corruption/fog/5");
     let n = weather::fog_map_size(1280, 720);
     let map = cpu_map(&mut l, n, c1, key);

@@ -22,32 +22,109 @@ pub const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
 /// kernel reaches int(4σ + 0.5) pixels. Shared with the GPU recipe (docs/gpu.md#gpu-resident-scenarios).
 pub(crate) const GAUSSIAN_BLUR_TRUNCATE: f64 = 4.0;
 
+/// One glass_blur severity (docs/imagenet-c.md#glass_blur): the reference's `c = (sigma,
+/// max_delta, iterations)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GlassBlurParams {
+    /// σ of the Gaussian before and after the pixel walk.
+    pub sigma: f64,
+    /// δ: how far a pixel may be swapped (`max_delta`).
+    pub max_delta: usize,
+    /// How many passes of the walk.
+    pub iterations: usize,
+}
+
 /// (σ, max_delta δ, iterations) per severity 1..5 (docs/imagenet-c.md#glass_blur).
-pub const GLASS_BLUR: [(f64, usize, usize); 5] = [
-    (0.7, 1, 2),
-    (0.9, 2, 1),
-    (1.0, 2, 3),
-    (1.1, 3, 2),
-    (1.5, 4, 2),
+pub const GLASS_BLUR: [GlassBlurParams; 5] = [
+    glass(0.7, 1, 2),
+    glass(0.9, 2, 1),
+    glass(1.0, 2, 3),
+    glass(1.1, 3, 2),
+    glass(1.5, 4, 2),
 ];
 
+/// Table row constructor.
+const fn glass(sigma: f64, max_delta: usize, iterations: usize) -> GlassBlurParams {
+    GlassBlurParams {
+        sigma,
+        max_delta,
+        iterations,
+    }
+}
+
+/// One defocus_blur severity (docs/imagenet-c.md#defocus_blur): the reference's `disk(radius,
+/// alias_blur)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DefocusBlurParams {
+    /// The disk's radius.
+    pub radius: usize,
+    /// σ of the Gaussian that anti-aliases the disk (`alias_blur`).
+    pub alias_blur: f64,
+}
+
 /// (disk radius, alias_blur σ) per severity 1..5 (docs/imagenet-c.md#defocus_blur).
-pub const DEFOCUS_BLUR: [(usize, f64); 5] = [(3, 0.1), (4, 0.5), (6, 0.5), (8, 0.5), (10, 0.5)];
+pub const DEFOCUS_BLUR: [DefocusBlurParams; 5] = [
+    defocus(3, 0.1),
+    defocus(4, 0.5),
+    defocus(6, 0.5),
+    defocus(8, 0.5),
+    defocus(10, 0.5),
+];
+
+/// Table row constructor.
+const fn defocus(radius: usize, alias_blur: f64) -> DefocusBlurParams {
+    DefocusBlurParams { radius, alias_blur }
+}
+
+/// One motion_blur severity (docs/imagenet-c.md#motion_blur): the reference's
+/// `_motion_blur(x, radius, sigma, angle)` without the drawn angle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MotionBlurParams {
+    /// The kernel's radius r (2r + 1 taps).
+    pub radius: usize,
+    /// σ of the kernel's half-Gaussian.
+    pub sigma: f64,
+}
 
 /// (radius, σ) of the motion kernel per severity 1..5 (docs/imagenet-c.md#motion_blur); 2r+1 = 21,
 /// 31, 31, 31, 41 taps.
-pub const MOTION_BLUR: [(usize, f64); 5] =
-    [(10, 3.0), (15, 5.0), (15, 8.0), (15, 12.0), (20, 15.0)];
+pub const MOTION_BLUR: [MotionBlurParams; 5] = [
+    motion(10, 3.0),
+    motion(15, 5.0),
+    motion(15, 8.0),
+    motion(15, 12.0),
+    motion(20, 15.0),
+];
+
+/// Table row constructor.
+const fn motion(radius: usize, sigma: f64) -> MotionBlurParams {
+    MotionBlurParams { radius, sigma }
+}
+
+/// One zoom_blur severity (docs/imagenet-c.md#zoom_blur): the reference's zoom factors
+/// `np.arange(1, stop, step)` ([`zoom_factors`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ZoomArange {
+    /// The arange's (excluded) end.
+    pub stop: f64,
+    /// The arange's step.
+    pub step: f64,
+}
 
 /// numpy `arange(1, stop, step)` per severity 1..5 as (stop, step) (docs/imagenet-c.md#zoom_blur);
 /// see [`zoom_factors`].
-pub const ZOOM_BLUR_ARANGE: [(f64, f64); 5] = [
-    (1.11, 0.01),
-    (1.16, 0.01),
-    (1.21, 0.02),
-    (1.26, 0.02),
-    (1.31, 0.03),
+pub const ZOOM_BLUR_ARANGE: [ZoomArange; 5] = [
+    arange(1.11, 0.01),
+    arange(1.16, 0.01),
+    arange(1.21, 0.02),
+    arange(1.26, 0.02),
+    arange(1.31, 0.03),
 ];
+
+/// Table row constructor.
+const fn arange(stop: f64, step: f64) -> ZoomArange {
+    ZoomArange { stop, step }
+}
 
 /// `(width, height, 3)` of an image as usize.
 fn dims(image: &RgbImage) -> (usize, usize, usize) {
@@ -208,20 +285,20 @@ mod tests {
             .map(|&s| filter::gaussian_radius(s, 4.0))
             .collect();
         assert_eq!(radii, [4, 8, 12, 16, 24]);
-        assert_eq!(GLASS_BLUR[2], (1.0, 2, 3));
-        assert_eq!(GLASS_BLUR[4], (1.5, 4, 2));
-        assert_eq!(DEFOCUS_BLUR[0], (3, 0.1));
-        assert_eq!(DEFOCUS_BLUR[4], (10, 0.5));
-        let taps: Vec<usize> = MOTION_BLUR.iter().map(|m| 2 * m.0 + 1).collect();
+        assert_eq!(GLASS_BLUR[2], glass(1.0, 2, 3));
+        assert_eq!(GLASS_BLUR[4], glass(1.5, 4, 2));
+        assert_eq!(DEFOCUS_BLUR[0], defocus(3, 0.1));
+        assert_eq!(DEFOCUS_BLUR[4], defocus(10, 0.5));
+        let taps: Vec<usize> = MOTION_BLUR.iter().map(|m| 2 * m.radius + 1).collect();
         assert_eq!(taps, [21, 31, 31, 31, 41]);
-        assert_eq!(MOTION_BLUR[3], (15, 12.0));
+        assert_eq!(MOTION_BLUR[3], motion(15, 12.0));
     }
 
     #[test]
     fn zoom_factor_lists_keep_the_arange_quirk() {
         let counts: Vec<usize> = ZOOM_BLUR_ARANGE
             .iter()
-            .map(|&(a, b)| zoom_factors(a, b).len())
+            .map(|z| zoom_factors(z.stop, z.step).len())
             .collect();
         assert_eq!(counts, [12, 16, 11, 13, 11]);
         let f = zoom_factors(1.11, 0.01);

@@ -19,8 +19,28 @@ pub const BRIGHTNESS_DELTA: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
 
 /// Saturation `(scale, offset)` per severity 1..5: S becomes `clip(S·scale + offset, 0, 1)`
 /// (docs/imagenet-c.md#saturate). Severities 1–2 desaturate, 3–5 over-saturate.
-pub const SATURATE_SCALE_OFFSET: [(f64, f64); 5] =
-    [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)];
+pub const SATURATE_SCALE_OFFSET: [SaturateParams; 5] = [
+    saturation(0.3, 0.0),
+    saturation(0.1, 0.0),
+    saturation(2.0, 0.0),
+    saturation(5.0, 0.1),
+    saturation(20.0, 0.2),
+];
+
+/// One saturate severity (docs/imagenet-c.md#saturate): the reference's `c`, used as
+/// `S·c[0] + c[1]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SaturateParams {
+    /// The saturation's factor (`c[0]`).
+    pub scale: f64,
+    /// What is added after scaling (`c[1]`).
+    pub offset: f64,
+}
+
+/// Table row constructor.
+const fn saturation(scale: f64, offset: f64) -> SaturateParams {
+    SaturateParams { scale, offset }
+}
 
 /// JPEG quality per severity 1..5 (docs/imagenet-c.md#jpeg_compression).
 pub const JPEG_QUALITY: [u8; 5] = [25, 18, 15, 10, 7];

@@ -210,8 +210,8 @@ fn deterministic_blurs_match_the_reference() {
     let z = check_deterministic(
         "zoom_blur",
         |img, s| {
-            let (stop, step) = blur::ZOOM_BLUR_ARANGE[sev(s)];
-            blur::zoom_blur(img, &blur::zoom_factors(stop, step))
+            let p = blur::ZOOM_BLUR_ARANGE[sev(s)];
+            blur::zoom_blur(img, &blur::zoom_factors(p.stop, p.step))
         },
         0.0,
         0,
@@ -220,8 +220,8 @@ fn deterministic_blurs_match_the_reference() {
     let d = check_deterministic(
         "defocus_blur",
         |img, s| {
-            let (r, a) = blur::DEFOCUS_BLUR[sev(s)];
-            blur::defocus_blur(img, r, a)
+            let p = blur::DEFOCUS_BLUR[sev(s)];
+            blur::defocus_blur(img, p.radius, p.alias_blur)
         },
         0.001,
         1,
@@ -269,8 +269,8 @@ fn check_random(name: &str, f: impl Fn(&RgbImage, u8, RngKey) -> RgbImage) -> (f
 fn motion_blur_statistics_match_the_reference() {
     use super::blur;
     let w = check_random("motion_blur", |img, s, k| {
-        let (r, sigma) = blur::MOTION_BLUR[usize::from(s - 1)];
-        blur::motion_blur(img, r, sigma, k)
+        let p = blur::MOTION_BLUR[usize::from(s - 1)];
+        blur::motion_blur(img, p.radius, p.sigma, k)
     });
     eprintln!("motion_blur worst relative deviation (mean, sd): {w:?}");
 }
@@ -279,8 +279,8 @@ fn motion_blur_statistics_match_the_reference() {
 fn glass_blur_statistics_match_the_reference() {
     use super::blur;
     let w = check_random("glass_blur", |img, s, k| {
-        let (sigma, d, it) = blur::GLASS_BLUR[usize::from(s - 1)];
-        blur::glass_blur(img, sigma, d, it, k)
+        let p = blur::GLASS_BLUR[usize::from(s - 1)];
+        blur::glass_blur(img, p.sigma, p.max_delta, p.iterations, k)
     });
     eprintln!("glass_blur worst relative deviation (mean, sd): {w:?}");
 }

@@ -91,19 +91,20 @@ impl Corruption {
             Kind::ShotNoise => format!("photons {}", noise::SHOT_PHOTONS[s]),
             Kind::ImpulseNoise => format!("amount {}", noise::IMPULSE_AMOUNT[s]),
             Kind::DefocusBlur => {
-                let (r, a) = blur::DEFOCUS_BLUR[s];
-                format!("radius {r}, alias blur {a}")
+                let p = blur::DEFOCUS_BLUR[s];
+                format!("radius {}, alias blur {}", p.radius, p.alias_blur)
             }
             Kind::GlassBlur => {
-                let (sigma, d, it) = blur::GLASS_BLUR[s];
+                let p = blur::GLASS_BLUR[s];
+                let (sigma, d, it) = (p.sigma, p.max_delta, p.iterations);
                 format!("sigma {sigma}, max delta {d}, {it} iterations")
             }
             Kind::MotionBlur => {
-                let (r, sigma) = blur::MOTION_BLUR[s];
-                format!("radius {r}, sigma {sigma}")
+                let p = blur::MOTION_BLUR[s];
+                format!("radius {}, sigma {}", p.radius, p.sigma)
             }
             Kind::ZoomBlur => {
-                let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
+                let blur::ZoomArange { stop, step } = blur::ZOOM_BLUR_ARANGE[s];
                 let n = blur::zoom_factors(stop, step).len();
                 format!("{n} zoom factors 1..{stop} step {step}")
             }
@@ -116,12 +117,12 @@ impl Corruption {
             }
             Kind::GaussianBlur => format!("sigma {}", blur::GAUSSIAN_BLUR_SIGMA[s]),
             Kind::Frost => {
-                let (a, f) = weather::FROST_PARAMS[s];
-                format!("image ×{a} + frost ×{f}")
+                let p = weather::FROST_PARAMS[s];
+                format!("image ×{} + frost ×{}", p.image, p.frost)
             }
             Kind::Fog => {
-                let (c0, c1) = weather::FOG_PARAMS[s];
-                format!("strength {c0}, wibble decay {c1}")
+                let p = weather::FOG_PARAMS[s];
+                format!("strength {}, wibble decay {}", p.strength, p.wibble_decay)
             }
             Kind::Brightness => format!("value +{}", digital::BRIGHTNESS_DELTA[s]),
             Kind::Contrast => format!("factor {}", digital::CONTRAST_FACTOR[s]),
@@ -130,7 +131,14 @@ impl Corruption {
             Kind::JpegCompression => format!("quality {}", digital::JPEG_QUALITY[s]),
             Kind::SpeckleNoise => format!("sigma {}", noise::SPECKLE_SIGMA[s]),
             Kind::Spatter => {
-                let (mu, sd, sigma, t, c4, mode) = spatter::SPATTER_PARAMS[s];
+                let spatter::SpatterParams {
+                    mean: mu,
+                    std: sd,
+                    sigma,
+                    threshold: t,
+                    intensity_or_blur: c4,
+                    mode,
+                } = spatter::SPATTER_PARAMS[s];
                 let what = if mode == 0 {
                     "water intensity"
                 } else {
@@ -139,8 +147,8 @@ impl Corruption {
                 format!("liquid N({mu}, {sd}) blur {sigma} threshold {t}, {what} {c4}")
             }
             Kind::Saturate => {
-                let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
-                format!("saturation ×{scale} +{offset}")
+                let p = digital::SATURATE_SCALE_OFFSET[s];
+                format!("saturation ×{} +{}", p.scale, p.offset)
             }
         }
     }
@@ -157,30 +165,30 @@ impl Corruption {
             Kind::ShotNoise => noise::shot_noise(image, noise::SHOT_PHOTONS[s], rng),
             Kind::ImpulseNoise => noise::impulse_noise(image, noise::IMPULSE_AMOUNT[s], rng),
             Kind::DefocusBlur => {
-                let (r, a) = blur::DEFOCUS_BLUR[s];
-                blur::defocus_blur(image, r, a)
+                let p = blur::DEFOCUS_BLUR[s];
+                blur::defocus_blur(image, p.radius, p.alias_blur)
             }
             Kind::GlassBlur => {
-                let (sigma, d, it) = blur::GLASS_BLUR[s];
-                blur::glass_blur(image, sigma, d, it, rng)
+                let p = blur::GLASS_BLUR[s];
+                blur::glass_blur(image, p.sigma, p.max_delta, p.iterations, rng)
             }
             Kind::MotionBlur => {
-                let (r, sigma) = blur::MOTION_BLUR[s];
-                blur::motion_blur(image, r, sigma, rng)
+                let p = blur::MOTION_BLUR[s];
+                blur::motion_blur(image, p.radius, p.sigma, rng)
             }
             Kind::ZoomBlur => {
-                let (stop, step) = blur::ZOOM_BLUR_ARANGE[s];
-                blur::zoom_blur(image, &blur::zoom_factors(stop, step))
+                let p = blur::ZOOM_BLUR_ARANGE[s];
+                blur::zoom_blur(image, &blur::zoom_factors(p.stop, p.step))
             }
             Kind::Snow => snow::snow_corruption(image, &snow::SNOW[s], rng),
             Kind::GaussianBlur => blur::gaussian_blur(image, blur::GAUSSIAN_BLUR_SIGMA[s]),
             Kind::Frost => {
-                let (a, f) = weather::FROST_PARAMS[s];
-                weather::frost(image, a, f, rng).unwrap_or_else(|e| panic!("{e}"))
+                let p = weather::FROST_PARAMS[s];
+                weather::frost(image, p.image, p.frost, rng).unwrap_or_else(|e| panic!("{e}"))
             }
             Kind::Fog => {
-                let (c0, c1) = weather::FOG_PARAMS[s];
-                weather::fog(image, c0, c1, rng)
+                let p = weather::FOG_PARAMS[s];
+                weather::fog(image, p.strength, p.wibble_decay, rng)
             }
             Kind::Brightness => digital::brightness(image, digital::BRIGHTNESS_DELTA[s]),
             Kind::Contrast => digital::contrast(image, digital::CONTRAST_FACTOR[s]),
@@ -192,8 +200,8 @@ impl Corruption {
             Kind::SpeckleNoise => noise::speckle_noise(image, noise::SPECKLE_SIGMA[s], rng),
             Kind::Spatter => spatter::spatter(image, spatter::SPATTER_PARAMS[s], rng),
             Kind::Saturate => {
-                let (scale, offset) = digital::SATURATE_SCALE_OFFSET[s];
-                digital::saturate(image, scale, offset)
+                let p = digital::SATURATE_SCALE_OFFSET[s];
+                digital::saturate(image, p.scale, p.offset)
             }
         }
     }
@@ -221,10 +229,12 @@ impl Corruption {
     fn apply_raw(&self, input: &ScenarioInput<'_>, rng: RngKey) -> Result<RgbImage, ScenarioError> {
         if self.kind == Kind::Frost {
             // The only corruption with external data: missing textures are an error, not a panic.
-            let (a, f) = weather::FROST_PARAMS[usize::from(self.severity - 1)];
-            return weather::frost(input.image, a, f, rng).map_err(|e| ScenarioError::Unsuitable {
-                key: self.key.clone(),
-                reason: e.to_string(),
+            let p = weather::FROST_PARAMS[usize::from(self.severity - 1)];
+            return weather::frost(input.image, p.image, p.frost, rng).map_err(|e| {
+                ScenarioError::Unsuitable {
+                    key: self.key.clone(),
+                    reason: e.to_string(),
+                }
             });
         }
         Ok(self.corrupt(input.image, rng))

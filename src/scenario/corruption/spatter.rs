@@ -19,15 +19,51 @@ use crate::kernels::filter::{self, Border};
 use crate::kernels::lanes;
 use crate::rng::RngKey;
 
+/// One spatter severity (docs/imagenet-c.md#spatter): the reference's `c`, in its order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpatterParams {
+    /// μ of the Gaussian liquid field (`loc = c[0]`).
+    pub mean: f64,
+    /// s, its standard deviation (`scale = c[1]`).
+    pub std: f64,
+    /// σ1 of the Gaussian that smooths the field (`c[2]`).
+    pub sigma: f64,
+    /// t: liquid below it is dropped (`c[3]`).
+    pub threshold: f64,
+    /// c4: the water highlights' intensity (mode 0) or the mud mask's blur σ (mode 1).
+    pub intensity_or_blur: f64,
+    /// 0 = water, 1 = mud (`c[5]`).
+    pub mode: u8,
+}
+
 /// Spatter (μ, s, σ1, threshold t, c4, mode) per severity 1..5; mode 0 = water (c4 an intensity),
 /// 1 = mud (c4 a blur σ) (docs/imagenet-c.md#spatter).
-pub const SPATTER_PARAMS: [(f64, f64, f64, f64, f64, u8); 5] = [
-    (0.65, 0.3, 4.0, 0.69, 0.6, 0),
-    (0.65, 0.3, 3.0, 0.68, 0.6, 0),
-    (0.65, 0.3, 2.0, 0.68, 0.5, 0),
-    (0.65, 0.3, 1.0, 0.65, 1.5, 1),
-    (0.67, 0.4, 1.0, 0.65, 1.5, 1),
+pub const SPATTER_PARAMS: [SpatterParams; 5] = [
+    liquid(0.65, 0.3, 4.0, 0.69, 0.6, 0),
+    liquid(0.65, 0.3, 3.0, 0.68, 0.6, 0),
+    liquid(0.65, 0.3, 2.0, 0.68, 0.5, 0),
+    liquid(0.65, 0.3, 1.0, 0.65, 1.5, 1),
+    liquid(0.67, 0.4, 1.0, 0.65, 1.5, 1),
 ];
+
+/// Table row constructor.
+const fn liquid(
+    mean: f64,
+    std: f64,
+    sigma: f64,
+    threshold: f64,
+    intensity_or_blur: f64,
+    mode: u8,
+) -> SpatterParams {
+    SpatterParams {
+        mean,
+        std,
+        sigma,
+        threshold,
+        intensity_or_blur,
+        mode,
+    }
+}
 
 /// Water colour (R, G, B) on 0..255 (pale turquoise).
 pub const WATER_RGB: [f64; 3] = [175.0, 238.0, 238.0];
@@ -137,17 +173,20 @@ fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
 /// vectorise. The whole
 /// computation runs inside rayon's pool ([`lanes::in_pool`]), so a caller outside it hands the work
 /// over once rather than once per stage.
-pub fn spatter(image: &RgbImage, params: (f64, f64, f64, f64, f64, u8), rng: RngKey) -> RgbImage {
+pub fn spatter(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| spatter_in_pool(image, params, rng))
 }
 
 /// The body of [`spatter`].
-fn spatter_in_pool(
-    image: &RgbImage,
-    params: (f64, f64, f64, f64, f64, u8),
-    rng: RngKey,
-) -> RgbImage {
-    let (mu, s, sigma, t, c4, mode) = params;
+fn spatter_in_pool(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbImage {
+    let SpatterParams {
+        mean: mu,
+        std: s,
+        sigma,
+        threshold: t,
+        intensity_or_blur: c4,
+        mode,
+    } = params;
     let (w, h) = image.dimensions();
     let (wu, hu) = (w as usize, h as usize);
     if wu == 0 || hu == 0 {
@@ -256,10 +295,10 @@ mod tests {
 
     #[test]
     fn tables_match_reference() {
-        assert_eq!(SPATTER_PARAMS[0], (0.65, 0.3, 4.0, 0.69, 0.6, 0));
-        assert_eq!(SPATTER_PARAMS[2], (0.65, 0.3, 2.0, 0.68, 0.5, 0));
-        assert_eq!(SPATTER_PARAMS[4], (0.67, 0.4, 1.0, 0.65, 1.5, 1));
-        assert_eq!(SPATTER_PARAMS.map(|p| p.5), [0, 0, 0, 1, 1]);
+        assert_eq!(SPATTER_PARAMS[0], liquid(0.65, 0.3, 4.0, 0.69, 0.6, 0));
+        assert_eq!(SPATTER_PARAMS[2], liquid(0.65, 0.3, 2.0, 0.68, 0.5, 0));
+        assert_eq!(SPATTER_PARAMS[4], liquid(0.67, 0.4, 1.0, 0.65, 1.5, 1));
+        assert_eq!(SPATTER_PARAMS.map(|p| p.mode), [0, 0, 0, 1, 1]);
         assert_eq!(WATER_RGB, [175.0, 238.0, 238.0]);
         assert_eq!(MUD_RGB, [63.0, 42.0, 20.0]);
     }

@@ -24,13 +24,55 @@ use crate::kernels::lanes;
 use crate::kernels::rowrng::for_each_row_element;
 use crate::rng::RngKey;
 
+/// One fog severity (docs/imagenet-c.md#fog): the reference's `x + c[0]·plasma_fractal(wibbledecay
+/// = c[1])`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FogParams {
+    /// c0: how strongly the plasma is added.
+    pub strength: f64,
+    /// c1: the plasma fractal's `wibbledecay`.
+    pub wibble_decay: f64,
+}
+
 /// Fog (strength c0, wibble decay c1) per severity 1..5 (docs/imagenet-c.md#fog).
-pub const FOG_PARAMS: [(f64, f64); 5] =
-    [(1.5, 2.0), (2.0, 2.0), (2.5, 1.7), (2.5, 1.5), (3.0, 1.4)];
+pub const FOG_PARAMS: [FogParams; 5] = [
+    fog_row(1.5, 2.0),
+    fog_row(2.0, 2.0),
+    fog_row(2.5, 1.7),
+    fog_row(2.5, 1.5),
+    fog_row(3.0, 1.4),
+];
+
+/// Table row constructor.
+const fn fog_row(strength: f64, wibble_decay: f64) -> FogParams {
+    FogParams {
+        strength,
+        wibble_decay,
+    }
+}
+
+/// One frost severity (docs/imagenet-c.md#frost): the reference's `c[0]·x + c[1]·frost`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrostParams {
+    /// a: the image's weight (`c[0]`).
+    pub image: f64,
+    /// f: the frost texture's weight (`c[1]`).
+    pub frost: f64,
+}
 
 /// Frost (image weight a, frost weight f) per severity 1..5 (docs/imagenet-c.md#frost).
-pub const FROST_PARAMS: [(f64, f64); 5] =
-    [(1.0, 0.4), (0.8, 0.6), (0.7, 0.7), (0.65, 0.7), (0.6, 0.75)];
+pub const FROST_PARAMS: [FrostParams; 5] = [
+    frost_row(1.0, 0.4),
+    frost_row(0.8, 0.6),
+    frost_row(0.7, 0.7),
+    frost_row(0.65, 0.7),
+    frost_row(0.6, 0.75),
+];
+
+/// Table row constructor.
+const fn frost_row(image: f64, frost: f64) -> FrostParams {
+    FrostParams { image, frost }
+}
 
 /// The frost texture files that can be chosen, in imagecorruptions' order (`randint(5)` picks one of
 /// these five; the listed frost6.jpg is never chosen, docs/imagenet-c.md#frost).

@@ -27,7 +27,7 @@ fn parameter_tables_are_the_reference_ones() {
     assert_eq!(BRIGHTNESS_DELTA, [0.1, 0.2, 0.3, 0.4, 0.5]);
     assert_eq!(CONTRAST_FACTOR, [0.4, 0.3, 0.2, 0.1, 0.05]);
     assert_eq!(
-        SATURATE_SCALE_OFFSET,
+        SATURATE_SCALE_OFFSET.map(|p| (p.scale, p.offset)),
         [(0.3, 0.0), (0.1, 0.0), (2.0, 0.0), (5.0, 0.1), (20.0, 0.2)]
     );
     assert_eq!(JPEG_QUALITY, [25, 18, 15, 10, 7]);
@@ -126,7 +126,7 @@ fn hsv_corruptions_match_the_per_pixel_formula() {
     let u = |v: u8| f64::from(v) / 255.0;
     for (s, d) in BRIGHTNESS_DELTA.iter().enumerate() {
         let out = brightness(&img, *d);
-        let (scale, offset) = SATURATE_SCALE_OFFSET[s];
+        let SaturateParams { scale, offset } = SATURATE_SCALE_OFFSET[s];
         let sat = saturate(&img, scale, offset);
         for ((p, b), q) in img.pixels().zip(out.pixels()).zip(sat.pixels()) {
             let [h, sv, v] = hsv::rgb_to_hsv([u(p[0]), u(p[1]), u(p[2])]);
@@ -154,8 +154,8 @@ fn brightness_never_darkens_and_saturate_keeps_value() {
             );
         }
     }
-    for (scale, offset) in SATURATE_SCALE_OFFSET {
-        let out = saturate(&img, scale, offset);
+    for p in SATURATE_SCALE_OFFSET {
+        let out = saturate(&img, p.scale, p.offset);
         for (p, q) in img.pixels().zip(out.pixels()) {
             let (vi, vo) = (*p.0.iter().max().unwrap(), *q.0.iter().max().unwrap());
             assert!(vi == vo || vi == vo + 1, "{p:?} → {q:?}");

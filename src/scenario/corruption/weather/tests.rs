@@ -17,11 +17,11 @@ crate::kernels::levels_agree! {
 
 #[test]
 fn tables_match_reference() {
-    assert_eq!(FOG_PARAMS[0], (1.5, 2.0));
-    assert_eq!(FOG_PARAMS[2], (2.5, 1.7));
-    assert_eq!(FOG_PARAMS[4], (3.0, 1.4));
-    assert_eq!(FROST_PARAMS.map(|p| p.0), [1.0, 0.8, 0.7, 0.65, 0.6]);
-    assert_eq!(FROST_PARAMS.map(|p| p.1), [0.4, 0.6, 0.7, 0.7, 0.75]);
+    assert_eq!(FOG_PARAMS[0], fog_row(1.5, 2.0));
+    assert_eq!(FOG_PARAMS[2], fog_row(2.5, 1.7));
+    assert_eq!(FOG_PARAMS[4], fog_row(3.0, 1.4));
+    assert_eq!(FROST_PARAMS.map(|p| p.image), [1.0, 0.8, 0.7, 0.65, 0.6]);
+    assert_eq!(FROST_PARAMS.map(|p| p.frost), [0.4, 0.6, 0.7, 0.7, 0.75]);
     assert!(!FROST_FILES.contains(&"frost6.jpg"));
 }
 
