@@ -63,7 +63,7 @@ const fn snow(
 
 /// ImageNet-C `snow` as imagecorruptions 1.1.2 computes it (docs/imagenet-c.md#snow):
 /// 1. x = value/255 in float32; snow field S = N(μ, s) of H×W (f64);
-/// 2. S = clipped_zoom(S, z) — imagecorruptions' per-axis crop, **untrimmed** (H3); S[S < t] = 0; clip
+/// 2. S = clipped_zoom(S, z) — imagecorruptions' per-axis crop, **untrimmed** (H3); `S[S < t]` = 0; clip
 ///    to [0, 1];
 /// 3. S = motion blur of the whole zoomed layer (H5, radius r, σ, angle U[−135°, −45°) from the key's
 ///    main generator, edge replication, taps past the layer dropped); S = round(S·255)/255 (half to

@@ -136,9 +136,9 @@ pub struct PlasmaWindow {
 ///
 /// The map is built as numpy builds it, level by level (step n, n/2, …, 2), but held compactly: at
 /// step s the already computed points form a `g×g` corner grid Q (g = n/s); the level computes the
-/// centres C = ((Q[i,j] + Q[i+1,j]) + (Q[i,j+1] + Q[i+1,j+1]))/4 + noise, the horizontal edges
-/// DH = ((C[i,j] + C[i−1,j]) + (Q[i,j] + Q[i,j+1]))/4 + noise and the vertical edges
-/// DV = ((C[i,j] + C[i,j−1]) + (Q[i,j] + Q[i+1,j]))/4 + noise (indices mod g, numpy's association),
+/// centres C = ((Q\[i,j\] + Q\[i+1,j\]) + (Q\[i,j+1\] + Q\[i+1,j+1\]))/4 + noise, the horizontal edges
+/// DH = ((C\[i,j\] + C\[i−1,j\]) + (Q\[i,j\] + Q\[i,j+1\]))/4 + noise and the vertical edges
+/// DV = ((C\[i,j\] + C\[i,j−1\]) + (Q\[i,j\] + Q\[i+1,j\]))/4 + noise (indices mod g, numpy's association),
 /// and the next corner grid interleaves the four. Each of the three phases runs in parallel over grid
 /// rows; the last level is never interleaved into a full map: its rows only update the minimum and
 /// maximum and fill the window (for a 1280×720 frame the 2048² map is never stored).
@@ -323,8 +323,8 @@ fn diamonds(q: &[f64], c: &[f64], g: usize, noise: &Noise) -> (Vec<f64>, Vec<f64
     (dh, dv)
 }
 
-/// The next level's corner grid (2g × 2g): rows `2i` = Q[i], DH[i] interleaved; rows `2i + 1` =
-/// DV[i], C[i] interleaved.
+/// The next level's corner grid (2g × 2g): rows `2i` = Q\[i\], DH\[i\] interleaved; rows `2i + 1` =
+/// DV\[i\], C\[i\] interleaved.
 fn interleave(q: &[f64], dh: &[f64], dv: &[f64], c: &[f64], g: usize) -> Vec<f64> {
     let mut out = vec![0.0; 4 * g * g];
     out.par_chunks_mut(4 * g).enumerate().for_each(|(i, rows)| {
