@@ -20,7 +20,7 @@ pub const CLEAN: &str = "clean";
 /// the catalogue does not list still parses into its family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScenarioKey<'a> {
-    /// `clean` (docs/imagenet-c.md#clean).
+    /// `clean`: the unmodified frame, the reference.
     Clean,
     /// `corruption/<name>/<severity>`: an ImageNet-C corruption (docs/imagenet-c.md).
     Corruption {

@@ -618,7 +618,7 @@ fn metric_families(parts: &[Part]) -> serde_json::Map<String, Value> {
     out
 }
 
-/// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard`, with the times spanning the
+/// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard` and `batches`, with the times spanning the
 /// shards, the failed variants summed, the challenge's merged entry, `merged_from` and `shards`.
 fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
     let mut run = parts[0].summary.run.clone();
@@ -630,6 +630,9 @@ fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
     };
     // Keeping the order of the other keys (`remove` would move the last one into its place).
     o.shift_remove("shard");
+    // A shard's batches are its own process's engine (each shard's batches.csv stays in its
+    // directory); their quantiles do not add up to a whole run's (docs/output.md#runbatches).
+    o.shift_remove("batches");
     // The fleet labels (`report::fleet`) are shard 0's; the shard is the merge's business.
     if let Some(labels) = o.get_mut("labels").and_then(Value::as_object_mut) {
         labels.shift_remove("shard");

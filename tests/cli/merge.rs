@@ -17,6 +17,7 @@ const TIMING_KEYS: &[&str] = &[
     "/run/rss_mib",
     "/run/cpu",
     "/run/engine_warmup_ms",
+    "/run/batches",
     "/run/shard",
     "/run/merged_from",
     "/run/shards",

@@ -53,6 +53,7 @@ fn numbers(dir: &Path) -> Value {
         "rss_mib",
         "cpu",
         "engine_warmup_ms",
+        "batches",
         "shard",
     ] {
         run.remove(k);
