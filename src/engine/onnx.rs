@@ -49,11 +49,9 @@ use crate::model::{Layout, ModelDesc};
 
 /// An ONNX Runtime session for one model.
 pub struct OnnxEngine {
-    /// The sessions: one running every size ([`Sessions::Shared`]), or one per size in the order
-    /// of `shapes.sizes()` ([`Sessions::PerSize`]).
+    /// The sessions: one running every size ([`Sessions::Shared`], or a single size), or one per
+    /// size in the order of `shapes.sizes()` ([`Sessions::PerSize`]).
     sessions: Vec<Session>,
-    /// Whether `sessions` holds one session per size.
-    per_size: bool,
     input_name: String,
     output_name: String,
     dims: [usize; 3],
@@ -211,7 +209,6 @@ impl OnnxEngine {
                 sessions.push(build(&one(size).map_err(|e| model_err(e.to_string()))?)?);
             }
         }
-        let per_size = sessions.len() > 1 || (per_size && shapes.sizes().len() == 1);
         let threads = if config.threads == 0 {
             "default".to_string()
         } else {
@@ -255,7 +252,6 @@ impl OnnxEngine {
         .to_lowercase();
         Ok(Self {
             sessions,
-            per_size,
             input_name: model.input.name.clone(),
             output_name: model.output.name.clone(),
             dims,
@@ -274,17 +270,17 @@ impl OnnxEngine {
         })
     }
 
-    /// Which of the sessions runs batches of `shape`: its own with per-size sessions (`shape` is
-    /// always one of the sizes: [`BatchShapes::runs`]), else the one.
+    /// Which of the sessions runs batches of `shape`: its own when there is one per size (`shape`
+    /// is always one of the sizes: [`BatchShapes::runs`]), else the one.
     fn session_of(&self, shape: usize) -> usize {
-        match self.per_size {
-            true => self
+        match self.sessions.len() {
+            1 => 0,
+            _ => self
                 .shapes
                 .sizes()
                 .iter()
                 .position(|&s| s == shape)
                 .unwrap_or(0),
-            false => 0,
         }
     }
 
