@@ -29,6 +29,7 @@ fn records(salt: usize) -> Vec<Record> {
             let wrong = s > 0 && (f * 7 + s * salt) % 10 < s % 5 + 1;
             let top = if wrong { (truth + 1) % 1000 } else { truth };
             out.push(Record {
+                format: robustream::contract::Format,
                 frame: format!("val/{f:05}.JPEG"),
                 seq: None,
                 scenario: key.clone(),

@@ -63,6 +63,7 @@ fn bench(c: &mut Criterion) {
 /// A record of frame `frame` under `scenario` whose top-1 is class `top`.
 fn rec(frame: &str, scenario: &str, top: usize) -> Record {
     Record {
+        format: robustream::contract::Format,
         frame: frame.into(),
         seq: None,
         scenario: scenario.into(),

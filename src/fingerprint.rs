@@ -18,6 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::config::RunConfig;
 use crate::model::ModelDesc;
+use crate::report::run_block::Fingerprint;
 
 /// The fingerprint of a run: `{"hash": "<16 hex digits>", "parts": {…}}`.
 pub fn of_run(
@@ -26,7 +27,7 @@ pub fn of_run(
     plan: &[String],
     schedule: &str,
     scenarios_on_gpu: bool,
-) -> Value {
+) -> Fingerprint {
     let class_map = config
         .dataset
         .class_map
@@ -41,44 +42,53 @@ pub fn of_run(
             "max_batch": config.pipeline.max_batch,
         })
     });
-    let parts = json!({
-        "robustream": env!("CARGO_PKG_VERSION"),
-        "model": file_hash(&model.path),
-        "onnx": file_hash(&model.onnx),
-        "class_map": class_map.map(|p| file_hash(p)),
-        "source": format!("{:?}", config.source),
-        "plan": plan,
-        "schedule": schedule,
-        "seed": config.seed,
-        "stage": format!("{:?}", config.stage),
-        "jpeg_after_corruption": config.jpeg_after_corruption,
-        "limit": config.limit,
-        "engine": format!("{:?} fp16={}", e.provider, e.fp16),
-        "scenarios_on": if scenarios_on_gpu { "gpu" } else { "cpu" },
-        "pool": config.pipeline.pool,
-        "window": config.report.window,
-        "challenge": challenge,
+    let parts: Map<String, Value> = [
+        ("robustream", json!(env!("CARGO_PKG_VERSION"))),
+        ("model", json!(file_hash(&model.path))),
+        ("onnx", json!(file_hash(&model.onnx))),
+        ("class_map", json!(class_map.map(|p| file_hash(p)))),
+        ("source", json!(format!("{:?}", config.source))),
+        ("plan", json!(plan)),
+        ("schedule", json!(schedule)),
+        ("seed", json!(config.seed)),
+        ("stage", json!(format!("{:?}", config.stage))),
+        ("jpeg_after_corruption", json!(config.jpeg_after_corruption)),
+        ("limit", json!(config.limit)),
+        ("engine", json!(format!("{:?} fp16={}", e.provider, e.fp16))),
+        (
+            "scenarios_on",
+            json!(if scenarios_on_gpu { "gpu" } else { "cpu" }),
+        ),
+        ("pool", json!(config.pipeline.pool)),
+        ("window", json!(config.report.window)),
+        ("challenge", json!(challenge)),
         // Structured: `robustream merge` reads the bound of the saliency sample from it.
-        "saliency": config.saliency.enabled.then(|| {
-            let s = &config.saliency;
-            json!({"frames": s.frames, "patch": s.patch, "stride": s.stride, "maps": s.maps})
-        }),
-        "metrics": format!("{:?}", config.metrics),
-    });
-    json!({ "hash": format!("{:016x}", fnv1a(parts.to_string().as_bytes(), FNV_OFFSET)), "parts": parts })
+        (
+            "saliency",
+            json!(config.saliency.enabled.then(|| {
+                let s = &config.saliency;
+                json!({"frames": s.frames, "patch": s.patch, "stride": s.stride, "maps": s.maps})
+            })),
+        ),
+        ("metrics", json!(format!("{:?}", config.metrics))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let hash = format!(
+        "{:016x}",
+        fnv1a(
+            Value::Object(parts.clone()).to_string().as_bytes(),
+            FNV_OFFSET
+        )
+    );
+    Fingerprint { hash, parts }
 }
 
 /// The first part in which `a` and `b` differ, with both values as written (clipped), or `None`
 /// when they agree. Parts only one of them has count as differing.
-pub fn first_difference(a: &Value, b: &Value) -> Option<(String, String, String)> {
-    let empty = Map::new();
-    let parts = |v: &Value| {
-        v.get("parts")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty)
-            .clone()
-    };
-    let (pa, pb) = (parts(a), parts(b));
+pub fn first_difference(a: &Fingerprint, b: &Fingerprint) -> Option<(String, String, String)> {
+    let (pa, pb) = (&a.parts, &b.parts);
     let clip = |v: Option<&Value>| match v {
         Some(v) => crate::quote::clip_to(&v.to_string(), 160).into_owned(),
         None => "(absent)".to_string(),
@@ -89,8 +99,8 @@ pub fn first_difference(a: &Value, b: &Value) -> Option<(String, String, String)
             return Some((k.clone(), clip(pa.get(k)), clip(pb.get(k))));
         }
     }
-    (a.get("hash") != b.get("hash"))
-        .then(|| ("hash".to_string(), clip(a.get("hash")), clip(b.get("hash"))))
+    let hash = |f: &Fingerprint| Value::String(f.hash.clone()).to_string();
+    (a.hash != b.hash).then(|| ("hash".to_string(), hash(a), hash(b)))
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -131,17 +141,30 @@ mod tests {
 
     #[test]
     fn the_first_differing_part_is_named() {
+        let fingerprint = |v: Value| serde_json::from_value::<Fingerprint>(v).unwrap();
         let a = json!({"hash": "1", "parts": {"robustream": "0.1", "seed": 0, "plan": ["clean"]}});
         let mut b = a.clone();
-        assert_eq!(first_difference(&a, &b), None);
+        assert_eq!(
+            first_difference(&fingerprint(a.clone()), &fingerprint(b.clone())),
+            None
+        );
         b["parts"]["seed"] = json!(1);
         b["parts"]["plan"] = json!(["clean", "x"]);
         b["hash"] = json!("2");
+        let (a, b) = (fingerprint(a), fingerprint(b));
         assert_eq!(
             first_difference(&a, &b),
             Some(("seed".into(), "0".into(), "1".into()))
         );
-        let c = json!({"hash": "1", "parts": {"robustream": "0.1", "seed": 0, "plan": ["clean"], "new": 1}});
+        let c = fingerprint(
+            json!({"hash": "1", "parts": {"robustream": "0.1", "seed": 0, "plan": ["clean"], "new": 1}}),
+        );
+        let mut d = a.clone();
+        d.hash = "3".into();
+        assert_eq!(
+            first_difference(&a, &d),
+            Some(("hash".into(), "\"1\"".into(), "\"3\"".into()))
+        );
         assert_eq!(
             first_difference(&a, &c),
             Some(("new".into(), "(absent)".into(), "1".into()))

@@ -8,8 +8,9 @@ pub(crate) const FLOORS: &[(&str, &[&str])] = &[
     (
         "ground: shared vocabulary, geometry and kernels",
         &[
-            "quote", "fsread", "assets", "duration", "ordered", "key", "rng", "latency", "frame",
-            "classmap", "model", "runtime", "geometry", "kernels", "view", "scene", "shard",
+            "quote", "fsread", "assets", "duration", "ordered", "contract", "key", "rng",
+            "latency", "frame", "classmap", "model", "runtime", "geometry", "kernels", "view",
+            "scene", "shard",
         ],
     ),
     ("sources", &["source"]),

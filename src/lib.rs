@@ -10,6 +10,7 @@
 // Ground floor: the vocabulary, geometry and kernels every stage shares.
 pub mod assets;
 pub mod classmap;
+pub mod contract;
 pub mod duration;
 pub mod frame;
 pub mod fsread;

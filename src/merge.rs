@@ -43,6 +43,7 @@ use crate::report::ReportError;
 use crate::report::flips::{FlipFrame, merge_kept, write_kept};
 use crate::report::jsonl::{RECORDS_JSONL, RecordWriter};
 use crate::report::lines::LineFile;
+use crate::report::run_block::{RunBlock, RunEnd};
 use crate::report::summary::{FrameCounts, Summary};
 use crate::saliency::SALIENCY_JSONL;
 
@@ -379,16 +380,18 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
         }
         Err(e) => return Err(MergeError::Malformed(e)),
     };
-    if summary.run.get("fingerprint").is_none() {
+    if summary.run.fingerprint.is_none() {
         return Err(MergeError::NoFingerprint {
             dir: dir.to_path_buf(),
         });
     }
-    let end = summary.run.get("end").and_then(Value::as_str);
-    if !matches!(end, Some("completed" | "limit")) {
+    let end = summary.run.end;
+    if !matches!(end, Some(RunEnd::Completed | RunEnd::Limit)) {
         let why = match end {
-            None | Some("running") => "has not ended (it is still running, or was killed)".into(),
-            Some(e) => format!("ended `{e}`"),
+            None | Some(RunEnd::Running) => {
+                "has not ended (it is still running, or was killed)".into()
+            }
+            Some(e) => format!("ended `{}`", e.as_str()),
         };
         return Err(MergeError::NotEnded {
             dir: dir.to_path_buf(),
@@ -396,7 +399,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
         });
     }
     for (pass, entry) in [
-        ("challenge", summary.run.get("challenge")),
+        ("challenge", summary.run.challenge.as_ref()),
         ("saliency", summary.metrics.get("saliency")),
     ] {
         if entry.and_then(|e| e.get("complete")) == Some(&Value::Bool(false)) {
@@ -429,12 +432,11 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
             frame: r.frame.clone(),
         });
     }
-    let shard = summary.run.get("shard");
-    let field = |k: &str| shard.and_then(|s| s.get(k)).and_then(Value::as_u64);
-    let (index, count) = match (field("index"), field("count")) {
-        (Some(i), Some(n)) => (i, n),
-        _ => (0, 1),
-    };
+    let (index, count) = summary
+        .run
+        .shard
+        .as_ref()
+        .map_or((0, 1), |s| (s.index, s.count));
     Ok(Part {
         dir: dir.to_path_buf(),
         summary,
@@ -447,13 +449,7 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
 /// The checks between runs: one fingerprint, one split given whole, no frame twice.
 fn check_parts(parts: &[Part]) -> Result<(), MergeError> {
     let first = &parts[0];
-    let fingerprint = |p: &Part| {
-        p.summary
-            .run
-            .get("fingerprint")
-            .cloned()
-            .unwrap_or_default()
-    };
+    let fingerprint = |p: &Part| p.summary.run.fingerprint.clone().unwrap_or_default();
     let fp = fingerprint(first);
     for p in &parts[1..] {
         if let Some((part, first_value, value)) =
@@ -541,19 +537,16 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
             .or_insert(r.seq.unwrap_or(u64::MAX));
     }
     let position = |id: &str| positions.get(id).copied();
-    let seed = parts[0]
-        .summary
-        .run
-        .get("seed")
-        .and_then(Value::as_u64)
-        .unwrap_or_default();
-    let fp_parts = parts[0]
-        .summary
-        .run
-        .get("fingerprint")
-        .and_then(|f| f.get("parts"))
-        .cloned()
-        .unwrap_or_default();
+    let seed = parts[0].summary.run.seed;
+    let fp_parts = Value::Object(
+        parts[0]
+            .summary
+            .run
+            .fingerprint
+            .as_ref()
+            .map(|f| f.parts.clone())
+            .unwrap_or_default(),
+    );
 
     let mut writer = RecordWriter::create(&out.join(RECORDS_JSONL)).map_err(MergeError::Write)?;
     for frame in crate::resume::frames(&records) {
@@ -618,64 +611,32 @@ fn metric_families(parts: &[Part]) -> serde_json::Map<String, Value> {
     out
 }
 
-/// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard` and `batches`, with the times spanning the
-/// shards, the failed variants summed, the challenge's merged entry, `merged_from` and `shards`.
-fn merged_run(parts: &[Part], challenge: Option<Value>) -> Value {
+/// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard` and
+/// `batches`, with the times spanning the shards, the failed variants summed, the challenge's merged
+/// entry, `merged_from` and `shards`.
+fn merged_run(parts: &[Part], challenge: Option<Value>) -> RunBlock {
+    let runs = || parts.iter().map(|p| &p.summary.run);
     let mut run = parts[0].summary.run.clone();
-    fn values<'a>(parts: &'a [Part], k: &'a str) -> impl Iterator<Item = &'a Value> {
-        parts.iter().filter_map(move |p| p.summary.run.get(k))
-    }
-    let Some(o) = run.as_object_mut() else {
-        return run;
-    };
-    // Keeping the order of the other keys (`remove` would move the last one into its place).
-    o.shift_remove("shard");
+    run.shard = None;
     // A shard's batches are its own process's engine (each shard's batches.csv stays in its
     // directory); their quantiles do not add up to a whole run's (docs/output.md#runbatches).
-    o.shift_remove("batches");
+    run.batches = None;
     // The fleet labels (`report::fleet`) are shard 0's; the shard is the merge's business.
-    if let Some(labels) = o.get_mut("labels").and_then(Value::as_object_mut) {
-        labels.shift_remove("shard");
+    run.labels.retain(|(k, _)| k != "shard");
+    run.started_unix = runs().map(|r| r.started_unix).min().unwrap_or_default();
+    run.ended_unix = runs().filter_map(|r| r.ended_unix).max();
+    run.wall_s = runs().filter_map(|r| r.wall_s).reduce(f64::max);
+    if run.variants_failed.is_some() {
+        run.variants_failed = Some(runs().filter_map(|r| r.variants_failed).sum());
     }
-    let u64s = |k: &str| {
-        values(parts, k)
-            .filter_map(Value::as_u64)
-            .collect::<Vec<_>>()
-    };
-    if let Some(v) = u64s("started_unix").into_iter().min() {
-        o.insert("started_unix".into(), json!(v));
-    }
-    if let Some(v) = u64s("ended_unix").into_iter().max() {
-        o.insert("ended_unix".into(), json!(v));
-    }
-    if let Some(v) = values(parts, "wall_s")
-        .filter_map(Value::as_f64)
-        .reduce(f64::max)
-    {
-        o.insert("wall_s".into(), json!(v));
-    }
-    if o.contains_key("variants_failed") {
-        o.insert(
-            "variants_failed".into(),
-            json!(u64s("variants_failed").iter().sum::<u64>()),
-        );
-    }
-    if values(parts, "end").any(|e| e == "limit") {
-        o.insert("end".into(), json!("limit"));
+    if runs().any(|r| r.end == Some(RunEnd::Limit)) {
+        run.end = Some(RunEnd::Limit);
     }
     if let Some(c) = challenge {
-        o.insert("challenge".into(), c);
+        run.challenge = Some(c);
     }
-    o.insert(
-        "merged_from".into(),
-        json!(
-            parts
-                .iter()
-                .map(|p| p.dir.display().to_string())
-                .collect::<Vec<_>>()
-        ),
-    );
-    o.insert("shards".into(), json!(parts[0].count));
+    run.merged_from = Some(parts.iter().map(|p| p.dir.display().to_string()).collect());
+    run.shards = Some(parts[0].count);
     run
 }
 
@@ -859,7 +820,7 @@ fn merge_challenge(
         file: CHALLENGE_JSONL,
         name: "challenge",
         salt: FOREGROUND_SALT,
-        entry: |s| s.run.get("challenge"),
+        entry: |s| s.run.challenge.as_ref(),
         k: "foregrounds",
     };
     let (entries, k) = pass.gather(parts, fp_parts);

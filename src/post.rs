@@ -143,9 +143,7 @@ impl PostPasses {
     /// [`crate::report::summary::Summary::set_challenge`], and `metrics.saliency`.
     pub fn apply(self, summary: &mut crate::report::summary::Summary) {
         if let Some((info, tally)) = self.challenge {
-            if let Some(run) = summary.run.as_object_mut() {
-                run.insert("challenge".into(), info);
-            }
+            summary.run.challenge = Some(info);
             if let Some(t) = tally {
                 summary.set_challenge(t);
             }

@@ -87,7 +87,7 @@ impl Previous {
     /// else the run, checked to have `fingerprint` and to be the same `shard`.
     pub fn read(
         dir: &Path,
-        fingerprint: &serde_json::Value,
+        fingerprint: &crate::report::run_block::Fingerprint,
         shard: Option<Shard>,
     ) -> Result<Option<Self>, ResumeError> {
         let records = dir.join(RECORDS_JSONL);
@@ -99,12 +99,14 @@ impl Previous {
                 dir: dir.to_path_buf(),
                 reason: e.to_string(),
             })?;
-        let theirs = summary
-            .run
-            .get("fingerprint")
-            .ok_or_else(|| ResumeError::NoFingerprint {
-                dir: dir.to_path_buf(),
-            })?;
+        let theirs =
+            summary
+                .run
+                .fingerprint
+                .as_ref()
+                .ok_or_else(|| ResumeError::NoFingerprint {
+                    dir: dir.to_path_buf(),
+                })?;
         if let Some((part, theirs, ours)) =
             crate::fingerprint::first_difference(theirs, fingerprint)
         {
@@ -115,10 +117,11 @@ impl Previous {
                 ours,
             });
         }
-        let held = summary.run.get("shard").map(|s| {
-            let n = |k: &str| s.get(k).and_then(serde_json::Value::as_u64).unwrap_or(0);
-            format!("{}/{}", n("index"), n("count"))
-        });
+        let held = summary
+            .run
+            .shard
+            .as_ref()
+            .map(|s| format!("{}/{}", s.index, s.count));
         let held = held.unwrap_or_else(|| Shard::WHOLE.to_string());
         let ours = shard.unwrap_or(Shard::WHOLE).to_string();
         if held != ours {
@@ -134,11 +137,7 @@ impl Previous {
     /// Whether the run wrote its final summary (it ended, completed or not): every record it
     /// wrote is whole then, its last frame too.
     pub fn ended(&self) -> bool {
-        self.summary
-            .run
-            .get("end")
-            .and_then(serde_json::Value::as_str)
-            != Some("running")
+        self.summary.run.end != Some(crate::report::run_block::RunEnd::Running)
     }
 }
 
@@ -187,7 +186,9 @@ mod tests {
     #[test]
     fn an_empty_directory_starts_afresh_and_another_run_is_refused() {
         let d = tempfile::tempdir().unwrap();
-        let fp = serde_json::json!({"hash": "1", "parts": {"seed": 0}});
+        let fp_json = serde_json::json!({"hash": "1", "parts": {"seed": 0}});
+        let fp: crate::report::run_block::Fingerprint =
+            serde_json::from_value(fp_json.clone()).unwrap();
         assert!(Previous::read(d.path(), &fp, None).unwrap().is_none());
         std::fs::write(d.path().join(RECORDS_JSONL), "").unwrap();
         assert!(Previous::read(d.path(), &fp, None).unwrap().is_none());
@@ -196,7 +197,10 @@ mod tests {
         assert!(matches!(e, ResumeError::NoSummary { .. }), "{e}");
         let summary = |run: serde_json::Value| {
             let s = Summary::recompute(&[], None);
-            let s = Summary { run, ..s };
+            let s = Summary {
+                run: crate::report::run_block::RunBlock::from_json(run),
+                ..s
+            };
             std::fs::write(d.path().join("summary.json"), s.to_json()).unwrap();
         };
         summary(serde_json::json!({}));
@@ -205,14 +209,14 @@ mod tests {
         summary(serde_json::json!({"fingerprint": {"hash": "2", "parts": {"seed": 5}}}));
         let e = Previous::read(d.path(), &fp, None).unwrap_err().to_string();
         assert!(e.contains("its `seed` is 5, this run's is 0"), "{e}");
-        summary(serde_json::json!({"fingerprint": fp.clone(), "end": "running"}));
+        summary(serde_json::json!({"fingerprint": fp_json.clone(), "end": "running"}));
         let p = Previous::read(d.path(), &fp, None).unwrap().unwrap();
         assert!(!p.ended());
         let two = Some(Shard { index: 1, count: 2 });
         let e = Previous::read(d.path(), &fp, two).unwrap_err().to_string();
         assert!(e.contains("holds shard 0/1 of this run, not 1/2"), "{e}");
         summary(
-            serde_json::json!({"fingerprint": fp.clone(), "end": "completed",
+            serde_json::json!({"fingerprint": fp_json.clone(), "end": "completed",
             "shard": {"index": 1, "count": 2, "from": "--shard"}}),
         );
         assert!(Previous::read(d.path(), &fp, two).unwrap().unwrap().ended());

@@ -21,6 +21,7 @@ use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs, SinkError
 use crate::report::flips::FlipKeeper;
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
+use crate::report::run_block::{RunBlock, RunEnd, ShardEntry};
 use crate::report::summary::{FrameCounts, Summary};
 use crate::run_lock::{LockError, RunLock};
 use crate::scenario::schedule::Schedule;
@@ -297,18 +298,17 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         .map(|n| config.limit.map_or(n as u64, |l| l.min(n as u64)))
         .filter(|_| config.shard.is_none());
     let mut info = started_info(config, &model, &described, &warmup, started_unix);
-    if let Some(o) = info.as_object_mut() {
-        if let Some((shard, from)) = config.shard {
-            o.insert(
-                "shard".into(),
-                json!({"index": shard.index, "count": shard.count, "from": from.as_str()}),
-            );
-            if !quiet {
-                eprintln!("shard: {shard} (from {})", from.as_str());
-            }
+    if let Some((shard, from)) = config.shard {
+        info.shard = Some(ShardEntry {
+            index: shard.index,
+            count: shard.count,
+            from: from.as_str().to_string(),
+        });
+        if !quiet {
+            eprintln!("shard: {shard} (from {})", from.as_str());
         }
-        o.insert("fingerprint".into(), fingerprint);
     }
+    info.fingerprint = Some(fingerprint);
     // After everything else `run` says: the `shard` label is read from `run.shard`.
     add_labels(&mut info, &config.report.labels, described.camera.clone());
     let flips = FlipKeeper::new(
@@ -381,8 +381,8 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         }
     };
     let mut run_info = ended_info(info, &outcome, rss, cpu, started);
-    if let (Some(o), false) = (run_info.as_object_mut(), batches.is_empty()) {
-        o.insert("batches".into(), batches.to_json());
+    if !batches.is_empty() {
+        run_info.batches = Some(batches.to_json());
     }
     let (summary, summary_error) = summarise(
         config,
@@ -410,7 +410,7 @@ fn summarise(
     config: &RunConfig,
     metrics: &Metrics,
     exporter: Option<&mut crate::report::prometheus::Exporter>,
-    run_info: serde_json::Value,
+    run_info: RunBlock,
     outcome: &Outcome,
     post: Option<crate::post::PostPasses>,
     flips: &FlipKeeper,
@@ -581,7 +581,18 @@ struct Described {
     schedule: String,
     plan: Vec<String>,
     /// `run.gpu`, `run.gpu_scenarios` and `run.cpu_fallback` when the GPU makes variants.
-    scenarios_on: Option<serde_json::Value>,
+    scenarios_on: Option<GpuScenarios>,
+}
+
+/// What summary.json's `run` says of the GPU that makes a run's variants.
+#[derive(Clone)]
+struct GpuScenarios {
+    /// `run.gpu`: the device ([`crate::gpu::describe`]).
+    gpu: serde_json::Value,
+    /// `run.gpu_scenarios`: the scenarios it makes.
+    on_gpu: Vec<String>,
+    /// `run.cpu_fallback`: those the CPU workers make beside it.
+    on_cpu: Vec<String>,
 }
 
 /// The GPU that makes this run's variants (`[engine] scenarios_on`), with what summary.json's
@@ -590,7 +601,7 @@ fn choose_gpu(
     config: &RunConfig,
     plan: &Plan,
     quiet: bool,
-) -> anyhow::Result<Option<(Arc<crate::gpu::Device>, serde_json::Value)>> {
+) -> anyhow::Result<Option<(Arc<crate::gpu::Device>, GpuScenarios)>> {
     use crate::engine::Provider;
     let e = &config.engine;
     let gpu_provider = matches!(e.provider, Provider::Cuda | Provider::Tensorrt);
@@ -601,8 +612,8 @@ fn choose_gpu(
         return Ok(None);
     };
     let (on_gpu, on_cpu) = crate::gpu::scenarios::split(plan);
+    let gpu = crate::gpu::describe(&device);
     if !quiet {
-        let what = crate::gpu::describe(&device);
         let cpu = match on_cpu.is_empty() {
             true => String::new(),
             false => format!(
@@ -612,16 +623,16 @@ fn choose_gpu(
         };
         eprintln!(
             "gpu: {} makes {} of {} scenarios{cpu}",
-            what["name"].as_str().unwrap_or("the GPU"),
+            gpu["name"].as_str().unwrap_or("the GPU"),
             on_gpu.len(),
             on_gpu.len() + on_cpu.len()
         );
     }
-    let info = json!({
-        "gpu": crate::gpu::describe(&device),
-        "gpu_scenarios": on_gpu,
-        "cpu_fallback": on_cpu,
-    });
+    let info = GpuScenarios {
+        gpu,
+        on_gpu,
+        on_cpu,
+    };
     Ok(Some((device, info)))
 }
 
@@ -629,21 +640,16 @@ fn choose_gpu(
 /// `shard` (`I/N`, from `run.shard` when the run is sharded) and the user's `labels`, in that
 /// order, `device` and `camera` replaced by the user's of that name ([`crate::report::fleet`]).
 fn add_labels(
-    info: &mut serde_json::Value,
+    info: &mut RunBlock,
     user: &std::collections::BTreeMap<String, String>,
     camera: Option<String>,
 ) {
-    let shard = info.get("shard").and_then(|s| {
-        let index = s.get("index")?.as_u64()?;
-        let count = s.get("count")?.as_u64()?;
-        Some(format!("{index}/{count}"))
-    });
-    let labels =
+    let shard = info
+        .shard
+        .as_ref()
+        .map(|s| format!("{}/{}", s.index, s.count));
+    info.labels =
         crate::report::fleet::run_labels(crate::report::fleet::host_name(), camera, shard, user);
-    if let Some(o) = info.as_object_mut() {
-        let labels = labels.into_iter().map(|(k, v)| (k, json!(v))).collect();
-        o.insert("labels".into(), serde_json::Value::Object(labels));
-    }
 }
 
 /// `robustream_run_info`'s labels: what the run is, in the words of summary.json's `run`
@@ -652,17 +658,16 @@ fn add_labels(
 /// (docs/prometheus.md#fleets).
 fn prometheus_info(
     config: &RunConfig,
-    started: &serde_json::Value,
+    started: &RunBlock,
     d: &Described,
 ) -> crate::report::prometheus::RunInfo {
-    let text = |key: &str| started[key].as_str().unwrap_or_default().to_string();
-    let model = std::path::Path::new(&text("onnx"))
+    let model = std::path::Path::new(&started.onnx)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let plan = crate::quote::clip_to(&config.scenarios.join(","), 120).into_owned();
     let mut info: Vec<(String, String)> = [
-        ("version", text("robustream")),
+        ("version", started.robustream.clone()),
         ("model", model),
         ("engine", d.engine.clone()),
         ("onnxruntime", d.runtime.clone()),
@@ -673,13 +678,7 @@ fn prometheus_info(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    if let Some(labels) = started["labels"].as_object() {
-        info.extend(
-            labels
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())),
-        );
-    }
+    info.extend(started.labels.iter().cloned());
     crate::report::prometheus::RunInfo(info)
 }
 
@@ -690,72 +689,81 @@ fn started_info(
     d: &Described,
     warmup: &[(usize, f64)],
     started_unix: u64,
-) -> serde_json::Value {
-    let mut info = json!({
-        "robustream": env!("CARGO_PKG_VERSION"),
-        "config": config.file.as_ref().map(|p| p.display().to_string()),
-        "model": model.path.display().to_string(),
-        "onnx": model.onnx.display().to_string(),
-        "engine": d.engine,
-        "onnxruntime": d.runtime,
-        "source": d.source,
-        "seed": config.seed,
-        "stage": config.stage,
-        "jpeg_after_corruption": config.jpeg_after_corruption,
-        "plan": d.plan,
-        "schedule": d.schedule,
-        "workers": config.pipeline.workers,
-        "max_batch": config.pipeline.max_batch,
-        "max_wait_ms": config.pipeline.max_wait_ms,
-        "engine_warmup_ms": warmup
+) -> RunBlock {
+    let gpu = d.scenarios_on.clone();
+    RunBlock {
+        robustream: env!("CARGO_PKG_VERSION").to_string(),
+        config: config.file.as_ref().map(|p| p.display().to_string()),
+        model: model.path.display().to_string(),
+        onnx: model.onnx.display().to_string(),
+        engine: d.engine.clone(),
+        onnxruntime: d.runtime.clone(),
+        source: d.source.clone(),
+        seed: config.seed,
+        // As the config says it (`model_input` | `source`).
+        stage: match serde_json::to_value(config.stage) {
+            Ok(serde_json::Value::String(stage)) => stage,
+            _ => String::new(),
+        },
+        jpeg_after_corruption: config.jpeg_after_corruption,
+        plan: d.plan.clone(),
+        schedule: d.schedule.clone(),
+        workers: config.pipeline.workers,
+        max_batch: config.pipeline.max_batch,
+        max_wait_ms: config.pipeline.max_wait_ms,
+        engine_warmup_ms: warmup
             .iter()
-            .map(|(size, ms)| (size.to_string(), json!(round3(*ms))))
-            .collect::<serde_json::Map<_, _>>(),
-        "strict": config.strict,
-        "limit": config.limit,
-        "duration_s": config.duration.map(|d| d.as_secs_f64()),
-        "started_unix": started_unix,
-        "scenarios_on": if d.scenarios_on.is_some() { "gpu" } else { "cpu" },
-    });
-    if let (Some(o), Some(serde_json::Value::Object(g))) = (info.as_object_mut(), &d.scenarios_on) {
-        o.extend(g.clone());
+            .map(|(size, ms)| (size.to_string(), round3(*ms)))
+            .collect(),
+        strict: config.strict,
+        limit: config.limit,
+        duration_s: config.duration.map(|d| d.as_secs_f64()),
+        started_unix,
+        scenarios_on: match gpu {
+            Some(_) => "gpu",
+            None => "cpu",
+        }
+        .to_string(),
+        gpu: gpu.as_ref().map(|g| g.gpu.clone()),
+        gpu_scenarios: gpu.as_ref().map(|g| g.on_gpu.clone()),
+        cpu_fallback: gpu.map(|g| g.on_cpu),
+        ..RunBlock::default()
     }
-    info
 }
 
 /// `run` of summary.json at the end: `info` with the resources, the end and its error, and the
 /// source's own report.
 fn ended_info(
-    mut info: serde_json::Value,
+    mut info: RunBlock,
     outcome: &Outcome,
     rss: crate::watch::RssSummary,
     cpu: Option<crate::watch::CpuUse>,
     started: Instant,
-) -> serde_json::Value {
-    if let Some(o) = info.as_object_mut() {
-        for (k, v) in [
-            ("rss_mib", json!(rss)),
-            // The main pass's process CPU time over its wall time and the cores.
-            ("cpu", json!(cpu)),
-            ("variants_failed", json!(outcome.variants_failed)),
-            ("ended_unix", json!(unix_now())),
-            ("wall_s", json!(round3(started.elapsed().as_secs_f64()))),
-            ("end", json!(outcome.end.as_str())),
-            (
-                "error",
-                json!(match &outcome.end {
-                    EndReason::Failed(e) => Some(e.clone()),
-                    _ => None,
-                }),
-            ),
-        ] {
-            o.insert(k.into(), v);
-        }
-    }
-    if let (Some(report), Some(o)) = (&outcome.source_report, info.as_object_mut()) {
-        o.insert("source_report".into(), report.clone());
-    }
+) -> RunBlock {
+    info.rss_mib = Some(json!(rss));
+    // The main pass's process CPU time over its wall time and the cores.
+    info.cpu = Some(cpu.map(|c| json!(c)));
+    info.variants_failed = Some(outcome.variants_failed);
+    info.ended_unix = Some(unix_now());
+    info.wall_s = Some(round3(started.elapsed().as_secs_f64()));
+    info.end = Some(run_end(&outcome.end));
+    info.error = Some(match &outcome.end {
+        EndReason::Failed(e) => Some(e.clone()),
+        _ => None,
+    });
+    info.source_report = outcome.source_report.clone();
     info
+}
+
+/// `run.end` of a pipeline's end.
+fn run_end(end: &EndReason) -> RunEnd {
+    match end {
+        EndReason::Completed => RunEnd::Completed,
+        EndReason::Limit => RunEnd::Limit,
+        EndReason::Interrupted => RunEnd::Interrupted,
+        EndReason::Duration => RunEnd::Duration,
+        EndReason::Failed(_) => RunEnd::Failed,
+    }
 }
 
 /// What the main pass writes and shows while it runs: records.jsonl, the metrics, the progress
@@ -772,7 +780,7 @@ struct LiveOutputs<'a> {
     live: FrameCounts,
     started: Instant,
     described: &'a Described,
-    started_info: &'a serde_json::Value,
+    started_info: &'a RunBlock,
     summary_every: Option<std::time::Duration>,
     last_summary: Instant,
     /// The most-flipped frames' thumbnails for report.html (workers offer, `on_event` settles).
@@ -803,7 +811,7 @@ impl<'a> LiveOutputs<'a> {
         quiet: bool,
         started: Instant,
         described: &'a Described,
-        started_info: &'a serde_json::Value,
+        started_info: &'a RunBlock,
         flips: FlipKeeper,
         previous: Option<crate::resume::Previous>,
     ) -> anyhow::Result<Self> {
@@ -967,13 +975,8 @@ impl<'a> LiveOutputs<'a> {
     /// a warning; the final summary is what must not be lost.
     fn write_interim_summary(&mut self) {
         let mut info = self.started_info.clone();
-        if let Some(o) = info.as_object_mut() {
-            o.insert(
-                "wall_s".into(),
-                json!(round3(self.started.elapsed().as_secs_f64())),
-            );
-            o.insert("end".into(), json!("running"));
-        }
+        info.wall_s = Some(round3(self.started.elapsed().as_secs_f64()));
+        info.end = Some(RunEnd::Running);
         let mut interim = Summary::from_metrics(&self.metrics, info, self.live);
         if let Some(table) = &self.config.metrics.ce_baseline {
             interim.set_ce_baseline(table);
@@ -1061,22 +1064,28 @@ mod tests {
     fn run_labels_follow_the_shard_and_the_user_and_reach_run_info() {
         let user: std::collections::BTreeMap<String, String> =
             [("line".to_string(), "3".to_string())].into();
-        let mut info = json!({"robustream": "0.1.0", "shard": {"index": 2, "count": 8}});
+        let mut info = RunBlock {
+            shard: Some(ShardEntry {
+                index: 2,
+                count: 8,
+                from: "--shard".into(),
+            }),
+            ..RunBlock::default()
+        };
         add_labels(&mut info, &user, Some("synthetic".into()));
-        let labels = info["labels"].as_object().unwrap();
-        let names: Vec<&str> = labels.keys().map(String::as_str).collect();
+        let names: Vec<&str> = info.labels.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["device", "camera", "shard", "line"]);
         assert_eq!(
-            labels["device"].as_str(),
+            info.label("device"),
             crate::report::fleet::host_name().as_deref()
         );
-        assert_eq!(labels["camera"], "synthetic");
-        assert_eq!(labels["shard"], "2/8");
-        assert_eq!(labels["line"], "3");
-        let mut unsharded = json!({});
+        assert_eq!(info.label("camera"), Some("synthetic"));
+        assert_eq!(info.label("shard"), Some("2/8"));
+        assert_eq!(info.label("line"), Some("3"));
+        let mut unsharded = RunBlock::default();
         add_labels(&mut unsharded, &Default::default(), None);
-        assert!(unsharded["labels"].get("shard").is_none(), "{unsharded}");
-        assert_eq!(unsharded["labels"]["camera"], "");
+        assert_eq!(unsharded.label("shard"), None);
+        assert_eq!(unsharded.label("camera"), Some(""));
     }
 
     #[test]

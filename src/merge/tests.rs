@@ -1,5 +1,6 @@
 use std::path::{Path, PathBuf};
 
+use crate::report::run_block::RunBlock;
 use serde_json::{Value, json};
 
 use super::*;
@@ -35,7 +36,7 @@ fn shard_run(dir: &Path, frames: &[u64], shard: Option<(u64, u64)>, end: &str) -
         run["shard"] = json!({"index": index, "count": count, "from": "--shard"});
     }
     let mut s = Summary::recompute(&records, None);
-    s.run = run;
+    s.run = RunBlock::from_json(run);
     // A post pass's family after the records' (it did not apply: no masks).
     s.metrics.insert(
         "saliency".into(),
@@ -68,7 +69,9 @@ fn three(root: &Path) -> Vec<PathBuf> {
 fn edit_run(dir: &Path, f: impl FnOnce(&mut Value)) {
     let p = dir.join("summary.json");
     let mut s = Summary::read(&p).unwrap();
-    f(&mut s.run);
+    let mut run = s.run.to_value();
+    f(&mut run);
+    s.run = RunBlock::from_json(run);
     std::fs::write(&p, s.to_json()).unwrap();
 }
 
@@ -113,17 +116,17 @@ fn three_shards_merge_to_the_whole_runs_records_and_summary() {
         .to_json()
     );
     let run = &merged.run;
-    assert!(run.get("shard").is_none(), "{run}");
-    assert_eq!(run["shards"], 3);
-    assert_eq!(run["started_unix"], 103);
-    assert_eq!(run["ended_unix"], 203);
-    assert_eq!(run["wall_s"], 3.0);
-    assert_eq!(run["variants_failed"], 3);
-    let from: Vec<&str> = run["merged_from"]
-        .as_array()
-        .unwrap()
+    assert!(run.shard.is_none(), "{run:?}");
+    assert_eq!(run.shards, Some(3));
+    assert_eq!(run.started_unix, 103);
+    assert_eq!(run.ended_unix, Some(203));
+    assert_eq!(run.wall_s, Some(3.0));
+    assert_eq!(run.variants_failed, Some(3));
+    let from: Vec<&str> = run
+        .merged_from
         .iter()
-        .map(|v| v.as_str().unwrap())
+        .flatten()
+        .map(String::as_str)
         .collect();
     assert!(
         from[0].ends_with("s0") && from[2].ends_with("s2"),
@@ -315,7 +318,7 @@ fn the_challenge_keeps_the_smallest_ranks_of_the_shards_lines() {
         .collect();
     assert_eq!(got, frames, "the two smallest ranks, in source order");
     let s = Summary::read(&out.join("summary.json")).unwrap();
-    let c = &s.run["challenge"];
+    let c = s.run.challenge.as_ref().unwrap();
     let vulnerable = want.iter().filter(|i| *i % 2 == 0).count() as u64;
     assert_eq!(c["foregrounds"], 2);
     assert_eq!(c["vulnerable"], vulnerable);
@@ -346,7 +349,11 @@ fn a_challenge_that_did_not_apply_in_a_shard_still_counts_there() {
     }
     let out = d.path().join("none");
     merge(&dirs, &out, false).unwrap();
-    let c = Summary::read(&out.join("summary.json")).unwrap().run["challenge"].clone();
+    let c = Summary::read(&out.join("summary.json"))
+        .unwrap()
+        .run
+        .challenge
+        .unwrap();
     assert_eq!(c["applicable"], false);
     assert_eq!(c["unusable_masks"], 6);
     assert_eq!(c["candidates"], 0);
@@ -366,7 +373,11 @@ fn a_challenge_that_did_not_apply_in_a_shard_still_counts_there() {
     });
     let out = d.path().join("some");
     merge(&dirs, &out, false).unwrap();
-    let c = Summary::read(&out.join("summary.json")).unwrap().run["challenge"].clone();
+    let c = Summary::read(&out.join("summary.json"))
+        .unwrap()
+        .run
+        .challenge
+        .unwrap();
     assert_eq!(c["applicable"], true);
     assert_eq!(
         (c["foregrounds"].as_u64(), c["vulnerable"].as_u64()),

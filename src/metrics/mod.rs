@@ -32,6 +32,10 @@ use crate::key::CLEAN;
 /// Non-finite numbers in `prob` and `ms` are written as JSON `null` and read back as NaN.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
+    /// The output contract's format (docs/output.md#format-changelog): written first on every
+    /// line; absent in records of format 1.
+    #[serde(default)]
+    pub format: crate::contract::Format,
     /// Frame id ([`crate::frame::Frame::id`]).
     pub frame: String,
     /// The frame's position in its source ([`crate::frame::Frame::seq`]): puts the records of a

@@ -4,6 +4,7 @@ use super::*;
 pub(crate) fn rec(frame: &str, scenario: &str, truth: Option<usize>, top: &[usize]) -> Record {
     let top1 = top.first().map_or(-1, |&c| c as i64);
     Record {
+        format: crate::contract::Format,
         frame: frame.into(),
         seq: None,
         scenario: scenario.into(),

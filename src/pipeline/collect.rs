@@ -259,6 +259,7 @@ mod tests {
 
     fn rec(frame: &str, scenario: &str) -> Record {
         Record {
+            format: crate::contract::Format,
             frame: frame.into(),
             seq: None,
             scenario: scenario.into(),

@@ -215,6 +215,7 @@ pub(super) fn run(engine: &mut dyn Engine, assembler: &Assembler<RowMeta>, cx: &
             timings.set(Stage::Infer, infer_ms);
             timings.set(Stage::Total, ms(v.meta.captured));
             let record = Record {
+                format: crate::contract::Format,
                 frame: v.meta.id.clone(),
                 seq: Some(v.meta.seq),
                 scenario: keys[v.scenario].clone(),

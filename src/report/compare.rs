@@ -136,14 +136,14 @@ impl Input {
         summary_only(path)
     }
 
-    /// `run.model` of the summary, if it is a string.
+    /// `run.model` of the summary, if it says one.
     fn model(&self) -> Option<&str> {
-        self.summary.run.get("model").and_then(Value::as_str)
+        Some(self.summary.run.model.as_str()).filter(|m| !m.is_empty())
     }
 
-    /// `run.end` of the summary, if it is a string.
+    /// `run.end` of the summary, if it says one.
     fn end(&self) -> Option<&str> {
-        self.summary.run.get("end").and_then(Value::as_str)
+        self.summary.run.end.map(|e| e.as_str())
     }
 }
 

@@ -127,9 +127,11 @@ impl HtmlReport<'_> {
     /// The page.
     pub fn render(&self) -> String {
         let s = self.summary;
-        let title = ["config", "source"]
-            .iter()
-            .find_map(|k| s.run.get(*k).and_then(|v| v.as_str()))
+        let title = s
+            .run
+            .config
+            .as_deref()
+            .or(Some(s.run.source.as_str()).filter(|t| !t.is_empty()))
             .unwrap_or("run");
         let mut out = String::with_capacity(64 << 10);
         let _ = write!(
@@ -172,44 +174,32 @@ impl HtmlReport<'_> {
     }
 
     fn end(&self) -> &str {
-        self.summary
-            .run
-            .get("end")
-            .and_then(|v| v.as_str())
-            .unwrap_or("")
-    }
-
-    fn run_text(&self, key: &str) -> Option<String> {
-        let v = self.summary.run.get(key)?;
-        match v {
-            serde_json::Value::Null => None,
-            serde_json::Value::String(s) => Some(s.clone()),
-            other => Some(other.to_string()),
-        }
+        self.summary.run.end.map_or("", |e| e.as_str())
     }
 
     fn overview(&self) -> String {
         let s = self.summary;
-        let mut rows: Vec<(&str, String)> = Vec::new();
-        for (label, key) in [
-            ("model", "model"),
-            ("engine", "engine"),
-            ("source", "source"),
-            ("schedule", "schedule"),
-            ("seed", "seed"),
-            ("end", "end"),
-            ("wall time (s)", "wall_s"),
-        ] {
-            if let Some(v) = self.run_text(key) {
-                rows.push((label, v));
-            }
-        }
+        let r = &s.run;
+        let text = |t: &str| (!t.is_empty()).then(|| t.to_string());
+        let mut rows: Vec<(&str, String)> = [
+            ("model", text(&r.model)),
+            ("engine", text(&r.engine)),
+            ("source", text(&r.source)),
+            ("schedule", text(&r.schedule)),
+            ("seed", (!r.is_unknown()).then(|| r.seed.to_string())),
+            ("end", r.end.map(|e| e.as_str().to_string())),
+            // As summary.json writes it (`12.0`, not `12`).
+            (
+                "wall time (s)",
+                r.wall_s.map(|w| serde_json::Value::from(w).to_string()),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(label, v)| Some((label, v?)))
+        .collect();
         // Which device the run is (docs/prometheus.md#which-device-a-run-is).
-        if let Some(labels) = s.run.get("labels").and_then(|l| l.as_object()) {
-            let pairs: Vec<String> = labels
-                .iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                .collect();
+        if !r.labels.is_empty() {
+            let pairs: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             rows.push(("labels", pairs.join(", ")));
         }
         rows.push(("scenarios", s.scenarios.len().to_string()));

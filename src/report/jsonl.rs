@@ -250,7 +250,11 @@ mod tests {
         assert_eq!(w.path(), path);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 3);
-        assert!(text.starts_with(r#"{"frame":"a.jpg","scenario":"clean","truth":1,"pred":1,"#));
+        assert!(
+            text.starts_with(
+                r#"{"format":2,"frame":"a.jpg","scenario":"clean","truth":1,"pred":1,"#
+            )
+        );
         let read = read_records(&path).unwrap();
         assert_eq!(
             read,

@@ -10,6 +10,7 @@ pub mod jsonl;
 pub mod lines;
 pub mod progress;
 pub mod prometheus;
+pub mod run_block;
 pub mod summary;
 pub mod tui;
 
@@ -349,6 +350,7 @@ mod tests {
     use super::*;
     use crate::metrics::Metrics;
     use crate::metrics::tests::{frames, rec};
+    use crate::report::run_block::RunBlock;
     use summary::FrameCounts;
     use summary::tests::assert_same;
 
@@ -361,7 +363,7 @@ mod tests {
         }
         let s = Summary::from_metrics(
             &m,
-            serde_json::json!({"model": "r50"}),
+            RunBlock::from_json(serde_json::json!({"model": "r50"})),
             FrameCounts::default(),
         );
         write_run_summary(dir.path(), &s).unwrap();
@@ -379,7 +381,11 @@ mod tests {
         // Overwriting works.
         let mut m2 = Metrics::new(vec![]);
         m2.add_frame(&[rec("x", "clean", Some(0), &[0])]);
-        let s2 = Summary::from_metrics(&m2, serde_json::json!({}), FrameCounts::default());
+        let s2 = Summary::from_metrics(
+            &m2,
+            RunBlock::from_json(serde_json::json!({})),
+            FrameCounts::default(),
+        );
         write_run_summary(dir.path(), &s2).unwrap();
         assert_same(&Summary::read(&dir.path().join(SUMMARY_JSON)).unwrap(), &s2);
     }
@@ -412,11 +418,11 @@ mod tests {
             dropped: 0,
             lost: 0,
         };
-        let s = Summary::from_metrics(&m, run, frames);
+        let s = Summary::from_metrics(&m, RunBlock::from_json(run), frames);
         assert_same(
             &r,
             &Summary {
-                run: serde_json::json!({}),
+                run: RunBlock::from_json(serde_json::json!({})),
                 frames: r.frames,
                 ..s.clone()
             },
@@ -440,7 +446,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Summary::from_metrics(
             &Metrics::new(vec![]),
-            serde_json::json!({}),
+            RunBlock::from_json(serde_json::json!({})),
             FrameCounts::default(),
         );
         let e = write_run_summary(&dir.path().join("nope"), &s).unwrap_err();

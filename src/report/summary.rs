@@ -2,7 +2,8 @@
 //!
 //! `summary.json` contract (other tools rely on it; keys in this order):
 //! ```text
-//! { "run": {...free-form: config, model, engine, seed, plan, start/end, end reason...},
+//! { "format": 2 (crate::contract, docs/output.md#format-changelog),
+//!   "run": {...config, model, engine, seed, plan, start/end, end reason: run_block::RunBlock...},
 //!   "frames": {"read": N, "skipped": N, "dropped": N},
 //!   "scenarios": {"<key>": {"n": N, "n_labelled": N, "top1": f|null, "top1_ci95": [lo, hi]|null,
 //!                           "top5": f|null, "drop": f|null, "agreement": f|null,
@@ -19,6 +20,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::ReportError;
+use super::run_block::RunBlock;
 use crate::key::{CLEAN, ScenarioKey};
 use crate::latency::Quantiles;
 use crate::metrics::hard_imagenet::HardImagenet;
@@ -92,8 +94,16 @@ impl From<&Tally> for ScenarioSummary {
 /// The summary of a run (see the module docs for its JSON form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// Free-form description of the run (config path, model, engine, seed, plan, times, end reason).
-    pub run: serde_json::Value,
+    /// The output contract's format (docs/output.md#format-changelog): written first; absent in
+    /// summaries of format 1.
+    #[serde(default)]
+    pub format: crate::contract::Format,
+    /// What the run was and how it ended ([`RunBlock`]).
+    #[serde(
+        serialize_with = "super::run_block::serialize_run",
+        deserialize_with = "super::run_block::deserialize_run"
+    )]
+    pub run: RunBlock,
     /// Frame counts.
     pub frames: FrameCounts,
     /// Per-scenario results in plan order.
@@ -110,7 +120,7 @@ pub struct Summary {
 
 impl Summary {
     /// The summary of the streaming state `m`, with the run description and frame counts.
-    pub fn from_metrics(m: &Metrics, run: serde_json::Value, frames: FrameCounts) -> Self {
+    pub fn from_metrics(m: &Metrics, run: RunBlock, frames: FrameCounts) -> Self {
         let scenarios: Vec<(String, ScenarioSummary)> = m
             .tallies()
             .map(|(k, t)| (k.to_string(), t.into()))
@@ -148,6 +158,7 @@ impl Summary {
             metrics.insert("window".into(), to_value(&w));
         }
         Self {
+            format: crate::contract::Format,
             run,
             frames,
             scenarios,
@@ -193,7 +204,7 @@ impl Summary {
         let (run, frames) = match previous {
             Some(p) => (p.run.clone(), p.frames),
             None => (
-                serde_json::Value::Object(serde_json::Map::new()),
+                RunBlock::default(),
                 FrameCounts {
                     read: groups.len() as u64,
                     ..FrameCounts::default()
@@ -481,7 +492,7 @@ impl Summary {
     /// latency table (ms).
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("# robustream run summary\n\n");
-        if let Some(run) = self.run.as_object() {
+        if let serde_json::Value::Object(run) = self.run.to_value() {
             let facts: Vec<String> = run
                 .iter()
                 .filter_map(|(k, v)| {

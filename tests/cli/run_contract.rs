@@ -72,8 +72,24 @@ fn demo_run_writes_the_contract_and_classifies_coffee_as_espresso() {
     assert!(astronaut["truth"].is_null());
 
     let s = summary(out.path());
-    for key in ["run", "frames", "scenarios", "metrics", "latency_ms"] {
-        assert!(s.get(key).is_some(), "summary lacks `{key}`");
+    // The contract's format number, first in the summary and in every record
+    // (docs/output.md#format-changelog).
+    let keys: Vec<&str> = s.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "format",
+            "run",
+            "frames",
+            "scenarios",
+            "metrics",
+            "latency_ms"
+        ]
+    );
+    assert_eq!(s["format"], robustream::contract::FORMAT);
+    for r in &recs {
+        assert_eq!(r.as_object().unwrap().keys().next().unwrap(), "format");
+        assert_eq!(r["format"], robustream::contract::FORMAT);
     }
     assert_eq!(s["frames"]["read"], DEMO_PHOTOS as u64);
     assert_eq!(s["frames"]["skipped"], 0);

@@ -1,6 +1,7 @@
 use super::rules::{Op, RuleError, glob, parse_rules};
 use super::*;
 use crate::metrics::tests::rec;
+use crate::report::run_block::RunBlock;
 
 /// A run of `frames` frames under `clean` and `fog`: `right(i)` says whether frame i's fog top-1 is
 /// right (truth 1, else the model says 2); clean is always right.
@@ -17,7 +18,7 @@ fn run(frames: usize, right: impl Fn(usize) -> bool) -> Input {
 
 fn input(records: Vec<Record>) -> Input {
     let mut summary = Summary::recompute(&records, None);
-    summary.run = json!({"model": "m.toml", "end": "completed"});
+    summary.run = RunBlock::from_json(json!({"model": "m.toml", "end": "completed"}));
     Input {
         path: "run".into(),
         summary,
@@ -452,8 +453,8 @@ fn unpaired_significance_uses_newcombe_at_alpha() {
 fn runs_in_progress_or_ended_early_are_compared_and_said_so() {
     let mut a = run(5, |_| true);
     let mut b = a.clone();
-    a.summary.run = json!({"model": "a.toml", "end": "running"});
-    b.summary.run = json!({"model": "b.toml", "end": "interrupted"});
+    a.summary.run = RunBlock::from_json(json!({"model": "a.toml", "end": "running"}));
+    b.summary.run = RunBlock::from_json(json!({"model": "b.toml", "end": "interrupted"}));
     let c = compare(&a, &b, None, "");
     assert_eq!(c.scenarios.len(), 2);
     let notes = c.notes.join("\n");
@@ -470,7 +471,7 @@ fn runs_in_progress_or_ended_early_are_compared_and_said_so() {
         "{notes}"
     );
     // Killed before its summary was written: no `run` facts at all.
-    b.summary.run = json!({});
+    b.summary.run = RunBlock::from_json(json!({}));
     let c = compare(&a, &b, None, "");
     assert!(
         c.notes

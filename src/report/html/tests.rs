@@ -2,6 +2,7 @@ use super::*;
 use crate::metrics::Record;
 use crate::metrics::tests::rec;
 use crate::report::flips::{FlipFrame, Guess};
+use crate::report::run_block::RunBlock;
 use crate::report::summary::FrameCounts;
 
 /// Scenario keys of every family the page charts.
@@ -50,7 +51,9 @@ fn metrics() -> Metrics {
 fn report(m: &Metrics, end: &str) -> String {
     let summary = Summary::from_metrics(
         m,
-        serde_json::json!({"config": "configs/x<y>.toml", "model": "m.toml", "end": end}),
+        RunBlock::from_json(
+            serde_json::json!({"config": "configs/x<y>.toml", "model": "m.toml", "end": end}),
+        ),
         FrameCounts {
             read: 12,
             skipped: 1,
@@ -180,7 +183,11 @@ fn an_unlabelled_stream_charts_agreement() {
             rec(&id, "corruption/fog/1", None, &[if f == 0 { 2 } else { 1 }]),
         ]);
     }
-    let summary = Summary::from_metrics(&m, serde_json::json!({}), FrameCounts::default());
+    let summary = Summary::from_metrics(
+        &m,
+        RunBlock::from_json(serde_json::json!({})),
+        FrameCounts::default(),
+    );
     let html = HtmlReport {
         summary: &summary,
         latency: Vec::new(),
@@ -244,7 +251,11 @@ fn a_long_run_s_timeline_is_thinned_to_mean_rates() {
     assert!(kept.len() <= TIMELINE_POINTS + 2, "{}", kept.len());
     assert_eq!(kept.last(), day.last());
     let m = Metrics::new(vec!["clean".into()]);
-    let summary = Summary::from_metrics(&m, serde_json::json!({}), FrameCounts::default());
+    let summary = Summary::from_metrics(
+        &m,
+        RunBlock::from_json(serde_json::json!({})),
+        FrameCounts::default(),
+    );
     let html = HtmlReport {
         summary: &summary,
         latency: Vec::new(),

@@ -2,6 +2,7 @@ use super::*;
 use crate::metrics::accuracy::{Z95, wilson_interval};
 use crate::metrics::tests::{frames, rec, timed};
 use crate::metrics::volatility::InnerResults;
+use crate::report::run_block::RunBlock;
 use serde_json::json;
 
 /// Asserts two summaries are equal up to float rounding in the last bit: serde_json's default
@@ -82,7 +83,7 @@ fn streamed(order: &[&str], fs: &[Vec<Record>]) -> Summary {
     let run = json!({"config": "configs/demo.toml", "model": "resnet50", "seed": 7, "plan": order});
     Summary::from_metrics(
         &m,
-        run,
+        RunBlock::from_json(run),
         FrameCounts {
             read: 5,
             skipped: 1,
@@ -117,8 +118,16 @@ fn json_contract() {
     let top: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(
         top,
-        vec!["run", "frames", "scenarios", "metrics", "latency_ms"]
+        vec![
+            "format",
+            "run",
+            "frames",
+            "scenarios",
+            "metrics",
+            "latency_ms"
+        ]
     );
+    assert_eq!(v["format"], crate::contract::FORMAT);
     assert_eq!(v["frames"], json!({"read": 5, "skipped": 1, "dropped": 0}));
     assert_eq!(v["metrics"], json!({}));
     assert_eq!(v["run"]["model"], "resnet50");
@@ -172,7 +181,7 @@ fn json_contract() {
 fn nulls_where_undefined() {
     let mut m = Metrics::new(keys(&["clean", "fog"]));
     m.add_frame(&[rec("a", "fog", None, &[1])]);
-    let s = Summary::from_metrics(&m, json!({}), FrameCounts::default());
+    let s = Summary::from_metrics(&m, RunBlock::from_json(json!({})), FrameCounts::default());
     let v: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
     assert_eq!(
         v["scenarios"]["fog"],
@@ -224,7 +233,7 @@ fn recompute_matches_streaming() {
             lost: 0,
         }
     );
-    assert_eq!(r.run, json!({}));
+    assert_eq!(r.run, RunBlock::from_json(json!({})));
 }
 
 #[test]
@@ -309,7 +318,11 @@ fn markdown_rendering() {
 fn markdown_nulls_and_escaping() {
     let mut m = Metrics::new(vec![]);
     m.add_frame(&[rec("a", "weird|key", None, &[1])]);
-    let s = Summary::from_metrics(&m, json!({"note": "a|b"}), FrameCounts::default());
+    let s = Summary::from_metrics(
+        &m,
+        RunBlock::from_json(json!({"note": "a|b"})),
+        FrameCounts::default(),
+    );
     let md = s.to_markdown();
     assert!(
         md.contains("| weird\\|key |   1 |     – |      – |     – |    – |         – |"),
