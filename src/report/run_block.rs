@@ -41,7 +41,7 @@ impl RunEnd {
     }
 }
 
-/// `run.shard`: the part of a sharded run this one is (docs/deploy.md#sharding).
+/// `run.shard`: the part of a sharded run this one is (docs/deploy.md#shards).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardEntry {
     /// This shard, `0..count`.
