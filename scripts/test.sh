@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # robustream's whole test suite, the README's second command (and what CI runs): installs missing
 # Debian packages and the cached assets the end-to-end tests need (no-ops when present), checks
-# formatting, lints and the API docs, runs each benchmark once as a smoke test beside every unit,
-# integration and doc test against the real model and ONNX Runtime, builds at the declared
-# minimum Rust version; then the 64-bit Arm (Jetson) build: its lints, and the library's tests and
-# the demo run under qemu-user (docs/jetson-ci.md).
+# formatting, lints, audits the dependencies, runs each benchmark once as a smoke test beside every
+# unit, integration and doc test against the real model and ONNX Runtime, builds the API docs and
+# at the declared minimum Rust version. Beside these x86-64 steps, in parallel, runs the 64-bit Arm
+# (Jetson) half, scripts/test-aarch64.sh: its lints, and the library's tests and the demo under
+# qemu-user (docs/jetson-ci.md). Its lines are prefixed `[aarch64] `.
 #
 #   bash scripts/test.sh           everything, as CI runs it
 #   bash scripts/test.sh --quick   the edit-test loop: formatting, lints and the native unit and
-#                                  integration tests (no benches, docs, minimum version or Arm)
+#                                  integration tests (no benches, docs, audit, minimum version or Arm)
+#
+# Why two halves at once: on a 2-core machine most steps keep one core busy (the last, largest
+# crate's compile; the longest emulated tests), so the other half uses the other core
+# (docs/jetson-ci.md#what-it-costs).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -26,26 +31,66 @@ step() {
   "$@"
   STEPS+=("$name $((SECONDS - t)) s")
 }
-report() { printf 'test.sh: %s\n' "${STEPS[@]}" >&2; }
-trap report EXIT
+SYNC=
+A64_PID=
+finish() {
+  local rc=$?
+  # The Arm half ends with this script: its process group is stopped, and the folder it waits on
+  # goes.
+  if [ -n "$A64_PID" ] && kill -0 "$A64_PID" 2>/dev/null; then
+    kill -- "-$A64_PID" 2>/dev/null || true
+    wait "$A64_PID" 2>/dev/null || true
+  fi
+  [ -z "$SYNC" ] || rm -rf "$SYNC"
+  [ ${#STEPS[@]} -eq 0 ] || printf 'test.sh: %s\n' "${STEPS[@]}" >&2
+  printf 'test.sh: %s in %d min %d s\n' "$([ "$rc" -eq 0 ] && echo OK || echo FAILED)" \
+    $((SECONDS / 60)) $((SECONDS % 60)) >&2
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
 
 step system bash scripts/system.sh
-step assets bash scripts/assets.sh
-step fmt cargo fmt --all -- --check
-step clippy cargo clippy --release --locked --all-targets -- -D warnings
 if $QUICK; then
+  step assets bash scripts/assets.sh
+  step fmt cargo fmt --all -- --check
+  step clippy cargo clippy --release --locked --all-targets -- -D warnings
   step tests cargo test --release --locked --lib --bins --tests
   exit 0
 fi
+
+# Every crate either half builds, downloaded once, before the two halves' cargo runs would wait on
+# each other's lock of the package cache.
+step fetch cargo fetch --locked
+# The Arm half, in a process group of its own (setsid) so that it can be stopped whole; it waits on
+# the marks made in $SYNC below.
+# ($SYNC is under the target folder: the x86-64 binary is run from there, and /tmp may be noexec.)
+mkdir -p "${CARGO_TARGET_DIR:-target}"
+SYNC=$(cd "${CARGO_TARGET_DIR:-target}" && mktemp -d "$(pwd)/test-sync.XXXXXX")
+ROBUSTREAM_TEST_SYNC=$SYNC setsid bash scripts/test-aarch64.sh \
+  > >(sed -u 's/^/[aarch64] /') 2>&1 &
+A64_PID=$!
+
+step assets bash scripts/assets.sh
+touch "$SYNC/assets"
+step fmt cargo fmt --all -- --check
+# The dependency audit: advisories (RustSec, a vendored snapshot, offline), licences, bans and
+# sources of every crate in Cargo.lock (scripts/audit.sh, deny.toml).
+step audit bash scripts/audit.sh
+step clippy cargo clippy --release --locked --all-targets -- -D warnings
 # Once over every target (the library, the binary, the integration tests and each benchmark as a
 # smoke test), so the library's unit tests run once; doc tests apart (`--all-targets` leaves them out).
 step tests cargo test --release --locked --all-targets
+# The binary the integration tests ran is the one the Arm demo's records are held to.
+cp "${CARGO_TARGET_DIR:-target}/release/robustream" "$SYNC/.robustream-x86_64"
+mv "$SYNC/.robustream-x86_64" "$SYNC/robustream-x86_64"
 step doctests cargo test --release --locked --doc
 # The code's docs build without a broken link or a malformed comment. They are for the people who
 # change the code (the crate has no library users), so private items are documented and a doc
 # comment may link to one (rustdoc's `private_intra_doc_links` then makes the link all the same).
+# `--release` so that the dependencies' metadata is clippy's, not built again for the dev profile.
 step docs env RUSTDOCFLAGS="-D warnings -A rustdoc::private_intra_doc_links" \
-  cargo doc --no-deps --locked --document-private-items
+  cargo doc --release --no-deps --locked --document-private-items
 # The declared minimum Rust version (`rust-version` in Cargo.toml) builds every target: a type check
 # with that toolchain, which rustup installs once (scripts/system.sh adds the Arm target the same way).
 MSRV=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
@@ -58,24 +103,10 @@ msrv_check() {
 }
 step msrv msrv_check
 
-# 64-bit Arm (Jetson boards): cross-built with Debian's aarch64 linker and run under qemu-user, both
-# named in .cargo/config.toml and installed by scripts/system.sh, in a target folder of its own so
-# that these builds (another target, other features) never evict the x86 artifacts above. Linted
-# without default features and with the Jetson package's (`camera`: V4L2, bindgen on the aarch64
-# headers; `gpu`). What this checks and what it costs: docs/jetson-ci.md#what-ci-checks.
-A64=(--release --locked --target aarch64-unknown-linux-gnu --no-default-features)
-A64_DIR="${CARGO_TARGET_DIR:-target}/aarch64"
-step a64-clippy env CARGO_TARGET_DIR="$A64_DIR" cargo clippy "${A64[@]}" --all-targets -- -D warnings
-step a64-clippy-jetson env CARGO_TARGET_DIR="$A64_DIR" \
-  cargo clippy "${A64[@]}" --features camera,gpu --all-targets -- -D warnings
-# Under emulation, the library's tests: on aarch64 every vectorised kernel runs its portable body,
-# so the kernel, scenario and view tests hold it to the reference fixtures (Pillow, OpenCV,
-# imagecorruptions) the x86 levels meet; the other modules' tests cost seconds more. Left out: the
-# GPU host tests (gpu::, pipeline::gpu::), which load an x86 build of the CUDA kernels, and the
-# segmentation-mask tests (source::segment::), which load ONNX Runtime's x86 library.
-step a64-tests env CARGO_TARGET_DIR="$A64_DIR" \
-  cargo test "${A64[@]}" --lib -- --skip gpu:: --skip source::segment::
-
-# The demo end to end under qemu-user: the aarch64 binary with PyPI's aarch64 ONNX Runtime, its
-# records held to the x86 run's (same top-1, top-1 probability within 1e-4; docs/jetson-ort.md).
-step a64-demo bash scripts/aarch64-demo.sh
+# The Arm half's result (its own step times are in its lines above).
+t=$SECONDS
+a64_rc=0
+wait "$A64_PID" || a64_rc=$?
+A64_PID=
+STEPS+=("aarch64-wait $((SECONDS - t)) s")
+[ "$a64_rc" -eq 0 ] || { echo "test.sh: the aarch64 half failed (its lines are prefixed [aarch64])" >&2; exit "$a64_rc"; }

@@ -74,7 +74,7 @@ use crate::view::ModelView;
 use crate::watch::{CpuMeter, CpuUse};
 
 /// How samples are issued (MLPerf's scenarios, and a camera's schedule).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// One sample per inference; figure of merit p90 latency.

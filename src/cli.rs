@@ -1,7 +1,14 @@
 //! The command line: `run`, `apply`, `preview`, `scenarios`, `report`, `compare`, `bench`.
+//!
+//! Every value a flag chooses from a fixed set is an enum here deriving [`ValueEnum`] (its
+//! variants' names and doc comments are the flag's values and their help), with `From` into the
+//! library's own type, which does not depend on clap (docs/ARCHITECTURE.md#rules-of-the-house).
+//! `run`'s arguments are the run's overrides as they are ([`crate::config::Overrides`]): a flag of
+//! `run` is a field of [`RunArgs`] and its use in `config.rs`.
 
 use std::path::PathBuf;
 
+use clap::builder::{EnumValueParser, TypedValueParser};
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// Streaming robustness evaluation of image classifiers.
@@ -85,8 +92,10 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
-/// `robustream run`.
-#[derive(Debug, clap::Args)]
+/// `robustream run`; also the run's overrides, read by [`crate::config::RunConfig::load`] (each flag
+/// replaces or sets a config value; `--config` and `--quiet` are the binary's). The fields a
+/// value enum chooses hold the library's type, converted as the flag is parsed.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct RunArgs {
     /// Run configuration (TOML); optional when --model and --source are given.
     #[arg(long, short)]
@@ -104,8 +113,8 @@ pub struct RunArgs {
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
     /// (the released `<corruption>/<severity>/<wnid>/` layout), `in9` (the IN-9 release; also
     /// detected), `synthetic`, `video` or `camera`. Default: detected from the path.
-    #[arg(long, value_enum)]
-    pub source_kind: Option<SourceKindArg>,
+    #[arg(long, value_parser = value_enum::<SourceKindArg, crate::source::SourceKind>())]
+    pub source_kind: Option<crate::source::SourceKind>,
     /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
     /// `clean` for relative mCE (overrides `[source] clean`).
     #[arg(long)]
@@ -157,14 +166,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Largest inference batch.
-    #[arg(long)]
-    pub batch: Option<usize>,
+    #[arg(long = "batch", value_name = "BATCH")]
+    pub max_batch: Option<usize>,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
     /// Progress display: `auto` (the live terminal view when stderr is a terminal), `live` or
     /// `plain` (a bar or plain lines); overrides `[report] view`.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = value_enum::<ViewArg, crate::report::tui::ViewMode>())]
     pub view: Option<crate::report::tui::ViewMode>,
     /// After the main pass, run the adversarial-background challenge on the frames with a mask and
     /// a truth (sets `challenge.enabled`; bounds in `[challenge]`; cost ≤ foregrounds × backgrounds
@@ -203,6 +212,16 @@ pub struct RunArgs {
     pub run_labels: Vec<(String, String)>,
 }
 
+/// The parser of a flag whose values are the cli enum `A`'s, giving the library's type `T` (the
+/// possible values and their help are `A`'s, as with `value_enum`).
+fn value_enum<A, T>() -> impl TypedValueParser<Value = T>
+where
+    A: ValueEnum + Clone + Send + Sync + 'static,
+    T: From<A> + Clone + Send + Sync + 'static,
+{
+    EnumValueParser::<A>::new().map(T::from)
+}
+
 /// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SourceKindArg {
@@ -236,6 +255,27 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::Synthetic => Self::Synthetic,
             SourceKindArg::Video => Self::Video,
             SourceKindArg::Camera => Self::Camera,
+        }
+    }
+}
+
+/// `--view` of `robustream run`: a `[report] view`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ViewArg {
+    /// The live view when stderr is a terminal (and not `--quiet`), else plain progress lines.
+    Auto,
+    /// The live view (falls back to plain lines when stderr is not a terminal).
+    Live,
+    /// A progress bar on a terminal, plain lines otherwise.
+    Plain,
+}
+
+impl From<ViewArg> for crate::report::tui::ViewMode {
+    fn from(v: ViewArg) -> Self {
+        match v {
+            ViewArg::Auto => Self::Auto,
+            ViewArg::Live => Self::Live,
+            ViewArg::Plain => Self::Plain,
         }
     }
 }
@@ -391,7 +431,7 @@ pub struct BenchArgs {
     /// samples/s), or one sample per frame on a fixed schedule (`paced`, with --fps: p99 latency
     /// from the scheduled issue, late and dropped samples).
     #[arg(long, value_enum, default_value = "single-stream")]
-    pub mode: crate::bench::Mode,
+    pub mode: ModeArg,
     /// Paced mode's frame rate: samples issued per second, a finite number above 0 (required with
     /// --mode paced, refused with the other modes).
     #[arg(long, value_name = "FPS", allow_negative_numbers = true)]
@@ -413,7 +453,7 @@ pub struct BenchArgs {
     /// CUDA: cuDNN's convolution algorithm search at the first run of a shape (`[engine]
     /// cudnn_search`).
     #[arg(long, value_enum, default_value = "heuristic")]
-    pub cudnn_search: crate::engine::CudnnSearch,
+    pub cudnn_search: CudnnSearchArg,
     /// Also write the report as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -436,6 +476,53 @@ impl From<ProviderArg> for crate::engine::Provider {
             ProviderArg::Cpu => Self::Cpu,
             ProviderArg::Cuda => Self::Cuda,
             ProviderArg::Tensorrt => Self::Tensorrt,
+        }
+    }
+}
+
+/// `--mode` of `robustream bench`: how samples are issued (MLPerf's scenarios, and a camera's
+/// schedule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// One sample per inference; figure of merit p90 latency.
+    SingleStream,
+    /// Queries of `--batch` samples (8 by default) back to back; figure of merit p99 query latency.
+    MultiStream,
+    /// Batches back to back; figure of merit samples per second.
+    Offline,
+    /// One sample per frame period on a fixed schedule (`--fps`); figure of merit p99 latency from
+    /// the scheduled issue, and the dropped and late counts.
+    Paced,
+}
+
+impl From<ModeArg> for crate::bench::Mode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::SingleStream => Self::SingleStream,
+            ModeArg::MultiStream => Self::MultiStream,
+            ModeArg::Offline => Self::Offline,
+            ModeArg::Paced => Self::Paced,
+        }
+    }
+}
+
+/// `--cudnn-search` of `robustream bench`: an `[engine] cudnn_search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CudnnSearchArg {
+    /// cuDNN's heuristics (`cudnnGetConvolutionForwardAlgorithm_v7`): fast, near-best.
+    Heuristic,
+    /// Time every algorithm (`cudnnFindConvolutionForwardAlgorithmEx`): slow start, best kernels.
+    Exhaustive,
+    /// The default algorithm, no search.
+    Default,
+}
+
+impl From<CudnnSearchArg> for crate::engine::CudnnSearch {
+    fn from(c: CudnnSearchArg) -> Self {
+        match c {
+            CudnnSearchArg::Heuristic => Self::Heuristic,
+            CudnnSearchArg::Exhaustive => Self::Exhaustive,
+            CudnnSearchArg::Default => Self::Default,
         }
     }
 }

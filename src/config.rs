@@ -176,64 +176,10 @@ pub struct RunConfig {
     pub batch_sizes_given: bool,
 }
 
-/// Command-line overrides of `robustream run` (each replaces the config value).
-#[derive(Debug, Clone, Default)]
-pub struct Overrides {
-    /// `--model`.
-    pub model: Option<PathBuf>,
-    /// `--source`.
-    pub source: Option<PathBuf>,
-    /// `--source-kind` (replaces `[source] kind`, also of a `--source` path).
-    pub source_kind: Option<crate::source::SourceKind>,
-    /// `--clean` (replaces `[source] clean`).
-    pub clean: Option<PathBuf>,
-    /// `--class-map` (replaces `[dataset] class_map`).
-    pub class_map: Option<PathBuf>,
-    /// `--scenarios` (comma-separated items).
-    pub scenarios: Option<Vec<String>>,
-    /// `--out`.
-    pub out: Option<PathBuf>,
-    /// `--seed`.
-    pub seed: Option<u64>,
-    /// `--limit`.
-    pub limit: Option<u64>,
-    /// `--strict`.
-    pub strict: bool,
-    /// `--workers`.
-    pub workers: Option<usize>,
-    /// `--threads` (engine intra-op threads).
-    pub threads: Option<usize>,
-    /// `--batch` (max batch).
-    pub max_batch: Option<usize>,
-    /// `--challenge` (sets `challenge.enabled`).
-    pub challenge: bool,
-    /// `--saliency` (sets `saliency.enabled`).
-    pub saliency: bool,
-    /// `--saliency-maps` (sets `saliency.maps` and `saliency.enabled`).
-    pub saliency_maps: bool,
-    /// `--prometheus ADDR` (replaces `[report] prometheus`).
-    pub prometheus: Option<String>,
-    /// `--linger` (replaces `[report] linger`).
-    pub linger: Option<std::time::Duration>,
-    /// `--duration` (replaces `duration`).
-    pub duration: Option<std::time::Duration>,
-    /// `--label` (replaces `[source] label`).
-    pub label: Option<String>,
-    /// `--labels` (replaces `[source] labels`).
-    pub labels: Option<PathBuf>,
-    /// `--view` (replaces `[report] view`).
-    pub view: Option<crate::report::tui::ViewMode>,
-    /// `--realtime` (paces a video or the synthetic camera in real time, see
-    /// [`crate::source::video::set_realtime`]).
-    pub realtime: bool,
-    /// `--shard I/N` (else the scheduler's variables, [`crate::shard::Shard::from_env`]).
-    pub shard: Option<String>,
-    /// `--resume DIR`: the run directory (as `--out`), continued where it holds this run.
-    pub resume: Option<PathBuf>,
-    /// `--run-label KEY=VALUE`, in order (each replaces `[report] labels`' value of that name; a
-    /// later one replaces an earlier one).
-    pub run_labels: Vec<(String, String)>,
-}
+/// Command-line overrides of `robustream run`: its arguments as parsed, [`crate::cli::RunArgs`],
+/// whose help says what each replaces or sets (`--config` and `--quiet` are not read here). A new
+/// flag of `run` is a field there and its use in this file, nothing else.
+pub type Overrides = crate::cli::RunArgs;
 
 /// `[report]` as written: live outputs of a run besides records and summaries.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]

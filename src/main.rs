@@ -13,7 +13,7 @@ use robustream::cli::{
     ApplyArgs, BenchArgs, Cli, Command, CompareArgs, CompareFormat, Format, LabelsArgs, MergeArgs,
     PreviewArgs, ReportArgs, RunArgs,
 };
-use robustream::config::{Overrides, RunConfig};
+use robustream::config::RunConfig;
 use robustream::pipeline::EndReason;
 
 fn main() -> ExitCode {
@@ -62,35 +62,8 @@ fn message(e: &anyhow::Error) -> String {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let overrides = Overrides {
-        model: args.model,
-        source: args.source,
-        source_kind: args.source_kind.map(Into::into),
-        clean: args.clean,
-        class_map: args.class_map,
-        scenarios: args.scenarios,
-        out: args.out,
-        seed: args.seed,
-        limit: args.limit,
-        strict: args.strict,
-        workers: args.workers,
-        threads: args.threads,
-        max_batch: args.batch,
-        challenge: args.challenge,
-        saliency: args.saliency,
-        saliency_maps: args.saliency_maps,
-        prometheus: args.prometheus,
-        linger: args.linger,
-        duration: args.duration,
-        label: args.label,
-        labels: args.labels,
-        view: args.view,
-        realtime: args.realtime,
-        shard: args.shard,
-        resume: args.resume,
-        run_labels: args.run_labels,
-    };
-    let config = RunConfig::load(args.config.as_deref(), &overrides)?;
+    // The arguments are the overrides (`config::Overrides`).
+    let config = RunConfig::load(args.config.as_deref(), &args)?;
     let stop = Arc::new(AtomicBool::new(false));
     // The stop signal that arrived first (0: none; the live view's q/Esc/Ctrl-C stop as Ctrl-C).
     let signal = Arc::new(AtomicI32::new(0));
@@ -191,7 +164,7 @@ fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Resul
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     use robustream::bench::{BenchRequest, Length};
     use std::time::Duration;
-    let fps = match robustream::bench::settle_fps(args.mode, args.fps.as_deref()) {
+    let fps = match robustream::bench::settle_fps(args.mode.into(), args.fps.as_deref()) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -214,14 +187,14 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         library: args.library,
         spin: args.spin,
         fp16: args.fp16,
-        cudnn_search: args.cudnn_search,
+        cudnn_search: args.cudnn_search.into(),
         ..Default::default()
     };
     let report = robustream::bench::run(&BenchRequest {
         model,
         engine,
         batch: args.batch,
-        mode: args.mode,
+        mode: args.mode.into(),
         fps,
         length,
         warmup: secs(args.warmup, "--warmup")?,

@@ -118,9 +118,7 @@ pub struct RunTiming {
 
 /// `[engine] cudnn_search`: cuDNN's convolution algorithm search (ONNX Runtime's CUDA provider
 /// option `cudnn_conv_algo_search`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize, clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CudnnSearch {
     /// cuDNN's heuristics (`cudnnGetConvolutionForwardAlgorithm_v7`): fast, near-best.

@@ -43,7 +43,7 @@ use crate::metrics::{Metrics, Stage};
 pub const REFRESH: Duration = Duration::from_millis(200);
 
 /// `[report] view` / `--view`: how a run shows its progress on stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ViewMode {
     /// The live view when stderr is a terminal (and not `--quiet`), else plain progress lines.
