@@ -45,3 +45,29 @@ pub(crate) fn rebuilt_from_records(key: &str) -> bool {
         .iter()
         .any(|f| f.key() == key && f.rebuilt_from_records())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_rule_names_are_unique() {
+        let mut keys: Vec<&str> = FAMILIES.iter().map(|f| f.key()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        assert_eq!(keys.len(), FAMILIES.len(), "two families share a key");
+        let metrics = &crate::report::compare::rules::METRICS;
+        let mut names: Vec<&str> = metrics.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), metrics.len(), "two rule metrics share a name");
+    }
+
+    #[test]
+    fn only_post_pass_families_are_carried_over() {
+        assert!(rebuilt_from_records("volatility") && rebuilt_from_records("window"));
+        assert!(!rebuilt_from_records("saliency"));
+        // An entry no family knows (a newer robustream's post pass) is carried over too.
+        assert!(!rebuilt_from_records("no_such_family"));
+    }
+}
