@@ -877,68 +877,13 @@ fn scenario_diff(
     }
 }
 
-/// The scalar metrics of a summary's families: `(metric, key, value)` ([`rules::METRICS`]).
+/// The scalar metrics of a summary's families: `(metric, key, value)` ([`rules::METRICS`]), the
+/// families in `compare`'s order.
 pub fn scalars(s: &Summary) -> Vec<(&'static str, Option<String>, Option<f64>)> {
-    let mut out: Vec<(&'static str, Option<String>, Option<f64>)> = Vec::new();
-    let mut one = |name, v: Option<f64>| out.push((name, None, v));
-    if let Some(ic) = s.imagenet_c() {
-        one("mce", ic.mce);
-        one("relative_mce", ic.relative_mce);
-        one("mce_all19", ic.mce_all19);
-        one("relative_mce_all19", ic.relative_mce_all19);
-        one("clean_error", ic.clean_error);
-        for (k, v) in &ic.ce {
-            out.push(("ce", Some(k.clone()), Some(*v)));
-        }
-        for (k, v) in &ic.relative_ce {
-            out.push(("relative_ce", Some(k.clone()), *v));
-        }
-    }
-    if let Some(in9) = s.in9() {
-        out.push(("bg_gap", None, in9.bg_gap));
-        out.push(("challenge_accuracy", None, in9.challenge_accuracy));
-        for (k, v) in &in9.accuracy {
-            out.push(("in9_accuracy", Some(k.clone()), *v));
-        }
-    }
-    if let Some(r) = s.rfs() {
-        if let Some(t) = &r.typical {
-            out.push(("rfs", None, t.rfs));
-        }
-        for (kind, levels) in &r.noise {
-            for (level, l) in &levels.0 {
-                out.push(("rfs_level", Some(format!("{kind}/{level}")), l.rfs));
-            }
-        }
-    }
-    if let Some(v) = s.volatility() {
-        out.push(("variance_cross", None, v.variance_cross));
-        out.push(("score_cross", None, v.score_cross));
-        out.push(("s_robust", None, v.score));
-    }
-    if let Some(h) = s.hard_imagenet() {
-        for (k, a) in &h.ablations {
-            out.push(("ablation_accuracy", Some(k.clone()), a.accuracy));
-            out.push(("ablation_drop", Some(k.clone()), a.drop));
-        }
-    }
-    if let Some(p) = s.placement() {
-        for (name, v) in &p.variants {
-            out.push((
-                "placement_worst",
-                Some(name.clone()),
-                v.worst.as_ref().map(|w| w.accuracy),
-            ));
-            for (g, c) in &v.groups {
-                out.push(("placement_group", Some(format!("{name}/{g}")), c.accuracy));
-            }
-        }
-    }
-    if let Some(w) = s.window() {
-        out.push(("window_drop_volatility", None, w.drop_volatility));
-        out.push(("temporal_volatility", None, w.temporal_volatility));
-    }
-    out
+    super::families::in_compare_order()
+        .into_iter()
+        .flat_map(|f| f.scalars(s))
+        .collect()
 }
 
 /// The metric rows of both summaries: the baseline's in its order, then the candidate's others.

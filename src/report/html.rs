@@ -22,15 +22,17 @@
 //!
 //! Every chart is an `<svg class="chart" data-chart="…">`; its drawn marks carry `class="mark"`.
 
-mod svg;
+pub(crate) mod svg;
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use self::svg::{Bar, Scale, Series, esc, pct};
+use super::families::{FAMILIES, window};
+use super::family::charted;
 use super::flips::FlipFrame;
-use super::summary::{ScenarioSummary, Summary};
-use crate::key::{CLEAN, ScenarioKey, family};
+use super::summary::Summary;
+use crate::key::{CLEAN, family};
 use crate::latency::BUCKET_BOUNDS_US;
 use crate::metrics::Metrics;
 
@@ -146,21 +148,16 @@ impl HtmlReport<'_> {
             out.push_str(" <span class=\"badge\">running — interim</span>");
         }
         out.push_str("</h1>\n");
-        let sections = [
-            Some(self.overview()),
-            self.scenarios_section(),
-            self.imagenet_c(),
-            self.in9(),
-            self.ximagenet(),
-            self.ablations(),
-            self.rfs(),
-            self.placement(),
-            self.latency(),
-            self.timeline(),
-            self.flips(),
-            Some(self.table()),
-        ];
-        for section in sections.into_iter().flatten() {
+        let sections = std::iter::once(Some(self.overview()))
+            .chain([self.scenarios_section()])
+            .chain(FAMILIES.iter().map(|f| f.html(s)))
+            .chain([
+                self.latency(),
+                self.timeline(),
+                self.flips(),
+                Some(self.table()),
+            ]);
+        for section in sections.flatten() {
             out.push_str(&section);
             out.push('\n');
         }
@@ -255,37 +252,10 @@ impl HtmlReport<'_> {
             let mean = drops.iter().sum::<f64>() / drops.len() as f64;
             out.push(("mean top-1 drop", pct(Some(mean))));
         }
-        if let Some(ic) = s.imagenet_c() {
-            if let Some(m) = ic.mce {
-                out.push(("mCE", format!("{:.1} %", m * 100.0)));
-            }
-            if let Some(m) = ic.relative_mce {
-                out.push(("relative mCE", format!("{:.1} %", m * 100.0)));
-            }
-        }
-        if let Some(g) = s.in9().and_then(|i| i.bg_gap) {
-            out.push(("BG-gap", pct(Some(g))));
-        }
-        if let Some(v) = s.volatility().and_then(|v| v.score.or(v.score_cross)) {
-            out.push(("robustness score", format!("{v:.4}")));
-        }
-        if let Some(r) = s.rfs().and_then(|r| r.typical).and_then(|t| t.rfs) {
-            out.push(("RFS", format!("{r:.3}")));
+        for f in FAMILIES {
+            out.extend(f.headline(s));
         }
         out
-    }
-
-    /// The value charted for a scenario: top-1, else agreement with clean.
-    fn labelled(&self) -> bool {
-        self.summary.scenarios.iter().any(|(_, v)| v.top1.is_some())
-    }
-
-    fn value(&self, v: &ScenarioSummary) -> (Option<f64>, Option<[f64; 2]>) {
-        if self.labelled() {
-            (v.top1, v.top1_ci95)
-        } else {
-            (v.agreement, None)
-        }
     }
 
     fn scenarios_section(&self) -> Option<String> {
@@ -302,7 +272,7 @@ impl HtmlReport<'_> {
             .scenarios
             .iter()
             .map(|(k, v)| {
-                let (value, interval) = self.value(v);
+                let (value, interval) = charted(s, v);
                 Bar {
                     label: k.clone(),
                     value,
@@ -311,7 +281,7 @@ impl HtmlReport<'_> {
                 }
             })
             .collect();
-        let what = if self.labelled() {
+        let what = if super::family::labelled(s) {
             "Top-1 accuracy per scenario (whiskers: 95 % Wilson interval)"
         } else {
             "Agreement with clean per scenario (no truth labels)"
@@ -320,296 +290,6 @@ impl HtmlReport<'_> {
             "<section id=\"scenarios\"><h2>Scenarios</h2><div class=\"scroll\">{}</div></section>",
             svg::bars("scenarios", what, &items, Scale::Fraction, None)
         ))
-    }
-
-    fn imagenet_c(&self) -> Option<String> {
-        let s = self.summary;
-        let mut names: Vec<&str> = Vec::new();
-        for (k, _) in &s.scenarios {
-            if let ScenarioKey::Corruption { name, .. } = ScenarioKey::parse(k)
-                && !names.contains(&name)
-            {
-                names.push(name);
-            }
-        }
-        if names.is_empty() {
-            return None;
-        }
-        let clean = s
-            .scenarios
-            .iter()
-            .find(|(k, _)| k == CLEAN)
-            .and_then(|(_, v)| self.value(v).0);
-        let mut out = String::from(
-            "<section id=\"imagenet-c\"><h2>ImageNet-C corruptions</h2><p>Accuracy against \
-             severity; band: 95 % Wilson interval; dashed: clean.</p><div class=\"grid\">",
-        );
-        for name in &names {
-            let points: Vec<svg::SeverityPoint> = s
-                .scenarios
-                .iter()
-                .filter_map(|(k, v)| match ScenarioKey::parse(k) {
-                    ScenarioKey::Corruption { name: n, severity } if n == *name => {
-                        let (value, ci) = self.value(v);
-                        Some((severity, value, ci))
-                    }
-                    _ => None,
-                })
-                .collect();
-            out.push_str(&svg::severity_chart(name, &points, clean));
-        }
-        out.push_str("</div>");
-        if let Some(ic) = s.imagenet_c().filter(|ic| !ic.ce.is_empty()) {
-            let bars: Vec<Bar> = ic
-                .ce
-                .iter()
-                .map(|(name, ce)| Bar {
-                    label: name.clone(),
-                    value: Some(ce * 100.0),
-                    interval: None,
-                    colour: 0,
-                })
-                .collect();
-            let title = format!("CE per corruption, % of {} (dashed: 100 %)", ic.baseline);
-            out.push_str(&svg::bars("ce", &title, &bars, Scale::From0, Some(100.0)));
-            let rel: Vec<Bar> = ic
-                .relative_ce
-                .iter()
-                .map(|(name, ce)| Bar {
-                    label: name.clone(),
-                    value: ce.map(|c| c * 100.0),
-                    interval: None,
-                    colour: 1,
-                })
-                .collect();
-            if rel.iter().any(|b| b.value.is_some()) {
-                let title = format!("relative CE per corruption, % of {}", ic.baseline);
-                out.push_str(&svg::bars(
-                    "relative-ce",
-                    &title,
-                    &rel,
-                    Scale::From0,
-                    Some(100.0),
-                ));
-            }
-            let figure =
-                |v: Option<f64>| v.map_or_else(|| "—".into(), |v| format!("{:.1} %", v * 100.0));
-            let _ = write!(
-                out,
-                "<p>mCE {} · relative mCE {} (15 benchmark corruptions) · over all 19: {} / {}. {}</p>",
-                figure(ic.mce),
-                figure(ic.relative_mce),
-                figure(ic.mce_all19),
-                figure(ic.relative_mce_all19),
-                esc(&ic.normalisation)
-            );
-        }
-        out.push_str("</section>");
-        Some(out)
-    }
-
-    fn in9(&self) -> Option<String> {
-        let in9 = self.summary.in9()?;
-        let bars: Vec<Bar> = in9
-            .accuracy
-            .iter()
-            .map(|(variation, acc)| Bar {
-                label: variation.clone(),
-                value: *acc,
-                interval: self.interval_of(&crate::metrics::in9::scenario_key(variation)),
-                colour: 2,
-            })
-            .collect();
-        let mut out = String::from("<section id=\"in9\"><h2>IN-9 backgrounds</h2>");
-        out.push_str(&svg::bars(
-            "in9",
-            "Accuracy per IN-9 variation",
-            &bars,
-            Scale::Fraction,
-            None,
-        ));
-        let _ = write!(
-            out,
-            "<p>BG-gap (mixed_same − mixed_rand) {} · challenge accuracy {}</p></section>",
-            pct(in9.bg_gap),
-            pct(in9.challenge_accuracy)
-        );
-        Some(out)
-    }
-
-    fn interval_of(&self, key: &str) -> Option<[f64; 2]> {
-        self.summary
-            .scenarios
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.top1_ci95)
-    }
-
-    fn ximagenet(&self) -> Option<String> {
-        let v = self.summary.volatility()?;
-        let bars: Vec<Bar> = v
-            .drop_volatility
-            .iter()
-            .map(|(name, d)| Bar {
-                label: name.clone(),
-                value: d.map(|d| d * 100.0),
-                interval: None,
-                colour: 4,
-            })
-            .collect();
-        let mut out = String::from("<section id=\"ximagenet\"><h2>XIMAGENET-12 volatility</h2>");
-        out.push_str(&svg::bars(
-            "ximagenet",
-            "Drop volatility (C(i) − μ)² × 100 per scenario",
-            &bars,
-            Scale::From0,
-            None,
-        ));
-        let num = |x: Option<f64>| x.map_or_else(|| "—".into(), |x| format!("{x:.4}"));
-        let _ = write!(
-            out,
-            "<p>μ (clean) {} · σ²_cross {} · score_cross {} · σ²_inner {} · S_robust {}</p></section>",
-            pct(v.mu),
-            num(v.variance_cross),
-            num(v.score_cross),
-            num(v.variance_inner),
-            num(v.score)
-        );
-        Some(out)
-    }
-
-    fn ablations(&self) -> Option<String> {
-        let h = self.summary.hard_imagenet()?;
-        if h.ablations.is_empty() {
-            return None;
-        }
-        let bars: Vec<Bar> = h
-            .ablations
-            .iter()
-            .map(|(name, a)| Bar {
-                label: name.clone(),
-                value: a.accuracy,
-                interval: None,
-                colour: 3,
-            })
-            .collect();
-        let mut out = String::from("<section id=\"ablations\"><h2>Hard ImageNet ablations</h2>");
-        out.push_str(&svg::bars(
-            "ablations",
-            "Accuracy per ablation",
-            &bars,
-            Scale::Fraction,
-            None,
-        ));
-        out.push_str("<table><tr><th>ablation</th><th>n</th><th>accuracy</th><th>drop</th></tr>");
-        for (name, a) in &h.ablations {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(name),
-                a.n,
-                pct(a.accuracy),
-                pct(a.drop)
-            );
-        }
-        out.push_str("</table></section>");
-        Some(out)
-    }
-
-    fn rfs(&self) -> Option<String> {
-        let r = self.summary.rfs()?;
-        let mut bars = Vec::new();
-        let mut rows = String::new();
-        for (noise, levels) in &r.noise {
-            for (level, l) in &levels.0 {
-                let label = format!("{noise} {level}");
-                for (which, v, colour) in [("fg", l.acc_fg, 0), ("bg", l.acc_bg, 1)] {
-                    bars.push(Bar {
-                        label: format!("{label} {which}"),
-                        value: v,
-                        interval: None,
-                        colour,
-                    });
-                }
-                let _ = write!(
-                    rows,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(&label),
-                    pct(l.acc_fg),
-                    pct(l.acc_bg),
-                    l.rfs.map_or_else(|| "—".into(), |v| format!("{v:.3}"))
-                );
-            }
-        }
-        if bars.is_empty() {
-            return None;
-        }
-        let mut out = String::from("<section id=\"rfs\"><h2>Relative foreground sensitivity</h2>");
-        out.push_str(&svg::bars(
-            "rfs",
-            "Accuracy with noise on the foreground (fg) or background (bg)",
-            &bars,
-            Scale::Fraction,
-            None,
-        ));
-        let _ = write!(
-            out,
-            "<table><tr><th>noise</th><th>acc fg</th><th>acc bg</th><th>RFS</th></tr>{rows}</table></section>"
-        );
-        Some(out)
-    }
-
-    fn placement(&self) -> Option<String> {
-        let p = self.summary.placement()?;
-        let mut out = String::new();
-        for (variant, v) in &p.variants {
-            // Position × size, pooled over backgrounds.
-            let mut positions: Vec<String> = Vec::new();
-            let mut sizes: Vec<String> = Vec::new();
-            let mut cells: Vec<(usize, usize, u64, u64)> = Vec::new();
-            for (key, cell) in &v.cells {
-                let mut parts = key.rsplitn(3, '/');
-                let (Some(size), Some(position)) = (parts.next(), parts.next()) else {
-                    continue;
-                };
-                let i = index_of(&mut positions, position);
-                let j = index_of(&mut sizes, size);
-                match cells.iter_mut().find(|c| (c.0, c.1) == (i, j)) {
-                    Some(c) => {
-                        c.2 += cell.n;
-                        c.3 += cell.correct;
-                    }
-                    None => cells.push((i, j, cell.n, cell.correct)),
-                }
-            }
-            if cells.is_empty() {
-                continue;
-            }
-            let title = format!("{variant}: accuracy by position × object size (px at 224²)");
-            out.push_str(&svg::heatmap(
-                &format!("placement-{variant}"),
-                &title,
-                &positions,
-                &sizes,
-                |i, j| {
-                    cells
-                        .iter()
-                        .find(|c| (c.0, c.1) == (i, j))
-                        .and_then(|c| (c.2 > 0).then(|| c.3 as f64 / c.2 as f64))
-                },
-            ));
-            if let Some(w) = &v.worst {
-                let _ = write!(
-                    out,
-                    "<p>{variant}: worst cell {} at {}</p>",
-                    esc(&w.cell),
-                    pct(Some(w.accuracy))
-                );
-            }
-        }
-        (!out.is_empty()).then(|| {
-            format!("<section id=\"placement\"><h2>Object size and position</h2>{out}</section>")
-        })
     }
 
     fn latency(&self) -> Option<String> {
@@ -677,32 +357,8 @@ impl HtmlReport<'_> {
                 false,
             ));
         }
-        if let Some(w) = self.summary.window().filter(|w| !w.series.is_empty()) {
-            let clean: Vec<(f64, f64)> = w
-                .series
-                .iter()
-                .filter_map(|p| p.clean_top1.map(|v| (p.frame as f64, v)))
-                .collect();
-            let drop: Vec<(f64, f64)> = w
-                .series
-                .iter()
-                .filter_map(|p| p.mean_drop.map(|v| (p.frame as f64, v)))
-                .collect();
-            let mut series = Vec::new();
-            if !clean.is_empty() {
-                series.push(Series {
-                    name: "clean top-1".into(),
-                    points: clean,
-                    colour: 2,
-                });
-            }
-            series.push(Series {
-                name: "mean drop".into(),
-                points: drop,
-                colour: 3,
-            });
-            let title = format!("Over windows of {} frames ({})", w.frames, w.basis);
-            charts.push_str(&svg::lines("window", &title, "frames", &series, true));
+        if let Some(chart) = window::timeline_chart(self.summary) {
+            charts.push_str(&chart);
         }
         (!charts.is_empty())
             .then(|| format!("<section id=\"timeline\"><h2>Timeline</h2>{charts}</section>"))
@@ -801,16 +457,6 @@ fn timeline_samples(samples: &[ResourceSample]) -> Vec<ResourceSample> {
         kept.push(last);
     }
     kept
-}
-
-fn index_of(list: &mut Vec<String>, item: &str) -> usize {
-    match list.iter().position(|x| x == item) {
-        Some(i) => i,
-        None => {
-            list.push(item.to_string());
-            list.len() - 1
-        }
-    }
 }
 
 const CSS: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1280px;\

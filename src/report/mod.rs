@@ -1,10 +1,15 @@
 //! Reporters: what a run leaves on disk and prints. [`jsonl`] writes and reads the per-variant
 //! records (`records.jsonl`); [`summary`] builds the run summary and renders it as JSON, Markdown, CSV
-//! and a terminal table; [`compare`] sets two runs side by side and gates one on the other.
+//! and a terminal table, each metric family through its [`family::Family`] in [`families`]
+//! (docs/ARCHITECTURE.md#adding-a-metric-family); [`compare`] sets two runs side by side and gates
+//! one on the other.
 
 pub mod compare;
+pub(crate) mod families;
+pub(crate) mod family;
 pub mod fleet;
 pub mod flips;
+pub(crate) mod format;
 pub mod html;
 pub mod jsonl;
 pub mod lines;

@@ -41,8 +41,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use self::exposition::{escape, head, num, scenario_labels};
+use super::families::FAMILIES;
 use crate::metrics::Metrics;
 use crate::report::summary::FrameCounts;
+
+pub(crate) mod exposition;
 
 /// How often the collector refreshes the served snapshot at most.
 pub const REFRESH: Duration = Duration::from_millis(200);
@@ -56,36 +60,9 @@ pub use crate::key::family;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunInfo(pub Vec<(String, String)>);
 
-/// A sample value as the exposition writes it: at most 12 decimals with trailing zeros dropped, so
-/// `0.7 - 0.6` is `0.1`, not `0.09999999999999998`; `NaN`, `+Inf`, `-Inf` as the format spells them.
-fn num(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "+Inf" } else { "-Inf" }.into();
-    }
-    let text = format!("{v:.12}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    match text {
-        "-0" => "0".into(),
-        t => t.into(),
-    }
-}
-
-/// Escapes a label value (backslash, double quote, newline), as the text format requires.
-fn escape(v: &str) -> String {
-    v.replace('\\', r"\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
-
 /// Renders the exposition text of `metrics` and `frames`, with `info` as `robustream_run_info`.
 pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String {
     let mut out = String::with_capacity(256 + metrics.keys().len() * 400);
-    let head = |out: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-    };
     for (name, value, help) in [
         ("read", frames.read, "Frames read from the source."),
         (
@@ -122,13 +99,7 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String
             .collect();
         let _ = writeln!(out, "robustream_run_info{{{}}} 1", labels.join(","));
     }
-    let labels = |key: &str| {
-        format!(
-            "scenario=\"{}\",family=\"{}\"",
-            escape(key),
-            escape(family(key))
-        )
-    };
+    let labels = scenario_labels;
     head(
         &mut out,
         "robustream_records_total",
@@ -169,33 +140,8 @@ pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String
             }
         }
     }
-    if let Some(w) = metrics.window() {
-        head(
-            &mut out,
-            "robustream_window_accuracy_ratio",
-            "gauge",
-            "Top-1 accuracy over the sliding window's labelled records (0..1).",
-        );
-        for s in &w.scenarios {
-            if let Some(a) = s.top1 {
-                let _ = writeln!(
-                    out,
-                    "robustream_window_accuracy_ratio{{{}}} {}",
-                    labels(&s.scenario),
-                    num(a)
-                );
-            }
-        }
-        if let Some(v) = w.drop_volatility {
-            head(
-                &mut out,
-                "robustream_window_drop_volatility",
-                "gauge",
-                "Drop volatility across the sliding window's scenarios \
-                 (docs/ximagenet.md#sliding-window-volatility).",
-            );
-            let _ = writeln!(out, "robustream_window_drop_volatility {}", num(v));
-        }
+    for f in FAMILIES {
+        f.prometheus(metrics, &mut out);
     }
     head(
         &mut out,

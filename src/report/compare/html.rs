@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use super::render::{ci_cell, gate_lines, n_cell, p_cell, side_line, unpaired_reasons};
-use super::rules::Unit;
+use super::rules::{Better, Unit};
 use super::{Comparison, Diff, show, show_diff};
 
 const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}\
@@ -15,35 +15,6 @@ th{text-align:left;background:#f4f4f4}td.n{text-align:right;font-variant-numeric
 .better.sig{background:#dafbe1}.worse.sig{background:#ffebe9}\
 .fail{color:#cf222e;font-weight:bold}.pass{color:#1a7f37}.unchecked{color:#9a6700;font-weight:bold}\
 .notes li{color:#555}code{background:#f4f4f4;padding:0 3px}";
-
-/// Which way a metric improves, for colouring its difference only.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Better {
-    Higher,
-    Lower,
-    Neither,
-}
-
-/// The direction of a metric of docs/compare.md#metrics (errors, gaps and variances improve
-/// downwards; accuracies and scores upwards; the others are left uncoloured).
-fn better(metric: &str) -> Better {
-    match metric {
-        "mce"
-        | "relative_mce"
-        | "mce_all19"
-        | "relative_mce_all19"
-        | "clean_error"
-        | "ce"
-        | "relative_ce"
-        | "bg_gap"
-        | "variance_cross"
-        | "window_drop_volatility"
-        | "temporal_volatility" => Better::Lower,
-        "challenge_accuracy" | "in9_accuracy" | "score_cross" | "s_robust"
-        | "ablation_accuracy" | "placement_worst" | "placement_group" => Better::Higher,
-        _ => Better::Neither,
-    }
-}
 
 /// Text safe in HTML content and attribute values.
 fn esc(s: &str) -> String {
@@ -197,7 +168,7 @@ pub(super) fn page(c: &Comparison) -> String {
             cell(&mut out, "", &r.id());
             cell(&mut out, "n", &show(unit, r.delta.a));
             cell(&mut out, "n", &show(unit, r.delta.b));
-            let cl = class(r.delta.diff(), better(r.metric.name), false);
+            let cl = class(r.delta.diff(), r.metric.better, false);
             cell(&mut out, &cl, &show_diff(unit, r.delta.diff()));
             out.push_str("</tr>\n");
         }

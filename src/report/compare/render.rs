@@ -143,7 +143,7 @@ pub(super) fn table(c: &Comparison) -> String {
     out.push('\n');
     let mut rows = vec![HEADER.map(String::from).to_vec()];
     rows.extend(c.scenarios.iter().map(|(k, d)| scenario_cells(k, d)));
-    out.push_str(&crate::report::summary::aligned(&rows));
+    out.push_str(&crate::report::format::aligned(&rows));
     let _ = writeln!(
         out,
         "Δ = B − A in points; 95% CI: Newcombe (paired or unpaired); p: exact McNemar (paired only)"
@@ -161,7 +161,7 @@ pub(super) fn table(c: &Comparison) -> String {
     }
     if !c.metrics.is_empty() {
         out.push('\n');
-        out.push_str(&crate::report::summary::aligned(&metric_rows(c)));
+        out.push_str(&crate::report::format::aligned(&metric_rows(c)));
     }
     out
 }

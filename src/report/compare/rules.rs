@@ -9,228 +9,80 @@
 //! ```
 
 use std::fmt;
+use std::sync::LazyLock;
 
-/// What a rule's `[PATTERN]` selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    /// One number per run: no pattern.
-    None,
-    /// One number per scenario in both runs: the pattern is a scenario key, `*` matching any text.
-    Scenario,
-    /// One number per key of a metric family (a corruption, a variation, …): the pattern matches the
-    /// key, `*` matching any text.
-    Key,
-}
+use crate::report::family::def;
+pub use crate::report::family::{Better, MetricDef, Scope, Unit};
 
-/// How a metric's values are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// A fraction shown as a percentage (differences in points).
-    Fraction,
-    /// A plain number (variances, RFS) shown with 4 decimals.
-    Number,
-}
-
-/// A metric a rule can name: what the value is and what its pattern selects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricDef {
-    /// The name used in rules and in `compare`'s JSON.
-    pub name: &'static str,
-    /// What a `[PATTERN]` selects.
-    pub scope: Scope,
-    /// How values are shown.
-    pub unit: Unit,
-    /// One line on what the rule's value is (for the docs and `--help`).
-    pub what: &'static str,
-}
-
-const fn def(name: &'static str, scope: Scope, unit: Unit, what: &'static str) -> MetricDef {
-    MetricDef {
-        name,
-        scope,
-        unit,
-        what,
-    }
-}
-
-/// Every metric a rule can name, in the order the docs list them. The per-scenario ones come from
-/// summary.json's `scenarios`, the others from its `metrics` families.
-pub const METRICS: &[MetricDef] = &[
+/// The per-scenario metrics a rule can name (from summary.json's `scenarios`).
+const SCENARIO_METRICS: &[MetricDef] = &[
     def(
         "top1_drop",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "baseline top-1 − candidate top-1, per scenario",
     ),
     def(
         "top5_drop",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "baseline top-5 − candidate top-5, per scenario",
     ),
     def(
         "top1",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "candidate top-1 − baseline top-1, per scenario",
     ),
     def(
         "top5",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "candidate top-5 − baseline top-5, per scenario",
     ),
     def(
         "drop",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "change of the scenario's drop from clean, per scenario",
     ),
     def(
         "agreement",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "change of the agreement with clean, per scenario",
     ),
     def(
         "flip",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "change of the flip probability, per scenario",
     ),
     def(
         "flip_excess",
         Scope::Scenario,
         Unit::Fraction,
+        Better::Neither,
         "change of the flip excess over clean, per scenario",
     ),
-    def(
-        "mce",
-        Scope::None,
-        Unit::Fraction,
-        "change of ImageNet-C mCE",
-    ),
-    def(
-        "relative_mce",
-        Scope::None,
-        Unit::Fraction,
-        "change of ImageNet-C relative mCE",
-    ),
-    def(
-        "mce_all19",
-        Scope::None,
-        Unit::Fraction,
-        "change of the mean CE over all 19 corruptions",
-    ),
-    def(
-        "relative_mce_all19",
-        Scope::None,
-        Unit::Fraction,
-        "change of the mean relative CE over all 19",
-    ),
-    def(
-        "clean_error",
-        Scope::None,
-        Unit::Fraction,
-        "change of ImageNet-C's clean error",
-    ),
-    def(
-        "ce",
-        Scope::Key,
-        Unit::Fraction,
-        "change of the CE, per corruption",
-    ),
-    def(
-        "relative_ce",
-        Scope::Key,
-        Unit::Fraction,
-        "change of the relative CE, per corruption",
-    ),
-    def(
-        "bg_gap",
-        Scope::None,
-        Unit::Fraction,
-        "change of IN-9's BG-gap",
-    ),
-    def(
-        "challenge_accuracy",
-        Scope::None,
-        Unit::Fraction,
-        "change of IN-9's challenge accuracy",
-    ),
-    def(
-        "in9_accuracy",
-        Scope::Key,
-        Unit::Fraction,
-        "change of IN-9 accuracy, per variation",
-    ),
-    def(
-        "rfs",
-        Scope::None,
-        Unit::Number,
-        "change of the typical RFS (linf 0.25)",
-    ),
-    def(
-        "rfs_level",
-        Scope::Key,
-        Unit::Number,
-        "change of RFS, per `<noise>/<level>`",
-    ),
-    def(
-        "variance_cross",
-        Scope::None,
-        Unit::Number,
-        "change of XIMAGENET-12 σ²_cross",
-    ),
-    def(
-        "score_cross",
-        Scope::None,
-        Unit::Number,
-        "change of XIMAGENET-12 score_cross",
-    ),
-    def(
-        "s_robust",
-        Scope::None,
-        Unit::Number,
-        "change of XIMAGENET-12 S_robust",
-    ),
-    def(
-        "ablation_accuracy",
-        Scope::Key,
-        Unit::Fraction,
-        "change of Hard ImageNet accuracy, per ablation",
-    ),
-    def(
-        "ablation_drop",
-        Scope::Key,
-        Unit::Fraction,
-        "change of Hard ImageNet drop, per ablation",
-    ),
-    def(
-        "placement_worst",
-        Scope::Key,
-        Unit::Fraction,
-        "change of the worst placement cell's accuracy, per variant",
-    ),
-    def(
-        "placement_group",
-        Scope::Key,
-        Unit::Fraction,
-        "change of placement accuracy, per `<variant>/<group>`",
-    ),
-    def(
-        "window_drop_volatility",
-        Scope::None,
-        Unit::Number,
-        "change of the sliding window's drop volatility",
-    ),
-    def(
-        "temporal_volatility",
-        Scope::None,
-        Unit::Number,
-        "change of the window's temporal volatility",
-    ),
 ];
+
+/// Every metric a rule can name, in the order the docs list them: the per-scenario ones, then
+/// each metric family's ([`crate::report::family::Family::rules`], in `compare`'s order).
+pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
+    SCENARIO_METRICS
+        .iter()
+        .chain(crate::report::families::rule_metrics())
+        .copied()
+        .collect()
+});
 
 /// The definition of the metric `name`.
 pub fn metric(name: &str) -> Option<&'static MetricDef> {

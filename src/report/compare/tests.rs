@@ -365,7 +365,7 @@ fn malformed_rules_say_what_to_write() {
     );
     // The message lists every metric a rule can use.
     let text = e.to_string();
-    for m in rules::METRICS {
+    for m in rules::METRICS.iter() {
         assert!(text.contains(m.name), "{text}");
     }
     assert!(text.contains("(did you mean `top1_drop`?)"), "{text}");

@@ -1,7 +1,10 @@
 use super::*;
 use crate::metrics::accuracy::{Z95, wilson_interval};
+use crate::metrics::imagenet_c::BaselineTable;
+use crate::metrics::in9::ChallengeTally;
 use crate::metrics::tests::{frames, rec, timed};
 use crate::metrics::volatility::InnerResults;
+use crate::metrics::{Metrics, Record};
 use crate::report::run_block::RunBlock;
 use serde_json::json;
 
