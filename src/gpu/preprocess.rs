@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::GpuError;
-use super::corruption::{self, DeviceImage};
-use super::launch::{Args, Buf, Launcher};
+use super::corruption;
+use super::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::kernels::resample::{self, AxisTable, Filter};
 use crate::key::Corruption;
 use crate::model::{Layout, ModelDesc};

@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use super::ScenarioStage;
-use crate::gpu::corruption::DeviceImage;
-use crate::gpu::launch::{FRAME_SLOT, Launcher, MASK_SLOT, ROW_SLOT, VARIANT_SLOT};
+use crate::gpu::launch::{DeviceImage, FRAME_SLOT, Launcher, MASK_SLOT, ROW_SLOT, VARIANT_SLOT};
 use crate::gpu::preprocess::{Element, GpuView, Stage};
 use crate::gpu::scenarios::{self, Extras, Made};
 use crate::gpu::{Device, DeviceLauncher, GpuError};

@@ -2,9 +2,9 @@
 //! docs/gpu.md#gpu-resident-scenarios). The kernels' tables (Gaussian weights, disk taps, zoom
 //! interpolation) come from the CPU kernels' own functions, uploaded once per launcher.
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher};
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::kernels::{filter, glass};
 use crate::scenario::corruption::blur;
 

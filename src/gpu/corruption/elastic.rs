@@ -2,9 +2,9 @@
 //! docs/gpu.md#gpu-resident-scenarios): the raw displacement fields drawn into scratch, then the
 //! deterministic part (smoothing, resampling), which the tests also run on the CPU's own fields.
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher};
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::kernels::filter;
 use crate::scenario::corruption::elastic;
 

@@ -4,9 +4,9 @@
 
 use image::RgbImage;
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher, REDUCE_THREADS};
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher, REDUCE_THREADS};
 use crate::kernels::filter;
 use crate::rng::RngKey;
 use crate::scenario::corruption::snow::SnowParams;

@@ -5,8 +5,8 @@
 use image::RgbImage;
 
 use super::{flat, test_image};
-use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
+use crate::gpu::launch::DeviceImage;
 use crate::gpu::launch::Launcher;
 use crate::gpu::preprocess::{Element, GpuView, Stage};
 use crate::key::Corruption as Kind;
