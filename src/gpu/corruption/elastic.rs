@@ -5,7 +5,7 @@
 use super::Job;
 use crate::gpu::GpuError;
 use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher};
-use crate::kernels::filter;
+use crate::kernels::gaussian;
 use crate::scenario::corruption::elastic;
 
 /// `rs_border_index`'s code for half-sample symmetric borders (scipy 'reflect').
@@ -29,7 +29,7 @@ fn gaussian_constant<L: Launcher>(
     truncate: f64,
 ) -> Result<(Buf, i64), GpuError> {
     let k = if sigma > 0.0 {
-        filter::gaussian_kernel1d(sigma, truncate)
+        gaussian::gaussian_kernel1d(sigma, truncate)
     } else {
         vec![1.0]
     };
