@@ -21,9 +21,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 #[cfg(feature = "gpu")]
 fn bench(c: &mut Criterion) {
     use criterion::BenchmarkId;
-    use robustream::gpu::corruption::{DeviceImage, corrupt, on_gpu};
+    use robustream::gpu::corruption::{corrupt, on_gpu};
     use robustream::gpu::cuda::{CudaLauncher, device_count, open};
-    use robustream::gpu::launch::Launcher;
+    use robustream::gpu::launch::{DeviceImage, Launcher};
     use robustream::key::{self, SEVERITIES};
     use robustream::rng::RngKey;
     use robustream::scenario::corruption::Corruption;

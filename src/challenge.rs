@@ -304,7 +304,10 @@ impl Harvest {
                 BackgroundPool::new(
                     keep.pool,
                     keep.seed,
-                    crate::pipeline::pool_maker(model, crate::pipeline::ScenarioStage::Native),
+                    crate::scenario::pool::pool_maker(
+                        model,
+                        crate::scenario::ScenarioStage::Native,
+                    ),
                 )
             });
             (

@@ -49,6 +49,24 @@ pub fn tight_box(mask: &GrayImage) -> Option<BBox> {
     b
 }
 
+/// Boxes in pixels of a `width`×`height` image as normalised `[x0, y0, x1, y1]` (exclusive ends):
+/// the `boxes` of a record (`Record::boxes`, which the placement metrics' centre and size scores
+/// read).
+pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32; 4]> {
+    let (w, h) = (width.max(1) as f32, height.max(1) as f32);
+    boxes
+        .iter()
+        .map(|b| {
+            [
+                b.x0 as f32 / w,
+                b.y0 as f32 / h,
+                b.x1 as f32 / w,
+                b.y1 as f32 / h,
+            ]
+        })
+        .collect()
+}
+
 /// The boxes a frame's scenarios receive: the frame's own `boxes` brought to the scenario stage by
 /// `to_stage` (e.g. the model view's box mapping) when it has any, else the tight box of
 /// the stage's `mask` (one box; none without a mask or for an empty one).

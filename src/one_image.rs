@@ -322,7 +322,7 @@ pub fn background_pool(
     }
     let frames = background_frames(specs, labels)?;
     let mut pool = BackgroundPool::new(frames.len(), seed, background_maker(stage));
-    if let Some(whole) = stage.and_then(|(m, s)| crate::pipeline::pool_whole_maker(m, s)) {
+    if let Some(whole) = stage.and_then(|(m, s)| crate::scenario::pool::pool_whole_maker(m, s)) {
         pool = pool.with_whole_maker(whole);
     }
     for frame in &frames {

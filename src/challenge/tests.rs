@@ -225,8 +225,8 @@ fn pool_backgrounds_from_the_view_equal_the_pipelines_at_the_model_input_stage()
     use crate::pipeline::ScenarioStage;
     let d = tempfile::tempdir().unwrap();
     let model = three_class_model(d.path(), 64, 48, 56);
-    let pipeline = crate::pipeline::pool_maker(&model, ScenarioStage::ModelInput);
-    let ours = crate::pipeline::pool_maker(&model, ScenarioStage::Native);
+    let pipeline = crate::scenario::pool::pool_maker(&model, ScenarioStage::ModelInput);
+    let ours = crate::scenario::pool::pool_maker(&model, ScenarioStage::Native);
     let mut view = ModelView::new(&model);
     for (seed, boxes) in [(1, vec![]), (2, vec![BBox::new(30, 20, 90, 70)])] {
         let s = crate::scene::random_scene(150, 100, seed);

@@ -13,8 +13,7 @@
 use image::GrayImage;
 
 use super::GpuError;
-use super::corruption::DeviceImage;
-use super::launch::{Args, Buf, Launcher};
+use super::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::frame::BBox;
 use crate::kernels::opencv::HueEdit;
 use crate::rng::RngKey;

@@ -4,7 +4,8 @@
 //! kernels; [`group`] is the one list of which group's kernels make each corruption (`None`: it
 //! stays on the CPU), and each group sequences its own (`corrupt`).
 //!
-//! An image on the device is `width × height × 3` bytes, RGB interleaved, rows packed.
+//! An image on the device is a [`DeviceImage`]: `width × height × 3` bytes, RGB interleaved, rows
+//! packed.
 
 mod blur;
 mod digital;
@@ -14,27 +15,9 @@ mod noise;
 pub(super) mod weather;
 
 use super::GpuError;
-use super::launch::{Buf, Launcher};
+use super::launch::{DeviceImage, Launcher};
 use crate::key::Corruption;
 use crate::rng::RngKey;
-
-/// An RGB image in a launcher's buffer.
-#[derive(Debug, Clone, Copy)]
-pub struct DeviceImage {
-    /// `width × height × 3` bytes.
-    pub buf: Buf,
-    /// Columns.
-    pub width: u32,
-    /// Rows.
-    pub height: u32,
-}
-
-impl DeviceImage {
-    /// Elements (bytes) of the image.
-    pub fn elements(&self) -> u64 {
-        u64::from(self.width) * u64::from(self.height) * 3
-    }
-}
 
 /// What a group's `corrupt` gets: the severity index and the two images.
 #[derive(Debug, Clone, Copy)]

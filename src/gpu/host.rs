@@ -8,8 +8,7 @@ use std::sync::OnceLock;
 use image::RgbImage;
 
 use super::GpuError;
-use super::corruption::DeviceImage;
-use super::launch::{Args, Buf, Launcher};
+use super::launch::{Args, Buf, DeviceImage, Launcher};
 use super::program;
 
 /// Buffers are aligned to this (CUDA allocations are aligned to at least 256 bytes).

@@ -4,8 +4,7 @@
 //! JPEG (`stored_as_jpeg`, docs/imagenet-c.md#jpeg_compression).
 
 use super::GpuError;
-use super::corruption::DeviceImage;
-use super::launch::{Args, Launcher};
+use super::launch::{Args, DeviceImage, Launcher};
 use crate::kernels::jpeg::{self as cpu, STD_CHROMA_QUANT, STD_LUMA_QUANT};
 
 /// Scratch slot of the DCT coefficients (one `i32` per plane sample).

@@ -69,6 +69,25 @@ pub const MASK_SLOT: usize = 67;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buf(pub usize);
 
+/// An RGB image in a launcher's buffer: `width × height × 3` bytes, RGB interleaved, rows
+/// packed (what the scenario and view kernels read and write).
+#[derive(Debug, Clone, Copy)]
+pub struct DeviceImage {
+    /// `width × height × 3` bytes.
+    pub buf: Buf,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+}
+
+impl DeviceImage {
+    /// Elements (bytes) of the image.
+    pub fn elements(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.height) * 3
+    }
+}
+
 /// What runs kernels: the CUDA device, or the host build of the kernels in the tests.
 pub trait Launcher {
     /// A zeroed buffer of `bytes` bytes, aligned for any element type the kernels use.

@@ -17,8 +17,7 @@
 use image::GrayImage;
 
 use super::GpuError;
-use super::corruption::DeviceImage;
-use super::launch::{Args, Buf, Launcher, REDUCE_THREADS};
+use super::launch::{Args, Buf, DeviceImage, Launcher, REDUCE_THREADS};
 use crate::frame::BBox;
 use crate::geometry::{Connectivity, label_components};
 use crate::rng::RngKey;

@@ -16,13 +16,14 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::GpuError;
-use super::corruption::{self, DeviceImage};
-use super::launch::{Args, Buf, Launcher};
+use super::corruption;
+use super::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::kernels::resample::{self, AxisTable, Filter};
 use crate::key::Corruption;
 use crate::model::{Layout, ModelDesc};
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
+use crate::scenario::ScenarioStage;
 use crate::view::{ModelView, center_offset, filter_of};
 
 /// Scratch slot of the intermediate image between the two resampling passes. The view recipes'
@@ -55,16 +56,6 @@ impl Element {
             Element::F16 => 2,
         }
     }
-}
-
-/// Where a run's scenarios are applied: the pipeline's `ScenarioStage`, which this floor cannot
-/// name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stage {
-    /// On the model's view: the frame's view is taken once, each variant is normalised.
-    ModelInput,
-    /// On the frame at its native size: each variant's view is taken, then normalised.
-    Native,
 }
 
 /// What the recipe needs to know, on the host, of an axis table it uploaded.
@@ -365,13 +356,13 @@ impl GpuView {
     pub fn stage_base<L: Launcher>(
         &mut self,
         l: &mut L,
-        stage: Stage,
+        stage: ScenarioStage,
         frame: DeviceImage,
         view_buf: Buf,
     ) -> Result<DeviceImage, GpuError> {
         match stage {
-            Stage::Native => Ok(frame),
-            Stage::ModelInput => {
+            ScenarioStage::Native => Ok(frame),
+            ScenarioStage::ModelInput => {
                 let (width, height) = self.size();
                 let view = DeviceImage {
                     buf: view_buf,
@@ -389,14 +380,14 @@ impl GpuView {
     pub fn variant_into_batch<L: Launcher>(
         &mut self,
         l: &mut L,
-        stage: Stage,
+        stage: ScenarioStage,
         variant: DeviceImage,
         batch: Buf,
         row: usize,
     ) -> Result<(), GpuError> {
         match stage {
-            Stage::ModelInput => self.normalize_into_batch(l, variant, batch, row),
-            Stage::Native => self.view_into_batch(l, variant, batch, row),
+            ScenarioStage::ModelInput => self.normalize_into_batch(l, variant, batch, row),
+            ScenarioStage::Native => self.view_into_batch(l, variant, batch, row),
         }
     }
 
@@ -407,7 +398,7 @@ impl GpuView {
     pub fn corrupt_into_batch<L: Launcher>(
         &mut self,
         l: &mut L,
-        stage: Stage,
+        stage: ScenarioStage,
         base: DeviceImage,
         (c, severity, key): (Corruption, u8, RngKey),
         variant: Buf,

@@ -7,8 +7,8 @@
 
 use image::GrayImage;
 
-use super::corruption::{self, DeviceImage};
-use super::launch::{Buf, Launcher};
+use super::corruption;
+use super::launch::{Buf, DeviceImage, Launcher};
 use super::{GpuError, background, masks};
 use crate::frame::BBox;
 use crate::key::CLEAN;

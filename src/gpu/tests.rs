@@ -16,9 +16,9 @@ mod weather;
 
 use image::RgbImage;
 
-use super::corruption::{self, DeviceImage};
+use super::corruption;
 use super::host::HostLauncher;
-use super::launch::{Args, Launcher};
+use super::launch::{Args, DeviceImage, Launcher};
 use super::program;
 use crate::rng::RngKey;
 

@@ -1,6 +1,6 @@
 //! gaussian_blur's u8 → u8 Gaussian (docs/imagenet-c.md#gaussian_blur,
 //! docs/imagenet-c.md#h1-gaussian-filter) in float32 with an exact float64 fallback:
-//! the same bytes as [`super::filter::gaussian_filter_map`] with `x/255` in and
+//! the same bytes as [`super::gaussian::gaussian_filter_map`] with `x/255` in and
 //! [`super::filter::floor8_clip`] out (scipy's float64 `gaussian_filter`, then the uint8 truncation),
 //! at about twice the float32 lanes and a third fewer operations per tap.
 //!
@@ -40,7 +40,7 @@
 //!
 //! # Layout
 //!
-//! As [`super::filter::gaussian_filter_map`]: bands of rows in parallel (each band's input rows with
+//! As [`super::gaussian::gaussian_filter_map`]: bands of rows in parallel (each band's input rows with
 //! the vertical halo gathered once per column strip, converted to f32), the vertical pass written into
 //! padded rows, the horizontal pass per row, then the bytes and a flag per element. A row with flags
 //! recomputes its flagged elements in f64: sparse flags through per-row cached f64 vertical sums (each
@@ -51,7 +51,8 @@
 
 use rayon::prelude::*;
 
-use super::filter::{self, Border, border_index, floor8_clip};
+use super::filter::{Border, border_index, floor8_clip};
+use super::gaussian;
 
 /// The half-width `e(ŝ) = rel·ŝ + abs` of the interval tested around an f32 result `ŝ` (module docs).
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +66,7 @@ struct Bound {
 impl Bound {
     /// The bound of the module documentation for kernels `ky` (rows axis) and `kx` (columns axis), which
     /// must have positive weights whose f32 roundings are normal numbers (every Gaussian kernel of
-    /// [`filter::gaussian_kernel1d`] with truncate ≤ 4 has).
+    /// [`gaussian::gaussian_kernel1d`] with truncate ≤ 4 has).
     fn new(ky: &[f64], kx: &[f64]) -> Self {
         assert!(
             ky.iter()
@@ -104,7 +105,7 @@ fn strip_len(ry: usize) -> usize {
 /// ImageNet-C `gaussian_blur`'s filter: `floor8_clip(H1(x/255))` for an interleaved u8 image of
 /// `(width, height, channels)`, scipy's `gaussian_filter` with σ per axis `(σ_y, σ_x)` (an axis with
 /// σ ≤ 0 is not filtered), `truncate` and `border` (docs/imagenet-c.md#gaussian_blur,
-/// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`filter::gaussian_filter_map`] with
+/// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`gaussian::gaussian_filter_map`] with
 /// `|v| f64::from(v) / 255.0` and [`floor8_clip`] (module docs), for any size and thread count.
 /// Panics if `data` does not hold `width·height·channels` bytes.
 pub fn gaussian_blur_u8(
@@ -116,7 +117,7 @@ pub fn gaussian_blur_u8(
 ) -> Vec<u8> {
     let kernel = |s: f64| {
         if s > 0.0 {
-            filter::gaussian_kernel1d(s, truncate)
+            gaussian::gaussian_kernel1d(s, truncate)
         } else {
             vec![1.0]
         }
@@ -240,7 +241,7 @@ fn filter(
 }
 
 /// The float64 reference computation of single elements or whole rows (scipy's operation order, as
-/// [`filter::gaussian_filter_map`]).
+/// [`gaussian::gaussian_filter_map`]).
 struct Exact<'a> {
     data: &'a [u8],
     dims: (usize, usize, usize),
@@ -317,7 +318,7 @@ impl Exact<'_> {
     }
 
     /// Every element of the row in f64 (rows with many flags): the vertical sums into a padded row,
-    /// then [`filter::symmetric_pass`].
+    /// then [`gaussian::symmetric_pass`].
     fn whole_row(&self, sc: &mut Scratch, out: &mut [u8]) {
         let (width, _, channels) = self.dims;
         let row_len = width * channels;
@@ -352,7 +353,7 @@ impl Exact<'_> {
             .map(|j| (self.kx[rx + j], at(rx - j), at(rx + j)))
             .collect();
         let mut line = vec![0.0f64; row_len];
-        filter::symmetric_pass(&mut line, self.kx[rx], at(rx), &pairs);
+        gaussian::symmetric_pass(&mut line, self.kx[rx], at(rx), &pairs);
         for (o, &l) in out.iter_mut().zip(&line) {
             *o = floor8_clip(l);
         }

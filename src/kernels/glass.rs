@@ -19,7 +19,7 @@
 use rand::RngExt;
 use rayon::prelude::*;
 
-use super::filter::gaussian_kernel1d;
+use super::gaussian::gaussian_kernel1d;
 use super::lanes;
 use super::rowrng::for_each_row_element;
 use crate::rng::RngKey;
@@ -332,7 +332,7 @@ mod tests {
         fn band_levels_agree(|level| {
             let (w, h) = (31, 19);
             let src: Vec<u8> = (0..3 * w * h).map(|i| (i * 101 % 256) as u8).collect();
-            let k = crate::kernels::filter::gaussian_kernel1d(1.5, TRUNCATE);
+            let k = crate::kernels::gaussian::gaussian_kernel1d(1.5, TRUNCATE);
             let job = Band { src: &src, src_stride: 3 * w, w, h, k: &k, y0: 0, out_stride: 3 * w };
             let load = |s: &[u8], d: &mut [f64]| {
                 for (d, &s) in d.iter_mut().zip(s) {

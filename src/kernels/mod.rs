@@ -11,9 +11,11 @@
 pub mod bicubic;
 pub mod channels;
 pub mod cpu;
+pub mod defocus;
 pub mod edges;
 pub mod filter;
 pub mod gauss_u8;
+pub mod gaussian;
 pub mod glass;
 pub mod hsv;
 pub mod jpeg;

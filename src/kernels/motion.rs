@@ -1,6 +1,6 @@
-//! The engine of `motion_blur` (docs/imagenet-c.md#motion_blur,
-//! docs/imagenet-c.md#h5-motion-blur-kernel): a sparse correlation with the one-sided motion taps
-//! on a u8 RGB image with edge replication, computed band by band.
+//! The motion-blur kernel ([`motion_kernel`], docs/imagenet-c.md#h5-motion-blur-kernel; also
+//! snow's) and the engine of `motion_blur` (docs/imagenet-c.md#motion_blur): a sparse correlation
+//! with the one-sided motion taps on a u8 RGB image with edge replication, computed band by band.
 //!
 //! Each band of output rows converts just the source rows its taps reach (edge-replicated to the left
 //! and right by as much as the taps reach) into f64 once, then sums every output row's taps in order
@@ -114,6 +114,45 @@ fn band_body(geo: &Geometry<'_>, taps: &[(f64, isize, isize)], y0: usize, out: &
     }
 }
 
+/// The motion-blur kernel (docs/imagenet-c.md#h5-motion-blur-kernel; imagecorruptions' numpy port
+/// of ImageMagick `MotionBlurImage`): taps `(weight, dx, dy)` for radius `r`, sigma `σ`, angle `θ`
+/// degrees on an image of `width × height`.
+///
+/// Width w = 2r + 1; weights `exp(−i²/(2σ²))` for i = 0..w−1, a **one-sided** half-Gaussian whose first
+/// tap is the pixel itself, normalised to sum 1; tap i reads
+/// `dx = ceil(i·p₁/|p| − 0.5)`, `dy = ceil(i·p₀/|p| − 0.5)` with `p = (w·sin θ, w·cos θ)` (computed in
+/// this order, as the port does). Taps stop (without renormalising) at the first one with `|dy| ≥ height`
+/// or `|dx| ≥ width`, as the port does for small images.
+pub fn motion_kernel(
+    radius: usize,
+    sigma: f64,
+    angle_deg: f64,
+    width: usize,
+    height: usize,
+) -> Vec<(f64, isize, isize)> {
+    let w = 2 * radius + 1;
+    let k: Vec<f64> = (0..w)
+        .map(|i| {
+            let x = i as f64;
+            (-(x * x) / (2.0 * sigma * sigma)).exp() / ((2.0 * std::f64::consts::PI).sqrt() * sigma)
+        })
+        .collect();
+    let z: f64 = k.iter().sum();
+    let a = angle_deg * (std::f64::consts::PI / 180.0);
+    let (p0, p1) = (w as f64 * a.sin(), w as f64 * a.cos());
+    let hyp = p0.hypot(p1);
+    let mut taps = Vec::with_capacity(w);
+    for (i, &ki) in k.iter().enumerate() {
+        let dy = ((i as f64 * p0) / hyp - 0.5).ceil() as isize;
+        let dx = ((i as f64 * p1) / hyp - 0.5).ceil() as isize;
+        if dy.unsigned_abs() >= height || dx.unsigned_abs() >= width {
+            break;
+        }
+        taps.push((ki / z, dx, dy));
+    }
+    taps
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +207,32 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn motion_kernel_taps_and_offsets() {
+        // Angle 0: taps along +x, dx = ceil(i − 0.5) = i, dy = 0.
+        let t = motion_kernel(10, 3.0, 0.0, 224, 224);
+        assert_eq!(t.len(), 21);
+        assert!(
+            t.iter()
+                .enumerate()
+                .all(|(i, &(_, dx, dy))| dx == i as isize && dy == 0)
+        );
+        let s: f64 = t.iter().map(|t| t.0).sum();
+        assert!((s - 1.0).abs() < 1e-12);
+        // One-sided: weights decrease from the pixel itself; ratio k1/k0 = exp(−1/18).
+        assert!((t[1].0 / t[0].0 - (-1.0f64 / 18.0).exp()).abs() < 1e-12);
+        // 45°: dx = dy = ceil(i·0.7071 − 0.5): 0, 1, 1, 2, 3, 4, 4.
+        let t = motion_kernel(3, 2.0, 45.0, 100, 100);
+        let d: Vec<(isize, isize)> = t.iter().map(|t| (t.1, t.2)).collect();
+        assert_eq!(d, [(0, 0), (1, 1), (1, 1), (2, 2), (3, 3), (4, 4), (4, 4)]);
+        // −30°: dx = ceil(i·0.866 − 0.5), dy = ceil(−i·0.5 − 0.5).
+        let t = motion_kernel(2, 2.0, -30.0, 100, 100);
+        let d: Vec<(isize, isize)> = t.iter().map(|t| (t.1, t.2)).collect();
+        assert_eq!(d, [(0, 0), (1, 0), (2, -1), (3, -1), (3, -2)]);
+        // Small images stop early (no renormalisation).
+        let t = motion_kernel(10, 3.0, 0.0, 5, 5);
+        assert_eq!(t.len(), 5);
     }
 }

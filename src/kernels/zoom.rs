@@ -1,4 +1,5 @@
-//! The engine of `zoom_blur` (docs/imagenet-c.md#zoom_blur, docs/imagenet-c.md#h3-clipped-zoom):
+//! imagecorruptions' clipped zoom (docs/imagenet-c.md#h3-clipped-zoom: [`clipped_zoom`] and its
+//! axes, also used by snow) and the engine of `zoom_blur` (docs/imagenet-c.md#zoom_blur):
 //! the running f32 sum of imagecorruptions' clipped, align-corners-bilinear zooms of one image,
 //! computed band by band so that the accumulator stays in cache, with exactly the f64 arithmetic of
 //! scipy `zoom(order=1)` per element.
@@ -20,7 +21,6 @@
 
 use rayon::prelude::*;
 
-use super::filter::{clipped_zoom_axis, zoom_axis as axis};
 use super::lanes;
 
 /// Target size of one band's accumulator in elements (f32): 64 Ki elements = 256 KiB.
@@ -55,14 +55,14 @@ impl Plan {
     fn new(z: f64, (width, height, channels): (usize, usize, usize)) -> Self {
         let (cw, left, zw) = clipped_zoom_axis(width, z);
         let (chh, top, zh) = clipped_zoom_axis(height, z);
-        let ys = axis(chh, zh, top, height.min(zh));
+        let ys = zoom_axis(chh, zh, top, height.min(zh));
         if z == 1.0 {
             return Self {
                 horizontal: None,
                 ys,
             };
         }
-        let xs = axis(cw, zw, left, width.min(zw));
+        let xs = zoom_axis(cw, zw, left, width.min(zw));
         let row_len = width * channels;
         let mut wa = vec![0.0; row_len];
         let mut wb = vec![0.0; row_len];
@@ -282,16 +282,146 @@ fn band(x: &[f32], row_len: usize, plans: &[Plan], n: f32, y0: usize, out: &mut 
     }
 }
 
+/// One axis of scipy `zoom(order=1)` (align-corners bilinear, docs/imagenet-c.md#h3-clipped-zoom):
+/// for each of the first `keep` output positions of an `n_in → n_out` zoom, the (lower index, upper
+/// index, upper weight) taken from the crop starting at `offset`.
+pub(crate) fn zoom_axis(
+    n_in: usize,
+    n_out: usize,
+    offset: usize,
+    keep: usize,
+) -> Vec<(usize, usize, f64)> {
+    let scale = if n_out > 1 {
+        (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
+    } else {
+        1.0
+    };
+    (0..keep)
+        .map(|o| {
+            let c = (o as f64 * scale).min(n_in as f64 - 1.0).max(0.0);
+            let lo = (c.floor() as usize).min(n_in - 1);
+            let hi = (lo + 1).min(n_in - 1);
+            (offset + lo, offset + hi, c - lo as f64)
+        })
+        .collect()
+}
+
+/// The crop size, crop offset and zoomed size of one axis of imagecorruptions' `clipped_zoom`:
+/// `ch = ceil(n / z)`, `top = (n − ch) // 2`, `out = round(ch · z)` (Python round, half to even).
+pub fn clipped_zoom_axis(n: usize, z: f64) -> (usize, usize, usize) {
+    let ch = (n as f64 / z).ceil() as usize;
+    let top = n.saturating_sub(ch) / 2;
+    let out = (ch as f64 * z).round_ties_even() as usize;
+    (ch, top, out)
+}
+
+/// imagecorruptions' `clipped_zoom(img, z)` (docs/imagenet-c.md#h3-clipped-zoom, IC variant, z ≥ 1)
+/// followed by its callers' top-left crop: each axis cropped with its own size
+/// ([`clipped_zoom_axis`]) — so non-square frames work — zoomed with scipy `zoom(order=1)`
+/// (align-corners bilinear, computed in f64) and **not** trimmed; the top-left `out_w × out_h` of
+/// the zoomed crop is returned (the zoomed crop is never smaller than the input; pass the zoomed
+/// size from [`clipped_zoom_axis`] to get all of it). Interleaved f32 in and out, as zoom_blur
+/// holds its image in float32 (scipy computes in f64 and stores the input's type).
+pub fn clipped_zoom(
+    data: &[f32],
+    dims: (usize, usize, usize),
+    z: f64,
+    out: (usize, usize),
+) -> Vec<f32> {
+    clipped_zoom_generic(data, dims, z, out, |v| v as f32)
+}
+
+/// `acc += clipped_zoom(data, dims, z, (width, height))` element-wise in f32 without materialising
+/// the layer (zoom_blur's running sum; the same f32 additions as adding the stored layer).
+pub fn clipped_zoom_add(data: &[f32], dims: (usize, usize, usize), z: f64, acc: &mut [f32]) {
+    let (width, height, channels) = dims;
+    assert_eq!(acc.len(), width * height * channels, "accumulator size");
+    let (cw, left, zw) = clipped_zoom_axis(width, z);
+    let (chh, top, zh) = clipped_zoom_axis(height, z);
+    let xs = zoom_axis(cw, zw, left, width.min(zw));
+    let ys = zoom_axis(chh, zh, top, height.min(zh));
+    let row_len = width * channels;
+    if row_len == 0 || data.is_empty() {
+        return;
+    }
+    acc.par_chunks_mut(row_len)
+        .zip(ys.par_iter())
+        .for_each(|(o, &(y0, y1, ty))| {
+            let r0 = &data[y0 * row_len..(y0 + 1) * row_len];
+            let r1 = &data[y1 * row_len..(y1 + 1) * row_len];
+            for (p, &(x0, x1, tx)) in o.chunks_exact_mut(channels).zip(&xs) {
+                for c in 0..channels {
+                    let a = f64::from(r0[x0 * channels + c]);
+                    let b = f64::from(r0[x1 * channels + c]);
+                    let d = f64::from(r1[x0 * channels + c]);
+                    let e = f64::from(r1[x1 * channels + c]);
+                    let top = a * (1.0 - tx) + b * tx;
+                    let bot = d * (1.0 - tx) + e * tx;
+                    p[c] += (top * (1.0 - ty) + bot * ty) as f32;
+                }
+            }
+        });
+}
+
+/// [`clipped_zoom`] on f64 data (snow's float64 layer).
+pub fn clipped_zoom_f64(
+    data: &[f64],
+    dims: (usize, usize, usize),
+    z: f64,
+    out: (usize, usize),
+) -> Vec<f64> {
+    clipped_zoom_generic(data, dims, z, out, |v| v)
+}
+
+/// The body of [`clipped_zoom`] for any element type that widens to f64; `store` narrows the result.
+fn clipped_zoom_generic<T>(
+    data: &[T],
+    (width, height, channels): (usize, usize, usize),
+    z: f64,
+    (out_w, out_h): (usize, usize),
+    store: fn(f64) -> T,
+) -> Vec<T>
+where
+    T: Copy + Into<f64> + Default + Send + Sync,
+{
+    let (cw, left, zw) = clipped_zoom_axis(width, z);
+    let (chh, top, zh) = clipped_zoom_axis(height, z);
+    let xs = zoom_axis(cw, zw, left, out_w.min(zw));
+    let ys = zoom_axis(chh, zh, top, out_h.min(zh));
+    let row_len = out_w * channels;
+    let mut out = vec![T::default(); row_len * out_h];
+    if row_len == 0 || data.is_empty() {
+        return out;
+    }
+    out.par_chunks_mut(row_len)
+        .zip(ys.par_iter())
+        .for_each(|(o, &(y0, y1, ty))| {
+            let r0 = &data[y0 * width * channels..(y0 + 1) * width * channels];
+            let r1 = &data[y1 * width * channels..(y1 + 1) * width * channels];
+            for (p, &(x0, x1, tx)) in o.chunks_exact_mut(channels).zip(&xs) {
+                for c in 0..channels {
+                    let a: f64 = r0[x0 * channels + c].into();
+                    let b: f64 = r0[x1 * channels + c].into();
+                    let d: f64 = r1[x0 * channels + c].into();
+                    let e: f64 = r1[x1 * channels + c].into();
+                    let top = a * (1.0 - tx) + b * tx;
+                    let bot = d * (1.0 - tx) + e * tx;
+                    p[c] = store(top * (1.0 - ty) + bot * ty);
+                }
+            }
+        });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::filter;
 
     /// The reference formulation: every layer materialised by `kernels::clipped_zoom`, added in order.
     fn naive(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
         let mut acc = vec![0f32; x.len()];
         for &z in factors {
-            let layer = filter::clipped_zoom(x, dims, z, (dims.0, dims.1));
+            let layer = clipped_zoom(x, dims, z, (dims.0, dims.1));
             acc.iter_mut().zip(&layer).for_each(|(a, l)| *a += l);
         }
         let n = (factors.len() + 1) as f32;
@@ -356,5 +486,24 @@ mod tests {
         // Left crop offset: ceil(50/1.3) = 39 → (50 − 39)/2 = 5, so the first tap reads pixel 5.
         assert_eq!(h.runs[0].da, 15);
         assert!(Plan::new(1.0, (50, 20, 3)).horizontal.is_none());
+    }
+
+    #[test]
+    fn clipped_zoom_sizes_follow_the_reference() {
+        // The example of docs/imagenet-c.md#h3-clipped-zoom: z = 1.03 on 224 → crop 218 at 3,
+        // zoomed to 225.
+        assert_eq!(clipped_zoom_axis(224, 1.03), (218, 3, 225));
+        assert_eq!(clipped_zoom_axis(1, 4.5), (1, 0, 4));
+        // Identity zoom returns the image.
+        let img: Vec<f32> = (0..12 * 5 * 3).map(|v| v as f32).collect();
+        assert_eq!(clipped_zoom(&img, (12, 5, 3), 1.0, (12, 5)), img);
+        // z = 2 on 4 samples: crop [1, 3), zoomed to 4 samples at 0, 1/3, 2/3, 1.
+        let row = [0f32, 3.0, 6.0, 9.0];
+        let z = clipped_zoom(&row, (4, 1, 1), 2.0, (4, 1));
+        let want = [3.0, 4.0, 5.0, 6.0];
+        assert!(
+            z.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-5),
+            "{z:?}"
+        );
     }
 }

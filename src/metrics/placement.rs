@@ -30,7 +30,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::frame::BBox;
 use crate::key::ScenarioKey;
 
 /// Backgrounds in report order.
@@ -56,22 +55,6 @@ pub fn difficulty(background: &str, size: &str) -> Option<&'static str> {
         (false, "56" | "84") => "hard",
         _ => return None,
     })
-}
-
-/// Boxes in pixels of a `width`×`height` image as normalised `[x0, y0, x1, y1]` (exclusive ends).
-pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32; 4]> {
-    let (w, h) = (width.max(1) as f32, height.max(1) as f32);
-    boxes
-        .iter()
-        .map(|b| {
-            [
-                b.x0 as f32 / w,
-                b.y0 as f32 / h,
-                b.x1 as f32 / w,
-                b.y1 as f32 / h,
-            ]
-        })
-        .collect()
 }
 
 /// One image's (centre score, size score): the means over its boxes of `1 − max(|cx − ½|, |cy − ½|)`
@@ -306,7 +289,10 @@ mod tests {
 
     #[test]
     fn boxes_normalise_and_score_per_image() {
-        let b = normalised_boxes(&[BBox::new(56, 0, 168, 112)], (224, 224));
+        let b = crate::geometry::normalised_boxes(
+            &[crate::frame::BBox::new(56, 0, 168, 112)],
+            (224, 224),
+        );
         assert_eq!(b, vec![[0.25, 0.0, 0.75, 0.5]]);
         // Centre (0.5, 0.25): 1 − 0.25; area 0.5 × 0.5.
         assert_eq!(image_scores(&b), Some((0.75, 0.25)));

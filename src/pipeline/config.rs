@@ -1,21 +1,11 @@
-//! `[pipeline]` settings and where scenarios are applied: the pipeline's own config types, which
-//! `config.rs` composes into a run's configuration.
+//! `[pipeline]` settings: the pipeline's own config types, which `config.rs` composes into a run's
+//! configuration (with where scenarios are applied, [`ScenarioStage`], from `scenario/`).
 
 use serde::Deserialize;
 
-/// Where scenarios are applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScenarioStage {
-    /// On the model's view of the frame (after the resize and crop of the model description), then
-    /// normalised. At 224×224 this is exactly how ImageNet-C was made
-    /// (docs/imagenet-c.md#how-imagenet-c-was-made): Resize(256) → CenterCrop(224) → corrupt.
-    #[default]
-    ModelInput,
-    /// On the frame at its native size, then resized and cropped for the model: the corruption happens
-    /// "in the camera". Severity tables are tuned for 224 px, so the effect differs with frame size.
-    Native,
-}
+/// Where scenarios are applied: the scenario floor's type, named here too because the run's
+/// configuration reads it with the pipeline's settings.
+pub use crate::scenario::ScenarioStage;
 
 /// `[pipeline]`: threads, batching and queues, checked ([`PipelineConfig::validate`]). The table's
 /// schedule settings are parsed with it (`RawPipelineConfig`) and settled apart

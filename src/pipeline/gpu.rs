@@ -6,22 +6,20 @@
 
 use std::sync::Arc;
 
-use super::ScenarioStage;
-use crate::gpu::corruption::DeviceImage;
-use crate::gpu::launch::{FRAME_SLOT, Launcher, MASK_SLOT, ROW_SLOT, VARIANT_SLOT};
-use crate::gpu::preprocess::{Element, GpuView, Stage};
+use crate::gpu::launch::{DeviceImage, FRAME_SLOT, Launcher, MASK_SLOT, ROW_SLOT, VARIANT_SLOT};
+use crate::gpu::preprocess::{Element, GpuView};
 use crate::gpu::scenarios::{self, Extras, Made};
 use crate::gpu::{Device, DeviceLauncher, GpuError};
 use crate::model::ModelDesc;
 use crate::rng::RngKey;
-use crate::scenario::{Scenario, ScenarioInput};
+use crate::scenario::{Scenario, ScenarioInput, ScenarioStage};
 use crate::view::MaskResize;
 
 /// One worker's stream, buffers, GPU model view and the frame it last uploaded.
 pub(super) struct GpuWorker<L = DeviceLauncher> {
     l: L,
     view: GpuView,
-    stage: Stage,
+    stage: ScenarioStage,
     /// The uploaded frame: its sequence number and image.
     frame: Option<(u64, DeviceImage)>,
     /// The uploaded masks of that frame, by rule (`MASK_SLOT + rule`).
@@ -50,10 +48,7 @@ impl<L: Launcher> GpuWorker<L> {
             l,
             // The batch buffers hold float32 whatever the model takes (the engine converts).
             view: GpuView::new(model, Element::F32),
-            stage: match stage {
-                ScenarioStage::ModelInput => Stage::ModelInput,
-                ScenarioStage::Native => Stage::Native,
-            },
+            stage,
             frame: None,
             masks: [None; 2],
             variant: None,

@@ -50,9 +50,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded};
 
+use crate::scenario::pool::{pool_maker, pool_whole_maker};
 pub use config::{DropPolicy, PipelineConfig, ScenarioStage};
 pub use reader::GRACE as READ_GRACE;
-pub use work::{pool_maker, pool_whole_maker};
 
 use crate::classmap::ClassMap;
 use crate::engine::Engine;

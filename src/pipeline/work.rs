@@ -18,15 +18,13 @@ use image::RgbImage;
 use super::admission::Admitted;
 use super::assembly::Assembler;
 use super::gpu::GpuWorker;
-use super::{FrameMeta, Message, ScenarioStage, Shared, ms};
-use crate::frame::{BBox, Frame, Regions};
-use crate::geometry::stage_boxes;
+use super::{FrameMeta, Message, Shared, ms};
+use crate::frame::{BBox, Frame};
 use crate::model::ModelDesc;
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
-use crate::scenario::background::pool_background;
-use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::schedule::Schedule;
+use crate::scenario::stage::{ScenarioStage, at_stage};
 use crate::scenario::{Plan, PoolView, ScenarioInput, StageMasks, needs_bilinear_mask};
 use crate::view::ModelView;
 
@@ -217,7 +215,7 @@ impl Worker<'_> {
         let t = Instant::now();
         let bilinear =
             needs_bilinear_mask(chosen.iter().map(|&i| setup.plan.scenarios()[i].as_ref()));
-        let (base, masks, boxes) = at_stage(&mut self.view, setup.stage, &frame, bilinear);
+        let (base, masks, boxes) = frame_at_stage(&mut self.view, setup.stage, &frame, bilinear);
         let base = Arc::new(base);
         if let Some(flips) = setup.flips {
             flips.offer(&frame.id, base.clone());
@@ -303,7 +301,7 @@ impl Worker<'_> {
         };
         let is_clean = scenario.key() == crate::key::CLEAN;
         let boxes = (is_clean && !p.boxes.is_empty())
-            .then(|| crate::metrics::placement::normalised_boxes(&p.boxes, p.base.dimensions()));
+            .then(|| crate::geometry::normalised_boxes(&p.boxes, p.base.dimensions()));
         let geometry = if i == 0 { p.geometry_ms } else { 0.0 };
         self.write(
             p.meta.clone(),
@@ -343,7 +341,7 @@ impl Worker<'_> {
         let scenario_ms = ms(t);
         let is_clean = scenario.key() == crate::key::CLEAN;
         let boxes = (is_clean && !p.boxes.is_empty())
-            .then(|| crate::metrics::placement::normalised_boxes(&p.boxes, p.base.dimensions()));
+            .then(|| crate::geometry::normalised_boxes(&p.boxes, p.base.dimensions()));
         let geometry = if i == 0 { p.geometry_ms } else { 0.0 };
         let queued = Instant::now();
         // Waits while every batch buffer is full or running: the engine's back-pressure.
@@ -409,55 +407,12 @@ fn stored_view(image: RgbImage, key: &str, input: (u32, u32), view: &mut ModelVi
     }
 }
 
-/// A frame's pixels, masks and boxes at the scenario stage: the model view (image, masks and boxes
-/// through the same geometry; the bilinear mask only when `bilinear`) or the native frame. Boxes
-/// are the frame's own, else the (nearest) mask's tight box (`geometry::stage_boxes`).
-fn at_stage(
+/// A frame's pixels, masks and boxes at the scenario stage ([`at_stage`]).
+fn frame_at_stage(
     view: &mut ModelView,
     stage: ScenarioStage,
     frame: &Frame,
     bilinear: bool,
 ) -> (RgbImage, StageMasks, Vec<BBox>) {
-    at_stage_parts(view, stage, &frame.image, frame.regions.as_ref(), bilinear)
-}
-
-fn at_stage_parts(
-    view: &mut ModelView,
-    stage: ScenarioStage,
-    image: &RgbImage,
-    regions: Option<&Regions>,
-    bilinear: bool,
-) -> (RgbImage, StageMasks, Vec<BBox>) {
-    let mask = regions.and_then(|r| r.mask.as_ref());
-    let (base, masks) = match stage {
-        ScenarioStage::ModelInput => (view.image(image), StageMasks::at_view(view, mask, bilinear)),
-        ScenarioStage::Native => (image.clone(), StageMasks::native(mask.cloned())),
-    };
-    let boxes = regions.map_or(&[][..], |r| &r.boxes);
-    let base_boxes = stage_boxes(boxes, masks.mask.as_ref(), |b| match stage {
-        ScenarioStage::ModelInput => view.boxes(b, image.dimensions()),
-        ScenarioStage::Native => b.to_vec(),
-    });
-    (base, masks, base_boxes)
-}
-
-/// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
-/// (`scenario::background::pool_background`).
-pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
-    let model = model.clone();
-    Arc::new(move |image: &RgbImage, regions: &Regions| {
-        let mut view = ModelView::new(&model);
-        let (base, masks, boxes) = at_stage_parts(&mut view, stage, image, Some(regions), false);
-        pool_background(&base, masks.mask.as_ref(), &boxes)
-    })
-}
-
-/// The pool's whole-image maker (XIMAGENET-12's random background, `PoolEntry::whole`): the frame
-/// at the scenario stage; `None` at the native stage, where the pool takes the frame as it is.
-pub fn pool_whole_maker(model: &ModelDesc, stage: ScenarioStage) -> Option<Arc<BackgroundMaker>> {
-    let model = model.clone();
-    (stage == ScenarioStage::ModelInput).then(|| {
-        Arc::new(move |image: &RgbImage, _: &Regions| Some(ModelView::new(&model).image(image)))
-            as Arc<BackgroundMaker>
-    })
+    at_stage(view, stage, &frame.image, frame.regions.as_ref(), bilinear)
 }

@@ -16,6 +16,7 @@ pub mod plan;
 pub mod pool;
 pub mod region_noise;
 pub mod schedule;
+pub mod stage;
 
 use image::{GrayImage, RgbImage};
 
@@ -26,13 +27,14 @@ use crate::rng::{RngKey, ScenarioRng};
 pub use catalog::{Catalog, CatalogEntry};
 pub use plan::Plan;
 pub use pool::{BackgroundPool, PoolView};
+pub use stage::ScenarioStage;
 
 /// What a scenario gets to work on. Build it with [`ScenarioInput::new`] and the `with_*` methods so
 /// that new context (e.g. a background pool) can be added without touching every call site.
 #[derive(Debug, Clone, Copy)]
 pub struct ScenarioInput<'a> {
     /// The frame's pixels (at the stage the plan applies scenarios: the model's input view or the
-    /// native frame, see `pipeline::ScenarioStage`).
+    /// native frame, see [`ScenarioStage`]).
     pub image: &'a RgbImage,
     /// Foreground mask of the same size (0 = background, 255 = foreground), when the source has one.
     /// Where masks were resized to the model's view this is the [`MaskResize::Nearest`] one; use

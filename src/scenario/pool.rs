@@ -16,7 +16,7 @@
 //!
 //! Entries keep the frame's pixels and regions; the background itself (IN-9's `only_bg_t` at the run's
 //! scenario stage) is made lazily, once, by whichever worker first needs it, through the
-//! [`BackgroundMaker`] the pipeline supplies. It is a pure function of the frame, so who computes it
+//! [`BackgroundMaker`] the pipeline supplies ([`pool_maker`]). It is a pure function of the frame, so who computes it
 //! does not matter. XIMAGENET-12's random background takes a **whole** earlier image instead
 //! ([`PoolEntry::whole`]): the frame at the scenario stage, made the same lazy way by the pool's
 //! whole-image maker ([`BackgroundPool::with_whole_maker`]; without one, the frame's pixels as
@@ -32,12 +32,38 @@ use std::sync::{Arc, OnceLock};
 use image::RgbImage;
 use rand::RngExt;
 
+use super::background::in9::pool_background;
+use super::stage::{ScenarioStage, at_stage};
 use super::{RngKey, ScenarioRng};
 use crate::frame::{Frame, Regions};
+use crate::model::ModelDesc;
+use crate::view::ModelView;
 
 /// Makes a frame's pool background (at the scenario stage) from its native pixels and regions;
 /// `None` when the frame has no usable background (the entry is then never drawn).
 pub type BackgroundMaker = dyn Fn(&RgbImage, &Regions) -> Option<RgbImage> + Send + Sync;
+
+/// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
+/// ([`pool_background`]).
+pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
+    let model = model.clone();
+    Arc::new(move |image: &RgbImage, regions: &Regions| {
+        let mut view = ModelView::new(&model);
+        let (base, masks, boxes) = at_stage(&mut view, stage, image, Some(regions), false);
+        pool_background(&base, masks.mask.as_ref(), &boxes)
+    })
+}
+
+/// The pool's whole-image maker (XIMAGENET-12's random background, [`PoolEntry::whole`]): the
+/// frame at the scenario stage; `None` at the native stage, where the pool takes the frame as it
+/// is.
+pub fn pool_whole_maker(model: &ModelDesc, stage: ScenarioStage) -> Option<Arc<BackgroundMaker>> {
+    let model = model.clone();
+    (stage == ScenarioStage::ModelInput).then(|| {
+        Arc::new(move |image: &RgbImage, _: &Regions| Some(ModelView::new(&model).image(image)))
+            as Arc<BackgroundMaker>
+    })
+}
 
 /// One frame in the pool.
 pub struct PoolEntry {

@@ -2,10 +2,10 @@
 //! docs/gpu.md#gpu-resident-scenarios). The kernels' tables (Gaussian weights, disk taps, zoom
 //! interpolation) come from the CPU kernels' own functions, uploaded once per launcher.
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher};
-use crate::kernels::{filter, glass};
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher};
+use crate::kernels::{defocus, gaussian, glass, zoom};
 use crate::scenario::corruption::blur;
 
 /// The blur corruptions with kernels.
@@ -88,11 +88,11 @@ fn gaussian<L: Launcher>(
 ) -> Result<(), GpuError> {
     let n = img.elements();
     let (w, h) = wh(img);
-    let radius = filter::gaussian_radius(sigma, truncate);
+    let radius = gaussian::gaussian_radius(sigma, truncate);
     let weights = l.constant(
         &format!("blur/gaussian_half/{sigma}/{truncate}"),
         &mut || {
-            let k = filter::gaussian_kernel1d(sigma, truncate);
+            let k = gaussian::gaussian_kernel1d(sigma, truncate);
             k[k.len() / 2..]
                 .iter()
                 .flat_map(|v| v.to_le_bytes())
@@ -131,7 +131,7 @@ fn gaussian<L: Launcher>(
 fn defocus<L: Launcher>(l: &mut L, j: &Job, radius: usize, alias: f64) -> Result<(), GpuError> {
     let n = j.src.elements();
     let (w, h) = wh(j.src);
-    let (kernel, side) = filter::disk_kernel(radius, alias);
+    let (kernel, side) = defocus::disk_kernel(radius, alias);
     let taps = kernel.iter().filter(|&&v| v != 0.0).count();
     let table = l.constant(&format!("blur/defocus_taps/{radius}/{alias}"), &mut || {
         let half = (side / 2) as i32;
@@ -207,8 +207,8 @@ fn zoom<L: Launcher>(l: &mut L, j: &Job) -> Result<(), GpuError> {
         let mut out = Vec::with_capacity(factors.len() * (wu + hu) * 16);
         for &z in &factors {
             for len in [wu, hu] {
-                let (crop, offset, zoomed) = filter::clipped_zoom_axis(len, z);
-                let taps = filter::zoom_axis(crop, zoomed, offset, len.min(zoomed));
+                let (crop, offset, zoomed) = zoom::clipped_zoom_axis(len, z);
+                let taps = zoom::zoom_axis(crop, zoomed, offset, len.min(zoomed));
                 for k in 0..len {
                     let (lo, hi, t) = taps
                         .get(k)

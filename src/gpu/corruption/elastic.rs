@@ -2,10 +2,10 @@
 //! docs/gpu.md#gpu-resident-scenarios): the raw displacement fields drawn into scratch, then the
 //! deterministic part (smoothing, resampling), which the tests also run on the CPU's own fields.
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher};
-use crate::kernels::filter;
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher};
+use crate::kernels::gaussian;
 use crate::scenario::corruption::elastic;
 
 /// `rs_border_index`'s code for half-sample symmetric borders (scipy 'reflect').
@@ -29,7 +29,7 @@ fn gaussian_constant<L: Launcher>(
     truncate: f64,
 ) -> Result<(Buf, i64), GpuError> {
     let k = if sigma > 0.0 {
-        filter::gaussian_kernel1d(sigma, truncate)
+        gaussian::gaussian_kernel1d(sigma, truncate)
     } else {
         vec![1.0]
     };

@@ -4,10 +4,10 @@
 
 use image::RgbImage;
 
-use super::{DeviceImage, Job};
+use super::Job;
 use crate::gpu::GpuError;
-use crate::gpu::launch::{Args, Buf, Launcher, REDUCE_THREADS};
-use crate::kernels::filter;
+use crate::gpu::launch::{Args, Buf, DeviceImage, Launcher, REDUCE_THREADS};
+use crate::kernels::{motion, zoom};
 use crate::rng::RngKey;
 use crate::scenario::corruption::snow::SnowParams;
 use crate::scenario::corruption::{snow as cpu_snow, weather};
@@ -186,8 +186,8 @@ pub(crate) fn snow<L: Launcher>(
     dst: DeviceImage,
     key: RngKey,
 ) -> Result<(), GpuError> {
-    let (cw, _, _) = filter::clipped_zoom_axis(src.width as usize, p.zoom);
-    let (ch, _, _) = filter::clipped_zoom_axis(src.height as usize, p.zoom);
+    let (cw, _, _) = zoom::clipped_zoom_axis(src.width as usize, p.zoom);
+    let (ch, _, _) = zoom::clipped_zoom_axis(src.height as usize, p.zoom);
     let crop = l.scratch(0, cw * ch * 8)?;
     let angle = l.scratch(1, 8)?;
     let n = (cw * ch) as u64;
@@ -213,8 +213,8 @@ pub(crate) fn snow_from_draws<L: Launcher>(
     angle: Buf,
 ) -> Result<(), GpuError> {
     let (w, h) = (src.width as usize, src.height as usize);
-    let (cw, _, zw) = filter::clipped_zoom_axis(w, p.zoom);
-    let (ch, _, zh) = filter::clipped_zoom_axis(h, p.zoom);
+    let (cw, _, zw) = zoom::clipped_zoom_axis(w, p.zoom);
+    let (ch, _, zh) = zoom::clipped_zoom_axis(h, p.zoom);
     let taps = l.scratch(2, (1 + 3 * (2 * p.radius + 1)) * 8)?;
     let layer = l.scratch(3, zw * zh * 8)?;
     let q = l.scratch(4, w * h)?;
@@ -250,11 +250,11 @@ pub(crate) fn snow_from_draws<L: Launcher>(
     l.launch("rs_snow_blend", (w * h) as u64, &args)
 }
 
-/// The motion kernel's normalised Gaussian weights (`filter::motion_kernel` without the offsets,
+/// The motion kernel's normalised Gaussian weights (`motion::motion_kernel` without the offsets,
 /// which depend on the drawn angle): the taps of angle 0 on a layer large enough to keep them all.
 fn motion_weights(radius: usize, sigma: f64) -> Vec<f64> {
     let n = 2 * radius + 1;
-    filter::motion_kernel(radius, sigma, 0.0, n + 1, n + 1)
+    motion::motion_kernel(radius, sigma, 0.0, n + 1, n + 1)
         .iter()
         .map(|t| t.0)
         .collect()

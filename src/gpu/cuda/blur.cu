@@ -50,7 +50,7 @@ RS_KERNEL rs_unit_f32(RsArgs a) {
 //
 // scipy's correlate1d with a symmetric kernel evaluates `in[0]·w0 + Σ_{j=r..1} (in[−j] + in[+j])·w_j`,
 // outermost pair first, axis 0 (rows) then axis 1 (columns), in double. a.p[2] holds the half
-// kernel w0..wr (doubles, filter::gaussian_kernel1d), a.i[2] its radius r.
+// kernel w0..wr (doubles, gaussian::gaussian_kernel1d), a.i[2] its radius r.
 
 // Vertical pass: a.p[0] the unit-scale image (doubles), a.p[1] the result (doubles).
 RS_KERNEL rs_gauss_rows(RsArgs a) {
@@ -122,7 +122,7 @@ RS_KERNEL rs_filter2d_reflect101(RsArgs a) {
     }
 }
 
-// ---- motion_blur: the one-sided motion kernel (filter::motion_kernel) ------------------------------
+// ---- motion_blur: the one-sided motion kernel (motion::motion_kernel) ------------------------------
 
 // The taps, one element: a.p[0] doubles out: [angle (degrees), count, then (weight, dx, dy) per tap].
 // a.i[0] the RngKey, a.i[1] the radius, a.i[2] width, a.i[3] height, a.i[4] non-zero when the angle
@@ -195,7 +195,7 @@ RS_KERNEL rs_motion_streak(RsArgs a) {
 
 // ---- zoom_blur: imagecorruptions' clipped zooms, summed in float32 --------------------------------
 
-// One output position of one axis of a clipped zoom (filter::zoom_axis): the two source indices
+// One output position of one axis of a clipped zoom (zoom::zoom_axis): the two source indices
 // (lo < 0: the position is outside the zoomed crop, nothing is added) and the upper weight t.
 struct RsZoomTap {
     int lo;

@@ -4,9 +4,9 @@
 use image::RgbImage;
 
 use super::{flat, host_corrupt, test_image};
-use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::jpeg;
+use crate::gpu::launch::DeviceImage;
 use crate::kernels::jpeg as cpu;
 use crate::rng::RngKey;
 use crate::scenario::corruption::Corruption;

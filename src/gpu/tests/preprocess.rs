@@ -5,14 +5,15 @@
 use image::RgbImage;
 
 use super::{flat, test_image};
-use crate::gpu::corruption::DeviceImage;
 use crate::gpu::host::HostLauncher;
+use crate::gpu::launch::DeviceImage;
 use crate::gpu::launch::Launcher;
-use crate::gpu::preprocess::{Element, GpuView, Stage};
+use crate::gpu::preprocess::{Element, GpuView};
 use crate::key::Corruption as Kind;
 use crate::model::{Layout, ModelDesc, Preset};
 use crate::preprocess::Normalizer;
 use crate::rng::RngKey;
+use crate::scenario::ScenarioStage;
 use crate::scenario::corruption::Corruption;
 use crate::view::ModelView;
 
@@ -192,7 +193,7 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
         let norm = Normalizer::new(model);
         let mut cpu_view = ModelView::new(model);
         for frame in [test_image(640, 480), test_image(61, 17)] {
-            for stage in [Stage::ModelInput, Stage::Native] {
+            for stage in [ScenarioStage::ModelInput, ScenarioStage::Native] {
                 let mut l = HostLauncher::new();
                 let mut v = GpuView::new(model, Element::F32);
                 let (w, h) = frame.dimensions();
@@ -223,8 +224,8 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
                 let got = l.read(batch);
                 assert!(l.read(frame_buf)[..frame.as_raw().len()] == frame.as_raw()[..]);
                 let cpu_base = match stage {
-                    Stage::ModelInput => cpu_view.image(&frame),
-                    Stage::Native => frame.clone(),
+                    ScenarioStage::ModelInput => cpu_view.image(&frame),
+                    ScenarioStage::Native => frame.clone(),
                 };
                 for s in 0..=5u8 {
                     let variant = match s {
@@ -234,8 +235,8 @@ fn both_scenario_stages_equal_the_cpu_pipeline() {
                             .corrupt(&cpu_base, RngKey(7)),
                     };
                     let view = match stage {
-                        Stage::ModelInput => variant,
-                        Stage::Native => cpu_view.image(&variant),
+                        ScenarioStage::ModelInput => variant,
+                        ScenarioStage::Native => cpu_view.image(&variant),
                     };
                     let want = cpu_bytes(&norm.tensor(&view), Element::F32);
                     let r = v.row_bytes();
@@ -270,7 +271,7 @@ fn a_corruption_without_gpu_kernels_writes_nothing() {
     // A corruption without kernels (spatter) writes nothing.
     let job = (Kind::Spatter, 1, RngKey(0));
     let made = v
-        .corrupt_into_batch(&mut l, Stage::Native, src, job, variant, batch, 0)
+        .corrupt_into_batch(&mut l, ScenarioStage::Native, src, job, variant, batch, 0)
         .unwrap();
     assert!(!made);
     assert!(l.read(batch).iter().all(|&b| b == 0));

@@ -9,7 +9,7 @@ use super::{assert_close, flat, host_corrupt, kind, test_image};
 use crate::gpu::corruption::weather as gw;
 use crate::gpu::host::HostLauncher;
 use crate::gpu::launch::{Buf, Launcher};
-use crate::kernels::filter;
+use crate::kernels::zoom;
 use crate::key::Corruption as Kind;
 use crate::rng::RngKey;
 use crate::scenario::corruption::snow::{self, SnowParams};
@@ -396,8 +396,8 @@ fn snow_field(p: &SnowParams, w: usize, h: usize, seed: u64) -> (Vec<f64>, Vec<f
             p.mean + p.std * z
         })
         .collect();
-    let (cw, left, _) = filter::clipped_zoom_axis(w, p.zoom);
-    let (ch, top, _) = filter::clipped_zoom_axis(h, p.zoom);
+    let (cw, left, _) = zoom::clipped_zoom_axis(w, p.zoom);
+    let (ch, top, _) = zoom::clipped_zoom_axis(h, p.zoom);
     let crop = (top..top + ch)
         .flat_map(|y| field[y * w + left..y * w + left + cw].iter().copied())
         .collect();
@@ -456,8 +456,8 @@ fn snow_draws_are_normal_and_uniform() {
         let a = l.scratch(1, 8).unwrap();
         angles.push(f64s(&l.read(a)[..8])[0]);
         if k < 4 {
-            let (cw, _, _) = filter::clipped_zoom_axis(160, p.zoom);
-            let (ch, _, _) = filter::clipped_zoom_axis(120, p.zoom);
+            let (cw, _, _) = zoom::clipped_zoom_axis(160, p.zoom);
+            let (ch, _, _) = zoom::clipped_zoom_axis(120, p.zoom);
             let c = l.scratch(0, 8).unwrap();
             values.extend(f64s(&l.read(c)[..cw * ch * 8]));
         }

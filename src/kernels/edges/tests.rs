@@ -29,7 +29,7 @@ crate::kernels::levels_agree! {
         Some((forward, backward, s.iter().map(|v| v.to_bits()).collect::<Vec<_>>()))
     });
 }
-use crate::kernels::filter;
+use crate::kernels::gaussian;
 use crate::rng::RngKey;
 
 #[test]
@@ -197,7 +197,7 @@ pub(crate) fn liquid_l8(w: usize, h: usize, sigma: f64, t: f64, key: u64) -> Vec
     let normal = Normal::new(0.65, 0.3).expect("finite");
     let mut r = RngKey(key).rng();
     let field: Vec<f64> = (0..w * h).map(|_| normal.sample(&mut r)).collect();
-    filter::gaussian_filter(&field, w, h, 1, sigma, 4.0, Border::Nearest)
+    gaussian::gaussian_filter(&field, w, h, 1, sigma, 4.0, Border::Nearest)
         .into_iter()
         .map(|v| {
             if v < t {

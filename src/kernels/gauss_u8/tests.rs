@@ -2,7 +2,7 @@ use super::*;
 
 /// The reference path: scipy's f64 filter in [`kernels`].
 fn reference(data: &[u8], dims: (usize, usize, usize), sigma: f64, border: Border) -> Vec<u8> {
-    filter::gaussian_filter_map(
+    crate::kernels::gaussian::gaussian_filter_map(
         data,
         dims,
         (sigma, sigma),
@@ -77,7 +77,7 @@ fn every_instruction_set_gives_the_same_bytes() {
     let img = test_image(150, 70, 23, true);
     let dims = (150, 70, 3);
     for sigma in [1.0, 4.0] {
-        let k = filter::gaussian_kernel1d(sigma, 4.0);
+        let k = crate::kernels::gaussian::gaussian_kernel1d(sigma, 4.0);
         let bound = Bound::new(&k, &k);
         let want = reference(&img, dims, sigma, Border::Nearest);
         for level in 0..=simd_level() {
@@ -110,7 +110,7 @@ fn the_f64_repair_alone_is_the_reference() {
     let img = test_image(83, 41, 17, true);
     let dims = (83, 41, 3);
     for sigma in [1.0, 3.0] {
-        let k = filter::gaussian_kernel1d(sigma, 4.0);
+        let k = crate::kernels::gaussian::gaussian_kernel1d(sigma, 4.0);
         let want = reference(&img, dims, sigma, Border::Nearest);
         for abs in [f32::INFINITY, 0.3, 0.05] {
             let bound = Bound { rel: 0.0, abs };
@@ -122,7 +122,7 @@ fn the_f64_repair_alone_is_the_reference() {
 
 #[test]
 fn bytes_flag_exactly_the_uncertain_values() {
-    let k = filter::gaussian_kernel1d(3.0, 4.0);
+    let k = crate::kernels::gaussian::gaussian_kernel1d(3.0, 4.0);
     let bound = Bound::new(&k, &k);
     for level in 0..=simd_level() {
         let run = |line: &[f32]| {
@@ -151,11 +151,11 @@ fn observed_f32_error_stays_inside_the_bound() {
     // The f32 result ŝ against the reference's value y (f64 filter, ×255) on random images:
     // |y − ŝ| ≤ κ·ŝ everywhere (the bound is worst-case: the largest ratio is far below 1).
     for sigma in [1.0, 6.0] {
-        let k = filter::gaussian_kernel1d(sigma, 4.0);
+        let k = crate::kernels::gaussian::gaussian_kernel1d(sigma, 4.0);
         let kappa = f64::from(Bound::new(&k, &k).rel);
         let (w, h) = (64, 64);
         let img = test_image(w, h, 7, false);
-        let f64s = filter::gaussian_filter_map(
+        let f64s = crate::kernels::gaussian::gaussian_filter_map(
             &img,
             (w, h, 3),
             (sigma, sigma),
@@ -196,7 +196,7 @@ fn observed_f32_error_stays_inside_the_bound() {
 #[test]
 fn simd_and_portable_passes_agree_to_rounding() {
     let src: Vec<f32> = (0..400).map(|i| ((i * 37) % 256) as f32).collect();
-    let w = half_weights(&filter::gaussian_kernel1d(2.0, 4.0));
+    let w = half_weights(&crate::kernels::gaussian::gaussian_kernel1d(2.0, 4.0));
     let r = w.len() - 1;
     let n = 400 - 2 * r * 3;
     let (mut a, mut b) = (vec![0.0f32; n], vec![0.0f32; n]);

@@ -10,6 +10,7 @@
 use image::RgbImage;
 use rand::RngExt;
 
+use crate::kernels::defocus;
 use crate::kernels::filter::{self, Border};
 use crate::kernels::{gauss_u8, glass, motion, zoom};
 use crate::rng::RngKey;
@@ -136,7 +137,7 @@ fn dims(image: &RgbImage) -> (usize, usize, usize) {
 /// identical in imagecorruptions). Size-independent. The u8 filter runs in f32 with a proven error
 /// bound; the rare bytes the bound cannot settle (an output within it of an integer) are recomputed
 /// in scipy's own f64 operations ([`gauss_u8`]), so the bytes are those of
-/// [`filter::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal imagecorruptions'
+/// [`crate::kernels::gaussian::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal imagecorruptions'
 /// on the fixtures and on a 1280×720 frame.
 pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
     let raw = gauss_u8::gaussian_blur_u8(
@@ -150,18 +151,18 @@ pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
 }
 
 /// ImageNet-C `defocus_blur`: every channel correlated with the anti-aliased disk
-/// ([`filter::disk_kernel`], which at severities 4–5 sums to 1.013 / 1.011, kept) under OpenCV's
+/// ([`defocus::disk_kernel`], which at severities 4–5 sums to 1.013 / 1.011, kept) under OpenCV's
 /// reflect-101 border, then `floor8(clip(·, 0, 1)·255)` (docs/imagenet-c.md#defocus_blur,
 /// docs/imagenet-c.md#h2-disk-kernel). Size-independent (the border reflection is periodic, so
 /// frames smaller than the kernel work too). Computed as exact integer disk sums then the small
-/// anti-alias Gaussian ([`filter::defocus_filter`], O(radius) per pixel instead of O(radius²));
+/// anti-alias Gaussian ([`defocus::defocus_filter`], O(radius) per pixel instead of O(radius²));
 /// the bytes agree with the direct 2-D correlation (checked on the fixtures and on 1280×720 frames;
 /// the reference itself filters through a DFT).
 pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImage {
     if image.as_raw().is_empty() {
         return image.clone();
     }
-    let raw = filter::defocus_filter(
+    let raw = defocus::defocus_filter(
         image.as_raw(),
         dims(image),
         radius,
@@ -182,7 +183,7 @@ pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
 
 /// ImageNet-C `zoom_blur` as imagecorruptions computes it, in float32:
 /// `out = (x + Σ_z zoom_z(x)) / (count + 1)`, clip, ·255, floor8, with `zoom_z` imagecorruptions'
-/// [`filter::clipped_zoom`] (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
+/// [`zoom::clipped_zoom`] (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
 /// up to round(ceil(n/z)·z), top-left H×W kept). The factor 1 is among the factors, so the
 /// unzoomed image has weight 2/(count + 1) (docs/imagenet-c.md#zoom_blur).
 ///
@@ -204,7 +205,7 @@ pub fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
 
 /// ImageNet-C `motion_blur` as imagecorruptions 1.1.2 computes it (docs/imagenet-c.md#motion_blur,
 /// docs/imagenet-c.md#h5-motion-blur-kernel): one angle θ ~ U[−45°, 45°) from the key's main
-/// generator, the one-sided half-Gaussian kernel [`filter::motion_kernel`] applied to the u8
+/// generator, the one-sided half-Gaussian kernel [`motion::motion_kernel`] applied to the u8
 /// values with edge replication (taps added in order, in f64), `floor8(clip(·, 0, 255))`.
 /// hendrycks' ImageMagick call (PNG round trip) cannot be ported; the numpy port is its stand-in.
 /// Taps reaching past a small frame are dropped as the port does.
@@ -219,7 +220,7 @@ pub fn motion_blur_at(image: &RgbImage, radius: usize, sigma: f64, angle: f64) -
     if image.as_raw().is_empty() {
         return image.clone();
     }
-    let taps = filter::motion_kernel(radius, sigma, angle, w, h);
+    let taps = motion::motion_kernel(radius, sigma, angle, w, h);
     let raw = motion::streak_rgb(image.as_raw(), (w, h), &taps);
     RgbImage::from_raw(image.width(), image.height(), raw).expect("same size")
 }
@@ -282,7 +283,7 @@ mod tests {
         assert_eq!(GAUSSIAN_BLUR_SIGMA, [1.0, 2.0, 3.0, 4.0, 6.0]);
         let radii: Vec<usize> = GAUSSIAN_BLUR_SIGMA
             .iter()
-            .map(|&s| filter::gaussian_radius(s, 4.0))
+            .map(|&s| crate::kernels::gaussian::gaussian_radius(s, 4.0))
             .collect();
         assert_eq!(radii, [4, 8, 12, 16, 24]);
         assert_eq!(GLASS_BLUR[2], glass(1.0, 2, 3));

@@ -10,7 +10,7 @@
 //! `rng.stream(2y + 1)`, so the output depends only on the key, never on the thread count.
 //!
 //! Speed: both displacement fields are smoothed in one two-channel pass of the shared
-//! [`filter::gaussian_filter_map`] (scipy's f64 arithmetic, bands in parallel, one σ per axis, the
+//! [`gaussian::gaussian_filter_map`] (scipy's f64 arithmetic, bands in parallel, one σ per axis, the
 //! float32 store fused in); the resampling runs eight pixels at a time on CPUs with AVX-512 (one
 //! 32-bit gather per neighbour, the same IEEE operations per lane) and falls back to the per-pixel
 //! loop, with the border reflection, where a neighbour is outside the frame. About 23 ms per
@@ -21,6 +21,7 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::kernels::filter::{self, Border};
+use crate::kernels::gaussian;
 use crate::kernels::lanes;
 use crate::rng::RngKey;
 
@@ -51,7 +52,7 @@ fn reflect(i: i64, n: usize) -> usize {
 /// The two smoothed displacement fields, interleaved as `[dx, dy]` per pixel: U[−max_d, max_d) per
 /// pixel (row y of dx from `rng.stream(2y)`, of dy from `rng.stream(2y + 1)`), scipy
 /// `gaussian_filter(field, (σ_y, σ_x), mode='reflect', truncate=3)` (the shared
-/// [`filter::gaussian_filter_map`], scipy's arithmetic; both fields in one two-channel pass), times
+/// [`gaussian::gaussian_filter_map`], scipy's arithmetic; both fields in one two-channel pass), times
 /// α, stored as float32 as the reference.
 fn displacements(w: usize, h: usize, alpha: f64, rng: RngKey) -> Vec<f32> {
     smooth_displacements(&raw_displacements(w, h, rng), w, h, alpha)
@@ -85,7 +86,7 @@ pub(crate) fn smooth_displacements(field: &[f64], w: usize, h: usize, alpha: f64
         ELASTIC_SIGMA_FRACTION * h as f64,
         ELASTIC_SIGMA_FRACTION * w as f64,
     );
-    filter::gaussian_filter_map(
+    gaussian::gaussian_filter_map(
         field,
         (w, h, 2),
         sigmas,

@@ -8,7 +8,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 
-use crate::kernels::{filter, lanes};
+use crate::kernels::{filter, lanes, motion, zoom};
 use crate::rng::RngKey;
 
 /// Parameters of one snow severity (docs/imagenet-c.md#snow).
@@ -18,7 +18,7 @@ pub struct SnowParams {
     pub mean: f64,
     /// Standard deviation s of the snow field.
     pub std: f64,
-    /// Zoom factor z of the field ([`filter::clipped_zoom_f64`]).
+    /// Zoom factor z of the field ([`zoom::clipped_zoom_f64`]).
     pub zoom: f64,
     /// Threshold t: zoomed field values below it become 0.
     pub threshold: f64,
@@ -73,7 +73,7 @@ const fn snow(
 /// 5. out = floor8(clip(x' + S + rot180(S), 0, 1)·255).
 ///
 /// Randomness: the zoom reads only the central crop of the field (⌈H/z⌉ × ⌈W/z⌉, see
-/// [`filter::clipped_zoom_axis`]), so only that crop is drawn — row `j` of the crop from the key's
+/// [`zoom::clipped_zoom_axis`]), so only that crop is drawn — row `j` of the crop from the key's
 /// sub-stream `rng.stream(j)` — the rest of the field could not change the output (1/z² of the normals:
 /// 5–25 % at the table's zooms).
 ///
@@ -91,8 +91,8 @@ fn snow_corruption_body(image: &RgbImage, p: &SnowParams, rng: RngKey) -> RgbIma
     if w == 0 || h == 0 {
         return image.clone();
     }
-    let (cw, _, _) = filter::clipped_zoom_axis(w, p.zoom);
-    let (ch, _, _) = filter::clipped_zoom_axis(h, p.zoom);
+    let (cw, _, _) = zoom::clipped_zoom_axis(w, p.zoom);
+    let (ch, _, _) = zoom::clipped_zoom_axis(h, p.zoom);
     let mut crop = vec![0f64; cw * ch];
     let rows_per_task = (ELEMENTS_PER_TASK / cw).max(1);
     crop.par_chunks_mut(cw * rows_per_task)
@@ -123,8 +123,8 @@ fn snow_with_body(image: &RgbImage, p: &SnowParams, field: &[f64], angle: f64) -
     if w == 0 || h == 0 {
         return image.clone();
     }
-    let (cw, left, _) = filter::clipped_zoom_axis(w, p.zoom);
-    let (ch, top, _) = filter::clipped_zoom_axis(h, p.zoom);
+    let (cw, left, _) = zoom::clipped_zoom_axis(w, p.zoom);
+    let (ch, top, _) = zoom::clipped_zoom_axis(h, p.zoom);
     let crop: Vec<f64> = (top..top + ch)
         .flat_map(|y| field[y * w + left..y * w + left + cw].iter().copied())
         .collect();
@@ -146,10 +146,10 @@ const BAND_ROWS: usize = 32;
 /// parallel. Bands and rows run in parallel; nothing depends on the thread count.
 fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) -> RgbImage {
     let (w, h) = (image.width() as usize, image.height() as usize);
-    let (cw, _, zw) = filter::clipped_zoom_axis(w, p.zoom);
-    let (ch, _, zh) = filter::clipped_zoom_axis(h, p.zoom);
+    let (cw, _, zw) = zoom::clipped_zoom_axis(w, p.zoom);
+    let (ch, _, zh) = zoom::clipped_zoom_axis(h, p.zoom);
     assert_eq!(crop.len(), cw * ch, "crop size");
-    let taps = filter::motion_kernel(p.radius, p.sigma, angle, zw, zh);
+    let taps = motion::motion_kernel(p.radius, p.sigma, angle, zw, zh);
     let (min_dx, max_dx) = taps
         .iter()
         .fold((0, 0), |(a, b), t| (a.min(t.1), b.max(t.1)));
@@ -161,8 +161,8 @@ fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) ->
     let ncols = zw.min(w + max_dx as usize);
     let (pad_l, pad_r) = (min_dx.unsigned_abs(), max_dx as usize);
     let stride = pad_l + ncols + pad_r;
-    let xs = filter::zoom_axis(cw, zw, 0, ncols);
-    let ys = filter::zoom_axis(ch, zh, 0, zh);
+    let xs = zoom::zoom_axis(cw, zw, 0, ncols);
+    let ys = zoom::zoom_axis(ch, zh, 0, zh);
     let geo = Layer {
         crop,
         cw,
@@ -275,7 +275,7 @@ struct Layer<'a> {
 
 impl Layer<'_> {
     /// Layer rows `r0 .. r1` (scipy's align-corners bilinear in f64 with the operations of
-    /// [`filter::clipped_zoom_f64`]; values below the threshold → 0, others clipped to [0, 1]), each
+    /// [`zoom::clipped_zoom_f64`]; values below the threshold → 0, others clipped to [0, 1]), each
     /// edge-replicated into its padding, `stride` values per row. The horizontal interpolation of each
     /// crop row involved is computed once and shared by the (z on average) layer rows reading it.
     #[inline(always)]
@@ -384,8 +384,8 @@ mod tests {
         fn streak_band_levels_agree(|level| {
             let (cw, ch, w, h) = (11, 9, 30, 20);
             let crop: Vec<f64> = (0..cw * ch).map(|i| (i * 37 % 101) as f64 / 80.0).collect();
-            let xs = filter::zoom_axis(cw, w + 2, 0, w + 2);
-            let ys = filter::zoom_axis(ch, h, 0, h);
+            let xs = zoom::zoom_axis(cw, w + 2, 0, w + 2);
+            let ys = zoom::zoom_axis(ch, h, 0, h);
             let (pad_l, ncols) = (3, w + 2);
             let geo = Layer {
                 crop: &crop,
@@ -430,7 +430,7 @@ mod tests {
             ]
         );
         // The untrimmed zoomed layer at 224: ceil(224/4.5) = 50 → round(225) = 225.
-        assert_eq!(filter::clipped_zoom_axis(224, 4.5), (50, 87, 225));
+        assert_eq!(zoom::clipped_zoom_axis(224, 4.5), (50, 87, 225));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::kernels::edges::{box3, canny, distance_capped, equalize_hist, rows_per_task, rows3};
 use crate::kernels::filter::{self, Border};
+use crate::kernels::gaussian;
 use crate::kernels::lanes;
 use crate::rng::RngKey;
 
@@ -204,7 +205,7 @@ fn spatter_in_pool(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbI
     // The liquid layer L = H1(field, σ1) with L[L < t] = 0, stored as L8 = floor8(L·255) (water) or
     // as the mask L > t (mud).
     let liquid = |store: fn(f64, f64) -> u8| {
-        filter::gaussian_filter_map(
+        gaussian::gaussian_filter_map(
             &field,
             dims,
             (sigma, sigma),
@@ -251,7 +252,7 @@ fn spatter_in_pool(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbI
             });
     } else {
         let blob = liquid(|v, t| u8::from(v > t));
-        let m = filter::gaussian_filter_map(
+        let m = gaussian::gaussian_filter_map(
             &blob,
             dims,
             (c4, c4),
