@@ -700,11 +700,7 @@ fn started_info(
         onnxruntime: d.runtime.clone(),
         source: d.source.clone(),
         seed: config.seed,
-        // As the config says it (`model_input` | `source`).
-        stage: match serde_json::to_value(config.stage) {
-            Ok(serde_json::Value::String(stage)) => stage,
-            _ => String::new(),
-        },
+        stage: config.stage,
         jpeg_after_corruption: config.jpeg_after_corruption,
         plan: d.plan.clone(),
         schedule: d.schedule.clone(),

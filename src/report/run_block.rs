@@ -84,7 +84,7 @@ pub struct RunBlock {
     /// The seed all randomness is keyed by.
     pub seed: u64,
     /// Where scenarios apply (`model_input` | `source`).
-    pub stage: String,
+    pub stage: crate::scenario::ScenarioStage,
     /// The JPEG quality of the round trip after each corruption, if any.
     pub jpeg_after_corruption: Option<u8>,
     /// The plan's scenario keys, in order.
