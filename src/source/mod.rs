@@ -37,6 +37,7 @@ pub mod mask;
 pub mod memory;
 pub mod pixfmt;
 pub mod plate;
+pub mod reconnect;
 pub mod regions;
 pub mod segment;
 pub mod single;
