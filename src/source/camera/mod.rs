@@ -69,7 +69,7 @@ pub use mode::{Mode, Negotiated, fourcc_text, fps_to_interval, interval_to_fps, 
 pub use reconnecting::{Camera, Captured, Grab, Reconnecting};
 
 pub use super::reconnect::{Clock, POLL_SLICE, SystemClock};
-use super::{RawSourceConfig, Source, SourceError, SourceKind};
+use super::{RawSourceConfig, Source, SourceError, SourceErrorKind, SourceKind};
 use crate::frame::LabelSpace;
 
 /// The device a `camera[:N]` / `/dev/video*` / `/dev/v4l/…` spec names, or `None` for any other
@@ -107,9 +107,9 @@ pub fn open(
     _labels: &LabelSpace,
 ) -> Result<Box<dyn Source>, SourceError> {
     let config = config.cloned().unwrap_or_default();
-    config
-        .check()
-        .map_err(|e| SourceError::at(device, e.to_string()).caused_by(e))?;
+    config.check().map_err(|e| {
+        SourceError::at(SourceErrorKind::Settings, device, e.to_string()).caused_by(e)
+    })?;
     open_device(device, config)
 }
 
@@ -124,13 +124,17 @@ fn open_device(device: &Path, config: CameraConfig) -> Result<Box<dyn Source>, S
         device.to_path_buf(),
         log,
     )
-    .map_err(|e| SourceError::at(device, e.to_string()).caused_by(e))?;
+    .map_err(|e| SourceError::at(SourceErrorKind::Open, device, e.to_string()).caused_by(e))?;
     Ok(Box::new(source))
 }
 
 #[cfg(not(feature = "camera"))]
 fn open_device(device: &Path, _config: CameraConfig) -> Result<Box<dyn Source>, SourceError> {
-    Err(SourceError::at(device, FEATURE_MISSING))
+    Err(SourceError::at(
+        SourceErrorKind::Feature,
+        device,
+        FEATURE_MISSING,
+    ))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use super::error::CameraError;
 use super::mode::{Negotiated, fps_text};
 use crate::frame::Frame;
 use crate::source::reconnect::{self, Backoff, Clock, Ongoing, Outages, POLL_SLICE};
-use crate::source::{Source, SourceError};
+use crate::source::{Source, SourceError, SourceErrorKind};
 
 /// One buffer taken from the camera and converted.
 #[derive(Debug)]
@@ -175,6 +175,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
                 ));
                 self.state = State::Ended;
                 return Some(Err(SourceError::new(
+                    SourceErrorKind::Lost,
                     format!("camera {device}"),
                     format!(
                         "lost ({why}); the stream ends because `[source.camera] reconnect` is \
@@ -345,6 +346,7 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
                                 waiting_since: None,
                             };
                             return Some(Err(SourceError::new(
+                                SourceErrorKind::Unreadable,
                                 format!("camera {} buffer {sequence}", self.device.display()),
                                 format!("{why}; frame skipped"),
                             )));

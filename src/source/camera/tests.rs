@@ -12,6 +12,7 @@ use image::RgbImage;
 use super::mode::fps_text;
 use super::*;
 use crate::frame::Frame;
+use crate::source::SourceErrorKind;
 use crate::source::pixfmt::PixelFormat;
 
 // ----- pure helpers
@@ -729,7 +730,12 @@ fn camera_errors_are_kinds_with_the_lines_users_saw() {
         // Only a missing device is what a reconnect waits out in silence.
         assert!(!matches!(e, CameraError::Missing));
         // Through a source error, the one line says the cause once.
-        let s = SourceError::at(Path::new("/dev/video0"), e.to_string()).caused_by(e);
+        let s = SourceError::at(
+            SourceErrorKind::Open,
+            Path::new("/dev/video0"),
+            e.to_string(),
+        )
+        .caused_by(e);
         assert_eq!(crate::error_line(&s), format!("/dev/video0: {line}"));
     }
 }

@@ -11,8 +11,8 @@ use super::convert::convert;
 use super::input::{StreamError, open_input};
 use super::source::{Step, VideoSource};
 use crate::frame::Frame;
-use crate::source::SourceError;
 use crate::source::reconnect::{self, Backoff, Clock, Ongoing, Retried};
+use crate::source::{SourceError, SourceErrorKind};
 
 /// The first wait before reconnecting a lost stream, seconds (then doubled after each failed
 /// attempt).
@@ -139,6 +139,7 @@ impl VideoSource {
     fn decode_error(&mut self, index: u64, what: String) -> Step {
         self.decode_errors += 1;
         Step::Error(SourceError::new(
+            SourceErrorKind::Unreadable,
             format!("{}#{index}", self.name),
             format!("{what} ({})", self.target),
         ))

@@ -70,7 +70,7 @@ pub use target::{
     is_video_source, url_scheme,
 };
 
-use super::{Source, SourceError};
+use super::{Source, SourceError, SourceErrorKind};
 
 /// Opens the video file or stream at `path` with the `[source.video]` settings `config` (see the
 /// module docs). Errors: a bad `[source.video]` (`loop`/`start`/`stop` on a network stream included), an unsupported URL
@@ -79,13 +79,19 @@ use super::{Source, SourceError};
 /// feature.
 pub fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, SourceError> {
     let item = path.display().to_string();
-    let settings = config
-        .settings()
-        .map_err(|e| SourceError::new(&item, format!("[source.video]: {e}")).caused_by(e))?;
+    let settings = config.settings().map_err(|e| {
+        SourceError::new(
+            SourceErrorKind::Settings,
+            &item,
+            format!("[source.video]: {e}"),
+        )
+        .caused_by(e)
+    })?;
     let network = match url_scheme(path) {
         Some(scheme) if URL_SCHEMES.contains(&scheme.as_str()) => true,
         Some(scheme) => {
             return Err(SourceError::new(
+                SourceErrorKind::Settings,
                 &item,
                 format!(
                     "unsupported URL scheme `{scheme}://`; video streams are read from {}",
@@ -101,6 +107,7 @@ pub fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, Source
     };
     if network && (settings.passes != Some(1) || settings.start > 0.0 || settings.stop.is_some()) {
         return Err(SourceError::new(
+            SourceErrorKind::Settings,
             &item,
             "[source.video] `loop`, `start` and `stop` apply to video files; a network stream is \
              read live from where it is (drop them; `--duration` or `--limit` bound a run)",
@@ -108,7 +115,7 @@ pub fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, Source
     }
     if !network && let Some(why) = file_problem(path) {
         // What the file system says, before FFmpeg's vaguer words.
-        return Err(SourceError::new(&item, why));
+        return Err(SourceError::new(SourceErrorKind::Open, &item, why));
     }
     open_video(&item, network, settings)
 }
@@ -120,6 +127,7 @@ fn open_video(
     _settings: Settings,
 ) -> Result<Box<dyn Source>, SourceError> {
     Err(SourceError::new(
+        SourceErrorKind::Feature,
         item,
         "is a video source but this robustream was built without the `video` feature; rebuild \
          with default features (`cargo build --release`, FFmpeg -dev packages from \

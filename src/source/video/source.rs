@@ -9,10 +9,10 @@ use ffmpeg_next as ffmpeg;
 
 use super::config::Settings;
 use super::convert::Converter;
-use super::input::{Interrupt, Io, Opened, init, open_input};
+use super::input::{Interrupt, Io, Opened, StreamError, init, open_input};
 use crate::frame::Frame;
 use crate::source::reconnect::{Outages, SystemClock};
-use crate::source::{Source, SourceError};
+use crate::source::{Source, SourceError, SourceErrorKind};
 
 /// What happened to one packet or frame read.
 pub(super) enum Step {
@@ -90,7 +90,14 @@ impl VideoSource {
         init();
         let intr = Arc::new(Interrupt::new());
         let (opened, io) = open_input(target, &intr, network.then_some(settings.open_timeout))
-            .map_err(|e| SourceError::new(target, e.to_string()).caused_by(e))?;
+            .map_err(|e| {
+                // An input that opened but holds nothing to decode is unreadable, not unreachable.
+                let kind = match e {
+                    StreamError::Open { .. } => SourceErrorKind::Open,
+                    _ => SourceErrorKind::Unreadable,
+                };
+                SourceError::new(kind, target, e.to_string()).caused_by(e)
+            })?;
         let mut source = Self {
             target: target.to_string(),
             name: super::target::id_name(target),
@@ -126,7 +133,12 @@ impl VideoSource {
         };
         if settings.start > 0.0 && !network {
             source.rewind().map_err(|e| {
-                SourceError::new(target, format!("cannot seek to `start` ({e})")).caused_by(e)
+                SourceError::new(
+                    SourceErrorKind::Open,
+                    target,
+                    format!("cannot seek to `start` ({e})"),
+                )
+                .caused_by(e)
             })?;
         }
         Ok(source)
@@ -204,7 +216,11 @@ impl Source for VideoSource {
         } else {
             "no video frame in it (its video stream is empty); give a file with frames".to_string()
         };
-        Some(SourceError::new(self.target.clone(), what))
+        Some(SourceError::new(
+            SourceErrorKind::Empty,
+            self.target.clone(),
+            what,
+        ))
     }
 
     fn describe(&self) -> String {
