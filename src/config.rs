@@ -42,7 +42,7 @@ pub enum ConfigError {
     /// `--shard` or a scheduler's variables do not name a shard (docs/deploy.md#shards).
     #[error(transparent)]
     Shard(#[from] crate::shard::ShardError),
-    /// A required setting is missing or a value is out of range.
+    /// A required setting is missing or a value is out of range (a rule of the config itself).
     #[error("{origin}: {message}")]
     Invalid {
         /// The config file, or "command line".
@@ -50,6 +50,57 @@ pub enum ConfigError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A component's own check refused its settings (the engine's, the pipeline's, a duration, a
+    /// `[metrics]` input file…): its typed error as the `source`, for callers to match on. The
+    /// line is `<origin>: <key><the component's line><hint>`, as it was when the message was
+    /// flattened into [`ConfigError::Invalid`].
+    #[error("{origin}: {key}{source}{hint}")]
+    Component {
+        /// The config file, or "command line".
+        origin: String,
+        /// The key the settings are under, as the line starts (`` `[report] linger`: ``), or
+        /// empty when the component's line names it.
+        key: String,
+        /// The component's error (boxed: some components' errors are large).
+        #[source]
+        source: Box<ComponentError>,
+        /// What to do, after the component's line (empty when its line says it).
+        hint: &'static str,
+    },
+}
+
+/// The typed error of a component whose settings a config holds ([`ConfigError::Component`]).
+/// Display = the component's line.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ComponentError {
+    /// `[engine]`.
+    #[error(transparent)]
+    Engine(#[from] crate::engine::EngineConfigError),
+    /// `[pipeline]`.
+    #[error(transparent)]
+    Pipeline(#[from] crate::pipeline::config::PipelineConfigError),
+    /// The schedule settings of `[pipeline]`.
+    #[error(transparent)]
+    Schedule(#[from] crate::scenario::schedule::ScheduleError),
+    /// `[challenge]`.
+    #[error(transparent)]
+    Challenge(#[from] crate::challenge::ChallengeConfigError),
+    /// `[saliency]`.
+    #[error(transparent)]
+    Saliency(#[from] crate::saliency::SaliencyConfigError),
+    /// `[metrics] ximagenet_inner`.
+    #[error(transparent)]
+    InnerResults(#[from] crate::metrics::volatility::InnerError),
+    /// `[metrics] ce_baseline`.
+    #[error(transparent)]
+    CeBaseline(#[from] crate::metrics::imagenet_c::TableError),
+    /// A duration (`duration`, `[report] linger`, `[report] summary_every`).
+    #[error(transparent)]
+    Duration(#[from] crate::duration::DurationError),
+    /// A label name of `[report] labels` or `--run-label`.
+    #[error(transparent)]
+    Label(#[from] crate::report::fleet::LabelError),
 }
 
 /// `[dataset]`: the label space truths are written in.
@@ -243,13 +294,13 @@ fn settle_report(
     let every = match &raw.summary_every {
         None => DEFAULT_SUMMARY_EVERY,
         Some(text) => crate::duration::parse_duration(text)
-            .map_err(|m| origin.invalid(&format!("`[report] summary_every`: {m}")))?,
+            .map_err(|m| origin.component("`[report] summary_every`: ", m))?,
     };
     let linger = match (o.linger, &raw.linger) {
         (Some(d), _) => Some(d),
         (None, Some(text)) => Some(
             crate::duration::parse_duration(text)
-                .map_err(|m| origin.invalid(&format!("`[report] linger`: {m}")))?,
+                .map_err(|m| origin.component("`[report] linger`: ", m))?,
         ),
         (None, None) => None,
     };
@@ -281,7 +332,7 @@ fn settle_labels(
     use crate::report::fleet::check_name;
     let mut labels = std::collections::BTreeMap::new();
     for (name, value) in raw {
-        check_name(&name).map_err(|e| origin.invalid(&format!("`[report] labels`: {e}")))?;
+        check_name(&name).map_err(|e| origin.component("`[report] labels`: ", e))?;
         let text = match value {
             toml::Value::String(s) => s,
             toml::Value::Integer(i) => i.to_string(),
@@ -303,9 +354,11 @@ fn settle_labels(
         labels.insert(name, text);
     }
     for (name, value) in flags {
-        check_name(name).map_err(|e| ConfigError::Invalid {
+        check_name(name).map_err(|e| ConfigError::Component {
             origin: "command line".into(),
-            message: format!("--run-label: {e}"),
+            key: "--run-label: ".into(),
+            source: Box::new(e.into()),
+            hint: "",
         })?;
         labels.insert(name.clone(), value.clone());
     }
@@ -391,6 +444,27 @@ impl Origin {
         ConfigError::Invalid {
             origin: self.name.clone(),
             message: message.into(),
+        }
+    }
+
+    /// A [`ConfigError::Component`] from this origin: `key` starts the line (empty when the
+    /// component's line names it).
+    fn component(&self, key: &str, e: impl Into<ComponentError>) -> ConfigError {
+        self.component_with(key, e, "")
+    }
+
+    /// [`Origin::component`] with `hint` after the component's line.
+    fn component_with(
+        &self,
+        key: &str,
+        e: impl Into<ComponentError>,
+        hint: &'static str,
+    ) -> ConfigError {
+        ConfigError::Component {
+            origin: self.name.clone(),
+            key: key.to_string(),
+            source: Box::new(e.into()),
+            hint,
         }
     }
 
@@ -531,7 +605,6 @@ fn settle_pipeline(
     o: &Overrides,
     origin: &Origin,
 ) -> Result<(EngineConfig, PipelineConfig, ScheduleSettings), ConfigError> {
-    let invalid = |m: String| origin.invalid(&m);
     let mut pipeline = raw.pipeline();
     if let Some(w) = o.workers {
         pipeline.workers = w;
@@ -542,12 +615,12 @@ fn settle_pipeline(
     if pipeline.max_batch == 0 {
         return Err(origin.invalid("`pipeline.max_batch` must be at least 1"));
     }
-    engine.validate().map_err(|e| invalid(e.to_string()))?;
-    pipeline.validate().map_err(|e| invalid(e.to_string()))?;
+    engine.validate().map_err(|e| origin.component("", e))?;
+    pipeline.validate().map_err(|e| origin.component("", e))?;
     // The engine runs fixed batch sizes up to the largest batch (engine::shapes).
     let shapes = engine
         .shapes(pipeline.max_batch)
-        .map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| origin.component("", e))?;
     engine.batch_sizes = Some(shapes.sizes().to_vec());
     if pipeline.queue == 0 {
         return Err(origin.invalid("`pipeline.queue` must be at least 1"));
@@ -555,7 +628,7 @@ fn settle_pipeline(
     // The schedule's settings do not depend on the plan: checked here, once (a budget without
     // `fps` is checked against the source's rate when the run opens it).
     let schedule = ScheduleSettings::new(raw.schedule, raw.per_frame, raw.budget, raw.fps)
-        .map_err(|e| invalid(e.to_string()))?;
+        .map_err(|e| origin.component("", e))?;
     Ok((engine, pipeline, schedule))
 }
 
@@ -594,7 +667,7 @@ fn settle_run_limits(
         (Some(d), _) => Some(d),
         (None, Some(text)) => Some(
             crate::duration::parse_duration(text)
-                .map_err(|m| origin.invalid(&format!("`duration`: {m}")))?,
+                .map_err(|m| origin.component("`duration`: ", m))?,
         ),
         (None, None) => None,
     };
@@ -646,14 +719,10 @@ fn settle_post_passes(
     ConfigError,
 > {
     challenge.enabled |= o.challenge;
-    challenge
-        .validate()
-        .map_err(|e| origin.invalid(&e.to_string()))?;
+    challenge.validate().map_err(|e| origin.component("", e))?;
     saliency.maps |= o.saliency_maps;
     saliency.enabled |= o.saliency || o.saliency_maps;
-    saliency
-        .validate()
-        .map_err(|e| origin.invalid(&e.to_string()))?;
+    saliency.validate().map_err(|e| origin.component("", e))?;
     Ok((challenge, saliency))
 }
 
@@ -664,19 +733,19 @@ impl MetricsConfig {
         let ximagenet_inner = match raw.ximagenet_inner.map(|p| origin.rel(p)) {
             Some(path) => Some(
                 crate::metrics::volatility::InnerResults::read(&path)
-                    .map_err(|e| origin.invalid(&format!("[metrics] ximagenet_inner: {e}")))?,
+                    .map_err(|e| origin.component("[metrics] ximagenet_inner: ", e))?,
             ),
             None => None,
         };
         let ce_baseline = match raw.ce_baseline.map(|p| origin.rel(p)) {
             Some(path) => Some(
                 crate::metrics::imagenet_c::BaselineTable::read(&path).map_err(|e| {
-                    let hint = if e.message.starts_with("cannot be read") {
-                        "; the path is relative to the config file"
-                    } else {
-                        "; the format is that of configs/imagenet_c_alexnet.toml"
+                    use crate::metrics::imagenet_c::TableErrorKind;
+                    let hint = match e.kind {
+                        TableErrorKind::Read => "; the path is relative to the config file",
+                        _ => "; the format is that of configs/imagenet_c_alexnet.toml",
                     };
-                    origin.invalid(&format!("[metrics] ce_baseline: {e}{hint}"))
+                    origin.component_with("[metrics] ce_baseline: ", e, hint)
                 })?,
             ),
             None => None,

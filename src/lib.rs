@@ -112,7 +112,12 @@ mod tests {
             what: "image".into(),
             source: crate::fsread::ReadError::Io(io),
         };
-        let e = crate::source::SourceError::at("a.png".as_ref(), e.to_string()).caused_by(e);
+        let e = crate::source::SourceError::at(
+            crate::source::SourceErrorKind::Unreadable,
+            "a.png".as_ref(),
+            e.to_string(),
+        )
+        .caused_by(e);
         assert_eq!(super::error_line(&e), e.to_string());
     }
 }

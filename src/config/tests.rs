@@ -530,3 +530,32 @@ fn default_run_directories_are_fresh_and_timestamped() {
         d.path().join("demo-20261126-164901")
     );
 }
+
+#[test]
+fn a_components_error_is_carried_typed_and_its_line_says_it_once() {
+    use crate::metrics::imagenet_c::TableErrorKind;
+    let d = tempfile::tempdir().unwrap();
+    let head = "model = \"m.toml\"\n[source]\npath = \"x\"\n[metrics]\n";
+    let p = write(d.path(), &format!("{head}ce_baseline = \"nope.toml\"\n"));
+    let e = RunConfig::load(Some(&p), &Overrides::default()).unwrap_err();
+    match &e {
+        ConfigError::Component { source, .. } => match source.as_ref() {
+            ComponentError::CeBaseline(t) => assert_eq!(t.kind, TableErrorKind::Read),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // The cause is in the line already: the whole chain prints the same line.
+    assert_eq!(crate::error_line(&e), e.to_string());
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\nduration = \"5 parsecs\"\n[source]\npath = \"x\"\n",
+    );
+    let e = RunConfig::load(Some(&p), &Overrides::default()).unwrap_err();
+    assert!(
+        matches!(&e, ConfigError::Component { source, .. }
+            if matches!(source.as_ref(), ComponentError::Duration(_))),
+        "{e:?}"
+    );
+    assert_eq!(crate::error_line(&e), e.to_string());
+}

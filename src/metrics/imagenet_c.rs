@@ -38,10 +38,26 @@ pub const BUILTIN_TABLE_NAME: &str = "configs/imagenet_c_alexnet.toml";
 /// The baseline name of summaries written before tables named their model (always AlexNet then).
 const DEFAULT_BASELINE: &str = "AlexNet";
 
-/// A malformed baseline table: which table and what is wrong.
+/// What kind of problem a [`TableError`] is, for callers to match on (a config names the file's
+/// path for one that cannot be read, the format for one that does not parse or hold).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TableErrorKind {
+    /// The file cannot be read (missing, not a regular file, too large, not UTF-8).
+    Read,
+    /// The text is not a table: malformed TOML, an unknown key, a value of the wrong type.
+    Parse,
+    /// The table parses but does not hold: a missing or unknown corruption, a value out of range,
+    /// a denominator of zero, a bad `benchmark` list.
+    Invalid,
+}
+
+/// A malformed baseline table: which table, what kind of problem, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("ImageNet-C baseline table {origin}: {message}")]
 pub struct TableError {
+    /// What kind of problem it is.
+    pub kind: TableErrorKind,
     /// The table's name or path.
     pub origin: String,
     /// What is wrong and what to do.
@@ -117,6 +133,7 @@ impl BaselineTable {
         let origin = path.display().to_string();
         let text = crate::fsread::read_text(path, crate::fsread::MAX_TEXT_BYTES).map_err(|e| {
             TableError {
+                kind: TableErrorKind::Read,
                 origin: origin.clone(),
                 message: format!(
                     "cannot be read ({e}); check the path (--ce-baseline, or `ce_baseline` in \
@@ -134,6 +151,7 @@ impl BaselineTable {
     /// ImageNet-C corruptions. `name` says where the text came from.
     pub fn parse(text: &str, name: &str) -> Result<Self, TableError> {
         let raw: RawTable = toml::from_str(text).map_err(|e| TableError {
+            kind: TableErrorKind::Parse,
             origin: name.to_string(),
             message: e
                 .to_string()
@@ -149,6 +167,7 @@ impl BaselineTable {
     /// Checks a table as read: names, value ranges, five severities, and denominators above zero.
     fn validate(raw: RawTable, name: &str) -> Result<Self, TableError> {
         let err = |message: String| TableError {
+            kind: TableErrorKind::Invalid,
             origin: name.to_string(),
             message,
         };

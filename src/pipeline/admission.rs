@@ -18,7 +18,7 @@ use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError};
 use super::{DropPolicy, Message, Selection, Shared};
 use crate::frame::Frame;
 use crate::scenario::{BackgroundPool, PoolView};
-use crate::source::{Source, SourceError};
+use crate::source::{Source, SourceError, SourceErrorKind};
 
 /// How often a source waiting for room in the hand-over looks for a fatal error.
 const HALT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -195,6 +195,7 @@ pub(super) fn read(
             .or_else(|| {
                 (seq == 0).then(|| {
                     SourceError::new(
+                        SourceErrorKind::Empty,
                         source.describe(),
                         "the source ended without giving a single frame; check that it holds \
                          images or frames",

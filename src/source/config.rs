@@ -4,7 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{SourceError, camera, imagenet_c, in9, plate, segment, synthetic, video};
+use super::{
+    SourceError, SourceErrorKind, camera, imagenet_c, in9, plate, segment, synthetic, video,
+};
 
 /// Where frames come from, as written: the `[source]` table of a run config (also built from
 /// `--source PATH`), every kind's options side by side. [`RawSourceConfig::settle`] decides the kind
@@ -145,6 +147,7 @@ impl RawSourceConfig {
         let synthetic_label = self.synthetic.as_ref().and_then(|s| s.label.as_ref());
         if synthetic_label.is_some() && (self.label.is_some() || self.labels.is_some()) {
             return Err(SourceError::at(
+                SourceErrorKind::Settings,
                 &self.path,
                 "`[source.synthetic] label` and `[source] label`/`labels` both give the truth; \
                  keep one",
@@ -152,6 +155,7 @@ impl RawSourceConfig {
         }
         match (&self.label, &self.labels) {
             (Some(_), Some(_)) => Err(SourceError::at(
+                SourceErrorKind::Settings,
                 &self.path,
                 "`label` (one class for every frame) and `labels` (a sidecar file) both give the \
                  truth; keep one",
@@ -164,9 +168,12 @@ impl RawSourceConfig {
 
     /// `[source.plate]` or `[source.segment]`, checked; not both.
     fn mask_maker(&self) -> Result<Option<MaskMaker>, SourceError> {
-        let at = |e: &dyn std::fmt::Display| SourceError::at(&self.path, e.to_string());
+        let at = |e: &dyn std::fmt::Display| {
+            SourceError::at(SourceErrorKind::Settings, &self.path, e.to_string())
+        };
         match (&self.plate, &self.segment) {
             (Some(_), Some(_)) => Err(SourceError::new(
+                SourceErrorKind::Settings,
                 "[source]",
                 "`[source.plate]` and `[source.segment]` both make the frames' masks; keep one",
             )),
@@ -193,11 +200,16 @@ impl RawSourceConfig {
                 _ => self.video.is_some(),
             };
             if present && kind != table_kind {
-                return Err(SourceError::at(&self.path, message));
+                return Err(SourceError::at(
+                    SourceErrorKind::Settings,
+                    &self.path,
+                    message,
+                ));
             }
         }
         let only = |set: bool, option: &str, owner: SourceKind| match set && kind != owner {
             true => Err(SourceError::at(
+                SourceErrorKind::Settings,
                 &self.path,
                 format!(
                     "`{option}` applies to {} sources only but this is a {} source; remove \
@@ -236,11 +248,18 @@ impl RawSourceConfig {
     /// a `synthetic:…` path, else defaults.
     fn synthetic_config(&self) -> Result<synthetic::SyntheticConfig, SourceError> {
         let spec = self.path.to_str().unwrap_or_default();
-        let err = |e: synthetic::SyntheticError| SourceError::new(spec, e.to_string()).caused_by(e);
+        let err = |e: synthetic::SyntheticError| {
+            SourceError::new(SourceErrorKind::Settings, spec, e.to_string()).caused_by(e)
+        };
         match &self.synthetic {
             Some(c) => {
                 c.check().map_err(|e| {
-                    SourceError::new(spec, format!("[source.synthetic]: {e}")).caused_by(e)
+                    SourceError::new(
+                        SourceErrorKind::Settings,
+                        spec,
+                        format!("[source.synthetic]: {e}"),
+                    )
+                    .caused_by(e)
                 })?;
                 Ok(c.clone())
             }

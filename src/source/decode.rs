@@ -13,7 +13,7 @@ use std::path::Path;
 
 use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Limits, RgbImage};
 
-use super::SourceError;
+use super::{SourceError, SourceErrorKind};
 use crate::fsread::{ReadError, size_text};
 
 pub use crate::fsread::non_file_kind;
@@ -243,10 +243,12 @@ fn article(what: &str) -> String {
 /// 16-bit → 8-bit; an animated GIF or multi-page TIFF gives its first image). Errors name the
 /// file and say what to do.
 pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
-    let bytes = read_file(path, "image")
-        .map_err(|why| SourceError::at(path, why.to_string()).caused_by(why))?;
-    let image = decode_bytes(&bytes)
-        .map_err(|why| SourceError::at(path, why.to_string()).caused_by(why))?;
+    let bytes = read_file(path, "image").map_err(|why| {
+        SourceError::at(SourceErrorKind::Unreadable, path, why.to_string()).caused_by(why)
+    })?;
+    let image = decode_bytes(&bytes).map_err(|why| {
+        SourceError::at(SourceErrorKind::Unreadable, path, why.to_string()).caused_by(why)
+    })?;
     Ok(image.into_rgb8())
 }
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::decode::{has_image_extension, undecodable_extension, undecodable_message};
 use super::regions::BoxSpec;
-use super::{ClassOrder, Item, ItemSource, SourceError};
+use super::{ClassOrder, Item, ItemSource, SourceError, SourceErrorKind};
 use crate::frame::{LabelSpace, Truth};
 
 /// How deep class folders are searched for images.
@@ -59,6 +59,7 @@ pub(crate) fn open(
     }
     if items.is_empty() {
         return Err(SourceError::at(
+            SourceErrorKind::Layout,
             root,
             format!(
                 "no images ({}) in it or below it; point --source (or `[source] path`) at a \
@@ -97,6 +98,7 @@ impl Walk {
         let link = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
         if link && real.starts_with(&self.root) {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 dir,
                 format!(
                     "is a link to {}, inside the source folder (a loop, or a second name for a \
@@ -107,6 +109,7 @@ impl Walk {
         }
         if !self.visited.insert(real.clone()) {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 dir,
                 format!(
                     "is a link to {}, a folder already read: not followed, so its images are read \
@@ -122,6 +125,7 @@ impl Walk {
 /// The error for a folder that cannot be listed.
 fn cannot_list(dir: &Path, e: &std::io::Error) -> SourceError {
     SourceError::at(
+        SourceErrorKind::Open,
         dir,
         format!("cannot list folder ({e}); check that it exists and is readable"),
     )
@@ -169,6 +173,7 @@ fn image_item(
         [one] => item.mask = Some(dir.join(one)),
         [a, b, ..] => {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 &item.path,
                 format!("has two masks next to it, {a} and {b}; keep one"),
             ));
@@ -235,7 +240,11 @@ fn listing_items(
     files
         .into_iter()
         .map(|(name, path)| match undecodable_extension(&path) {
-            Some(ext) => Err(SourceError::at(&path, undecodable_message(ext))),
+            Some(ext) => Err(SourceError::at(
+                SourceErrorKind::Unreadable,
+                &path,
+                undecodable_message(ext),
+            )),
             None => image_item(names, id(&name), path, truth),
         })
         .collect()
@@ -264,6 +273,7 @@ fn collect_images(
     for (name, sub) in listing.dirs {
         if depth >= MAX_DEPTH {
             out.push(Err(SourceError::at(
+                SourceErrorKind::Layout,
                 &sub,
                 format!(
                     "is more than {MAX_DEPTH} folders below the source folder: not searched for \
@@ -297,11 +307,11 @@ pub(crate) fn class_indices(
             // An ImageNet tree names its folders by WordNet id (`n01440764/`): in a label space of
             // the 1000 ImageNet-1k classes (index = position in the sorted wnid list, the standard
             // order) such a folder is its class.
-            let imagenet = labels.len() == super::imagenet_c::wnids().len();
+            let imagenet = labels.len() == super::wnids::wnids().len();
             let resolve = |n: &str| {
                 labels
                     .resolve(n)
-                    .or_else(|| imagenet.then(|| super::imagenet_c::wnid_index(n)).flatten())
+                    .or_else(|| imagenet.then(|| super::wnids::wnid_index(n)).flatten())
             };
             let resolved: Vec<Option<usize>> = names.iter().map(|n| resolve(n)).collect();
             let missing: Vec<&str> = names
@@ -314,6 +324,7 @@ pub(crate) fn class_indices(
                 return Ok(resolved.into_iter().flatten().collect());
             }
             Err(SourceError::at(
+                SourceErrorKind::Label,
                 root,
                 format!(
                     "{} not a class of the label space ({} classes); name the folders after \
@@ -329,6 +340,7 @@ pub(crate) fn class_indices(
             let text =
                 crate::fsread::read_text(list, crate::fsread::MAX_TEXT_BYTES).map_err(|e| {
                     SourceError::at(
+                        SourceErrorKind::Layout,
                         list,
                         format!("cannot read class list ({e}); check `classes` in `[source]`"),
                     )
@@ -346,6 +358,7 @@ pub(crate) fn class_indices(
                 return Ok(indices);
             }
             Err(SourceError::at(
+                SourceErrorKind::Label,
                 root,
                 format!(
                     "{} not in the class list {}; add the missing names to the list (one per \

@@ -22,33 +22,12 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use super::folder::list_dir;
-use super::{Input, Item, RawSourceConfig, Source, SourceError};
+use super::wnids::{wnid_index, wnids};
+use super::{Input, Item, RawSourceConfig, Source, SourceError, SourceErrorKind};
 use crate::frame::{Frame, LabelSpace, Truth};
 use crate::key::{CLEAN, CORRUPTIONS, SEVERITIES, ScenarioKey};
-
-/// `configs/imagenet_wnids.txt`, embedded: the 1000 ImageNet-1k wnids in sorted order after `#`
-/// comment lines (provenance in its header).
-pub const WNIDS_TXT: &str = include_str!("../../configs/imagenet_wnids.txt");
-
-/// The 1000 ImageNet-1k wnids in class-index order (sorted).
-pub fn wnids() -> &'static [&'static str] {
-    static WNIDS: OnceLock<Vec<&'static str>> = OnceLock::new();
-    WNIDS.get_or_init(|| {
-        WNIDS_TXT
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect()
-    })
-}
-
-/// The ImageNet-1k class index of a wnid (`n01440764` → 0, tench), if it is one of the 1000.
-pub fn wnid_index(wnid: &str) -> Option<usize> {
-    wnids().binary_search(&wnid).ok()
-}
 
 /// An `imagenet-c` source settled ([`RawSourceConfig::settle`]): its `clean` folder; every other
 /// option is refused, since stored variants are scored as they are, truth from the wnid folders —
@@ -58,6 +37,7 @@ pub(crate) fn settle(config: &RawSourceConfig) -> Result<Input, SourceError> {
     let root = &config.path;
     if config.classes.is_some() {
         return Err(SourceError::at(
+            SourceErrorKind::Settings,
             root,
             "`classes` does not apply to an imagenet-c source (truth comes from the wnid \
              folders); remove `classes`",
@@ -76,6 +56,7 @@ pub(crate) fn settle(config: &RawSourceConfig) -> Result<Input, SourceError> {
     ];
     if let Some((_, name)) = ignored.iter().find(|(set, _)| *set) {
         return Err(SourceError::at(
+            SourceErrorKind::Settings,
             root,
             format!(
                 "{name} does not apply to an imagenet-c source (stored variants are scored as \
@@ -116,6 +97,7 @@ impl Layout {
     pub fn scan(root: &Path, clean: Option<&Path>) -> Result<Self, SourceError> {
         if !root.is_dir() {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 root,
                 "is not a folder; an imagenet-c source is the root of the released layout \
                  <root>/<corruption>/<severity>/<wnid>/<file>; check `[source] path`",
@@ -126,6 +108,7 @@ impl Layout {
         for (name, dir) in list_dir(root)?.dirs {
             let Some(c) = names.iter().position(|n| *n == name) else {
                 return Err(SourceError::at(
+                    SourceErrorKind::Layout,
                     &dir,
                     format!(
                         "is not an ImageNet-C corruption folder; an imagenet-c source is the \
@@ -143,6 +126,7 @@ impl Layout {
                     .filter(|s| SEVERITIES.contains(s) && sev == s.to_string())
                 else {
                     return Err(SourceError::at(
+                        SourceErrorKind::Layout,
                         &sub,
                         "is not a severity folder; the folders of a corruption are named 1 to 5 \
                          (<root>/<corruption>/<severity>/<wnid>/<file>); move it out",
@@ -165,6 +149,7 @@ impl Layout {
         }
         if variants.len() == usize::from(clean.is_some()) {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 root,
                 "holds no <corruption>/<severity> folders; an imagenet-c source is the released \
                  layout <root>/<corruption>/<severity>/<wnid>/<file> (e.g. fog/3/n01440764/…); \
@@ -192,6 +177,7 @@ impl Layout {
     pub fn open(self, plan: &[&str], labels: &LabelSpace) -> Result<ImagenetCSource, SourceError> {
         if labels.len() != wnids().len() {
             return Err(SourceError::at(
+                SourceErrorKind::Label,
                 &self.root,
                 format!(
                     "an imagenet-c source labels frames with ImageNet-1k class indices (sorted \
@@ -208,6 +194,7 @@ impl Layout {
             )
         }) {
             return Err(SourceError::at(
+                SourceErrorKind::Settings,
                 &self.root,
                 format!(
                     "scenario `{other}` cannot come from an imagenet-c source, whose images are \
@@ -226,6 +213,7 @@ impl Layout {
                 .take(6)
                 .collect();
             return Err(SourceError::at(
+                SourceErrorKind::Settings,
                 &self.root,
                 format!(
                     "holds none of the plan's corruptions (it holds {}{}); check `scenarios` or \
@@ -251,6 +239,7 @@ impl Layout {
             for (_, path) in listing.files {
                 len += 1;
                 units.push_back(Unit::Bad(SourceError::at(
+                    SourceErrorKind::Layout,
                     &path,
                     format!(
                         "is not inside a <wnid> folder ({} holds one folder per ImageNet class); \
@@ -279,6 +268,7 @@ impl Layout {
                 .map(|(k, _)| id_prefix(k).into_owned())
                 .collect();
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 &self.root,
                 format!(
                     "no images ({}) in the folders the plan reads ({}{}); an imagenet-c source is the \
@@ -381,13 +371,16 @@ impl ImagenetCSource {
             // A format this build cannot decode (`.heic`, `.avif`, …): named as skipped.
             if let Some(ext) = super::decode::undecodable_extension(&path) {
                 let why = super::decode::undecodable_message(ext);
-                self.pending
-                    .push_back((key.clone(), Err(SourceError::at(&path, why))));
+                self.pending.push_back((
+                    key.clone(),
+                    Err(SourceError::at(SourceErrorKind::Layout, &path, why)),
+                ));
                 continue;
             }
             let item = match truth {
                 Some(t) => Ok(Item::new(path, format!("{id_prefix}/{name}"), Some(t))),
                 None => Err(SourceError::at(
+                    SourceErrorKind::Label,
                     &path,
                     format!(
                         "its folder `{wnid}` is not an ImageNet-1k wnid (the 1000 of \

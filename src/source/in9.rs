@@ -39,7 +39,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::decode::has_image_extension;
-use super::{Item, Source, SourceError, load_item};
+use super::{Item, Source, SourceError, SourceErrorKind, load_item};
 use crate::classmap::{ClassMap, ClassMapError};
 use crate::frame::{Frame, LabelSpace, Truth};
 
@@ -236,6 +236,7 @@ fn check_labels(root: &Path, labels: &LabelSpace) -> Result<(), SourceError> {
         return Ok(());
     }
     Err(SourceError::at(
+        SourceErrorKind::Label,
         root,
         format!(
             "an IN-9 source needs the 9 IN-9 classes as labels but the run has {}; for an \
@@ -259,6 +260,7 @@ fn chosen_variations(
             for name in names {
                 let Some(&(v, key)) = VARIATIONS.iter().find(|(v, _)| v == name) else {
                     return Err(SourceError::at(
+                        SourceErrorKind::Settings,
                         root,
                         format!(
                             "`variations` has `{name}`, not an IN-9 variation; use some of {}",
@@ -269,6 +271,7 @@ fn chosen_variations(
                 let dir = root.join(v).join("val");
                 if !dir.is_dir() {
                     return Err(SourceError::at(
+                        SourceErrorKind::Layout,
                         &dir,
                         format!(
                             "variation `{v}` was asked for but this folder is missing; the layout \
@@ -293,6 +296,7 @@ fn chosen_variations(
     };
     if chosen.is_empty() {
         return Err(SourceError::at(
+            SourceErrorKind::Layout,
             root,
             format!(
                 "no IN-9 variation folder found; the layout is <root>/<variation>/val/<NN_class>/\
@@ -371,6 +375,7 @@ fn release_items(
 /// The error item of image `id` found `paths.len()` times (≥ 2) in variation `v`, at the first.
 fn duplicate_image(v: &str, id: &str, paths: &[PathBuf]) -> SourceError {
     SourceError::at(
+        SourceErrorKind::Layout,
         &paths[0],
         format!(
             "{} images of variation `{v}` are image `{id}` ({}); keep one per image",
@@ -388,6 +393,7 @@ fn duplicate_image(v: &str, id: &str, paths: &[PathBuf]) -> SourceError {
 /// The error of a release whose chosen variations hold no image at all.
 fn no_images(root: &Path, chosen: &[Variation]) -> SourceError {
     SourceError::at(
+        SourceErrorKind::Layout,
         root,
         format!(
             "no images ({}) in <root>/<variation>/val/<NN_class>/ for the variations read ({}); \
@@ -422,6 +428,7 @@ fn class_folders(val: &Path) -> Result<Vec<(String, usize, PathBuf)>, SourceErro
         }
         let Some(index) = class_index(&name) else {
             return Err(SourceError::at(
+                SourceErrorKind::Layout,
                 &path,
                 "is not an IN-9 class folder; class folders are named `NN_name` with NN = 00..08, \
                  the class index (`00_dog` … `08_fish`; \
@@ -437,6 +444,7 @@ fn class_folders(val: &Path) -> Result<Vec<(String, usize, PathBuf)>, SourceErro
 fn list_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, SourceError> {
     let cannot = |e: std::io::Error| {
         SourceError::at(
+            SourceErrorKind::Open,
             dir,
             format!("cannot list folder ({e}); check that it exists and is readable"),
         )

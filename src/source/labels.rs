@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Source, SourceError};
+use super::{Source, SourceError, SourceErrorKind};
 use crate::frame::{Frame, LabelSpace, Truth};
 use crate::quote::clip;
 
@@ -54,6 +54,7 @@ impl Sidecar {
         let text =
             crate::fsread::read_text(path, crate::fsread::MAX_TABLE_TEXT_BYTES).map_err(|e| {
                 SourceError::at(
+                    SourceErrorKind::Label,
                     path,
                     format!(
                         "cannot read the labels file ({e}); check `[source] labels` or --labels"
@@ -70,7 +71,7 @@ impl Sidecar {
             .comment(Some(b'#'))
             .from_reader(text.as_bytes());
         let header = reader.headers().map_err(|e| {
-            SourceError::at(path, format!("cannot read the header ({e}); the first line must be `frame,label` or `time,label`"))
+            SourceError::at(SourceErrorKind::Label, path, format!("cannot read the header ({e}); the first line must be `frame,label` or `time,label`"))
         })?;
         let col = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name));
         let (key, key_col) = match (col("frame"), col("time")) {
@@ -78,6 +79,7 @@ impl Sidecar {
             (None, Some(c)) => (SidecarKey::Time, c),
             _ => {
                 return Err(SourceError::at(
+                    SourceErrorKind::Label,
                     path,
                     "the header needs exactly one of the columns `frame` and `time` (and `label`)",
                 ));
@@ -85,6 +87,7 @@ impl Sidecar {
         };
         let label_col = col("label").ok_or_else(|| {
             SourceError::at(
+                SourceErrorKind::Label,
                 path,
                 "the header has no `label` column; write `frame,label` or `time,label`",
             )
@@ -95,6 +98,7 @@ impl Sidecar {
                 .any(|k| h.eq_ignore_ascii_case(k))
         }) {
             return Err(SourceError::at(
+                SourceErrorKind::Label,
                 path,
                 format!(
                     "unknown column `{}`; a labels file has `frame` or `time`, and `label`",
@@ -104,10 +108,17 @@ impl Sidecar {
         }
         let mut rows: Vec<(f64, Option<Truth>)> = Vec::new();
         for record in reader.records() {
-            let record = record.map_err(|e| SourceError::at(path, format!("{e}; fix the line")))?;
+            let record = record.map_err(|e| {
+                SourceError::at(SourceErrorKind::Label, path, format!("{e}; fix the line"))
+            })?;
             let line = record.position().map_or(0, |p| p.line());
-            let at =
-                |message: String| SourceError::new(format!("{}:{line}", path.display()), message);
+            let at = |message: String| {
+                SourceError::new(
+                    SourceErrorKind::Label,
+                    format!("{}:{line}", path.display()),
+                    message,
+                )
+            };
             let key_text = record.get(key_col).unwrap_or("");
             let key_shown = clip(key_text);
             let k = match key {
@@ -148,6 +159,7 @@ impl Sidecar {
         }
         if rows.is_empty() {
             return Err(SourceError::at(
+                SourceErrorKind::Label,
                 path,
                 "has no rows; add at least one `key,label` line",
             ));
@@ -251,6 +263,7 @@ impl Source for LabelledSource {
                     Some(t) => s.truth_at(t),
                     None => {
                         return Some(Err(SourceError::new(
+                            SourceErrorKind::Label,
                             frame.id,
                             format!(
                                 "has no timestamp, but {} is keyed by `time`; key it by `frame` \

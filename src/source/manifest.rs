@@ -18,7 +18,7 @@
 use std::path::{Path, PathBuf};
 
 use super::regions::{BoxSpec, parse_norm_boxes};
-use super::{Item, ItemSource, SourceError};
+use super::{Item, ItemSource, SourceError, SourceErrorKind};
 use crate::frame::{LabelSpace, Truth};
 use crate::quote::{clip, clip_list};
 
@@ -37,8 +37,9 @@ pub(crate) struct Columns {
 
 /// Reads the manifest at `manifest` and builds the source.
 pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, SourceError> {
-    let bytes = super::decode::read_file(manifest, "manifest")
-        .map_err(|why| SourceError::at(manifest, why.to_string()).caused_by(why))?;
+    let bytes = super::decode::read_file(manifest, "manifest").map_err(|why| {
+        SourceError::at(SourceErrorKind::Open, manifest, why.to_string()).caused_by(why)
+    })?;
     if bytes
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(&bytes)
@@ -46,6 +47,7 @@ pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, S
         .all(u8::is_ascii_whitespace)
     {
         return Err(SourceError::at(
+            SourceErrorKind::Layout,
             manifest,
             "manifest is empty; write the header `path,label` on its first line, then one row per \
              image",
@@ -55,6 +57,7 @@ pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, S
     let items = parse(&bytes, base, labels, &manifest.display().to_string())?;
     if items.is_empty() {
         return Err(SourceError::at(
+            SourceErrorKind::Layout,
             manifest,
             "manifest has a header but no rows; add one row per image",
         ));
@@ -80,14 +83,15 @@ pub(crate) fn parse(
     let header = reader
         .headers()
         .map_err(|e| {
-            SourceError::new(
+            SourceError::new(SourceErrorKind::Layout,
                 name,
                 format!("cannot read the manifest header ({e}); the first line must be `path,label` (optionally also `mask`, `boxes`, `annotation`)"),
             )
         })?
         .clone();
-    let columns =
-        columns(&header).map_err(|why| SourceError::new(name, why.to_string()).caused_by(why))?;
+    let columns = columns(&header).map_err(|why| {
+        SourceError::new(SourceErrorKind::Layout, name, why.to_string()).caused_by(why)
+    })?;
 
     let mut items = Vec::new();
     for record in reader.records() {
@@ -100,6 +104,7 @@ pub(crate) fn parse(
                 let line = e.position().map_or(0, |p| p.line());
                 let stop = e.is_io_error();
                 items.push(Err(SourceError::new(
+                    SourceErrorKind::Layout,
                     format!("{name} line {line}"),
                     format!(
                         "malformed CSV row ({e}); give it the header's {} fields, quoting fields \
@@ -212,6 +217,7 @@ fn row_item(
     let written = field(columns.path);
     if written.is_empty() {
         return Err(SourceError::new(
+            SourceErrorKind::Layout,
             format!("{name} line {line}"),
             "the `path` field is empty; give the image's path",
         ));
@@ -225,6 +231,7 @@ fn row_item(
             Some(i) => Some(Truth(i)),
             None => {
                 return Err(SourceError::at(
+                    SourceErrorKind::Label,
                     &path,
                     format!(
                         "label `{}` is not a class of the model/class map; use a class name \
@@ -245,11 +252,19 @@ fn row_item(
     let boxes = match (boxes_text.is_empty(), annotation.is_empty()) {
         (true, true) => None,
         (false, true) => Some(BoxSpec::Normalized(parse_norm_boxes(boxes_text).map_err(
-            |why| SourceError::at(&path, format!("manifest `boxes` column: {why}")).caused_by(why),
+            |why| {
+                SourceError::at(
+                    SourceErrorKind::Annotation,
+                    &path,
+                    format!("manifest `boxes` column: {why}"),
+                )
+                .caused_by(why)
+            },
         )?)),
         (true, false) => Some(BoxSpec::Voc(base.join(annotation))),
         (false, false) => {
             return Err(SourceError::at(
+                SourceErrorKind::Annotation,
                 &path,
                 "the row has both `boxes` and `annotation`; give the boxes one way",
             ));

@@ -14,8 +14,8 @@ use std::path::Path;
 use image::GrayImage;
 use npyz::{DType, NpyHeader, Order, TypeChar};
 
-use super::SourceError;
 use super::decode::{DecodeError, decode_bytes};
+use super::{SourceError, SourceErrorKind};
 
 /// Why mask bytes made no mask. Display = the message: what is wrong and what to do (the caller's
 /// message names the file).
@@ -74,12 +74,25 @@ pub fn load(
     size: (u32, u32),
 ) -> Result<GrayImage, SourceError> {
     let m = mask_path.display();
-    let bytes = super::decode::read_file(mask_path, "mask")
-        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")).caused_by(why))?;
-    let mask = decode_mask(&bytes)
-        .map_err(|why| SourceError::at(image_path, format!("mask {m}: {why}")).caused_by(why))?;
+    let bytes = super::decode::read_file(mask_path, "mask").map_err(|why| {
+        SourceError::at(
+            SourceErrorKind::Annotation,
+            image_path,
+            format!("mask {m}: {why}"),
+        )
+        .caused_by(why)
+    })?;
+    let mask = decode_mask(&bytes).map_err(|why| {
+        SourceError::at(
+            SourceErrorKind::Annotation,
+            image_path,
+            format!("mask {m}: {why}"),
+        )
+        .caused_by(why)
+    })?;
     if mask.dimensions() != size {
         return Err(SourceError::at(
+            SourceErrorKind::Annotation,
             image_path,
             format!(
                 "mask {m} is {}x{} but image {} is {}x{}; masks must have the image's size",
@@ -93,6 +106,7 @@ pub fn load(
     }
     if !crate::geometry::has_foreground(&mask) {
         return Err(SourceError::at(
+            SourceErrorKind::Annotation,
             image_path,
             format!(
                 "mask {m} has no foreground pixel (all 0); mark the object with non-zero values \

@@ -37,11 +37,13 @@ pub mod mask;
 pub mod memory;
 pub mod pixfmt;
 pub mod plate;
+pub mod reconnect;
 pub mod regions;
 pub mod segment;
 pub mod single;
 pub mod synthetic;
 pub mod video;
+pub mod wnids;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -185,11 +187,44 @@ macro_rules! forward_to_inner {
 }
 pub(crate) use forward_to_inner;
 
+/// What kind of problem a [`SourceError`] is, for callers to match on (the message says it in
+/// words). New kinds may come, so a match needs a `_` arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SourceErrorKind {
+    /// The source's path, file, device or URL is missing, unreadable or unreachable (a folder
+    /// that cannot be listed, a manifest that cannot be read, a refused connection).
+    Open,
+    /// The `[source]` settings do not fit: an option of another kind, two that exclude each
+    /// other, a bad value, a path that is not what the kind needs, a plan the layout cannot serve.
+    Settings,
+    /// A folder, manifest or benchmark release is not laid out as its kind needs (a malformed
+    /// manifest row, a stray folder, no images).
+    Layout,
+    /// One item could not be read or decoded (a damaged image, a corrupt video frame, a camera
+    /// buffer that does not convert): a skipped item.
+    Unreadable,
+    /// A label: not a class of the label space, or a labels file that cannot be used.
+    Label,
+    /// A mask or boxes (annotation) that cannot be read or does not fit its image.
+    Annotation,
+    /// The segmentation model: cannot be loaded, does not fit, or failed on a frame.
+    Model,
+    /// A live source went away and does not come back (a camera with `reconnect = false`).
+    Lost,
+    /// The source ended without giving a frame (an empty video, a window with no frame).
+    Empty,
+    /// This robustream was built without the feature the source needs (`video`, `camera`).
+    Feature,
+}
+
 /// One problem with one input item or with the source as a whole. Display = one line:
 /// `<item>: <what is wrong>; <what to do>`.
 #[derive(Debug, thiserror::Error)]
 #[error("{item}: {message}")]
 pub struct SourceError {
+    /// What kind of problem it is.
+    pub kind: SourceErrorKind,
     /// The file, folder, or manifest line the problem is about.
     pub item: String,
     /// What is wrong and what to do about it.
@@ -203,11 +238,11 @@ pub struct SourceError {
 }
 
 impl SourceError {
-    /// An error about `item` (a path is shown with [`Path::display`]). A message that spans lines
+    /// An error of `kind` about `item` (a path is shown with [`Path::display`]). A message that spans lines
     /// (a library's error text with a newline in it) is folded to one ([`decode::fold`]); `item` is
     /// user text (a path, a manifest line, a URL): control characters escaped, so the line stays one
     /// line, and bounded like a path ([`crate::quote::clip_path`]).
-    pub fn new(item: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(kind: SourceErrorKind, item: impl Into<String>, message: impl Into<String>) -> Self {
         let mut message = message.into();
         if message.contains(char::is_control) {
             message = decode::fold(&message);
@@ -225,6 +260,7 @@ impl SourceError {
         }
         let item = crate::quote::clip_to(&item, crate::quote::PATH_MAX).into_owned();
         Self {
+            kind,
             item,
             message,
             cause: None,
@@ -244,9 +280,9 @@ impl SourceError {
         self
     }
 
-    /// An error about the file or folder at `path`.
-    pub fn at(path: &Path, message: impl Into<String>) -> Self {
-        Self::new(path.display().to_string(), message)
+    /// An error of `kind` about the file or folder at `path`.
+    pub fn at(kind: SourceErrorKind, path: &Path, message: impl Into<String>) -> Self {
+        Self::new(kind, path.display().to_string(), message)
     }
 }
 
@@ -281,6 +317,7 @@ fn stream_labels(
         Some(GivenTruth::Class(l)) => {
             let truth = space.resolve(l).ok_or_else(|| {
                 SourceError::at(
+                    SourceErrorKind::Label,
                     &config.path,
                     format!(
                         "label `{}` is not a class of the model; give a class name or index \
@@ -317,6 +354,7 @@ fn open_path(
 ) -> Result<Box<dyn Source>, SourceError> {
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
+            SourceErrorKind::Open,
             path,
             format!("cannot open source ({e}); check `[source] path` or --source"),
         )
@@ -324,6 +362,7 @@ fn open_path(
     if let Some(what) = decode::non_file_kind(&meta).filter(|_| !meta.is_dir()) {
         // Read as an image, `/dev/zero` would never end; a FIFO could block the run.
         return Err(SourceError::at(
+            SourceErrorKind::Settings,
             path,
             format!(
                 "is {what}, not an image file, a manifest or a folder; give one of those (a \
@@ -352,14 +391,17 @@ fn open_path(
 fn check_path(path: &Path, kind: SourceKind, is_dir: bool) -> Result<(), SourceError> {
     match (kind, is_dir) {
         (SourceKind::In9, false) => Err(SourceError::at(
+            SourceErrorKind::Settings,
             path,
             "is not a folder but the source kind is `in9`; give the root of the IN-9 release",
         )),
         (SourceKind::Folder, false) => Err(SourceError::at(
+            SourceErrorKind::Settings,
             path,
             "is not a folder but the source kind is `folder`; give a folder or remove `kind`",
         )),
         (SourceKind::Manifest | SourceKind::Image, true) => Err(SourceError::at(
+            SourceErrorKind::Settings,
             path,
             format!(
                 "is a folder but the source kind is `{}`; give a file or use `kind = \"folder\"`",
@@ -647,8 +689,32 @@ mod tests {
     }
 
     #[test]
+    fn errors_carry_a_kind_to_match_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = open_raw(&RawSourceConfig::new(dir.path().join("nope")))
+            .err()
+            .unwrap();
+        assert_eq!(missing.kind, SourceErrorKind::Open);
+        let img = dir.path().join("a.png");
+        write_rgb(&img, 2, 2, [1, 2, 3]);
+        let mut c = RawSourceConfig::new(&img);
+        c.kind = Some(SourceKind::Folder);
+        assert_eq!(open_raw(&c).err().unwrap().kind, SourceErrorKind::Settings);
+        std::fs::write(dir.path().join("b.png"), b"garbage").unwrap();
+        let mut s = open_raw(&RawSourceConfig::new(dir.path())).unwrap();
+        let kinds: Vec<_> = std::iter::from_fn(|| s.next_frame())
+            .map(|f| f.err().map(|e| e.kind))
+            .collect();
+        assert_eq!(kinds, [None, Some(SourceErrorKind::Unreadable)]);
+    }
+
+    #[test]
     fn error_lines_stay_one_line() {
-        let e = SourceError::new("a\nb.png", "cannot decode (Not enough bytes\n); fix");
+        let e = SourceError::new(
+            SourceErrorKind::Unreadable,
+            "a\nb.png",
+            "cannot decode (Not enough bytes\n); fix",
+        );
         assert_eq!(
             e.to_string(),
             "a\\nb.png: cannot decode (Not enough bytes ); fix"
@@ -658,6 +724,7 @@ mod tests {
     #[test]
     fn error_display_is_item_then_message() {
         let e = SourceError::new(
+            SourceErrorKind::Unreadable,
             "a/b.png",
             "cannot decode image (x); remove or replace the file",
         );

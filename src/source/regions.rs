@@ -18,7 +18,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SourceError;
+use super::{SourceError, SourceErrorKind};
 use crate::frame::BBox;
 
 /// A box in normalised xyxy coordinates: fractions of the image width (x) and height (y), with
@@ -391,6 +391,7 @@ pub fn resolve_boxes(
             .map(|(i, b)| {
                 b.to_pixels(size.0, size.1).ok_or_else(|| {
                     SourceError::at(
+                        SourceErrorKind::Annotation,
                         image_path,
                         format!(
                             "box {} ({} {} {} {}) is thinner than a pixel on this {}x{} image; \
@@ -410,7 +411,11 @@ pub fn resolve_boxes(
         BoxSpec::Voc(xml) => {
             let x = crate::quote::clip_path(xml);
             let at = |why: &dyn std::fmt::Display| {
-                SourceError::at(image_path, format!("annotation {x}: {why}"))
+                SourceError::at(
+                    SourceErrorKind::Annotation,
+                    image_path,
+                    format!("annotation {x}: {why}"),
+                )
             };
             // Through the bounded reader, like images and masks: a FIFO, a device or a huge file
             // given as the annotation is refused before it is opened or read.

@@ -53,7 +53,7 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::{TensorElementType, TensorRef, ValueType};
 
 use super::decode::one_line;
-use super::{Source, SourceError};
+use super::{Source, SourceError, SourceErrorKind};
 use crate::frame::{Frame, Regions};
 use crate::geometry::{Connectivity, label_components};
 use crate::kernels::resample::{Filter, Resampler};
@@ -493,10 +493,16 @@ impl Segmenter {
     /// against the config. Errors are one line naming the file or key and the fix.
     pub fn open(config: &SegmentConfig) -> Result<Self, SourceError> {
         let path = config.model.clone();
-        config
-            .check()
-            .map_err(|e| SourceError::at(&path, e.to_string()).caused_by(e))?;
-        let err = |m: String| SourceError::at(&path, format!("segmentation model: {m}"));
+        config.check().map_err(|e| {
+            SourceError::at(SourceErrorKind::Model, &path, e.to_string()).caused_by(e)
+        })?;
+        let err = |m: String| {
+            SourceError::at(
+                SourceErrorKind::Model,
+                &path,
+                format!("segmentation model: {m}"),
+            )
+        };
         let unfit = |e: SegmentError| err(e.to_string()).caused_by(e);
         if !path.is_file() {
             return Err(err(
@@ -505,10 +511,12 @@ impl Segmenter {
                     .into(),
             ));
         }
-        let lib = crate::runtime::library_path(config.library.as_deref())
-            .map_err(|e| SourceError::new("[source.segment]", e.to_string()))?;
+        let lib = crate::runtime::library_path(config.library.as_deref()).map_err(|e| {
+            SourceError::new(SourceErrorKind::Model, "[source.segment]", e.to_string())
+        })?;
         let env = crate::runtime::environment(&lib).map_err(|e| {
             SourceError::new(
+                SourceErrorKind::Model,
                 "[source.segment]",
                 format!(
                     "{}; point `[engine] library` or ORT_DYLIB_PATH at a working \
@@ -892,6 +900,7 @@ impl Source for SegmentSource {
                     self.stats.failed += 1;
                     self.last = None;
                     return Some(Err(SourceError::new(
+                        SourceErrorKind::Model,
                         frame.id,
                         format!(
                             "segmentation model {} failed on this frame (skipped): {e}",

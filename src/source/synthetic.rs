@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use image::{GrayImage, RgbImage, imageops::FilterType};
 use rand::RngExt;
 
-use super::{Source, SourceError};
+use super::{Source, SourceError, SourceErrorKind};
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
 use crate::geometry::tight_box;
 use crate::rng::RngKey;
@@ -265,13 +265,14 @@ pub struct SyntheticSource {
 /// Opens the synthetic camera: renders its background, cuts out the sprite, resolves the label.
 pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSource, SourceError> {
     let item = "synthetic source";
-    config
-        .check()
-        .map_err(|e| SourceError::new(item, e.to_string()).caused_by(e))?;
+    config.check().map_err(|e| {
+        SourceError::new(SourceErrorKind::Settings, item, e.to_string()).caused_by(e)
+    })?;
     let truth = match &config.label {
         None => None,
         Some(l) => Some(Truth(labels.resolve(l).ok_or_else(|| {
             SourceError::new(
+                SourceErrorKind::Label,
                 item,
                 format!(
                     "label `{}` is not a class of the model; give a class name or index \
@@ -361,7 +362,10 @@ fn load_sprite(
         path: &std::path::Path,
         what: &'static str,
     ) -> impl FnOnce(E) -> SourceError {
-        move |why| SourceError::at(path, format!("{what}: {why}")).caused_by(why)
+        move |why| {
+            SourceError::at(SourceErrorKind::Unreadable, path, format!("{what}: {why}"))
+                .caused_by(why)
+        }
     }
     let bytes = super::decode::read_file(photo, "image").map_err(at(photo, "sprite photo"))?;
     let image = super::decode::decode_bytes(&bytes)
@@ -371,6 +375,7 @@ fn load_sprite(
     let m = super::mask::decode_mask(&bytes).map_err(at(mask, "sprite mask"))?;
     if m.dimensions() != image.dimensions() {
         return Err(SourceError::at(
+            SourceErrorKind::Annotation,
             mask,
             format!(
                 "sprite mask is {}x{} but the photo is {}x{}; give the photo's own mask",
@@ -383,6 +388,7 @@ fn load_sprite(
     }
     if m.as_raw().iter().all(|&v| v == 0) {
         return Err(SourceError::at(
+            SourceErrorKind::Annotation,
             mask,
             "sprite mask has no foreground pixel; give a mask with the object non-zero",
         ));

@@ -1,7 +1,19 @@
-use std::collections::VecDeque;
-use std::sync::Mutex;
+//! The camera's helpers, config and device listing, and its reconnect state machine on a
+//! scripted camera and a fake clock.
 
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use image::RgbImage;
+
+use super::mode::fps_text;
 use super::*;
+use crate::frame::Frame;
+use crate::source::SourceErrorKind;
+use crate::source::pixfmt::PixelFormat;
 
 // ----- pure helpers
 
@@ -409,8 +421,15 @@ fn lost_camera_backs_off_and_comes_back() {
     assert_eq!(outages.len(), 1);
     // Lost after the two frames (0.02 s), back at the reopened camera's first frame.
     assert_eq!(outages[0]["at_s"], 0.02);
-    assert_eq!(outages[0]["length_s"], 1.51);
-    assert!(outages[0].get("ongoing").is_none());
+    assert_eq!(outages[0]["duration_s"], 1.51);
+    assert_eq!(outages[0]["recovered"], true);
+    // Three failed reopens and the one that worked; why it was lost.
+    assert_eq!(outages[0]["attempts"], 4);
+    assert_eq!(outages[0]["error"], "capture failed (No such device)");
+    assert_eq!(
+        (&rep["outage_count"], &rep["outage_s"]),
+        (&1.into(), &1.51.into())
+    );
 }
 
 #[test]
@@ -480,9 +499,10 @@ fn stop_during_back_off_returns_none_promptly() {
     assert!(r.source.next_frame().is_none());
     let rep = r.source.report().unwrap();
     let o = &rep["outages"][0];
-    assert_eq!(o["ongoing"], true);
+    assert_eq!(o["recovered"], false);
+    assert_eq!(o["attempts"], 6);
     assert!(
-        (o["length_s"].as_f64().unwrap() - waited).abs() < 1e-3,
+        (o["duration_s"].as_f64().unwrap() - waited).abs() < 1e-3,
         "{o}"
     );
     assert_eq!(rep["reconnects"], 0);
@@ -613,7 +633,10 @@ fn without_reconnect_a_lost_camera_ends_the_stream() {
     assert!(e.to_string().contains("reconnect` is false"), "{e}");
     assert!(r.source.next_frame().is_none());
     assert_eq!(r.open_times.lock().unwrap().len(), 1);
-    assert_eq!(r.source.report().unwrap()["outages"][0]["ongoing"], true);
+    let rep = r.source.report().unwrap();
+    assert_eq!(rep["outages"][0]["recovered"], false);
+    assert_eq!(rep["outages"][0]["attempts"], 0);
+    assert_eq!(rep["outage_count"], 1);
 }
 
 #[test]
@@ -707,7 +730,12 @@ fn camera_errors_are_kinds_with_the_lines_users_saw() {
         // Only a missing device is what a reconnect waits out in silence.
         assert!(!matches!(e, CameraError::Missing));
         // Through a source error, the one line says the cause once.
-        let s = SourceError::at(Path::new("/dev/video0"), e.to_string()).caused_by(e);
+        let s = SourceError::at(
+            SourceErrorKind::Open,
+            Path::new("/dev/video0"),
+            e.to_string(),
+        )
+        .caused_by(e);
         assert_eq!(crate::error_line(&s), format!("/dev/video0: {line}"));
     }
 }

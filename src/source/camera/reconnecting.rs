@@ -1,0 +1,406 @@
+//! The camera as a live source that survives going away ([`Reconnecting`]): the state machine over
+//! the hardware ([`Camera`]: open / grab / close) and time ([`Clock`]), with the back-off and the
+//! outage record of [`crate::source::reconnect`]. Unit-tested with a scripted camera and a fake
+//! clock (`tests.rs`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use image::RgbImage;
+
+use super::config::{BACKOFF_START, CameraConfig};
+use super::error::CameraError;
+use super::mode::{Negotiated, fps_text};
+use crate::frame::Frame;
+use crate::source::reconnect::{self, Backoff, Clock, Ongoing, Outages, POLL_SLICE};
+use crate::source::{Source, SourceError, SourceErrorKind};
+
+/// One buffer taken from the camera and converted.
+#[derive(Debug)]
+pub struct Captured {
+    /// The pixels.
+    pub image: RgbImage,
+    /// The driver's buffer sequence number (counts frames, including ones it dropped).
+    pub sequence: u32,
+    /// The driver's capture time, seconds on its clock; `None` when it gives none (zero).
+    pub driver_time: Option<f64>,
+    /// When the buffer was dequeued (host clock).
+    pub captured: Instant,
+    /// Conversion time, milliseconds.
+    pub decode_ms: f64,
+}
+
+/// What one [`Camera::grab`] got.
+#[derive(Debug)]
+pub enum Grab {
+    /// A converted frame.
+    Frame(Captured),
+    /// No frame within the wait (poll again).
+    NotYet,
+    /// A buffer that did not convert (damaged or truncated frame; sequence number and why): one
+    /// skipped item, the stream goes on.
+    Bad(u32, String),
+    /// The device failed (unplugged, I/O error): close it and reconnect.
+    Failed(String),
+}
+
+/// The hardware side of a camera, as the reconnect logic ([`Reconnecting`]) sees it.
+pub trait Camera: Send {
+    /// Opens the device, negotiates the mode and prepares streaming. The error's kind says what is
+    /// wrong, its line what to do.
+    fn open(&mut self) -> Result<Negotiated, CameraError>;
+    /// Waits up to about `wait` for the next buffer and converts it. (The V4L2 implementation waits
+    /// for the first buffer after [`Camera::open`] up to the configured `timeout` in one call.)
+    fn grab(&mut self, wait: Duration) -> Grab;
+    /// Releases the device (no-op when closed).
+    fn close(&mut self);
+}
+
+/// Where the reconnect state machine is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    /// Open; `waiting_since` is when the current wait for a frame began.
+    Streaming { waiting_since: Option<f64> },
+    /// Closed; the next open attempt at clock time `next_try`.
+    Lost { next_try: f64 },
+    /// The stream is over: lost without reconnect.
+    Ended,
+}
+
+/// Where the anchors of frame timestamps are (driver time ↔ stream time).
+#[derive(Debug, Clone, Copy)]
+struct Anchor {
+    driver: Option<f64>,
+    stream: f64,
+}
+
+/// A camera that reconnects (see the module docs): the state machine over any [`Camera`] and
+/// [`Clock`], and the [`Source`] the run reads.
+pub struct Reconnecting<C: Camera, K: Clock> {
+    /// The hardware (seen by the tests, which script it).
+    pub(super) camera: C,
+    clock: K,
+    config: CameraConfig,
+    device: PathBuf,
+    log: Box<dyn Fn(&str) + Send>,
+    stop: Arc<AtomicBool>,
+    state: State,
+    /// The outage the camera is in: from being lost until the first frame after a reopen (a
+    /// reopened camera that fails before its first frame is still in the same outage).
+    outage: Option<Ongoing>,
+    /// The wait before the next reopen attempt (from [`BACKOFF_START`] doubling to
+    /// `backoff_max`; back to the start with each frame).
+    backoff: Backoff,
+    negotiated: Negotiated,
+    opened_at: f64,
+    /// Clock time of the first frame.
+    first_frame: Option<f64>,
+    anchor: Option<Anchor>,
+    last_sequence: Option<u32>,
+    last_timestamp: f64,
+    frames: u64,
+    driver_drops: u64,
+    skipped: u64,
+    /// Outages ended (ongoing: `outage`) and reopens.
+    outages: Outages,
+    /// The last reopen failure printed (a device that is back but fails otherwise — permissions,
+    /// formats — is worth one line; "No such device" while unplugged is not).
+    last_open_error: Option<String>,
+}
+
+impl<C: Camera, K: Clock> Reconnecting<C, K> {
+    /// Opens `camera` once; an error is the open error of the source (no waiting at start). Lines
+    /// (negotiation, lost, back) go to `log`.
+    pub fn start(
+        mut camera: C,
+        clock: K,
+        config: CameraConfig,
+        device: PathBuf,
+        log: Box<dyn Fn(&str) + Send>,
+    ) -> Result<Self, CameraError> {
+        let negotiated = camera.open()?;
+        let opened_at = clock.now();
+        Ok(Self {
+            camera,
+            clock,
+            backoff: Backoff::new(BACKOFF_START, config.backoff_max),
+            config,
+            device,
+            log,
+            stop: Arc::new(AtomicBool::new(false)),
+            state: State::Streaming {
+                waiting_since: None,
+            },
+            outage: None,
+            negotiated,
+            opened_at,
+            first_frame: None,
+            anchor: None,
+            last_sequence: None,
+            last_timestamp: 0.0,
+            frames: 0,
+            driver_drops: 0,
+            skipped: 0,
+            outages: Outages::default(),
+            last_open_error: None,
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Sleeps until clock time `until` in slices of [`POLL_SLICE`]; false when stopped first.
+    fn sleep_until(&self, until: f64) -> bool {
+        reconnect::sleep_until(&self.clock, || self.stopped(), until)
+    }
+
+    /// The camera failed (`why`): close it and go to back-off, or end without reconnect.
+    fn lose(&mut self, why: &str) -> Option<Result<Frame, SourceError>> {
+        self.camera.close();
+        let now = self.clock.now();
+        if self.outage.is_some() {
+            // Lost again before the reopened camera gave a frame: the same outage goes on.
+            self.backoff.failed();
+        } else {
+            self.outage = Some(Ongoing::new(now, why));
+            let at = now - self.opened_at;
+            let device = self.device.display();
+            if !self.config.reconnect {
+                (self.log)(&format!(
+                    "camera {device}: lost at {at:.1} s ({why}); reconnect is off, the stream \
+                     ends"
+                ));
+                self.state = State::Ended;
+                return Some(Err(SourceError::new(
+                    SourceErrorKind::Lost,
+                    format!("camera {device}"),
+                    format!(
+                        "lost ({why}); the stream ends because `[source.camera] reconnect` is \
+                         false"
+                    ),
+                )));
+            }
+            (self.log)(&format!(
+                "camera {device}: lost at {at:.1} s ({why}); reconnecting (waits from \
+                 {BACKOFF_START} s doubling to {} s)",
+                fps_text(self.config.backoff_max)
+            ));
+            self.backoff.reset();
+        }
+        self.state = State::Lost {
+            next_try: now + self.backoff.wait(),
+        };
+        None
+    }
+
+    /// One reopen attempt of the lost camera: streaming again (the outage goes on until its
+    /// first frame), or the next attempt after a longer wait.
+    fn reopen(&mut self) {
+        if let Some(o) = self.outage.as_mut() {
+            o.attempts += 1;
+        }
+        match self.camera.open() {
+            Ok(negotiated) => {
+                self.negotiated = negotiated;
+                self.outages.reconnected();
+                // Sequence numbers restart and the driver's clock may too.
+                self.last_sequence = None;
+                self.anchor = None;
+                self.state = State::Streaming {
+                    waiting_since: None,
+                };
+            }
+            Err(e) => {
+                // Still unplugged is what a reconnect waits out, not news.
+                let line = e.to_string();
+                if !matches!(e, CameraError::Missing)
+                    && self.last_open_error.as_ref() != Some(&line)
+                {
+                    (self.log)(&format!(
+                        "camera {}: reopening failed ({line}); retrying",
+                        self.device.display()
+                    ));
+                    self.last_open_error = Some(line);
+                }
+                self.backoff.failed();
+                self.state = State::Lost {
+                    next_try: self.clock.now() + self.backoff.wait(),
+                };
+            }
+        }
+    }
+
+    /// A frame came: an outage the camera was in is over (recorded, one line), the back-off
+    /// starts again from the beginning, and the frame is delivered.
+    fn back(&mut self, c: Captured) -> Frame {
+        if let Some(o) = self.outage.take() {
+            let outage = o.end(self.opened_at, self.clock.now(), true);
+            (self.log)(&format!(
+                "camera {}: back after {:.1} s ({}, reconnect {})",
+                self.device.display(),
+                outage.duration_s,
+                self.negotiated.mode,
+                self.outages.reconnects()
+            ));
+            self.outages.push(outage);
+        }
+        self.backoff.reset();
+        self.state = State::Streaming {
+            waiting_since: None,
+        };
+        self.deliver(c)
+    }
+
+    /// A delivered frame: sequence gaps, timestamp, id.
+    fn deliver(&mut self, c: Captured) -> Frame {
+        let now = self.clock.now();
+        if let Some(last) = self.last_sequence {
+            let step = c.sequence.wrapping_sub(last);
+            // A step of 0 or "negative" is a restarted counter, not drops.
+            if (1..1 << 31).contains(&step) {
+                self.driver_drops += u64::from(step - 1);
+            }
+        }
+        self.last_sequence = Some(c.sequence);
+        let first = *self.first_frame.get_or_insert(now);
+        let anchor = *self.anchor.get_or_insert(Anchor {
+            driver: c.driver_time,
+            stream: now - first,
+        });
+        let timestamp = match (anchor.driver, c.driver_time) {
+            (Some(a), Some(t)) => anchor.stream + (t - a),
+            _ => now - first,
+        }
+        .max(self.last_timestamp);
+        self.last_timestamp = timestamp;
+        let n = self.frames;
+        self.frames += 1;
+        Frame {
+            captured: c.captured,
+            decode_ms: c.decode_ms,
+            timestamp: Some(timestamp),
+            ..Frame::new(format!("camera/{n:08}"), n, c.image)
+        }
+    }
+
+    /// What [`Source::report`] returns: the device, its mode, frame counts, and the outages in
+    /// the shape network streams report them ([`Outages::report_into`]; an outage the camera is
+    /// still in listed last, unrecovered).
+    pub fn report_json(&self) -> serde_json::Value {
+        let mut r = serde_json::json!({
+            "device": self.device.display().to_string(),
+            "format": self.negotiated.mode.to_json(),
+            "frames": self.frames,
+            "driver_drops": self.driver_drops,
+            "skipped": self.skipped,
+        });
+        let ongoing = self
+            .outage
+            .as_ref()
+            .map(|o| o.end(self.opened_at, self.clock.now(), false));
+        if let Some(map) = r.as_object_mut() {
+            self.outages.report_into(map, ongoing);
+        }
+        r
+    }
+}
+
+impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
+    fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
+        loop {
+            if self.stopped() {
+                return None;
+            }
+            match self.state {
+                State::Ended => return None,
+                State::Lost { next_try } => {
+                    if !self.sleep_until(next_try) {
+                        return None;
+                    }
+                    self.reopen();
+                }
+                State::Streaming { waiting_since } => {
+                    let before = self.clock.now();
+                    match self.camera.grab(POLL_SLICE) {
+                        Grab::Frame(c) => return Some(Ok(self.back(c))),
+                        Grab::NotYet => {
+                            let now = self.clock.now();
+                            let since = waiting_since.unwrap_or(before);
+                            if now - since >= self.config.timeout {
+                                let why = format!("no frame for {} s", fps_text(now - since));
+                                if let Some(end) = self.lose(&why) {
+                                    return Some(end);
+                                }
+                            } else {
+                                self.state = State::Streaming {
+                                    waiting_since: Some(since),
+                                };
+                            }
+                        }
+                        Grab::Bad(sequence, why) => {
+                            self.skipped += 1;
+                            self.state = State::Streaming {
+                                waiting_since: None,
+                            };
+                            return Some(Err(SourceError::new(
+                                SourceErrorKind::Unreadable,
+                                format!("camera {} buffer {sequence}", self.device.display()),
+                                format!("{why}; frame skipped"),
+                            )));
+                        }
+                        Grab::Failed(why) => {
+                            if let Some(end) = self.lose(&why) {
+                                return Some(end);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn len_hint(&self) -> Option<usize> {
+        None
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "camera {} ({})",
+            self.device.display(),
+            self.negotiated.mode
+        )
+    }
+
+    fn is_live(&self) -> bool {
+        true
+    }
+
+    fn camera(&self) -> Option<String> {
+        Some(self.device.display().to_string())
+    }
+
+    fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = stop;
+    }
+
+    fn fps(&self) -> Option<f64> {
+        self.negotiated.mode.fps
+    }
+
+    fn lost(&self) -> u64 {
+        self.driver_drops
+    }
+
+    fn report(&self) -> Option<serde_json::Value> {
+        Some(self.report_json())
+    }
+}
+
+impl<C: Camera, K: Clock> Drop for Reconnecting<C, K> {
+    fn drop(&mut self) {
+        self.camera.close();
+    }
+}
