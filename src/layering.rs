@@ -232,14 +232,6 @@ mod tests {
         assert_eq!(got, ["a", "b", "e"]);
     }
 
-    /// Circles between the files of one room that are being removed on another branch, each the
-    /// exact set of files (relative to `src/`) of one circle; the check lets exactly that set pass
-    /// (a circle with any other file in it still fails) and fails on an entry whose circle is gone.
-    const ALLOWED_FILE_CIRCLES: &[&[&str]] = &[
-        // removed on branch wt-s; delete this entry when merged
-        &["source/folder.rs", "source/imagenet_c.rs"],
-    ];
-
     /// Rust source with comments removed and string and character literals emptied, so that
     /// braces and paths inside them are not read as code.
     fn code_of(text: &str) -> String {
@@ -644,31 +636,13 @@ mod tests {
     #[test]
     fn file_circles_in_a_room() {
         let g = file_graph();
-        let found = circles(&g);
-        let allowed: Vec<Vec<String>> = ALLOWED_FILE_CIRCLES
+        let bad: Vec<String> = circles(&g)
             .iter()
-            .map(|c| {
-                let mut c: Vec<String> = c.iter().map(|s| s.to_string()).collect();
-                c.sort();
-                c
-            })
-            .collect();
-        let bad: Vec<String> = found
-            .iter()
-            .filter(|(group, _)| !allowed.contains(group))
             .map(|(_, path)| describe(&g, path))
             .collect();
         assert!(
             bad.is_empty(),
             "import circles between the files of a room: {bad:#?}"
-        );
-        let stale: Vec<&Vec<String>> = allowed
-            .iter()
-            .filter(|a| !found.iter().any(|(group, _)| group == *a))
-            .collect();
-        assert!(
-            stale.is_empty(),
-            "ALLOWED_FILE_CIRCLES names circles that are gone; delete them: {stale:?}"
         );
     }
 

@@ -1,9 +1,9 @@
-//! `robustream devices`: the V4L2 nodes there are ([`video_nodes`], [`list_devices`]), what each
-//! offers ([`DeviceInfo`]) and the listing as text ([`render_devices`]).
+//! `robustream devices`: the V4L2 nodes there are ([`video_nodes`]; probed by
+//! `super::list_devices`), what each offers ([`DeviceInfo`]) and the listing as text
+//! ([`render_devices`]).
 
 use std::path::{Path, PathBuf};
 
-use super::error::FeatureMissing;
 use super::mode::fps_text;
 
 /// A camera (or other V4L2 node) as `robustream devices` lists it.
@@ -160,19 +160,4 @@ pub fn render_devices(devices: &[DeviceInfo]) -> String {
         }
     }
     out
-}
-
-/// Every `/dev/video*` node, queried. Without the `camera` feature: [`super::FEATURE_MISSING`].
-pub fn list_devices() -> Result<Vec<DeviceInfo>, FeatureMissing> {
-    #[cfg(feature = "camera")]
-    {
-        Ok(video_nodes(Path::new("/dev"))
-            .iter()
-            .map(|p| super::v4l2::probe(p))
-            .collect())
-    }
-    #[cfg(not(feature = "camera"))]
-    {
-        Err(FeatureMissing)
-    }
 }

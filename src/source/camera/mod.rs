@@ -61,9 +61,7 @@ mod v4l2;
 use std::path::{Path, PathBuf};
 
 pub use config::{BACKOFF_START, CameraConfig, CameraConfigError, DEFAULT_FORMATS};
-pub use devices::{
-    DeviceInfo, FormatInfo, NO_CAMERAS, SizeInfo, list_devices, render_devices, video_nodes,
-};
+pub use devices::{DeviceInfo, FormatInfo, NO_CAMERAS, SizeInfo, render_devices, video_nodes};
 pub use error::{CameraError, FEATURE_MISSING, FeatureMissing};
 pub use mode::{Mode, Negotiated, fourcc_text, fps_to_interval, interval_to_fps, negotiation_note};
 pub use reconnecting::{Camera, Captured, Grab, Reconnecting};
@@ -71,6 +69,23 @@ pub use reconnecting::{Camera, Captured, Grab, Reconnecting};
 pub use super::reconnect::{Clock, POLL_SLICE, SystemClock};
 use super::{RawSourceConfig, Source, SourceError, SourceErrorKind, SourceKind};
 use crate::frame::LabelSpace;
+
+/// Every `/dev/video*` node, queried. Without the `camera` feature: [`FEATURE_MISSING`]. (Here,
+/// not in `devices.rs`: `v4l2.rs` reads the device types there, so the listing that probes
+/// through `v4l2.rs` sits above both.)
+pub fn list_devices() -> Result<Vec<DeviceInfo>, FeatureMissing> {
+    #[cfg(feature = "camera")]
+    {
+        Ok(video_nodes(Path::new("/dev"))
+            .iter()
+            .map(|p| v4l2::probe(p))
+            .collect())
+    }
+    #[cfg(not(feature = "camera"))]
+    {
+        Err(FeatureMissing)
+    }
+}
 
 /// The device a `camera[:N]` / `/dev/video*` / `/dev/v4l/…` spec names, or `None` for any other
 /// path. `camera` = `camera:0` = `/dev/video0`.
