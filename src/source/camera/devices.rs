@@ -33,7 +33,7 @@ pub struct FormatInfo {
     pub fourcc: String,
     /// The driver's description (`YUYV 4:2:2`).
     pub description: String,
-    /// Whether robustream converts it ([`PixelFormat::from_fourcc`]).
+    /// Whether robustream converts it ([`crate::source::pixfmt::PixelFormat::from_fourcc`]).
     pub convertible: bool,
     /// The frame sizes it comes in.
     pub sizes: Vec<SizeInfo>,

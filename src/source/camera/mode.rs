@@ -117,7 +117,7 @@ pub fn negotiation_note(device: &Path, asked: &Mode, gave: &Mode) -> Option<Stri
     })
 }
 
-/// What a [`Camera`] opened: the mode the driver gave and the row stride of its buffers.
+/// What a [`Camera`](super::Camera) opened: the mode the driver gave and the row stride of its buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Negotiated {
     /// The mode in use.
