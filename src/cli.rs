@@ -3,7 +3,7 @@
 //! Every value a flag chooses from a fixed set is an enum here deriving [`ValueEnum`] (its
 //! variants' names and doc comments are the flag's values and their help), with `From` into the
 //! library's own type, which does not depend on clap (docs/ARCHITECTURE.md#rules-of-the-house).
-//! `run`'s arguments are the run's overrides as they are ([`crate::config::Overrides`]): a flag of
+//! `run`'s arguments are the run's overrides as they are (`config::Overrides` in `config.rs`): a flag of
 //! `run` is a field of [`RunArgs`] and its use in `config.rs`.
 
 use std::path::PathBuf;
@@ -92,7 +92,7 @@ pub struct MergeArgs {
     pub quiet: bool,
 }
 
-/// `robustream run`; also the run's overrides, read by [`crate::config::RunConfig::load`] (each flag
+/// `robustream run`; also the run's overrides, read by `RunConfig::load` in `config.rs` (each flag
 /// replaces or sets a config value; `--config` and `--quiet` are the binary's). The fields a
 /// value enum chooses hold the library's type, converted as the flag is parsed.
 #[derive(Debug, Clone, Default, clap::Args)]

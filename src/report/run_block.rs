@@ -1,6 +1,6 @@
 //! `summary.json`'s `run` block, typed: what the run was (written before the first frame, so an
 //! interim summary has it), how it ended, and what the post passes and `robustream merge` add. The
-//! run writes it (`crate::run`), and `run --resume`, `robustream merge`, `compare` and the reports
+//! run writes it (`run.rs`), and `run --resume`, `robustream merge`, `compare` and the reports
 //! read it back by field, so a renamed field is a compile error, not a merge that silently finds
 //! nothing. Fields in the order they are written (docs/output.md#run-directory); an absent field
 //! reads as its default (files of older formats, docs/output.md#format-changelog), and a field this
@@ -53,13 +53,13 @@ pub struct ShardEntry {
     pub from: String,
 }
 
-/// `run.fingerprint`: what decides the run's numbers (`crate::fingerprint`,
+/// `run.fingerprint`: what decides the run's numbers (`fingerprint.rs`,
 /// docs/deploy.md#compatible-runs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprint {
     /// FNV-1a of `parts`' JSON, 16 hex digits.
     pub hash: String,
-    /// The parts, in order; compared part by part (`crate::fingerprint::first_difference`).
+    /// The parts, in order; compared part by part (`first_difference` in `fingerprint.rs`).
     pub parts: Map<String, Value>,
 }
 
@@ -128,7 +128,7 @@ pub struct RunBlock {
     /// The fleet labels, in order (docs/prometheus.md#fleets).
     #[serde(with = "crate::ordered", skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<(String, String)>,
-    /// Resident memory over the run (`crate::watch`), at the end.
+    /// Resident memory over the run (the watcher, `watch.rs`), at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_mib: Option<Value>,
     /// The main pass's CPU use, at the end (null where it could not be measured).
@@ -155,7 +155,7 @@ pub struct RunBlock {
     /// What the engine's batches add up to (docs/output.md#runbatches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batches: Option<Value>,
-    /// The backgrounds challenge's entry (`crate::challenge`), with `--challenge`.
+    /// The backgrounds challenge's entry (`challenge.rs`), with `--challenge`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub challenge: Option<Value>,
     /// In a merged run, the shard runs' directories, in shard order.

@@ -1,5 +1,5 @@
 //! The saliency family (`metrics.saliency`, docs/hard-imagenet.md#saliency-alignment): written by
-//! the saliency post pass (`crate::saliency`, with [`crate::metrics::saliency`]'s alignment), read
+//! the saliency post pass (`saliency.rs`, with [`crate::metrics::saliency`]'s alignment), read
 //! back by nothing but the user; a recompute carries it over. No rendering yet.
 
 use crate::report::family::Family;
