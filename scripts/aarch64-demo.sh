@@ -7,7 +7,10 @@
 # qemu-user (scripts/system.sh), rust target aarch64-unknown-linux-gnu.
 # Environment: ROBUSTREAM_X86_BIN / ROBUSTREAM_AARCH64_BIN use these binaries instead of building
 # them; AARCH64_DEMO_TOL is the largest |Δp| of the top-1 probability allowed (default 1e-4, why:
-# docs/jetson-ort.md#the-emulated-demo); AARCH64_DEMO_TIMEOUT bounds the emulated run (s, 1800).
+# docs/jetson-ort.md#the-emulated-demo); AARCH64_DEMO_TIMEOUT bounds the emulated run (s, 1800);
+# AARCH64_DEMO_FRAMES runs both binaries on the demo's first N photos only (`--limit N`; every
+# scenario still runs on each: scripts/test-aarch64.sh gives 3, 33 records, a third of the emulated
+# time; unset: all 9, 99 records).
 #
 # The emulated run goes through scripts/qemu-aarch64.sh, whose -L prefix gives ONNX Runtime an Arm
 # /proc/cpuinfo (the host's x86 one made it crash inside dlopen) and keeps glibc in one piece.
@@ -75,13 +78,19 @@ mkdir -p "$OUT"
 sed -e "s#\"\.\./#\"$REPO/#" -e "s#^library = .*#library = \"$ORT_LIB\"#" configs/demo.toml > "$OUT/demo-aarch64.toml"
 grep -q "^library = \"$ORT_LIB\"" "$OUT/demo-aarch64.toml" || fail "configs/demo.toml has no \`library =\` line to replace"
 
+LIMIT=()
+if [ -n "${AARCH64_DEMO_FRAMES:-}" ]; then
+  [[ $AARCH64_DEMO_FRAMES =~ ^[1-9][0-9]*$ ]] || fail "AARCH64_DEMO_FRAMES=$AARCH64_DEMO_FRAMES: give a whole number of photos, 1 or more"
+  LIMIT=(--limit "$AARCH64_DEMO_FRAMES")
+fi
+
 T0=$(date +%s)
-"$X86_BIN" run --config configs/demo.toml --out "$OUT/x86_64" --quiet > "$OUT/x86_64.log" 2>&1 \
+"$X86_BIN" run --config configs/demo.toml "${LIMIT[@]}" --out "$OUT/x86_64" --quiet > "$OUT/x86_64.log" 2>&1 \
   || { tail -5 "$OUT/x86_64.log" >&2; fail "the x86-64 run failed (log: $OUT/x86_64.log)"; }
 T1=$(date +%s)
 # A stuck emulation ends at the timeout: SIGTERM stops the run, SIGKILL 20 s later if that did not.
 timeout -k 20 "${AARCH64_DEMO_TIMEOUT:-1800}" bash scripts/qemu-aarch64.sh "$ARM_BIN" \
-  run --config "$OUT/demo-aarch64.toml" --out "$OUT/aarch64" --quiet > "$OUT/aarch64.log" 2>&1 \
+  run --config "$OUT/demo-aarch64.toml" "${LIMIT[@]}" --out "$OUT/aarch64" --quiet > "$OUT/aarch64.log" 2>&1 \
   || { tail -5 "$OUT/aarch64.log" >&2; fail "the aarch64 run under qemu failed (log: $OUT/aarch64.log)"; }
 T2=$(date +%s)
 log "x86-64 run $((T1 - T0)) s, aarch64 run under qemu-user (${QEMU_CPU:-neoverse-n1}) $((T2 - T1)) s"

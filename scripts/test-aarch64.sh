@@ -14,9 +14,14 @@
 # ROBUSTREAM_TEST_SYNC: set by scripts/test.sh, a folder in which it marks what the x86-64 half has
 # done: `assets` (scripts/assets.sh ran; the library's tests read the frost textures) and
 # `robustream-x86_64` (the x86-64 binary its integration tests ran, a copy, which the demo's records
-# are held to). This script waits for each before the step that needs it, and stops when the folder
-# goes (test.sh removes it when it ends). Unset: the script runs system.sh and assets.sh itself and
-# the demo builds the x86-64 binary.
+# are held to; made once those tests passed). The builds start at once; nothing runs under emulation
+# before `robustream-x86_64` is there (the x86-64 tests measure frame rates in real time, and an
+# emulated process beside them takes a core). The script stops when the folder goes (test.sh
+# removes it when it ends). Unset: the script runs system.sh and assets.sh itself and the demo
+# builds the x86-64 binary.
+#
+# The demo runs on its first 3 photos (33 records, every scenario; AARCH64_DEMO_FRAMES, see
+# scripts/aarch64-demo.sh; set it empty for all 9).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -57,14 +62,14 @@ step a64-build a64 build "${A64[@]}"
 # GPU host tests (gpu::, pipeline::gpu::), which load an x86 build of the CUDA kernels, and the
 # segmentation-mask tests (source::segment::), which load ONNX Runtime's x86 library.
 step a64-tests-build a64 test "${A64[@]}" --lib --no-run
+# The assets, and the end of the x86-64 tests (their binary is here; alone: at once).
 step a64-tests-wait await assets
+step a64-x86-tests-wait await robustream-x86_64
 step a64-tests a64 test "${A64[@]}" --lib -- --skip gpu:: --skip source::segment::
 
 # The demo end to end under qemu-user: the aarch64 binary with PyPI's aarch64 ONNX Runtime, its
 # records held to the x86 run's (same top-1, top-1 probability within 1e-4; docs/jetson-ort.md).
 export ROBUSTREAM_AARCH64_BIN="$A64_DIR/aarch64-unknown-linux-gnu/release/robustream"
-if [ -n "$SYNC" ]; then
-  step a64-demo-wait await robustream-x86_64
-  export ROBUSTREAM_X86_BIN="$SYNC/robustream-x86_64"
-fi
+[ -z "$SYNC" ] || export ROBUSTREAM_X86_BIN="$SYNC/robustream-x86_64"
+export AARCH64_DEMO_FRAMES=${AARCH64_DEMO_FRAMES-3}
 step a64-demo bash scripts/aarch64-demo.sh

@@ -13,7 +13,10 @@
 #
 # Why two halves at once: on a 2-core machine most steps keep one core busy (the last, largest
 # crate's compile; the longest emulated tests), so the other half uses the other core
-# (docs/jetson-ci.md#what-it-costs).
+# (docs/jetson-ci.md#what-it-costs). The Arm half starts at once, at the lowest priority (nice 19),
+# so its builds take only what the x86-64 steps leave; it runs nothing under emulation before the
+# x86-64 tests have passed (they measure frame rates and drops in real time), and the x86-64 steps
+# after the tests run at its priority, sharing the cores with it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -69,6 +72,10 @@ SYNC=$(cd "${CARGO_TARGET_DIR:-target}" && mktemp -d "$(pwd)/test-sync.XXXXXX")
 
 step assets bash scripts/assets.sh
 touch "$SYNC/assets"
+# The Arm half, in a process group of its own (setsid) so that it can be stopped whole.
+ROBUSTREAM_TEST_SYNC=$SYNC setsid nice -n 19 bash scripts/test-aarch64.sh \
+  > >(sed -u 's/^/[aarch64] /') 2>&1 &
+A64_PID=$!
 step fmt cargo fmt --all -- --check
 # The dependency audit: advisories (RustSec, a vendored snapshot, offline), licences, bans and
 # sources of every crate in Cargo.lock (scripts/audit.sh, deny.toml).
@@ -77,16 +84,12 @@ step clippy cargo clippy --release --locked --all-targets -- -D warnings
 # Once over every target (the library, the binary, the integration tests and each benchmark as a
 # smoke test), so the library's unit tests run once; doc tests apart (`--all-targets` leaves them out).
 step tests cargo test --release --locked --all-targets
-# The binary the integration tests ran is the one the Arm demo's records are held to.
+# The binary the integration tests ran is the one the Arm demo's records are held to; its arrival
+# also tells the Arm half that the tests are over and its emulated runs may start.
 cp "${CARGO_TARGET_DIR:-target}/release/robustream" "$SYNC/.robustream-x86_64"
 mv "$SYNC/.robustream-x86_64" "$SYNC/robustream-x86_64"
-# The Arm half, in a process group of its own (setsid) so that it can be stopped whole, beside the
-# x86-64 steps that follow. Not before the tests: the live and network-stream tests measure frame
-# rates and drops in real time, and an emulated build beside them starves them (seen: a 4 s live
-# run that ended before its endpoint was scraped).
-ROBUSTREAM_TEST_SYNC=$SYNC setsid bash scripts/test-aarch64.sh \
-  > >(sed -u 's/^/[aarch64] /') 2>&1 &
-A64_PID=$!
+# From here on at the Arm half's priority: its emulated tests are the suite's longest step.
+renice -n 19 -p $$ >/dev/null
 step doctests cargo test --release --locked --doc
 # The code's docs build without a broken link or a malformed comment. They are for the people who
 # change the code (the crate has no library users), so private items are documented and a doc
