@@ -59,8 +59,7 @@ use std::time::Instant;
 use image::{GrayImage, RgbImage};
 use rand::RngExt;
 use rayon::prelude::*;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::classmap::ClassMap;
 use crate::engine::{Engine, EngineError, try_decode_row};
@@ -709,6 +708,43 @@ pub(crate) enum ChallengeError {
     Write(#[from] crate::report::ReportError),
 }
 
+/// A line of `challenge.jsonl`: one foreground's outcome
+/// (docs/benchmarks-usage.md#adversarial-backgrounds-the-backgrounds-challenge). Written by
+/// [`evaluate`], read back by `robustream merge`; a field a line of an older format lacks reads as
+/// its default, and one this robustream does not know is kept in [`ChallengeLine::extra`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChallengeLine {
+    /// The foreground's frame id.
+    pub frame: String,
+    /// Its label (dataset class index).
+    #[serde(default)]
+    pub truth: usize,
+    /// Whether a scored composite fooled the model.
+    #[serde(default)]
+    pub vulnerable: bool,
+    /// Whether it was left undecided ([`ChallengeTally::undecided`]).
+    #[serde(default)]
+    pub undecided: bool,
+    /// Composites evaluated.
+    #[serde(default)]
+    pub composites: u64,
+    /// Of those, composites whose output row could not be scored.
+    #[serde(default)]
+    pub failed: u64,
+    /// The background that fooled it.
+    #[serde(default)]
+    pub fooled_by: Option<String>,
+    /// The wrong prediction (dataset class, −1 unmapped).
+    #[serde(default)]
+    pub pred: Option<i64>,
+    /// The model class behind it.
+    #[serde(default)]
+    pub model_class: Option<usize>,
+    /// Fields this robustream does not know (a newer format's), kept in order.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
 /// What the challenge pass measured.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChallengeReport {
@@ -891,18 +927,19 @@ pub(crate) fn evaluate(
         tally.vulnerable += u64::from(fooled.is_some());
         tally.composites += evaluated;
         tally.failed += failed;
-        let line = json!({
-            "frame": fg.id,
-            "truth": fg.truth,
-            "vulnerable": fooled.is_some(),
-            "undecided": undecided,
-            "composites": evaluated,
-            "failed": failed,
-            "fooled_by": fooled.map(|(b, _, _)| backgrounds[b].id.clone()),
-            "pred": fooled.map(|(_, _, p)| p),
-            "model_class": fooled.and_then(|(_, c, _)| (c != usize::MAX).then_some(c)),
-        });
-        file.append(&line.to_string(), || {
+        let line = ChallengeLine {
+            frame: fg.id.clone(),
+            truth: fg.truth,
+            vulnerable: fooled.is_some(),
+            undecided,
+            composites: evaluated,
+            failed,
+            fooled_by: fooled.map(|(b, _, _)| backgrounds[b].id.clone()),
+            pred: fooled.map(|(_, _, p)| p),
+            model_class: fooled.and_then(|(_, c, _)| (c != usize::MAX).then_some(c)),
+            extra: serde_json::Map::new(),
+        };
+        file.append(&crate::report::family::to_value(&line).to_string(), || {
             format!("the line of frame `{}`", crate::quote::clip(&fg.id))
         })?;
         if !run.quiet && last_line.elapsed().as_secs_f64() >= 1.0 {

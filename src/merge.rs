@@ -33,19 +33,21 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::challenge::{CHALLENGE_JSONL, FOREGROUND_SALT, SALIENCY_SALT, rank, round3};
+use crate::challenge::{
+    CHALLENGE_JSONL, ChallengeLine, FOREGROUND_SALT, SALIENCY_SALT, rank, round3,
+};
 use crate::metrics::Record;
-use crate::metrics::in9::ChallengeTally;
-use crate::metrics::saliency::{Alignment, AlignmentMeans};
+use crate::metrics::in9::{ChallengeEntry, ChallengeTally};
+use crate::metrics::saliency::{Alignment, AlignmentMeans, SaliencyEntry};
 use crate::report::ReportError;
 use crate::report::flips::{FlipFrame, merge_kept, write_kept};
 use crate::report::jsonl::{RECORDS_JSONL, RecordWriter};
 use crate::report::lines::LineFile;
 use crate::report::run_block::{RunBlock, RunEnd};
 use crate::report::summary::{FrameCounts, Summary};
-use crate::saliency::SALIENCY_JSONL;
+use crate::saliency::{SALIENCY_JSONL, SaliencyLine};
 
 /// Why shard runs cannot be merged; each names the run directory and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -398,11 +400,14 @@ fn read_part(dir: &Path) -> Result<Part, MergeError> {
             why,
         });
     }
-    for (pass, entry) in [
-        ("challenge", summary.run.challenge.as_ref()),
-        ("saliency", summary.metrics.get("saliency")),
+    for (pass, complete) in [
+        (
+            "challenge",
+            summary.run.challenge.as_ref().and_then(|e| e.complete),
+        ),
+        ("saliency", summary.saliency().and_then(|e| e.complete)),
     ] {
-        if entry.and_then(|e| e.get("complete")) == Some(&Value::Bool(false)) {
+        if complete == Some(false) {
             return Err(MergeError::NotEnded {
                 dir: dir.to_path_buf(),
                 why: format!("did not complete its {pass} pass"),
@@ -569,7 +574,7 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
     });
     previous.metrics = metric_families(parts);
     if let Some(s) = saliency {
-        previous.metrics.insert("saliency".into(), s);
+        previous.set_saliency(&s);
     }
     if let Some((_, Some(tally))) = &challenge {
         previous.set_challenge(*tally);
@@ -614,7 +619,7 @@ fn metric_families(parts: &[Part]) -> serde_json::Map<String, Value> {
 /// `run` of the merged summary: shard 0's (`parts` are in shard order), without `shard` and
 /// `batches`, with the times spanning the shards, the failed variants summed, the challenge's merged
 /// entry, `merged_from` and `shards`.
-fn merged_run(parts: &[Part], challenge: Option<Value>) -> RunBlock {
+fn merged_run(parts: &[Part], challenge: Option<ChallengeEntry>) -> RunBlock {
     let runs = || parts.iter().map(|p| &p.summary.run);
     let mut run = parts[0].summary.run.clone();
     run.shard = None;
@@ -641,14 +646,51 @@ fn merged_run(parts: &[Part], challenge: Option<Value>) -> RunBlock {
 }
 
 /// One line of a post pass's file: its text as written and what the merge reads of it.
-struct Line {
+struct Line<L> {
     text: String,
-    value: Value,
-    frame: String,
+    value: L,
+}
+
+/// A post pass's line type as the merge reads it: which frame the line is of.
+trait PassLine: serde::de::DeserializeOwned {
+    fn frame(&self) -> &str;
+}
+
+impl PassLine for ChallengeLine {
+    fn frame(&self) -> &str {
+        &self.frame
+    }
+}
+
+impl PassLine for SaliencyLine {
+    fn frame(&self) -> &str {
+        &self.frame
+    }
+}
+
+/// A post pass's summary entry as the merge reads it.
+trait PassEntry: Clone {
+    fn applicable(&self) -> bool;
+}
+
+impl PassEntry for ChallengeEntry {
+    fn applicable(&self) -> bool {
+        self.applicable
+    }
+}
+
+impl PassEntry for SaliencyEntry {
+    fn applicable(&self) -> bool {
+        self.applicable
+    }
 }
 
 /// The lines of `dir/name` (none when the file is absent).
-fn read_lines(dir: &Path, name: &str, pass: &'static str) -> Result<Vec<Line>, MergeError> {
+fn read_lines<L: PassLine>(
+    dir: &Path,
+    name: &str,
+    pass: &'static str,
+) -> Result<Vec<Line<L>>, MergeError> {
     let path = dir.join(name);
     let text = match crate::fsread::read_text_io(&path, 1 << 30) {
         Ok(t) => t,
@@ -660,40 +702,36 @@ fn read_lines(dir: &Path, name: &str, pass: &'static str) -> Result<Vec<Line>, M
         if l.trim().is_empty() {
             continue;
         }
-        let bad = |reason: String| MergeError::BadLine {
+        let value: L = serde_json::from_str(l).map_err(|e| MergeError::BadLine {
             path: path.clone(),
             line: i + 1,
             pass,
-            reason,
-        };
-        let value: Value = serde_json::from_str(l).map_err(|e| bad(e.to_string()))?;
-        let frame = value
-            .get("frame")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("no `frame`".into()))?
-            .to_string();
+            reason: e.to_string(),
+        })?;
         out.push(Line {
             text: l.to_string(),
             value,
-            frame,
         });
     }
     Ok(out)
 }
 
+/// A kept line: the index of the shard that wrote it, its index there, and the line.
+type Placed<L> = (usize, usize, Line<L>);
+
 /// The `k` lines with the smallest `rank(seed, frame, salt)` (ties by position), in source order,
 /// each with the index of the shard that wrote it and its index there.
-fn bottom_k(
-    lines: Vec<(usize, usize, Line)>,
+fn bottom_k<L: PassLine>(
+    lines: Vec<Placed<L>>,
     k: usize,
     seed: u64,
     salt: &str,
     position: &dyn Fn(&str) -> Option<u64>,
-) -> Vec<(usize, usize, Line)> {
-    let at = |l: &Line| position(&l.frame).unwrap_or(u64::MAX);
-    let mut ranked: Vec<(u64, u64, (usize, usize, Line))> = lines
+) -> Vec<Placed<L>> {
+    let at = |l: &Line<L>| position(l.value.frame()).unwrap_or(u64::MAX);
+    let mut ranked: Vec<(u64, u64, Placed<L>)> = lines
         .into_iter()
-        .map(|t| (rank(seed, &t.2.frame, salt), at(&t.2), t))
+        .map(|t| (rank(seed, t.2.value.frame(), salt), at(&t.2), t))
         .collect();
     ranked.sort_by_key(|&(r, p, _)| (r, p));
     ranked.truncate(k);
@@ -702,11 +740,14 @@ fn bottom_k(
 }
 
 /// Writes `lines` as `out/name`.
-fn write_lines(out: &Path, name: &str, lines: &[(usize, usize, Line)]) -> Result<(), MergeError> {
+fn write_lines<L: PassLine>(out: &Path, name: &str, lines: &[Placed<L>]) -> Result<(), MergeError> {
     let mut file = LineFile::create(&out.join(name)).map_err(MergeError::Write)?;
     for (_, _, l) in lines {
         file.append(&l.text, || {
-            format!("the line of frame `{}`", crate::quote::clip(&l.frame))
+            format!(
+                "the line of frame `{}`",
+                crate::quote::clip(l.value.frame())
+            )
         })
         .map_err(MergeError::Write)?;
     }
@@ -716,37 +757,37 @@ fn write_lines(out: &Path, name: &str, lines: &[(usize, usize, Line)]) -> Result
 /// A post pass as the merge reads it: its lines' file, its name in messages and in the
 /// fingerprint, its rank salt, where a shard's summary holds its entry, and the fingerprint key of
 /// how many lines it keeps.
-struct Pass {
+struct Pass<E> {
     file: &'static str,
     name: &'static str,
     salt: &'static str,
-    entry: fn(&Summary) -> Option<&Value>,
+    entry: fn(&Summary) -> Option<E>,
     k: &'static str,
 }
 
 /// What the shards' entries of a post pass say, and the lines the merged run keeps.
-enum Kept<'a> {
+enum Kept<E, L> {
     /// No shard ran the pass.
     NotRun,
     /// It applied in no shard: the first shard's entry.
-    NotApplied(&'a Value),
+    NotApplied(E),
     /// The shards where it applied (index, entry), the first such entry, and the lines of the `k`
     /// smallest ranks ([`bottom_k`]).
     Lines {
-        applied: Vec<(usize, &'a Value)>,
-        base: &'a Value,
-        kept: Vec<(usize, usize, Line)>,
+        applied: Vec<(usize, E)>,
+        base: E,
+        kept: Vec<Placed<L>>,
     },
 }
 
-impl Pass {
+impl<E: PassEntry> Pass<E> {
     /// Each shard's summary entry of the pass (index, entry), where it ran, and how many lines the
     /// run keeps as the fingerprint says.
     fn gather<'a>(
         &self,
-        parts: &'a [Part],
+        parts: &[Part],
         fp_parts: &'a Value,
-    ) -> (Vec<(usize, &'a Value)>, Option<&'a Value>) {
+    ) -> (Vec<(usize, E)>, Option<&'a Value>) {
         let entries = parts
             .iter()
             .enumerate()
@@ -758,25 +799,26 @@ impl Pass {
 
     /// The lines of the shards where the pass applied (`entries`: each shard's summary entry),
     /// kept to the `k` smallest ranks (`k` as the fingerprint gives it; all when absent).
-    fn kept<'a>(
+    fn kept<L: PassLine>(
         &self,
         parts: &[Part],
-        entries: &[(usize, &'a Value)],
+        entries: &[(usize, E)],
         k: Option<&Value>,
         seed: u64,
         position: &dyn Fn(&str) -> Option<u64>,
-    ) -> Result<Kept<'a>, MergeError> {
-        let Some(&(_, first)) = entries.first() else {
+    ) -> Result<Kept<E, L>, MergeError> {
+        let Some((_, first)) = entries.first() else {
             return Ok(Kept::NotRun);
         };
-        let applied: Vec<(usize, &Value)> = entries
+        let applied: Vec<(usize, E)> = entries
             .iter()
-            .copied()
-            .filter(|(_, e)| e.get("applicable") == Some(&Value::Bool(true)))
+            .filter(|(_, e)| e.applicable())
+            .cloned()
             .collect();
-        let Some(&(_, base)) = applied.first() else {
-            return Ok(Kept::NotApplied(first));
+        let Some((_, base)) = applied.first() else {
+            return Ok(Kept::NotApplied(first.clone()));
         };
+        let base = base.clone();
         let mut lines = Vec::new();
         for &(i, _) in &applied {
             for (j, l) in read_lines(&parts[i].dir, self.file, self.name)?
@@ -796,12 +838,12 @@ impl Pass {
     }
 }
 
-fn u64_of(v: &Value, k: &str) -> u64 {
-    v.get(k).and_then(Value::as_u64).unwrap_or_default()
-}
-
-fn f64_of(v: &Value, k: &str) -> Option<f64> {
-    v.get(k).and_then(Value::as_f64)
+/// Sets `slot` to `value` where the entry has the field (an entry of an older format keeps the
+/// keys it was written with).
+fn update<T>(slot: &mut Option<T>, value: T) {
+    if slot.is_some() {
+        *slot = Some(value);
+    }
 }
 
 /// The challenge of the merged run (docs/deploy.md#post-passes-in-shards): `challenge.jsonl`
@@ -815,100 +857,87 @@ fn merge_challenge(
     seed: u64,
     fp_parts: &Value,
     position: &dyn Fn(&str) -> Option<u64>,
-) -> Result<Option<(Value, Option<ChallengeTally>)>, MergeError> {
+) -> Result<Option<(ChallengeEntry, Option<ChallengeTally>)>, MergeError> {
     let pass = Pass {
         file: CHALLENGE_JSONL,
         name: "challenge",
         salt: FOREGROUND_SALT,
-        entry: |s| s.run.challenge.as_ref(),
+        entry: |s| s.run.challenge.clone(),
         k: "foregrounds",
     };
     let (entries, k) = pass.gather(parts, fp_parts);
-    let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
-        Kept::NotRun => return Ok(None),
-        Kept::NotApplied(first) => {
-            let mut entry = first.clone();
-            if let Some(o) = entry.as_object_mut() {
-                for key in ["candidates", "unusable_masks"] {
-                    if o.contains_key(key) {
-                        let sum: u64 = entries.iter().map(|(_, e)| u64_of(e, key)).sum();
-                        o.insert(key.into(), json!(sum));
-                    }
-                }
-            }
-            return Ok(Some((entry, None)));
-        }
-        Kept::Lines {
-            applied,
-            base,
-            kept,
-        } => (applied, base, kept),
+    let sum = |field: fn(&ChallengeEntry) -> Option<u64>| {
+        entries.iter().filter_map(|(_, e)| field(e)).sum::<u64>()
     };
+    let (applied, base, kept) =
+        match pass.kept::<ChallengeLine>(parts, &entries, k, seed, position)? {
+            Kept::NotRun => return Ok(None),
+            Kept::NotApplied(mut entry) => {
+                update(&mut entry.candidates, sum(|e| e.candidates));
+                update(&mut entry.unusable_masks, sum(|e| e.unusable_masks));
+                return Ok(Some((entry, None)));
+            }
+            Kept::Lines {
+                applied,
+                base,
+                kept,
+            } => (applied, base, kept),
+        };
     write_lines(out, CHALLENGE_JSONL, &kept)?;
 
-    let backgrounds = u64_of(base, "backgrounds");
     let mut tally = ChallengeTally {
-        backgrounds,
+        backgrounds: base.backgrounds.unwrap_or_default(),
         complete: true,
         ..ChallengeTally::default()
     };
     for (_, _, l) in &kept {
         let v = &l.value;
-        let undecided = v.get("undecided") == Some(&Value::Bool(true));
-        tally.foregrounds += u64::from(!undecided);
-        tally.undecided += u64::from(undecided);
-        tally.vulnerable += u64::from(v.get("vulnerable") == Some(&Value::Bool(true)));
-        tally.composites += u64_of(v, "composites");
-        tally.failed += u64_of(v, "failed");
+        tally.foregrounds += u64::from(!v.undecided);
+        tally.undecided += u64::from(v.undecided);
+        tally.vulnerable += u64::from(v.vulnerable);
+        tally.composites += v.composites;
+        tally.failed += v.failed;
     }
-    let sum = |k: &str| entries.iter().map(|(_, e)| u64_of(e, k)).sum::<u64>();
-    let candidates = sum("candidates");
+    let candidates = sum(|e| e.candidates);
     // A shard sampled its backgrounds when it says `sampled` though it kept all its candidates; the
     // backgrounds are the same in every shard.
     let backgrounds_sampled = applied.iter().any(|(_, e)| {
-        let lines = u64_of(e, "foregrounds") + u64_of(e, "undecided");
-        e.get("sampled") == Some(&Value::Bool(true)) && u64_of(e, "candidates") <= lines
+        let lines = e.foregrounds.unwrap_or_default() + e.undecided.unwrap_or_default();
+        e.sampled == Some(true) && e.candidates.unwrap_or_default() <= lines
     });
     // Per composite, over every composite the shards evaluated.
-    let shard_composites: u64 = applied.iter().map(|(_, e)| u64_of(e, "composites")).sum();
-    let per = |key: &str| {
+    let composites = |e: &ChallengeEntry| e.composites.unwrap_or_default();
+    let shard_composites: u64 = applied.iter().map(|(_, e)| composites(e)).sum();
+    let per = |field: fn(&ChallengeEntry) -> Option<Option<f64>>| {
         let total: f64 = applied
             .iter()
-            .filter_map(|(_, e)| f64_of(e, key).map(|ms| ms * u64_of(e, "composites") as f64))
+            .filter_map(|(_, e)| field(e).flatten().map(|ms| ms * composites(e) as f64))
             .sum();
         (shard_composites > 0).then(|| round3(total / shard_composites as f64))
     };
-    let seconds: f64 = applied
-        .iter()
-        .filter_map(|(_, e)| f64_of(e, "seconds"))
-        .sum();
-    let mut entry = base.clone();
-    if let Some(o) = entry.as_object_mut() {
-        for (key, value) in [
-            ("foregrounds", json!(tally.foregrounds)),
-            ("vulnerable", json!(tally.vulnerable)),
-            ("backgrounds", json!(tally.backgrounds)),
-            ("composites", json!(tally.composites)),
-            ("failed", json!(tally.failed)),
-            ("undecided", json!(tally.undecided)),
-            ("upper_bound", json!(kept.len() as u64 * tally.backgrounds)),
-            ("complete", json!(true)),
-            ("accuracy", json!(tally.accuracy())),
-            (
-                "sampled",
-                json!(candidates > kept.len() as u64 || backgrounds_sampled),
-            ),
-            ("candidates", json!(candidates)),
-            ("unusable_masks", json!(sum("unusable_masks"))),
-            ("seconds", json!(round3(seconds))),
-            ("composite_ms", json!(per("composite_ms"))),
-            ("infer_ms", json!(per("infer_ms"))),
-        ] {
-            if o.contains_key(key) {
-                o.insert(key.into(), value);
-            }
-        }
-    }
+    let seconds: f64 = applied.iter().filter_map(|(_, e)| e.seconds).sum();
+    let mut entry = base;
+    update(&mut entry.foregrounds, tally.foregrounds);
+    update(&mut entry.vulnerable, tally.vulnerable);
+    update(&mut entry.backgrounds, tally.backgrounds);
+    update(&mut entry.composites, tally.composites);
+    update(&mut entry.failed, tally.failed);
+    update(&mut entry.undecided, tally.undecided);
+    update(
+        &mut entry.upper_bound,
+        kept.len() as u64 * tally.backgrounds,
+    );
+    update(&mut entry.complete, true);
+    update(&mut entry.accuracy, tally.accuracy());
+    update(
+        &mut entry.sampled,
+        candidates > kept.len() as u64 || backgrounds_sampled,
+    );
+    update(&mut entry.candidates, candidates);
+    update(&mut entry.unusable_masks, sum(|e| e.unusable_masks));
+    update(&mut entry.seconds, round3(seconds));
+    update(&mut entry.composite_ms, per(|e| e.composite_ms));
+    update(&mut entry.infer_ms, per(|e| e.infer_ms));
     Ok(Some((entry, Some(tally))))
 }
 
@@ -922,62 +951,52 @@ fn merge_saliency(
     seed: u64,
     fp_parts: &Value,
     position: &dyn Fn(&str) -> Option<u64>,
-) -> Result<Option<Value>, MergeError> {
+) -> Result<Option<SaliencyEntry>, MergeError> {
     let pass = Pass {
         file: SALIENCY_JSONL,
         name: "saliency",
         salt: SALIENCY_SALT,
-        entry: |s| s.metrics.get("saliency"),
+        entry: Summary::saliency,
         k: "frames",
     };
     let (entries, k) = pass.gather(parts, fp_parts);
-    let (applied, base, kept) = match pass.kept(parts, &entries, k, seed, position)? {
-        Kept::NotRun => return Ok(None),
-        Kept::NotApplied(first) => return Ok(Some(first.clone())),
-        Kept::Lines {
-            applied,
-            base,
-            kept,
-        } => (applied, base, kept),
-    };
+    let (applied, base, kept) =
+        match pass.kept::<SaliencyLine>(parts, &entries, k, seed, position)? {
+            Kept::NotRun => return Ok(None),
+            Kept::NotApplied(first) => return Ok(Some(first)),
+            Kept::Lines {
+                applied,
+                base,
+                kept,
+            } => (applied, base, kept),
+        };
     write_lines(out, SALIENCY_JSONL, &kept)?;
     copy_maps(parts, out, &kept)?;
 
     let mut means = AlignmentMeans::default();
     for (_, _, l) in &kept {
         means.add(&Alignment {
-            iou: f64_of(&l.value, "iou").unwrap_or_default(),
-            dice: f64_of(&l.value, "dice").unwrap_or_default(),
-            delta_density: f64_of(&l.value, "delta_density"),
+            iou: l.value.iou,
+            dice: l.value.dice,
+            delta_density: l.value.delta_density,
         });
     }
-    let per_frame = u64_of(base, "positions") + 1;
-    let seconds: f64 = applied
-        .iter()
-        .filter_map(|(_, e)| f64_of(e, "seconds"))
-        .sum();
-    let mut entry = base.clone();
-    if let Some(o) = entry.as_object_mut() {
-        for (key, value) in [
-            ("frames", json!(means.frames)),
-            ("iou", json!(means.iou())),
-            ("dice", json!(means.dice())),
-            ("delta_density", json!(means.delta_density())),
-            ("inferences", json!(means.frames * per_frame)),
-            ("complete", json!(true)),
-            ("seconds", json!(round3(seconds))),
-        ] {
-            if o.contains_key(key) {
-                o.insert(key.into(), value);
-            }
-        }
-    }
+    let per_frame = base.positions.unwrap_or_default() + 1;
+    let seconds: f64 = applied.iter().filter_map(|(_, e)| e.seconds).sum();
+    let mut entry = base;
+    update(&mut entry.frames, means.frames);
+    update(&mut entry.iou, means.iou());
+    update(&mut entry.dice, means.dice());
+    update(&mut entry.delta_density, means.delta_density());
+    update(&mut entry.inferences, means.frames * per_frame);
+    update(&mut entry.complete, true);
+    update(&mut entry.seconds, round3(seconds));
     Ok(Some(entry))
 }
 
 /// Copies the kept frames' maps (`saliency/<n>.png`, n = the frame's line in its shard) to
 /// `out/saliency/<m>.png`, m = its line in the merged file, where the shards wrote maps.
-fn copy_maps(parts: &[Part], out: &Path, kept: &[(usize, usize, Line)]) -> Result<(), MergeError> {
+fn copy_maps(parts: &[Part], out: &Path, kept: &[Placed<SaliencyLine>]) -> Result<(), MergeError> {
     for (m, (i, j, _)) in kept.iter().enumerate() {
         let from = parts[*i].dir.join(MAPS).join(format!("{j}.png"));
         if !from.is_file() {

@@ -8,15 +8,14 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde_json::json;
-
 use crate::challenge::{
     CHALLENGE_JSONL, ChallengeConfig, ChallengeError, ChallengeRun, Harvest, Keep, KeepingSource,
     SharedEngine, SharedHarvest, evaluate, round3,
 };
 use crate::classmap::ClassMap;
 use crate::engine::Engine;
-use crate::metrics::in9::ChallengeTally;
+use crate::metrics::in9::{ChallengeEntry, ChallengeTally};
+use crate::metrics::saliency::SaliencyEntry;
 use crate::model::ModelDesc;
 use crate::saliency::{SaliencyConfig, SaliencyError};
 use crate::source::Source;
@@ -88,8 +87,8 @@ pub(crate) fn attach(
 /// challenge ([`crate::challenge`]) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
 /// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
 pub(crate) struct PostPasses {
-    challenge: Option<(serde_json::Value, Option<ChallengeTally>)>,
-    saliency: Option<serde_json::Value>,
+    challenge: Option<(ChallengeEntry, Option<ChallengeTally>)>,
+    saliency: Option<SaliencyEntry>,
 }
 
 impl PostPasses {
@@ -123,14 +122,14 @@ impl PostPasses {
         };
         if ctx.challenge.enabled {
             post.challenge = Some(if !main_ok {
-                (not_completed(), None)
+                (ChallengeEntry::not_applicable(NOT_COMPLETED), None)
             } else {
                 pass.challenge(&mut h, engine)?
             });
         }
         if ctx.saliency.enabled {
             post.saliency = Some(if !main_ok {
-                not_completed()
+                SaliencyEntry::not_applicable(NOT_COMPLETED)
             } else {
                 pass.saliency(&mut h, engine)?
             });
@@ -149,15 +148,13 @@ impl PostPasses {
             }
         }
         if let Some(s) = self.saliency {
-            summary.metrics.insert("saliency".into(), s);
+            summary.set_saliency(&s);
         }
     }
 }
 
-/// What a post pass that was not run says: the main pass did not end normally.
-fn not_completed() -> serde_json::Value {
-    json!({"applicable": false, "reason": "the main pass did not complete"})
-}
+/// Why a post pass was not run: the main pass did not end normally.
+const NOT_COMPLETED: &str = "the main pass did not complete";
 
 /// The settings one post pass runs with (the run's, shared by both passes).
 struct Pass<'a> {
@@ -175,7 +172,7 @@ impl Pass<'_> {
         &self,
         h: &mut Harvest,
         engine: &mut dyn Engine,
-    ) -> Result<(serde_json::Value, Option<ChallengeTally>), PostError> {
+    ) -> Result<(ChallengeEntry, Option<ChallengeTally>), PostError> {
         let (ctx, model) = (self.ctx, self.model);
         let bound = ctx.challenge.backgrounds;
         let candidates = h.challenge_candidates();
@@ -198,9 +195,13 @@ impl Pass<'_> {
             eprintln!("warning: challenge: not applicable: {reason}");
             return Ok((
                 // The counts a merge of shards sums (some shards may have candidates).
-                json!({"applicable": false, "reason": reason,
-                       "foregrounds": fgs.len(), "backgrounds": bgs.len(),
-                       "candidates": candidates, "unusable_masks": h.unusable_masks()}),
+                ChallengeEntry {
+                    foregrounds: Some(fgs.len() as u64),
+                    backgrounds: Some(bgs.len() as u64),
+                    candidates: Some(candidates),
+                    unusable_masks: Some(h.unusable_masks()),
+                    ..ChallengeEntry::not_applicable(reason)
+                },
                 None,
             ));
         }
@@ -217,26 +218,27 @@ impl Pass<'_> {
         let per =
             |ms: f64| (r.tally.composites > 0).then(|| round3(ms / r.tally.composites as f64));
         Ok((
-            json!({
-                "applicable": true,
-                "foregrounds": r.tally.foregrounds,
-                "vulnerable": r.tally.vulnerable,
-                "backgrounds": r.tally.backgrounds,
-                "composites": r.tally.composites,
-                "failed": r.tally.failed,
-                "undecided": r.tally.undecided,
-                "upper_bound": fgs.len() as u64 * bgs.len() as u64,
-                "complete": r.tally.complete,
-                "accuracy": r.tally.accuracy(),
-                "background_source": from,
+            ChallengeEntry {
+                applicable: true,
+                foregrounds: Some(r.tally.foregrounds),
+                vulnerable: Some(r.tally.vulnerable),
+                backgrounds: Some(r.tally.backgrounds),
+                composites: Some(r.tally.composites),
+                failed: Some(r.tally.failed),
+                undecided: Some(r.tally.undecided),
+                upper_bound: Some(fgs.len() as u64 * bgs.len() as u64),
+                complete: Some(r.tally.complete),
+                accuracy: Some(r.tally.accuracy()),
+                background_source: Some(from),
                 // The bounds sampled the candidates (see `complete`: interruption only).
-                "sampled": candidates > fgs.len() as u64 || available > bgs.len(),
-                "candidates": candidates,
-                "unusable_masks": h.unusable_masks(),
-                "seconds": round3(r.seconds),
-                "composite_ms": per(r.composite_ms),
-                "infer_ms": per(r.infer_ms),
-            }),
+                sampled: Some(candidates > fgs.len() as u64 || available > bgs.len()),
+                candidates: Some(candidates),
+                unusable_masks: Some(h.unusable_masks()),
+                seconds: Some(round3(r.seconds)),
+                composite_ms: Some(per(r.composite_ms)),
+                infer_ms: Some(per(r.infer_ms)),
+                ..ChallengeEntry::default()
+            },
             Some(r.tally),
         ))
     }
@@ -246,7 +248,7 @@ impl Pass<'_> {
         &self,
         h: &mut Harvest,
         engine: &mut dyn Engine,
-    ) -> Result<serde_json::Value, PostError> {
+    ) -> Result<SaliencyEntry, PostError> {
         let frames = h.take_saliency();
         let why = h.no_foreground_reason();
         Ok(crate::saliency::run_pass(

@@ -30,17 +30,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::challenge::{Foreground, round3};
 use crate::classmap::ClassMap;
 use crate::engine::{Engine, EngineError};
-use crate::metrics::saliency::{Alignment, AlignmentMeans, alignment, min_max_scale};
+use crate::metrics::saliency::{
+    Alignment, AlignmentMeans, SaliencyEntry, alignment, min_max_scale,
+};
 use crate::model::ModelDesc;
 use crate::model::{Layout, OutputKind};
 use crate::preprocess::Normalizer;
 use crate::report::ReportError;
+use crate::report::family::to_value;
 use crate::report::lines::LineFile;
 use crate::view::MaskResize;
 
@@ -321,7 +323,7 @@ pub(crate) fn run_pass(
     class_map: &ClassMap,
     stop: &AtomicBool,
     quiet: bool,
-) -> Result<serde_json::Value, SaliencyError> {
+) -> Result<SaliencyEntry, SaliencyError> {
     let started = Instant::now();
     let (width, height) = (model.input.width, model.input.height);
     let (patch, stride) = config.geometry(width, height);
@@ -329,9 +331,11 @@ pub(crate) fn run_pass(
         let reason = no_frames_reason;
         // A warning, printed under --quiet too (as the main pass's warnings are).
         eprintln!("warning: saliency: not applicable: {reason}");
-        return Ok(
-            json!({"applicable": false, "reason": reason, "patch": patch, "stride": stride}),
-        );
+        return Ok(SaliencyEntry {
+            patch: Some(patch),
+            stride: Some(stride),
+            ..SaliencyEntry::not_applicable(reason)
+        });
     }
     let mut pass = Occlusion::new(model, patch, stride, batch);
     let mut outputs = Outputs::create(out, config.maps)?;
@@ -525,27 +529,51 @@ impl<'a> Occlusion<'a> {
 
     /// `metrics.saliency` of a pass that ran: the mean alignment over the frames in `means`, the
     /// geometry, the cost, and whether every frame was evaluated (`complete`).
-    fn summary(
-        &self,
-        means: &AlignmentMeans,
-        complete: bool,
-        started: Instant,
-    ) -> serde_json::Value {
-        json!({
-            "applicable": true,
-            "method": "occlusion",
-            "frames": means.frames,
-            "iou": means.iou(),
-            "dice": means.dice(),
-            "delta_density": means.delta_density(),
-            "patch": self.patch,
-            "stride": self.stride,
-            "positions": self.spots.len(),
-            "inferences": self.inferences,
-            "complete": complete,
-            "seconds": round3(started.elapsed().as_secs_f64()),
-        })
+    fn summary(&self, means: &AlignmentMeans, complete: bool, started: Instant) -> SaliencyEntry {
+        SaliencyEntry {
+            applicable: true,
+            reason: None,
+            method: Some("occlusion".into()),
+            frames: Some(means.frames),
+            iou: Some(means.iou()),
+            dice: Some(means.dice()),
+            delta_density: Some(means.delta_density()),
+            patch: Some(self.patch),
+            stride: Some(self.stride),
+            positions: Some(self.spots.len() as u64),
+            inferences: Some(self.inferences),
+            complete: Some(complete),
+            seconds: Some(round3(started.elapsed().as_secs_f64())),
+            extra: serde_json::Map::new(),
+        }
     }
+}
+
+/// A line of `saliency.jsonl`: one frame's alignment (docs/benchmarks-usage.md#occlusion-saliency).
+/// Written by the pass, read back by `robustream merge`; a field a line of an older format lacks
+/// reads as its default, and one this robustream does not know is kept in [`SaliencyLine::extra`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SaliencyLine {
+    /// The frame's id.
+    pub frame: String,
+    /// Its label (dataset class index).
+    #[serde(default)]
+    pub truth: usize,
+    /// The unoccluded true-class probability.
+    #[serde(default)]
+    pub p_true: f64,
+    /// [`Alignment::iou`].
+    #[serde(default)]
+    pub iou: f64,
+    /// [`Alignment::dice`].
+    #[serde(default)]
+    pub dice: f64,
+    /// [`Alignment::delta_density`].
+    #[serde(default)]
+    pub delta_density: Option<f64>,
+    /// Fields this robustream does not know (a newer format's), kept in order.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the pass writes into the run directory: a line per frame in `saliency.jsonl`, and with
@@ -573,11 +601,16 @@ impl Outputs {
     /// Appends frame `f`'s line: its truth, its unoccluded true-class probability `p0` and its
     /// alignment `a`.
     fn line(&mut self, f: &Foreground, p0: f64, a: &Alignment) -> Result<(), SaliencyError> {
-        let line = json!({
-            "frame": f.id, "truth": f.truth, "p_true": p0,
-            "iou": a.iou, "dice": a.dice, "delta_density": a.delta_density,
-        });
-        self.jsonl.append(&line.to_string(), || {
+        let line = SaliencyLine {
+            frame: f.id.clone(),
+            truth: f.truth,
+            p_true: p0,
+            iou: a.iou,
+            dice: a.dice,
+            delta_density: a.delta_density,
+            extra: serde_json::Map::new(),
+        };
+        self.jsonl.append(&to_value(&line).to_string(), || {
             format!("the line of frame `{}`", crate::quote::clip(&f.id))
         })?;
         Ok(())

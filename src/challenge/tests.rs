@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::json;
 
 fn bottom_k(seed: u64, ids: &[String], k: usize) -> Vec<String> {
     let mut r = BottomK::new(k, seed, "t");

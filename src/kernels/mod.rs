@@ -209,6 +209,39 @@ macro_rules! levels_agree {
 #[cfg(test)]
 pub(crate) use levels_agree;
 
+/// Inputs the kernels' tests share.
+#[cfg(test)]
+pub(crate) mod test_inputs {
+    /// Seven rows of 203 values in [0, 1).
+    pub(crate) fn rows() -> Vec<Vec<f64>> {
+        (0..7)
+            .map(|t| {
+                (0..203)
+                    .map(|i| ((i * 37 + t * 11) % 97) as f64 / 97.0)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The bits of each value (so `-0.0` and `0.0`, or two NaNs, are told apart).
+    pub(crate) fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    /// Random-ish u8 image of `w × h × ch` (a fixed LCG from `seed`).
+    pub(crate) fn noise_image(w: usize, h: usize, ch: usize, seed: u64) -> Vec<u8> {
+        let mut s = seed;
+        (0..w * h * ch)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (s >> 56) as u8
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     crate::kernels::multiversion! {

@@ -320,14 +320,14 @@ fn the_challenge_keeps_the_smallest_ranks_of_the_shards_lines() {
     let s = Summary::read(&out.join("summary.json")).unwrap();
     let c = s.run.challenge.as_ref().unwrap();
     let vulnerable = want.iter().filter(|i| *i % 2 == 0).count() as u64;
-    assert_eq!(c["foregrounds"], 2);
-    assert_eq!(c["vulnerable"], vulnerable);
-    assert_eq!(c["composites"], want.iter().map(|i| 2 + i).sum::<u64>());
-    assert_eq!(c["candidates"], 9);
-    assert_eq!(c["sampled"], true);
-    assert_eq!(c["upper_bound"], 16);
-    assert_eq!(c["unusable_masks"], 3);
-    assert_eq!(c["seconds"], 4.5);
+    assert_eq!(c.foregrounds, Some(2));
+    assert_eq!(c.vulnerable, Some(vulnerable));
+    assert_eq!(c.composites, Some(want.iter().map(|i| 2 + i).sum::<u64>()));
+    assert_eq!(c.candidates, Some(9));
+    assert_eq!(c.sampled, Some(true));
+    assert_eq!(c.upper_bound, Some(16));
+    assert_eq!(c.unusable_masks, Some(3));
+    assert_eq!(c.seconds, Some(4.5));
     let tally = s.challenge().unwrap();
     assert_eq!(
         (tally.foregrounds, tally.vulnerable, tally.backgrounds),
@@ -354,9 +354,9 @@ fn a_challenge_that_did_not_apply_in_a_shard_still_counts_there() {
         .run
         .challenge
         .unwrap();
-    assert_eq!(c["applicable"], false);
-    assert_eq!(c["unusable_masks"], 6);
-    assert_eq!(c["candidates"], 0);
+    assert!(!c.applicable);
+    assert_eq!(c.unusable_masks, Some(6));
+    assert_eq!(c.candidates, Some(0));
 
     // Shard 1 applied (one candidate, one line): shard 0's and 2's masks are counted too.
     std::fs::write(
@@ -378,11 +378,8 @@ fn a_challenge_that_did_not_apply_in_a_shard_still_counts_there() {
         .run
         .challenge
         .unwrap();
-    assert_eq!(c["applicable"], true);
-    assert_eq!(
-        (c["foregrounds"].as_u64(), c["vulnerable"].as_u64()),
-        (Some(1), Some(1))
-    );
-    assert_eq!(c["candidates"], 1);
-    assert_eq!(c["unusable_masks"], 1 + 2 + 3);
+    assert!(c.applicable);
+    assert_eq!((c.foregrounds, c.vulnerable), (Some(1), Some(1)));
+    assert_eq!(c.candidates, Some(1));
+    assert_eq!(c.unusable_masks, Some(1 + 2 + 3));
 }

@@ -7,6 +7,7 @@
 //! the reference's `in9_eval.py`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::key::ScenarioKey;
 
@@ -43,6 +44,93 @@ impl ChallengeTally {
     /// foregrounds (docs/in9.md#challenge-accuracy).
     pub(crate) fn accuracy(&self) -> Option<f64> {
         (self.foregrounds > 0).then(|| 1.0 - self.vulnerable as f64 / self.foregrounds as f64)
+    }
+}
+
+/// `summary.json`'s `run.challenge`: what the challenge pass did (the post pass writes it, `robustream
+/// merge` sums the shards' entries; docs/benchmarks-usage.md#adversarial-backgrounds-the-backgrounds-challenge).
+/// A pass that did not apply has `applicable: false` and a `reason` (with the counts a merge sums);
+/// one that applied has the counts of [`ChallengeTally`], its bounds and its cost. Every field
+/// but `applicable` is optional so that an entry of an older format loads as written and is written
+/// back with the same keys; a field this robustream does not know is kept, in order, in
+/// [`ChallengeEntry::extra`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChallengeEntry {
+    /// Whether the pass had foregrounds and backgrounds to composite.
+    pub applicable: bool,
+    /// Why it did not apply (or did not run: the main pass did not complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// [`ChallengeTally::foregrounds`] (not applicable: the foregrounds kept, 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foregrounds: Option<u64>,
+    /// [`ChallengeTally::vulnerable`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vulnerable: Option<u64>,
+    /// [`ChallengeTally::backgrounds`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backgrounds: Option<u64>,
+    /// [`ChallengeTally::composites`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub composites: Option<u64>,
+    /// [`ChallengeTally::failed`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<u64>,
+    /// [`ChallengeTally::undecided`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<u64>,
+    /// Foregrounds × backgrounds: the composites without early stops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upper_bound: Option<u64>,
+    /// [`ChallengeTally::complete`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// [`ChallengeTally::accuracy`], null without foregrounds.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub accuracy: Option<Option<f64>>,
+    /// Where the backgrounds came from (the IN-9 release's only_bg_t, or the stream's pool).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background_source: Option<String>,
+    /// Whether the bounds sampled the candidates (foregrounds or backgrounds left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<bool>,
+    /// Masked, labelled frames seen (the foregrounds are sampled from them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidates: Option<u64>,
+    /// Masks that could not serve (empty, or all foreground).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusable_masks: Option<u64>,
+    /// Wall time of the pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Compositing and normalising per composite, milliseconds (null without composites).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub composite_ms: Option<Option<f64>>,
+    /// Engine time per composite, milliseconds (null without composites).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub infer_ms: Option<Option<f64>>,
+    /// Fields this robustream does not know (a newer format's), kept in order.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ChallengeEntry {
+    /// The entry of a pass that did not apply, saying why.
+    pub fn not_applicable(reason: impl Into<String>) -> Self {
+        Self {
+            reason: Some(reason.into()),
+            ..Self::default()
+        }
     }
 }
 
@@ -129,6 +217,31 @@ pub(crate) fn compute<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry reads back as written, key for key (an older one's missing fields stay missing, a
+    /// newer one's unknown fields stay, nulls stay null), and its fields are typed.
+    #[test]
+    fn a_challenge_entry_round_trips_as_written() {
+        for text in [
+            r#"{"applicable":true,"foregrounds":2,"vulnerable":1,"backgrounds":8,"composites":9,"failed":0,"undecided":0,"upper_bound":16,"complete":true,"accuracy":0.5,"background_source":"pool","sampled":false,"candidates":2,"unusable_masks":0,"seconds":0.25,"composite_ms":null,"infer_ms":1.5}"#,
+            r#"{"applicable":false,"reason":"the main pass did not complete"}"#,
+            r#"{"applicable":true,"foregrounds":3,"vulnerable":0,"accuracy":null,"a_newer_field":[1]}"#,
+        ] {
+            let e: ChallengeEntry = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&e).unwrap(), text);
+        }
+        let e: ChallengeEntry =
+            serde_json::from_str(r#"{"applicable":true,"accuracy":null,"infer_ms":2.0}"#).unwrap();
+        assert_eq!(
+            (e.accuracy, e.infer_ms, e.composite_ms),
+            (Some(None), Some(Some(2.0)), None)
+        );
+        assert!(serde_json::from_str::<ChallengeEntry>(r#"{"foregrounds":"two"}"#).is_err());
+        assert_eq!(
+            serde_json::to_string(&ChallengeEntry::not_applicable("why")).unwrap(),
+            r#"{"applicable":false,"reason":"why"}"#
+        );
+    }
 
     #[test]
     fn challenge_accuracy_is_one_minus_vulnerable_share() {

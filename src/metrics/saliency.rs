@@ -7,7 +7,8 @@
 //! mean(map outside it); frames with an empty mask are skipped. The reference reports nanmeans ×100;
 //! we report fractions (means over frames, in [0, 1] for IoU and Dice, [−1, 1] for Δ density).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// The ε of the IoU and Dice in docs/hard-imagenet.md#saliency-alignment.
 const EPS: f64 = 1e-10;
@@ -105,6 +106,77 @@ pub(crate) fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
     })
 }
 
+/// `summary.json`'s `metrics.saliency`: what the saliency post pass measured (the pass writes it,
+/// `robustream merge` recomputes it from the shards' kept frames;
+/// docs/benchmarks-usage.md#occlusion-saliency). A pass that did not apply has `applicable: false`,
+/// a `reason` and its geometry; one that applied has the means of [`AlignmentMeans`], its geometry
+/// and its cost. Every field but `applicable` is optional so that an older entry loads and is
+/// written back with its own keys; unknown fields are kept, in order, in [`SaliencyEntry::extra`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SaliencyEntry {
+    /// Whether the pass had masked, labelled frames to explain.
+    pub applicable: bool,
+    /// Why it did not apply (or did not run: the main pass did not complete).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// How the maps were made (`occlusion`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Frames explained ([`AlignmentMeans::frames`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u64>,
+    /// Mean IoU of map and mask ([`AlignmentMeans::iou`]), null without frames.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub iou: Option<Option<f64>>,
+    /// Mean Dice ([`AlignmentMeans::dice`]), null without frames.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub dice: Option<Option<f64>>,
+    /// Mean Δ saliency density ([`AlignmentMeans::delta_density`]), null without a frame that has one.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
+    pub delta_density: Option<Option<f64>>,
+    /// The occluding square's side, model-view pixels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<u32>,
+    /// The step between its positions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stride: Option<u32>,
+    /// Positions per frame (a frame costs one inference more: unoccluded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions: Option<u64>,
+    /// Inferences the pass ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inferences: Option<u64>,
+    /// Whether every kept frame was explained (false when interrupted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<bool>,
+    /// Wall time of the pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Fields this robustream does not know (a newer format's), kept in order.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SaliencyEntry {
+    /// The entry of a pass that did not apply, saying why.
+    pub fn not_applicable(reason: impl Into<String>) -> Self {
+        Self {
+            reason: Some(reason.into()),
+            ..Self::default()
+        }
+    }
+}
+
 /// Means of [`Alignment`]s over frames.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub(crate) struct AlignmentMeans {
@@ -147,6 +219,25 @@ impl AlignmentMeans {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry reads back as written (missing fields stay missing, unknown ones stay, nulls stay
+    /// null).
+    #[test]
+    fn a_saliency_entry_round_trips_as_written() {
+        for text in [
+            r#"{"applicable":true,"method":"occlusion","frames":2,"iou":0.5,"dice":0.25,"delta_density":null,"patch":32,"stride":16,"positions":169,"inferences":340,"complete":true,"seconds":1.5}"#,
+            r#"{"applicable":false,"reason":"no frame","patch":32,"stride":16}"#,
+            r#"{"applicable":true,"frames":1,"a_newer_field":{"x":1}}"#,
+        ] {
+            let e: SaliencyEntry = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&e).unwrap(), text);
+        }
+        let e: SaliencyEntry = serde_json::from_str(r#"{"iou":null,"dice":0.5}"#).unwrap();
+        assert_eq!(
+            (e.iou, e.dice, e.frames),
+            (Some(None), Some(Some(0.5)), None)
+        );
+    }
 
     #[test]
     fn iou_and_dice_follow_the_reference_formulas() {

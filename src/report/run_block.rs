@@ -9,6 +9,8 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::metrics::in9::ChallengeEntry;
+
 /// How a run ended (`run.end`); `running` in the summaries written while it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -132,7 +134,10 @@ pub(crate) struct RunBlock {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) rss_mib: Option<Value>,
     /// The main pass's CPU use, at the end (null where it could not be measured).
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
     pub(crate) cpu: Option<Option<Value>>,
     /// Variants whose scenario failed, at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -147,7 +152,10 @@ pub(crate) struct RunBlock {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) end: Option<RunEnd>,
     /// At the end: the error that ended it, or null.
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::contract::present"
+    )]
     pub(crate) error: Option<Option<String>>,
     /// What the source says of itself at the end (a stream's reconnects, a camera's drops).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,9 +163,9 @@ pub(crate) struct RunBlock {
     /// What the engine's batches add up to (docs/output.md#runbatches).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) batches: Option<Value>,
-    /// The backgrounds challenge's entry (`challenge.rs`), with `--challenge`.
+    /// The backgrounds challenge's entry (the challenge pass's), with `--challenge`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) challenge: Option<Value>,
+    pub(crate) challenge: Option<ChallengeEntry>,
     /// In a merged run, the shard runs' directories, in shard order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) merged_from: Option<Vec<String>>,
@@ -205,13 +213,6 @@ impl RunBlock {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
-}
-
-/// A field written as null at the end and absent before: present (even as null) → `Some`.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
 }
 
 /// `Summary::run` as written: `{}` when nothing is known ([`RunBlock::is_unknown`]).

@@ -1,18 +1,6 @@
 use super::*;
 use crate::kernels::filter::*;
-
-/// Random-ish u8 image of `w × h × ch`.
-fn noise_image(w: usize, h: usize, ch: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed;
-    (0..w * h * ch)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (s >> 56) as u8
-        })
-        .collect()
-}
+use crate::kernels::test_inputs::noise_image;
 
 #[test]
 fn defocus_scratch_left_by_other_calls_does_not_matter() {

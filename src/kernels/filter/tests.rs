@@ -1,19 +1,5 @@
 use super::*;
-
-/// Seven rows of 203 values in [0, 1).
-fn rows() -> Vec<Vec<f64>> {
-    (0..7)
-        .map(|t| {
-            (0..203)
-                .map(|i| ((i * 37 + t * 11) % 97) as f64 / 97.0)
-                .collect()
-        })
-        .collect()
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
+use crate::kernels::test_inputs::{bits, rows};
 
 crate::kernels::levels_agree! {
     fn accumulate_levels_agree(|level| {

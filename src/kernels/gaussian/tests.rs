@@ -1,20 +1,6 @@
 use super::*;
 use crate::kernels::filter::*;
-
-/// Seven rows of 203 values in [0, 1).
-fn rows() -> Vec<Vec<f64>> {
-    (0..7)
-        .map(|t| {
-            (0..203)
-                .map(|i| ((i * 37 + t * 11) % 97) as f64 / 97.0)
-                .collect()
-        })
-        .collect()
-}
-
-fn bits(v: &[f64]) -> Vec<u64> {
-    v.iter().map(|x| x.to_bits()).collect()
-}
+use crate::kernels::test_inputs::{bits, noise_image, rows};
 
 crate::kernels::levels_agree! {
     fn symmetric_pass_levels_agree(|level| {
@@ -25,19 +11,6 @@ crate::kernels::levels_agree! {
         let mut out = vec![0.0; 203];
         symmetric_pass_at(level, &mut out, 0.4, &rows[3], &pairs).map(|()| bits(&out))
     });
-}
-
-/// Random-ish u8 image of `w × h × ch`.
-fn noise_image(w: usize, h: usize, ch: usize, seed: u64) -> Vec<u8> {
-    let mut s = seed;
-    (0..w * h * ch)
-        .map(|_| {
-            s = s
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (s >> 56) as u8
-        })
-        .collect()
 }
 
 #[test]

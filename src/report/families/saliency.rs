@@ -1,8 +1,10 @@
 //! The saliency family (`metrics.saliency`, docs/hard-imagenet.md#saliency-alignment): written by
 //! the saliency post pass (`saliency.rs`, with [`crate::metrics::saliency`]'s alignment), read
-//! back by nothing but the user; a recompute carries it over. No rendering yet.
+//! back by `robustream merge` and the user; a recompute carries it over. No rendering yet.
 
-use crate::report::family::Family;
+use crate::metrics::saliency::SaliencyEntry;
+use crate::report::family::{Family, to_value};
+use crate::report::summary::Summary;
 
 /// The family.
 pub(crate) struct SaliencyFamily;
@@ -14,5 +16,19 @@ impl Family for SaliencyFamily {
 
     fn rebuilt_from_records(&self) -> bool {
         false
+    }
+}
+
+impl Summary {
+    /// `metrics.saliency`, the saliency pass's entry; `None` when no pass ran (or the entry is of
+    /// another shape, as [`Summary::family`] reads).
+    pub fn saliency(&self) -> Option<SaliencyEntry> {
+        self.family(SaliencyFamily.key())
+    }
+
+    /// Puts the saliency pass's entry into `metrics.saliency`.
+    pub fn set_saliency(&mut self, entry: &SaliencyEntry) {
+        self.metrics
+            .insert(SaliencyFamily.key().into(), to_value(entry));
     }
 }
