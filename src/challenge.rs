@@ -713,36 +713,36 @@ pub(crate) enum ChallengeError {
 /// [`evaluate`], read back by `robustream merge`; a field a line of an older format lacks reads as
 /// its default, and one this robustream does not know is kept in [`ChallengeLine::extra`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChallengeLine {
+pub(crate) struct ChallengeLine {
     /// The foreground's frame id.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Its label (dataset class index).
     #[serde(default)]
-    pub truth: usize,
+    pub(crate) truth: usize,
     /// Whether a scored composite fooled the model.
     #[serde(default)]
-    pub vulnerable: bool,
+    pub(crate) vulnerable: bool,
     /// Whether it was left undecided ([`ChallengeTally::undecided`]).
     #[serde(default)]
-    pub undecided: bool,
+    pub(crate) undecided: bool,
     /// Composites evaluated.
     #[serde(default)]
-    pub composites: u64,
+    pub(crate) composites: u64,
     /// Of those, composites whose output row could not be scored.
     #[serde(default)]
-    pub failed: u64,
+    pub(crate) failed: u64,
     /// The background that fooled it.
     #[serde(default)]
-    pub fooled_by: Option<String>,
+    pub(crate) fooled_by: Option<String>,
     /// The wrong prediction (dataset class, −1 unmapped).
     #[serde(default)]
-    pub pred: Option<i64>,
+    pub(crate) pred: Option<i64>,
     /// The model class behind it.
     #[serde(default)]
-    pub model_class: Option<usize>,
+    pub(crate) model_class: Option<usize>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the challenge pass measured.

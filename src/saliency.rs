@@ -553,27 +553,27 @@ impl<'a> Occlusion<'a> {
 /// Written by the pass, read back by `robustream merge`; a field a line of an older format lacks
 /// reads as its default, and one this robustream does not know is kept in [`SaliencyLine::extra`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SaliencyLine {
+pub(crate) struct SaliencyLine {
     /// The frame's id.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Its label (dataset class index).
     #[serde(default)]
-    pub truth: usize,
+    pub(crate) truth: usize,
     /// The unoccluded true-class probability.
     #[serde(default)]
-    pub p_true: f64,
+    pub(crate) p_true: f64,
     /// [`Alignment::iou`].
     #[serde(default)]
-    pub iou: f64,
+    pub(crate) iou: f64,
     /// [`Alignment::dice`].
     #[serde(default)]
-    pub dice: f64,
+    pub(crate) dice: f64,
     /// [`Alignment::delta_density`].
     #[serde(default)]
-    pub delta_density: Option<f64>,
+    pub(crate) delta_density: Option<f64>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the pass writes into the run directory: a line per frame in `saliency.jsonl`, and with

@@ -56,77 +56,77 @@ impl ChallengeTally {
 /// [`ChallengeEntry::extra`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ChallengeEntry {
+pub(crate) struct ChallengeEntry {
     /// Whether the pass had foregrounds and backgrounds to composite.
-    pub applicable: bool,
+    pub(crate) applicable: bool,
     /// Why it did not apply (or did not run: the main pass did not complete).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// [`ChallengeTally::foregrounds`] (not applicable: the foregrounds kept, 0).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub foregrounds: Option<u64>,
+    pub(crate) foregrounds: Option<u64>,
     /// [`ChallengeTally::vulnerable`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vulnerable: Option<u64>,
+    pub(crate) vulnerable: Option<u64>,
     /// [`ChallengeTally::backgrounds`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub backgrounds: Option<u64>,
+    pub(crate) backgrounds: Option<u64>,
     /// [`ChallengeTally::composites`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub composites: Option<u64>,
+    pub(crate) composites: Option<u64>,
     /// [`ChallengeTally::failed`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<u64>,
+    pub(crate) failed: Option<u64>,
     /// [`ChallengeTally::undecided`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<u64>,
+    pub(crate) undecided: Option<u64>,
     /// Foregrounds × backgrounds: the composites without early stops.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub upper_bound: Option<u64>,
+    pub(crate) upper_bound: Option<u64>,
     /// [`ChallengeTally::complete`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
+    pub(crate) complete: Option<bool>,
     /// [`ChallengeTally::accuracy`], null without foregrounds.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub accuracy: Option<Option<f64>>,
+    pub(crate) accuracy: Option<Option<f64>>,
     /// Where the backgrounds came from (the IN-9 release's only_bg_t, or the stream's pool).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub background_source: Option<String>,
+    pub(crate) background_source: Option<String>,
     /// Whether the bounds sampled the candidates (foregrounds or backgrounds left out).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<bool>,
+    pub(crate) sampled: Option<bool>,
     /// Masked, labelled frames seen (the foregrounds are sampled from them).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidates: Option<u64>,
+    pub(crate) candidates: Option<u64>,
     /// Masks that could not serve (empty, or all foreground).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unusable_masks: Option<u64>,
+    pub(crate) unusable_masks: Option<u64>,
     /// Wall time of the pass.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
+    pub(crate) seconds: Option<f64>,
     /// Compositing and normalising per composite, milliseconds (null without composites).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub composite_ms: Option<Option<f64>>,
+    pub(crate) composite_ms: Option<Option<f64>>,
     /// Engine time per composite, milliseconds (null without composites).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub infer_ms: Option<Option<f64>>,
+    pub(crate) infer_ms: Option<Option<f64>>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl ChallengeEntry {
     /// The entry of a pass that did not apply, saying why.
-    pub fn not_applicable(reason: impl Into<String>) -> Self {
+    pub(crate) fn not_applicable(reason: impl Into<String>) -> Self {
         Self {
             reason: Some(reason.into()),
             ..Self::default()

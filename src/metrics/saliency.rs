@@ -114,62 +114,62 @@ pub(crate) fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
 /// written back with its own keys; unknown fields are kept, in order, in [`SaliencyEntry::extra`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct SaliencyEntry {
+pub(crate) struct SaliencyEntry {
     /// Whether the pass had masked, labelled frames to explain.
-    pub applicable: bool,
+    pub(crate) applicable: bool,
     /// Why it did not apply (or did not run: the main pass did not complete).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// How the maps were made (`occlusion`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// Frames explained ([`AlignmentMeans::frames`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub frames: Option<u64>,
+    pub(crate) frames: Option<u64>,
     /// Mean IoU of map and mask ([`AlignmentMeans::iou`]), null without frames.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub iou: Option<Option<f64>>,
+    pub(crate) iou: Option<Option<f64>>,
     /// Mean Dice ([`AlignmentMeans::dice`]), null without frames.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub dice: Option<Option<f64>>,
+    pub(crate) dice: Option<Option<f64>>,
     /// Mean Δ saliency density ([`AlignmentMeans::delta_density`]), null without a frame that has one.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub delta_density: Option<Option<f64>>,
+    pub(crate) delta_density: Option<Option<f64>>,
     /// The occluding square's side, model-view pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch: Option<u32>,
+    pub(crate) patch: Option<u32>,
     /// The step between its positions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stride: Option<u32>,
+    pub(crate) stride: Option<u32>,
     /// Positions per frame (a frame costs one inference more: unoccluded).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub positions: Option<u64>,
+    pub(crate) positions: Option<u64>,
     /// Inferences the pass ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub inferences: Option<u64>,
+    pub(crate) inferences: Option<u64>,
     /// Whether every kept frame was explained (false when interrupted).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
+    pub(crate) complete: Option<bool>,
     /// Wall time of the pass.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
+    pub(crate) seconds: Option<f64>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl SaliencyEntry {
     /// The entry of a pass that did not apply, saying why.
-    pub fn not_applicable(reason: impl Into<String>) -> Self {
+    pub(crate) fn not_applicable(reason: impl Into<String>) -> Self {
         Self {
             reason: Some(reason.into()),
             ..Self::default()
