@@ -50,7 +50,7 @@ pub struct ApplyRequest {
 
 /// The image format the extension of `path` asks for: PNG, BMP, TIFF or WebP (lossless), PNG
 /// without an extension; a lossy or unknown one is an error naming the file and the fix.
-pub fn output_format(path: &Path) -> anyhow::Result<image::ImageFormat> {
+fn output_format(path: &Path) -> anyhow::Result<image::ImageFormat> {
     use image::ImageFormat;
     let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
         return Ok(ImageFormat::Png);

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 /// The environment variable that moves the cache, as `scripts/assets.sh` reads it.
-pub const CACHE_ENV: &str = "ROBUSTREAM_CACHE";
+const CACHE_ENV: &str = "ROBUSTREAM_CACHE";
 
 /// The asset folders, in the order they are tried: `assets/` under the working directory,
 /// `assets/` of the repository a `target/<profile>/robustream` (or `…/deps/…` test) binary was
@@ -31,7 +31,7 @@ pub fn dirs() -> Vec<PathBuf> {
 }
 
 /// `relative` under each of [`dirs`], in order (e.g. `lib/libonnxruntime.so`, `frost`).
-pub fn candidates(relative: &str) -> Vec<PathBuf> {
+pub(crate) fn candidates(relative: &str) -> Vec<PathBuf> {
     dirs().into_iter().map(|d| d.join(relative)).collect()
 }
 

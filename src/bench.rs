@@ -90,7 +90,7 @@ pub enum Mode {
 
 impl Mode {
     /// The mode's name on the command line and in the JSON report.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Self::SingleStream => "single-stream",
             Self::MultiStream => "multi-stream",
@@ -101,7 +101,7 @@ impl Mode {
 
     /// Samples per inference for a requested `--batch`: 1 in single-stream and paced, `batch` (at
     /// least 1) in multi-stream (samples per query) and offline.
-    pub fn batch(self, batch: usize) -> usize {
+    fn batch(self, batch: usize) -> usize {
         match self {
             Self::SingleStream | Self::Paced => 1,
             Self::MultiStream | Self::Offline => batch.max(1),
@@ -111,7 +111,7 @@ impl Mode {
 
 /// The highest `--fps` taken: a period of 1 µs. Above it the schedule's slots would be closer
 /// than the clock and the sleep can tell apart.
-pub const MAX_FPS: f64 = 1_000_000.0;
+const MAX_FPS: f64 = 1_000_000.0;
 
 /// Flags of a bench that disagree: a usage error (the binary exits 2), found before anything loads.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -163,7 +163,7 @@ pub fn settle_fps(mode: Mode, fps: Option<&str>) -> Result<Option<f64>, UsageErr
 }
 
 /// [`settle_fps`] for a number: `Some` in (0, [`MAX_FPS`]] with paced, `None` with other modes.
-pub fn check_fps(mode: Mode, fps: Option<f64>) -> Result<Option<f64>, UsageError> {
+fn check_fps(mode: Mode, fps: Option<f64>) -> Result<Option<f64>, UsageError> {
     match (mode, fps) {
         (Mode::Paced, None) => Err(UsageError::FpsMissing),
         (Mode::Paced, Some(f)) if f.is_finite() && f > 0.0 && f <= MAX_FPS => Ok(Some(f)),
@@ -212,31 +212,31 @@ pub struct BenchRequest {
 }
 /// Exact latency statistics of one series, milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Stats {
+pub(crate) struct Stats {
     /// Number of values.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Smallest, ms.
-    pub min: f64,
+    pub(crate) min: f64,
     /// Arithmetic mean, ms.
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// Median (nearest rank), ms.
-    pub median: f64,
+    pub(crate) median: f64,
     /// 90th percentile (nearest rank), ms.
-    pub p90: f64,
+    pub(crate) p90: f64,
     /// 95th percentile, ms.
-    pub p95: f64,
+    pub(crate) p95: f64,
     /// 99th percentile, ms.
-    pub p99: f64,
+    pub(crate) p99: f64,
     /// Largest, ms.
-    pub max: f64,
+    pub(crate) max: f64,
     /// Standard deviation over the mean (0 for fewer than two values).
-    pub cv: f64,
+    pub(crate) cv: f64,
 }
 
 impl Stats {
     /// The statistics of `values` (ms); all zero for an empty series. Quantile q is the value of rank
     /// ⌈q·n⌉ (1-based) in sorted order — the nearest-rank definition MLPerf uses for its percentiles.
-    pub fn of(values: &[f64]) -> Self {
+    fn of(values: &[f64]) -> Self {
         if values.is_empty() {
             return Self::default();
         }
@@ -269,169 +269,169 @@ impl Stats {
 
 /// Host preprocessing measured on all cores before the timed loop.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Preprocessing {
+pub(crate) struct Preprocessing {
     /// Worker threads (rayon's pool: one per core by default).
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Samples prepared.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Samples per second over all threads.
-    pub samples_per_s: f64,
+    pub(crate) samples_per_s: f64,
     /// Model view + normalisation of one sample, ms.
-    pub per_sample_ms: Stats,
+    pub(crate) per_sample_ms: Stats,
 }
 
 /// Whether a result is long and steady enough to quote.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Trust {
+pub(crate) struct Trust {
     /// MLPerf's minimum samples for this scenario (1,024 queries of one sample single-stream; 24,576
     /// samples offline for image classification; 662 queries multi-stream, as samples: 662 ×
     /// `batch`; paced is held to multi-stream's 662).
-    pub mlperf_min_samples: u64,
+    pub(crate) mlperf_min_samples: u64,
     /// MLPerf's minimum queries where the scenario counts queries (1,024 single-stream, 662
     /// multi-stream and paced; `null` offline, whose one query holds all its samples).
-    pub mlperf_min_queries: Option<u64>,
+    pub(crate) mlperf_min_queries: Option<u64>,
     /// MLPerf's minimum duration, seconds (600 in every scenario).
-    pub mlperf_min_duration_s: f64,
+    pub(crate) mlperf_min_duration_s: f64,
     /// Both minimums met.
-    pub meets_mlperf_minimums: bool,
+    pub(crate) meets_mlperf_minimums: bool,
     /// What makes the figures less than trustworthy (empty when nothing does).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// The figure of merit of a bench's mode, as one value.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct FigureOfMerit {
+pub(crate) struct FigureOfMerit {
     /// What it is (`p90 latency of a sample`, `p99 latency of a query`, `samples per second`,
     /// `p99 latency from the scheduled issue`).
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Its value.
-    pub value: f64,
+    pub(crate) value: f64,
     /// Its unit (`ms`, `samples/s`).
-    pub unit: &'static str,
+    pub(crate) unit: &'static str,
 }
 
 /// Paced mode's schedule and what became of it (see the module docs for the rules).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct PacedReport {
+pub(crate) struct PacedReport {
     /// 99th-percentile latency of a sample from its scheduled issue time to its result, ms (the
     /// figure of merit; `latency_ms.p99`).
-    pub p99_latency_ms: f64,
+    pub(crate) p99_latency_ms: f64,
     /// Slots skipped because they had passed by more than one period when the bench was ready for
     /// them (frames a camera would drop); in no latency.
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// Issued samples that started after their slot (the previous sample ran past it).
-    pub late: u64,
+    pub(crate) late: u64,
     /// Samples issued per second.
-    pub fps: f64,
+    pub(crate) fps: f64,
     /// The period between slots, ms.
-    pub period_ms: f64,
+    pub(crate) period_ms: f64,
     /// Slots of the timed run: issued samples + dropped.
-    pub slots: u64,
+    pub(crate) slots: u64,
     /// How late the late samples started (start − slot; under one period), ms; `n` = `late`.
-    pub late_ms: Stats,
+    pub(crate) late_ms: Stats,
     /// How long after its slot each sample that waited for it started (the sleep's wake-up), ms.
-    pub wake_ms: Stats,
+    pub(crate) wake_ms: Stats,
     /// The engine's idle time before each inference, from the previous inference's end to this
     /// one's start (the wait for the slot and this sample's host preprocessing), ms.
-    pub idle_gap_ms: Stats,
+    pub(crate) idle_gap_ms: Stats,
 }
 
 /// Multi-stream mode's queries.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct MultiStreamReport {
+pub(crate) struct MultiStreamReport {
     /// 99th-percentile latency of a query, from its issue to its last result (host preprocessing of
     /// its samples + one batched inference), ms (the figure of merit; `latency_ms.p99`).
-    pub p99_query_latency_ms: f64,
+    pub(crate) p99_query_latency_ms: f64,
     /// Samples per query (`--batch`; MLPerf's is 8).
-    pub samples_per_query: usize,
+    pub(crate) samples_per_query: usize,
     /// Timed queries.
-    pub queries: u64,
+    pub(crate) queries: u64,
 }
 
 /// The result of a bench (also its `--json` form).
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
     /// The mode's figure of merit.
-    pub figure_of_merit: FigureOfMerit,
+    pub(crate) figure_of_merit: FigureOfMerit,
     /// The model description file.
-    pub model: String,
+    pub(crate) model: String,
     /// The engine line (runtime, provider, threads, batch sizes).
-    pub engine: String,
+    pub(crate) engine: String,
     /// The issue pattern.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Samples per inference (per query in multi-stream).
-    pub batch: usize,
+    pub(crate) batch: usize,
     /// The frame every sample is made from and its size.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Timed iterations (inferences; queries in multi-stream; issued samples in paced).
-    pub iterations: u64,
+    pub(crate) iterations: u64,
     /// Samples processed in timed iterations (iterations × batch).
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// Wall time of the timed iterations, seconds (paced: from the first timed slot to the last
     /// result).
-    pub wall_s: f64,
+    pub(crate) wall_s: f64,
     /// Inferences per second.
-    pub throughput_qps: f64,
+    pub(crate) throughput_qps: f64,
     /// Samples per second (MLPerf offline's figure of merit).
-    pub samples_per_s: f64,
+    pub(crate) samples_per_s: f64,
     /// Per iteration, ms: single-stream host preprocessing + inference (the latency of one sample,
     /// whose p90 is MLPerf single-stream's figure of merit); multi-stream the same for a query of
     /// `batch` samples (p99: its figure of merit); offline the inference of a batch; paced from the
     /// sample's scheduled issue time to its result (p99: its figure of merit).
-    pub latency_ms: Stats,
+    pub(crate) latency_ms: Stats,
     /// Per iteration: model view + normalisation on the host, ms (single-stream and paced one
     /// sample, multi-stream the query's samples; offline prepares its inputs before timing, see
     /// `preprocess`).
-    pub host_preprocess_ms: Option<Stats>,
+    pub(crate) host_preprocess_ms: Option<Stats>,
     /// Per iteration: ONNX Runtime's run (for GPU providers including its host↔device copies), ms.
-    pub inference_ms: Stats,
+    pub(crate) inference_ms: Stats,
     /// Host→device, compute, device→host split: not exposed by ONNX Runtime (always `null`).
-    pub h2d_compute_d2h_ms: Option<[Stats; 3]>,
+    pub(crate) h2d_compute_d2h_ms: Option<[Stats; 3]>,
     /// Paced mode's schedule: dropped and late samples, idle gaps (`null` in the other modes).
-    pub paced: Option<PacedReport>,
+    pub(crate) paced: Option<PacedReport>,
     /// Multi-stream mode's queries (`null` in the other modes).
-    pub multi_stream: Option<MultiStreamReport>,
+    pub(crate) multi_stream: Option<MultiStreamReport>,
     /// Warm-up iterations run before timing.
-    pub warmup_iterations: u64,
+    pub(crate) warmup_iterations: u64,
     /// The first run at each batch size (the provider's one-off tuning), ms.
-    pub engine_warmup_ms: BTreeMap<String, f64>,
+    pub(crate) engine_warmup_ms: BTreeMap<String, f64>,
     /// Host preprocessing throughput on all cores, measured before timing.
-    pub preprocess: Preprocessing,
+    pub(crate) preprocess: Preprocessing,
     /// Process CPU use over the timed iterations.
-    pub cpu: Option<CpuUse>,
+    pub(crate) cpu: Option<CpuUse>,
     /// Whether the result is long and steady enough to quote.
-    pub trust: Trust,
+    pub(crate) trust: Trust,
     /// Where it ran.
-    pub machine: Machine,
+    pub(crate) machine: Machine,
     /// robustream's version.
-    pub robustream: String,
+    pub(crate) robustream: String,
     /// ONNX Runtime's version and build line.
-    pub onnxruntime: String,
+    pub(crate) onnxruntime: String,
     /// When the timed iterations started, seconds since the Unix epoch, and as UTC.
-    pub started_unix: u64,
+    pub(crate) started_unix: u64,
     /// The same, `YYYY-MM-DDTHH:MM:SSZ`.
-    pub started_utc: String,
+    pub(crate) started_utc: String,
 }
 
 /// MLPerf's minimum duration of a performance run (`*.SingleStream.min_duration`,
 /// `*.MultiStream.min_duration` and `*.Offline.min_duration` = 600000 ms in MLCommons
 /// `loadgen/mlperf.conf`).
-pub const MLPERF_MIN_DURATION_S: f64 = 600.0;
+const MLPERF_MIN_DURATION_S: f64 = 600.0;
 /// MLPerf single-stream's minimum query count (the inference rules; LoadGen's default).
-pub const MLPERF_SINGLE_STREAM_MIN_QUERIES: u64 = 1024;
+const MLPERF_SINGLE_STREAM_MIN_QUERIES: u64 = 1024;
 /// MLPerf multi-stream's minimum query count (`*.MultiStream.min_query_count = 662` in
 /// `loadgen/mlperf.conf`); paced mode, also judged by a 99th percentile, is held to it too.
-pub const MLPERF_MULTI_STREAM_MIN_QUERIES: u64 = 662;
+const MLPERF_MULTI_STREAM_MIN_QUERIES: u64 = 662;
 /// MLPerf multi-stream's samples per query (`*.MultiStream.samples_per_query = 8` in
 /// `loadgen/mlperf.conf`; "8" in the inference rules' scenario table): `--batch`'s default.
-pub const MLPERF_MULTI_STREAM_SAMPLES_PER_QUERY: usize = 8;
+const MLPERF_MULTI_STREAM_SAMPLES_PER_QUERY: usize = 8;
 /// MLPerf offline's minimum sample count for image classification (`resnet50.Offline.min_query_count`
 /// in `loadgen/mlperf.conf`).
-pub const MLPERF_OFFLINE_MIN_SAMPLES: u64 = 24_576;
+const MLPERF_OFFLINE_MIN_SAMPLES: u64 = 24_576;
 /// Above this coefficient of variation of the inference time a result is flagged as noisy.
-pub const NOISY_CV: f64 = 0.10;
+const NOISY_CV: f64 = 0.10;
 /// Below this many timed iterations the tail percentiles (p99) rest on too few values.
-pub const FEW_ITERATIONS: u64 = 100;
+const FEW_ITERATIONS: u64 = 100;
 
 /// The engine and buffers of a bench, and the host work of one iteration.
 struct Bench<'a> {
@@ -851,19 +851,19 @@ fn paced(bench: &mut Bench, req: &BenchRequest, fps: f64) -> anyhow::Result<Time
 }
 /// The machine a bench ran on (read from `/proc` and `/etc/os-release` where present).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// Host name.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
     /// CPU model.
-    pub cpu: Option<String>,
+    pub(crate) cpu: Option<String>,
     /// Cores available to the process.
-    pub cores: usize,
+    pub(crate) cores: usize,
     /// Memory, GiB.
-    pub memory_gib: Option<f64>,
+    pub(crate) memory_gib: Option<f64>,
     /// Operating system.
-    pub os: Option<String>,
+    pub(crate) os: Option<String>,
     /// Kernel release.
-    pub kernel: Option<String>,
+    pub(crate) kernel: Option<String>,
 }
 
 /// Model view + normalisation of the bench frame on every thread of rayon's pool, for at least
@@ -994,7 +994,7 @@ fn judge(mode: Mode, batch: usize, iterations: u64, wall_s: f64, inference: &Sta
 
 impl Machine {
     /// This machine, as far as `/proc` and `/etc/os-release` say.
-    pub fn this() -> Self {
+    fn this() -> Self {
         let read = |p: &str| std::fs::read_to_string(p).ok();
         let field = |text: &Option<String>, key: &str| {
             text.as_ref()?.lines().find_map(|l| {

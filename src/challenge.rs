@@ -73,18 +73,18 @@ use crate::source::{Source, SourceError, in9};
 use crate::view::{MaskResize, ModelView};
 
 /// The file of per-foreground challenge lines in the run directory.
-pub const CHALLENGE_JSONL: &str = "challenge.jsonl";
+pub(crate) const CHALLENGE_JSONL: &str = "challenge.jsonl";
 
 /// `[challenge]` of a run config (CLI `--challenge` sets `enabled`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct ChallengeConfig {
+pub(crate) struct ChallengeConfig {
     /// Run the challenge after the main pass.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// Most foregrounds kept (the smallest keyed ranks among the frames with a mask and a truth).
-    pub foregrounds: usize,
+    pub(crate) foregrounds: usize,
     /// Most backgrounds used (all classes).
-    pub backgrounds: usize,
+    pub(crate) backgrounds: usize,
 }
 
 impl Default for ChallengeConfig {
@@ -99,7 +99,7 @@ impl Default for ChallengeConfig {
 
 impl ChallengeConfig {
     /// Checks the bounds; the message names the key.
-    pub fn validate(&self) -> Result<(), ChallengeConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), ChallengeConfigError> {
         if self.foregrounds == 0 || self.backgrounds == 0 {
             return Err(ChallengeConfigError::ZeroCount);
         }
@@ -117,15 +117,15 @@ pub enum ChallengeConfigError {
 
 /// One kept foreground at the model's view.
 #[derive(Debug, Clone)]
-pub struct Foreground {
+pub(crate) struct Foreground {
     /// Frame id.
-    pub id: String,
+    pub(crate) id: String,
     /// Truth in the dataset label space.
-    pub truth: usize,
+    pub(crate) truth: usize,
     /// The frame at the model's view.
-    pub image: RgbImage,
+    pub(crate) image: RgbImage,
     /// Its mask through the same geometry (non-zero = object).
-    pub mask: GrayImage,
+    pub(crate) mask: GrayImage,
     /// Offer index (source order among candidates).
     order: u64,
     /// Its keyed rank in the sample that kept it ([`rank`]).
@@ -133,13 +133,13 @@ pub struct Foreground {
 }
 
 /// The salt of the challenge's foreground ranks ([`rank`]).
-pub const FOREGROUND_SALT: &str = "challenge/foreground";
+pub(crate) const FOREGROUND_SALT: &str = "challenge/foreground";
 /// The salt of the saliency pass's frame ranks ([`rank`]).
-pub const SALIENCY_SALT: &str = "saliency/frame";
+pub(crate) const SALIENCY_SALT: &str = "saliency/frame";
 
 /// The keyed rank of frame `id` in a [`BottomK`] sample salted `salt`: `RngKey::new(seed, id,
 /// salt).0`. The `k` candidates with the smallest ranks (ties by source order) are the sample.
-pub fn rank(seed: u64, id: &str, salt: &str) -> u64 {
+pub(crate) fn rank(seed: u64, id: &str, salt: &str) -> u64 {
     RngKey::new(seed, id, salt).0
 }
 
@@ -149,7 +149,7 @@ pub fn rank(seed: u64, id: &str, salt: &str) -> u64 {
 /// parts' bottom `k`s, so each shard of a run keeps its own and `robustream merge` keeps the
 /// smallest ranks of their lines (docs/deploy.md#post-passes-in-shards).
 #[derive(Debug)]
-pub struct BottomK {
+struct BottomK {
     capacity: usize,
     seed: u64,
     salt: &'static str,
@@ -162,7 +162,7 @@ pub struct BottomK {
 impl BottomK {
     /// An empty sample of at most `capacity` (≥ 1) foregrounds; `salt` separates the ranks of
     /// different samples over the same frames.
-    pub fn new(capacity: usize, seed: u64, salt: &'static str) -> Self {
+    fn new(capacity: usize, seed: u64, salt: &'static str) -> Self {
         Self {
             capacity: capacity.max(1),
             seed,
@@ -176,7 +176,7 @@ impl BottomK {
     /// Counts one more candidate with frame id `id` and says which slot it takes, if any (a free
     /// one, or the one holding the largest rank when this candidate's is smaller); the caller then
     /// [`BottomK::place`]s it.
-    pub fn decide(&mut self, id: &str) -> Option<usize> {
+    fn decide(&mut self, id: &str) -> Option<usize> {
         self.seen += 1;
         self.last_rank = rank(self.seed, id, self.salt);
         if self.slots.len() < self.capacity {
@@ -193,7 +193,7 @@ impl BottomK {
     }
 
     /// Puts a foreground into the slot [`BottomK::decide`] gave.
-    pub fn place(&mut self, slot: usize, id: &str, truth: usize, image: RgbImage, mask: GrayImage) {
+    fn place(&mut self, slot: usize, id: &str, truth: usize, image: RgbImage, mask: GrayImage) {
         let fg = Foreground {
             id: id.to_string(),
             truth,
@@ -210,12 +210,12 @@ impl BottomK {
     }
 
     /// Candidates offered so far.
-    pub fn seen(&self) -> u64 {
+    fn seen(&self) -> u64 {
         self.seen
     }
 
     /// The kept foregrounds in source order.
-    pub fn into_foregrounds(self) -> Vec<Foreground> {
+    fn into_foregrounds(self) -> Vec<Foreground> {
         let mut v = self.slots;
         v.sort_by_key(|f| f.order);
         v
@@ -224,38 +224,38 @@ impl BottomK {
 
 /// One challenge background at the model's view.
 #[derive(Debug, Clone)]
-pub struct Background {
+pub(crate) struct Background {
     /// Where it came from: the pool frame's id, or `only_bg_t/<class>/<file>` of an IN-9 release.
-    pub id: String,
+    pub(crate) id: String,
     /// Pixels at the model's input size.
-    pub image: RgbImage,
+    pub(crate) image: RgbImage,
 }
 
 /// What the post passes keep during the main pass, and where the frames come from.
 #[derive(Debug, Clone, Copy)]
-pub struct Keep<'a> {
+pub(crate) struct Keep<'a> {
     /// `[challenge]`.
-    pub challenge: &'a ChallengeConfig,
+    pub(crate) challenge: &'a ChallengeConfig,
     /// Frames the saliency pass keeps; `None` without a saliency pass.
-    pub saliency_frames: Option<usize>,
+    pub(crate) saliency_frames: Option<usize>,
     /// The rule the saliency pass's masks are brought to the model's view by (the saliency pass
     /// says which; post.rs passes it on).
-    pub saliency_mask: MaskResize,
+    pub(crate) saliency_mask: MaskResize,
     /// The root of the run's source when it is an IN-9 release (its kind settled with the config):
     /// the release brings its own masks and backgrounds.
-    pub in9_root: Option<&'a Path>,
+    pub(crate) in9_root: Option<&'a Path>,
     /// Run seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
-    pub pool: usize,
+    pub(crate) pool: usize,
     /// The run's shard: only its frames are foregrounds and saliency frames; every frame read
     /// feeds the pool of backgrounds (docs/deploy.md#post-passes-in-shards).
-    pub shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
 }
 
 /// What the post passes keep while the main pass runs (filled on the source thread, in source
 /// order, through [`KeepingSource`]).
-pub struct Harvest {
+pub(crate) struct Harvest {
     view: ModelView,
     /// `fg_mask/val` of an IN-9 release read in stored mode (masks are not attached then).
     in9_masks: Option<PathBuf>,
@@ -280,7 +280,7 @@ impl std::fmt::Debug for Harvest {
 }
 
 /// A shared [`Harvest`].
-pub type SharedHarvest = Arc<Mutex<Harvest>>;
+pub(crate) type SharedHarvest = Arc<Mutex<Harvest>>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic elsewhere while holding the lock leaves consistent data here (whole-value updates).
@@ -290,7 +290,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Harvest {
     /// What `keep` asks the post passes to keep, or `None` when neither the challenge nor the
     /// saliency pass is enabled.
-    pub fn for_run(keep: &Keep, model: &ModelDesc) -> Option<Self> {
+    pub(crate) fn for_run(keep: &Keep, model: &ModelDesc) -> Option<Self> {
         if !keep.challenge.enabled && keep.saliency_frames.is_none() {
             return None;
         }
@@ -333,12 +333,12 @@ impl Harvest {
 
     /// Whether the keeper needs the frames other shards evaluate: its challenge draws backgrounds
     /// from the stream's pool, which in one run sees every frame.
-    pub fn needs_every_frame(&self) -> bool {
+    pub(crate) fn needs_every_frame(&self) -> bool {
         matches!(self.challenge, Some((_, Some(_))))
     }
 
     /// Offers one frame read by the source (call in source order).
-    pub fn offer(&mut self, frame: &Frame) {
+    fn offer(&mut self, frame: &Frame) {
         let stored = frame.variant.as_deref();
         if stored.is_some_and(|k| k != crate::key::CLEAN) {
             return; // a stored variation is neither a foreground nor a pool frame
@@ -447,7 +447,7 @@ impl Harvest {
     }
 
     /// The saliency pass's frames (empty when it is off), in source order.
-    pub fn take_saliency(&mut self) -> Vec<Foreground> {
+    pub(crate) fn take_saliency(&mut self) -> Vec<Foreground> {
         self.saliency
             .take()
             .map(BottomK::into_foregrounds)
@@ -457,7 +457,7 @@ impl Harvest {
     /// The challenge's foregrounds and backgrounds (at most `bound`, see the module docs), with a
     /// description of where the backgrounds came from and how many were available before the bound;
     /// `None` when the challenge is off.
-    pub fn take_challenge(
+    pub(crate) fn take_challenge(
         &mut self,
         model: &ModelDesc,
         seed: u64,
@@ -530,17 +530,17 @@ impl Harvest {
     }
 
     /// Labelled frames whose mask could not be used.
-    pub fn unusable_masks(&self) -> u64 {
+    pub(crate) fn unusable_masks(&self) -> u64 {
         self.unusable_masks
     }
 
     /// Candidate foregrounds the challenge's sample saw.
-    pub fn challenge_candidates(&self) -> u64 {
+    pub(crate) fn challenge_candidates(&self) -> u64 {
         self.challenge.as_ref().map_or(0, |(r, _)| r.seen())
     }
 
     /// Why no frame qualified, for the not-applicable message.
-    pub fn no_foreground_reason(&self) -> String {
+    pub(crate) fn no_foreground_reason(&self) -> String {
         let mut why = "no frame with a foreground mask and a truth".to_string();
         if self.unlabelled_masks > 0 {
             why += &format!(
@@ -607,14 +607,14 @@ fn keep_ranked<T>(items: Vec<T>, seed: u64, bound: usize, id: impl Fn(&T) -> &st
 
 /// A source that hands every frame it yields to a [`Harvest`] first (in source order, on the
 /// pipeline's source thread). Frames pass through unchanged.
-pub struct KeepingSource {
+pub(crate) struct KeepingSource {
     inner: Box<dyn Source>,
     harvest: SharedHarvest,
 }
 
 impl KeepingSource {
     /// Wraps `inner`.
-    pub fn new(inner: Box<dyn Source>, harvest: SharedHarvest) -> Self {
+    pub(crate) fn new(inner: Box<dyn Source>, harvest: SharedHarvest) -> Self {
         Self { inner, harvest }
     }
 }
@@ -688,7 +688,7 @@ impl Engine for SharedEngine {
 
 /// A challenge pass failure.
 #[derive(Debug, thiserror::Error)]
-pub enum ChallengeError {
+pub(crate) enum ChallengeError {
     /// The engine failed.
     #[error("challenge: {0}")]
     Engine(#[from] EngineError),
@@ -713,72 +713,72 @@ pub enum ChallengeError {
 /// [`evaluate`], read back by `robustream merge`; a field a line of an older format lacks reads as
 /// its default, and one this robustream does not know is kept in [`ChallengeLine::extra`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChallengeLine {
+pub(crate) struct ChallengeLine {
     /// The foreground's frame id.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Its label (dataset class index).
     #[serde(default)]
-    pub truth: usize,
+    pub(crate) truth: usize,
     /// Whether a scored composite fooled the model.
     #[serde(default)]
-    pub vulnerable: bool,
+    pub(crate) vulnerable: bool,
     /// Whether it was left undecided ([`ChallengeTally::undecided`]).
     #[serde(default)]
-    pub undecided: bool,
+    pub(crate) undecided: bool,
     /// Composites evaluated.
     #[serde(default)]
-    pub composites: u64,
+    pub(crate) composites: u64,
     /// Of those, composites whose output row could not be scored.
     #[serde(default)]
-    pub failed: u64,
+    pub(crate) failed: u64,
     /// The background that fooled it.
     #[serde(default)]
-    pub fooled_by: Option<String>,
+    pub(crate) fooled_by: Option<String>,
     /// The wrong prediction (dataset class, −1 unmapped).
     #[serde(default)]
-    pub pred: Option<i64>,
+    pub(crate) pred: Option<i64>,
     /// The model class behind it.
     #[serde(default)]
-    pub model_class: Option<usize>,
+    pub(crate) model_class: Option<usize>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the challenge pass measured.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChallengeReport {
+pub(crate) struct ChallengeReport {
     /// The counts ([`ChallengeTally`]).
-    pub tally: ChallengeTally,
+    pub(crate) tally: ChallengeTally,
     /// Wall time of the pass, seconds.
-    pub seconds: f64,
+    pub(crate) seconds: f64,
     /// Time spent compositing and normalising, milliseconds in all.
-    pub composite_ms: f64,
+    pub(crate) composite_ms: f64,
     /// Time spent in the engine, milliseconds in all.
-    pub infer_ms: f64,
+    pub(crate) infer_ms: f64,
 }
 
 /// The settings of one challenge pass.
-pub struct ChallengeRun<'a> {
+pub(crate) struct ChallengeRun<'a> {
     /// The model's description (input size, layout, normalisation, output kind).
-    pub model: &'a ModelDesc,
+    pub(crate) model: &'a ModelDesc,
     /// Model classes → dataset labels.
-    pub class_map: &'a ClassMap,
+    pub(crate) class_map: &'a ClassMap,
     /// Run seed (background order).
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Composites per engine batch (≥ 1).
-    pub batch: usize,
+    pub(crate) batch: usize,
     /// Where the per-foreground lines go.
-    pub jsonl: &'a Path,
+    pub(crate) jsonl: &'a Path,
     /// No progress lines.
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// `--strict`: an output row that cannot be scored fails the pass (otherwise it is counted in
     /// [`ChallengeTally::failed`] with a warning line per foreground, and not scored).
-    pub strict: bool,
+    pub(crate) strict: bool,
 }
 
 /// The keyed order in which foreground `id` visits `n` backgrounds (Fisher–Yates).
-pub fn background_order(seed: u64, id: &str, n: usize) -> Vec<usize> {
+fn background_order(seed: u64, id: &str, n: usize) -> Vec<usize> {
     let mut rng = RngKey::new(seed, id, "challenge/order").rng();
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
@@ -790,7 +790,7 @@ pub fn background_order(seed: u64, id: &str, n: usize) -> Vec<usize> {
 
 /// Writes the composite `bg·(1−m) + m·fg` (binary `m`: non-zero = foreground) into `out`, all three
 /// images of one size. docs/in9.md#challenge-accuracy with a 0/1 mask, in u8.
-pub fn composite(fg: &RgbImage, mask: &GrayImage, bg: &RgbImage, out: &mut RgbImage) {
+fn composite(fg: &RgbImage, mask: &GrayImage, bg: &RgbImage, out: &mut RgbImage) {
     debug_assert_eq!(fg.dimensions(), bg.dimensions());
     debug_assert_eq!(fg.dimensions(), mask.dimensions());
     if out.dimensions() != fg.dimensions() {
@@ -809,7 +809,7 @@ pub fn composite(fg: &RgbImage, mask: &GrayImage, bg: &RgbImage, out: &mut RgbIm
 
 /// Runs the challenge over `foregrounds` × `backgrounds` (module docs), writing `challenge.jsonl`
 /// and progress lines; stops between batches when `stop` is raised.
-pub fn evaluate(
+pub(crate) fn evaluate(
     run: &ChallengeRun<'_>,
     engine: &mut dyn Engine,
     foregrounds: &[Foreground],

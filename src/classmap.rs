@@ -168,7 +168,7 @@ impl ClassMap {
     }
 
     /// Reads and validates a class map file (format in the module docs).
-    pub fn from_file(path: &Path) -> Result<Self, ClassMapError> {
+    fn from_file(path: &Path) -> Result<Self, ClassMapError> {
         let text =
             crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
                 ClassMapError::Io {
@@ -180,7 +180,7 @@ impl ClassMap {
     }
 
     /// Parses and validates class map JSON; `path` is only used in messages.
-    pub fn from_json(text: &str, path: &Path) -> Result<Self, ClassMapError> {
+    pub(crate) fn from_json(text: &str, path: &Path) -> Result<Self, ClassMapError> {
         let path_buf = || path.to_path_buf();
         let raw: RawClassMap =
             serde_json::from_str(text).map_err(|source| ClassMapError::Json {
@@ -228,7 +228,7 @@ impl ClassMap {
     }
 
     /// Checks that every key of the map is a class of a model with `model_classes` outputs.
-    pub fn check_model_classes(&self, model_classes: usize) -> Result<(), ClassMapError> {
+    pub(crate) fn check_model_classes(&self, model_classes: usize) -> Result<(), ClassMapError> {
         match self.map.keys().next_back() {
             Some(&last) if last >= model_classes => Err(ClassMapError::KeyOutOfRange {
                 path: self
@@ -253,12 +253,13 @@ impl ClassMap {
     }
 
     /// The file the map was read from (`None` for built-in maps).
-    pub fn source(&self) -> Option<&Path> {
+    #[cfg(test)]
+    fn source(&self) -> Option<&Path> {
         self.source.as_deref()
     }
 
     /// The stored prediction for a model top-1: its dataset class, or -1 when unmapped.
-    pub fn pred(&self, top1: usize) -> i64 {
+    pub(crate) fn pred(&self, top1: usize) -> i64 {
         self.map(top1)
             .and_then(|c| i64::try_from(c).ok())
             .unwrap_or(-1)
@@ -266,14 +267,14 @@ impl ClassMap {
 
     /// True when `truth` (a dataset class) is the mapped class of one of the first five entries of
     /// `top` (model classes, best first). Unmapped entries never match.
-    pub fn hit5(&self, top: &[usize], truth: usize) -> bool {
+    fn hit5(&self, top: &[usize], truth: usize) -> bool {
         top.iter().take(5).any(|&c| self.map(c) == Some(truth))
     }
 
     /// The `pred` and `hit5` fields of a record for a model top-k (`top`, best first) and an
     /// optional dataset truth: `pred` is -1 when `top` is empty or its first class is unmapped;
     /// `hit5` is `None` without a truth.
-    pub fn score(&self, top: &[usize], truth: Option<usize>) -> (i64, Option<bool>) {
+    pub(crate) fn score(&self, top: &[usize], truth: Option<usize>) -> (i64, Option<bool>) {
         let pred = top.first().map_or(-1, |&c| self.pred(c));
         (pred, truth.map(|t| self.hit5(top, t)))
     }

@@ -102,114 +102,114 @@ pub struct RunArgs {
     pub config: Option<PathBuf>,
     /// Model description TOML (overrides `model`).
     #[arg(long)]
-    pub model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     /// Image folder, manifest .csv, single image, video file, stream URL (`rtsp://…`, `http://…`,
     /// `udp://…`), camera (`/dev/video0` or `camera:0`; `robustream devices` lists them), or
     /// `synthetic:WxH@FPS/N` (the synthetic camera). Replaces the `[source]` path, kind, classes and
     /// truth (`label`/`labels`); its `[source.plate]` / `[source.segment]` mask source stays, and so
     /// does `[source.video]` / `[source.camera]` when the new source is of that kind.
     #[arg(long)]
-    pub source: Option<PathBuf>,
+    pub(crate) source: Option<PathBuf>,
     /// What the source is (overrides `[source] kind`): `folder`, `manifest`, `image`, `imagenet-c`
     /// (the released `<corruption>/<severity>/<wnid>/` layout), `in9` (the IN-9 release; also
     /// detected), `synthetic`, `video` or `camera`. Default: detected from the path.
     #[arg(long, value_parser = value_enum::<SourceKindArg, crate::source::SourceKind>())]
-    pub source_kind: Option<crate::source::SourceKind>,
+    pub(crate) source_kind: Option<crate::source::SourceKind>,
     /// `imagenet-c` sources: the clean ImageNet validation images (wnid folders), evaluated under
     /// `clean` for relative mCE (overrides `[source] clean`).
     #[arg(long)]
-    pub clean: Option<PathBuf>,
+    pub(crate) clean: Option<PathBuf>,
     /// Class map JSON, model classes → dataset labels (overrides `[dataset] class_map`). An `in9`
     /// source scored by a 1000-class model uses the built-in ImageNet → IN-9 map without it.
     #[arg(long)]
-    pub class_map: Option<PathBuf>,
+    pub(crate) class_map: Option<PathBuf>,
     /// Comma-separated scenario keys, groups or `prefix/*` (overrides `scenarios`).
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Option<Vec<String>>,
+    pub(crate) scenarios: Option<Vec<String>>,
     /// Run directory (overrides `out`); without either, a fresh `runs/<config name>-<UTC time>`.
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Seed of the keyed scenario randomness (overrides `seed`).
     #[arg(long)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Stop after N source items.
     #[arg(long)]
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Evaluate shard I of N (0-based) of the source: the frames whose id hashes to I, with the
     /// whole run's frame ids, positions and keyed randomness, so `robustream merge` of the N shard
     /// runs equals one run. Without it: `ROBUSTREAM_SHARD`, a Kubernetes Indexed Job's
     /// `JOB_COMPLETION_INDEX` (+ `ROBUSTREAM_SHARDS`) or a Slurm array's `SLURM_ARRAY_TASK_*`;
     /// `--shard 0/1` evaluates everything.
     #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
+    pub(crate) shard: Option<String>,
     /// Continue the run in DIR (the run directory, as --out) where a killed or pre-empted run left
     /// it: only the frames without complete records are evaluated, and the summary is the one an
     /// uninterrupted run writes. An absent or empty DIR starts the run there.
     #[arg(long, value_name = "DIR")]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     /// Pace a video file at its native frame rate (from the frames' timestamps), or the synthetic
     /// camera at its fps, like a live camera: a slow pipeline then drops frames by
     /// `[pipeline] drop` (sets `[source.video] realtime` / `[source.synthetic] realtime`).
     #[arg(long)]
-    pub realtime: bool,
+    pub(crate) realtime: bool,
     /// Stop after this long (`90`, `90s`, `15m`, `1h`): a soak run on an endless source. The
     /// frames in flight finish and the summary is written; exit code 0.
     #[arg(long, value_parser = crate::duration::parse_duration)]
-    pub duration: Option<std::time::Duration>,
+    pub(crate) duration: Option<std::time::Duration>,
     /// Make any bad input fatal instead of skipping it.
     #[arg(long)]
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// Scenario/preprocess worker threads (0 = one per core).
     #[arg(long)]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// ONNX Runtime intra-op threads (0 = its default).
     #[arg(long)]
-    pub threads: Option<usize>,
+    pub(crate) threads: Option<usize>,
     /// Largest inference batch.
     #[arg(long = "batch", value_name = "BATCH")]
-    pub max_batch: Option<usize>,
+    pub(crate) max_batch: Option<usize>,
     /// No progress display.
     #[arg(long, short)]
     pub quiet: bool,
     /// Progress display: `auto` (the live terminal view when stderr is a terminal), `live` or
     /// `plain` (a bar or plain lines); overrides `[report] view`.
     #[arg(long, value_parser = value_enum::<ViewArg, crate::report::tui::ViewMode>())]
-    pub view: Option<crate::report::tui::ViewMode>,
+    pub(crate) view: Option<crate::report::tui::ViewMode>,
     /// After the main pass, run the adversarial-background challenge on the frames with a mask and
     /// a truth (sets `challenge.enabled`; bounds in `[challenge]`; cost ≤ foregrounds × backgrounds
     /// inferences).
     #[arg(long)]
-    pub challenge: bool,
+    pub(crate) challenge: bool,
     /// After the main pass, measure occlusion saliency against the masks (sets `saliency.enabled`;
     /// about 170 inferences per frame at 224² with the default patch and stride).
     #[arg(long)]
-    pub saliency: bool,
+    pub(crate) saliency: bool,
     /// With the saliency pass, also write each frame's map as `saliency/<n>.png` in the run
     /// directory (implies --saliency).
     #[arg(long)]
-    pub saliency_maps: bool,
+    pub(crate) saliency_maps: bool,
     /// One truth for every frame, a class name, alias or index (`robustream labels` lists them);
     /// overrides `[source] label`.
     #[arg(long, value_name = "CLASS")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// A sidecar labels CSV keyed by `frame` or `time` (docs/sources.md#labels-on-a-stream);
     /// overrides `[source] labels`.
     #[arg(long, value_name = "FILE")]
-    pub labels: Option<PathBuf>,
+    pub(crate) labels: Option<PathBuf>,
     /// Serve live Prometheus metrics at http://ADDR/metrics during the run (e.g. 127.0.0.1:9898;
     /// port 0 picks a free one, printed on stderr); overrides `[report] prometheus`.
     #[arg(long, value_name = "ADDR")]
-    pub prometheus: Option<String>,
+    pub(crate) prometheus: Option<String>,
     /// Keep the Prometheus endpoint up this long after the run, serving the final figures, so a
     /// scraper on a 15 s interval sees a short run (e.g. 30s); overrides `[report] linger`.
     #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
-    pub linger: Option<std::time::Duration>,
+    pub(crate) linger: Option<std::time::Duration>,
     /// A label of this device for `robustream_run_info` and summary.json's `run.labels`, e.g.
     /// `--run-label line=3` (repeatable; replaces `[report] labels`' value of that name). `device`
     /// (default: the host name) and `camera` may be set; names are `[a-zA-Z_][a-zA-Z0-9_]*`
     /// (docs/prometheus.md#fleets).
     #[arg(long = "run-label", value_name = "KEY=VALUE", value_parser = crate::report::fleet::parse_assignment)]
-    pub run_labels: Vec<(String, String)>,
+    pub(crate) run_labels: Vec<(String, String)>,
 }
 
 /// The parser of a flag whose values are the cli enum `A`'s, giving the library's type `T` (the
@@ -224,7 +224,7 @@ where
 
 /// `--source-kind` of `robustream run`: a `[source] kind`, spelled as in the config file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SourceKindArg {
+enum SourceKindArg {
     /// An ImageFolder tree `root/<class>/<image>`.
     Folder,
     /// A CSV manifest (`path,label[,mask,boxes,annotation]`).
@@ -261,7 +261,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
 
 /// `--view` of `robustream run`: a `[report] view`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ViewArg {
+enum ViewArg {
     /// The live view when stderr is a terminal (and not `--quiet`), else plain progress lines.
     Auto,
     /// The live view (falls back to plain lines when stderr is not a terminal).

@@ -106,9 +106,9 @@ pub enum ComponentError {
 /// `[dataset]`: the label space truths are written in.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct DatasetConfig {
+pub(crate) struct DatasetConfig {
     /// Class map (model classes → dataset labels), overriding the model description's.
-    pub class_map: Option<PathBuf>,
+    pub(crate) class_map: Option<PathBuf>,
 }
 
 /// `[metrics]` as written: inputs of metric families that a run cannot produce itself.
@@ -125,16 +125,16 @@ struct RawMetricsConfig {
 
 /// `[metrics]`, checked: the inputs read at load time, so a bad file fails before the run.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct MetricsConfig {
+pub(crate) struct MetricsConfig {
     /// `ximagenet_inner = "file.json"`: C'(i) of scenario-trained models for σ²_inner and S_robust
     /// (docs/ximagenet.md#cross-and-inner-variance, docs/ximagenet.md#s_robust; see
     /// [`crate::metrics::volatility::InnerResults`]).
-    pub ximagenet_inner: Option<crate::metrics::volatility::InnerResults>,
+    pub(crate) ximagenet_inner: Option<crate::metrics::volatility::InnerResults>,
     /// `ce_baseline = "table.toml"` (relative to the config file): the baseline model's ImageNet-C
     /// errors that CE / mCE / relative mCE are normalised by (the references use AlexNet's,
     /// docs/imagenet-c.md#alexnet-baseline-errors; see
     /// [`crate::metrics::imagenet_c::BaselineTable`]); `None` = the built-in AlexNet table.
-    pub ce_baseline: Option<crate::metrics::imagenet_c::BaselineTable>,
+    pub(crate) ce_baseline: Option<crate::metrics::imagenet_c::BaselineTable>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -175,62 +175,62 @@ struct RawConfig {
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     /// The config file, if any.
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Model description TOML.
-    pub model: PathBuf,
+    pub(crate) model: PathBuf,
     /// Frame source, settled when the config loads ([`RawSourceConfig::settle`]): its kind with
     /// that kind's options; later stages take it as it is and never detect it again.
-    pub source: SourceConfig,
+    pub(crate) source: SourceConfig,
     /// Plan items (keys, groups, `prefix/*`); `clean` is always added.
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// Run directory for records and summaries.
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Stop after this long (`duration`, `--duration`); absent = run to the source's end.
-    pub duration: Option<std::time::Duration>,
+    pub(crate) duration: Option<std::time::Duration>,
     /// Run seed of the keyed scenario RNG.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Stop after this many frames (read successfully or not).
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// Any bad input is fatal instead of skipped.
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// Where scenarios are applied.
-    pub stage: ScenarioStage,
+    pub(crate) stage: ScenarioStage,
     /// JPEG quality corrupted images are stored at before inference, as the released ImageNet-C was
     /// (85); `None` evaluates the corruption's output directly.
-    pub jpeg_after_corruption: Option<u8>,
+    pub(crate) jpeg_after_corruption: Option<u8>,
     /// Engine settings.
-    pub engine: EngineConfig,
+    pub(crate) engine: EngineConfig,
     /// Threads and batching.
-    pub pipeline: PipelineConfig,
+    pub(crate) pipeline: PipelineConfig,
     /// The scenario schedule settings of `[pipeline]`, checked; a budget without `fps` is fixed
     /// at the source's rate when the run opens it ([`ScheduleSettings::at_rate`]).
-    pub schedule: ScheduleSettings,
+    pub(crate) schedule: ScheduleSettings,
     /// Label space settings.
-    pub dataset: DatasetConfig,
+    pub(crate) dataset: DatasetConfig,
     /// Inputs of metric families (`[metrics]`).
-    pub metrics: MetricsConfig,
+    pub(crate) metrics: MetricsConfig,
     /// The adversarial-background challenge after the main pass (`[challenge]`, `--challenge`).
-    pub challenge: crate::challenge::ChallengeConfig,
+    pub(crate) challenge: crate::challenge::ChallengeConfig,
     /// The occlusion saliency pass after the main pass (`[saliency]`, `--saliency`).
-    pub saliency: crate::saliency::SaliencyConfig,
+    pub(crate) saliency: crate::saliency::SaliencyConfig,
     /// Live outputs (`[report]`, `--prometheus`).
     pub report: ReportConfig,
     /// The part of the source this process evaluates (`--shard`, or the scheduler's variables;
     /// docs/deploy.md#shards) and where it was given; `None` = all of it.
-    pub shard: Option<(crate::shard::Shard, crate::shard::ShardFrom)>,
+    pub(crate) shard: Option<(crate::shard::Shard, crate::shard::ShardFrom)>,
     /// `--resume`: `out` may hold this run already, killed part way; only the frames without
     /// complete records are evaluated (docs/deploy.md#resume).
-    pub resume: bool,
+    pub(crate) resume: bool,
     /// `[engine] batch_sizes` was given (settling fills it in from `[pipeline] max_batch`
     /// otherwise): a live source's shape policy then leaves the sizes as they are
     /// ([`crate::engine::EngineConfig::live_shapes`]).
-    pub batch_sizes_given: bool,
+    pub(crate) batch_sizes_given: bool,
 }
 
 /// Command-line overrides of `robustream run`: its arguments as parsed, [`crate::cli::RunArgs`],
 /// whose help says what each replaces or sets (`--config` and `--quiet` are not read here). A new
 /// flag of `run` is a field there and its use in this file, nothing else.
-pub type Overrides = crate::cli::RunArgs;
+type Overrides = crate::cli::RunArgs;
 
 /// `[report]` as written: live outputs of a run besides records and summaries.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
@@ -261,29 +261,29 @@ struct RawReportConfig {
 pub struct ReportConfig {
     /// Serve Prometheus metrics on this address during the run (`report::prometheus`), e.g.
     /// `"127.0.0.1:9898"`; absent = no endpoint.
-    pub prometheus: Option<String>,
+    pub(crate) prometheus: Option<String>,
     /// Keep the endpoint up this long after the run, serving the final figures, so a scraper on a
     /// 15 s interval sees a short run (`[report] linger`, `--linger`); only with `prometheus`.
     pub linger: Option<std::time::Duration>,
     /// Sliding window of the live figures, in frames (`metrics::window`; `metrics.window` in
     /// summary.json); 0 = none.
-    pub window: usize,
+    pub(crate) window: usize,
     /// How the run shows progress on stderr: `"auto"` (default: the live terminal view when
     /// stderr is a terminal), `"live"` or `"plain"` (`report::tui`, `--view`).
-    pub view: Option<crate::report::tui::ViewMode>,
+    pub(crate) view: Option<crate::report::tui::ViewMode>,
     /// How often `summary.json` and `summary.md` are rewritten during the run (atomically, so a
     /// watcher always reads a whole file; `run.end` is `"running"` until the end); `None` = only
     /// at the end. Default [`DEFAULT_SUMMARY_EVERY`].
-    pub summary_every: Option<std::time::Duration>,
+    pub(crate) summary_every: Option<std::time::Duration>,
     /// The user's labels (`[report] labels` with `--run-label` over them), names checked
     /// ([`crate::report::fleet::check_name`]), by name: on `robustream_run_info` and in
     /// summary.json's `run.labels` after `device`, `camera` and `shard`, which `device` and
     /// `camera` replace (docs/prometheus.md#fleets).
-    pub labels: std::collections::BTreeMap<String, String>,
+    pub(crate) labels: std::collections::BTreeMap<String, String>,
 }
 
 /// Default period of the interim summary rewrites.
-pub const DEFAULT_SUMMARY_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+const DEFAULT_SUMMARY_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `[report]` with `--prometheus`, `--linger` and `--view` applied, its durations read.
 fn settle_report(
@@ -366,7 +366,7 @@ fn settle_labels(
 }
 
 /// Default length of the sliding window, in frames.
-pub const DEFAULT_WINDOW: usize = 100;
+const DEFAULT_WINDOW: usize = 100;
 
 impl RunConfig {
     /// Reads a config file (if given) and applies the overrides: every setting is checked and
@@ -634,7 +634,7 @@ fn settle_pipeline(
 
 /// A run directory no earlier run wrote: `<parent>/<stem>-<YYYYMMDD-HHMMSS>` (UTC, from `unix`),
 /// with `-2`, `-3`, … added while that exists, so a run without `--out` never overwrites another.
-pub fn fresh_run_dir(parent: &Path, stem: &str, unix: u64) -> PathBuf {
+fn fresh_run_dir(parent: &Path, stem: &str, unix: u64) -> PathBuf {
     // `2026-11-26T01:54:00Z` → `20261126-015400`.
     let stamp: String = crate::duration::utc(unix)
         .chars()

@@ -33,7 +33,7 @@ impl<'de> Deserialize<'de> for Format {
 /// For `#[serde(deserialize_with = "present")]` on an `Option<Option<T>>` field of the contract's
 /// files that may be written as null (with `skip_serializing_if = "Option::is_none"` and a default):
 /// present, even as null, → `Some`; absent → the default `None`, so a file reads back as written.
-pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Option<Option<T>>, D::Error> {
     Option::<T>::deserialize(d).map(Some)

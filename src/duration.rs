@@ -31,7 +31,7 @@ pub enum DurationError {
 }
 
 /// Parses a duration like `90`, `90s`, `15m`, `1h`, `1.5h` (seconds without a unit).
-pub fn parse_duration(written: &str) -> Result<Duration, DurationError> {
+pub(crate) fn parse_duration(written: &str) -> Result<Duration, DurationError> {
     let s = || crate::quote::clip(written).into_owned();
     let t = written.trim();
     let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
@@ -57,7 +57,7 @@ pub fn parse_duration(written: &str) -> Result<Duration, DurationError> {
 }
 
 /// `secs` since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (proleptic Gregorian, UTC).
-pub fn utc(secs: u64) -> String {
+pub(crate) fn utc(secs: u64) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
     let z = days as i64 + 719_468;

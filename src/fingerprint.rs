@@ -21,7 +21,7 @@ use crate::model::ModelDesc;
 use crate::report::run_block::Fingerprint;
 
 /// The fingerprint of a run: `{"hash": "<16 hex digits>", "parts": {…}}`.
-pub fn of_run(
+pub(crate) fn of_run(
     config: &RunConfig,
     model: &ModelDesc,
     plan: &[String],
@@ -87,7 +87,10 @@ pub fn of_run(
 
 /// The first part in which `a` and `b` differ, with both values as written (clipped), or `None`
 /// when they agree. Parts only one of them has count as differing.
-pub fn first_difference(a: &Fingerprint, b: &Fingerprint) -> Option<(String, String, String)> {
+pub(crate) fn first_difference(
+    a: &Fingerprint,
+    b: &Fingerprint,
+) -> Option<(String, String, String)> {
     let (pa, pb) = (&a.parts, &b.parts);
     let clip = |v: Option<&Value>| match v {
         Some(v) => crate::quote::clip_to(&v.to_string(), 160).into_owned(),

@@ -29,27 +29,27 @@ impl BBox {
     }
 
     /// Width in pixels (0 when empty).
-    pub fn width(&self) -> u32 {
+    pub(crate) fn width(&self) -> u32 {
         self.x1.saturating_sub(self.x0)
     }
 
     /// Height in pixels (0 when empty).
-    pub fn height(&self) -> u32 {
+    pub(crate) fn height(&self) -> u32 {
         self.y1.saturating_sub(self.y0)
     }
 
     /// Number of pixels covered.
-    pub fn area(&self) -> u64 {
+    pub(crate) fn area(&self) -> u64 {
         u64::from(self.width()) * u64::from(self.height())
     }
 
     /// True when the box covers no pixel.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.width() == 0 || self.height() == 0
     }
 
     /// The part of the box inside a `width`×`height` image, `None` when nothing is left.
-    pub fn clip(&self, width: u32, height: u32) -> Option<BBox> {
+    pub(crate) fn clip(&self, width: u32, height: u32) -> Option<BBox> {
         let b = BBox::new(
             self.x0.min(width),
             self.y0.min(height),
@@ -183,7 +183,7 @@ impl LabelSpace {
     /// Reads a class list file: one class per line, line i = class i; blank trailing lines ignored.
     /// The file is read through [`crate::fsread::read_text`] (a regular UTF-8 file of at most
     /// [`crate::fsread::MAX_TEXT_BYTES`]); the error says what is wrong, the caller names the file.
-    pub fn from_file(path: &std::path::Path) -> std::io::Result<Self> {
+    pub(crate) fn from_file(path: &std::path::Path) -> std::io::Result<Self> {
         let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES)?;
         let mut names: Vec<String> = text.lines().map(|l| l.trim().to_string()).collect();
         while names.last().is_some_and(|n| n.is_empty()) {
@@ -193,17 +193,18 @@ impl LabelSpace {
     }
 
     /// Number of classes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.names.len()
     }
 
     /// True when there are no classes.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
 
     /// Name of class `i` (the whole entry), if it exists.
-    pub fn name(&self, i: usize) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn name(&self, i: usize) -> Option<&str> {
         self.names.get(i).map(String::as_str)
     }
 

@@ -18,16 +18,16 @@ use std::path::Path;
 /// list, an ImageNet-C baseline table, a class map or XIMAGENET-12 inner results. The largest
 /// legitimate ones are class lists (ImageNet-21k's 21,841 names take under 1 MiB), so 16 MiB leaves
 /// room without letting a wrong path (a video, a disk image) fill memory.
-pub const MAX_TEXT_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_TEXT_BYTES: u64 = 16 << 20;
 
 /// The most bytes read of a large text file (64 MiB): a stream's labels sidecar, which may hold a
 /// row per frame (a day of 30 fps video labelled frame by frame is ~2.6 million rows, ~50 MiB),
 /// and a run's `summary.json`, which robustream writes itself and must always be able to read back.
-pub const MAX_TABLE_TEXT_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_TABLE_TEXT_BYTES: u64 = 64 << 20;
 
 /// Why a bounded read failed.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// The path could not be inspected, opened or read.
     Io(std::io::Error),
     /// The path is not a regular file ([`non_file_kind`]: "a directory", "a FIFO (named pipe)", …).
@@ -95,7 +95,7 @@ impl From<ReadError> for std::io::Error {
 /// What a path that is not a regular file is, for messages: "a directory", "a character device",
 /// "a block device", "a FIFO (named pipe)", "a socket", or "not a regular file". `None` for a
 /// regular file.
-pub fn non_file_kind(meta: &Metadata) -> Option<&'static str> {
+pub(crate) fn non_file_kind(meta: &Metadata) -> Option<&'static str> {
     let t = meta.file_type();
     if t.is_file() {
         return None;
@@ -123,7 +123,7 @@ pub fn non_file_kind(meta: &Metadata) -> Option<&'static str> {
 }
 
 /// `n` bytes in MiB or GiB, for messages ("256 MiB", "10.1 GiB").
-pub fn size_text(n: u64) -> String {
+pub(crate) fn size_text(n: u64) -> String {
     const MIB: f64 = (1u64 << 20) as f64;
     let mib = n as f64 / MIB;
     if mib >= 1024.0 {
@@ -137,7 +137,7 @@ pub fn size_text(n: u64) -> String {
 
 /// Reads the regular file at `path`, at most `limit` bytes. A directory, device, FIFO or socket is
 /// refused without being opened, a larger file before it is read.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let meta = std::fs::metadata(path).map_err(ReadError::Io)?;
     if let Some(kind) = non_file_kind(&meta) {
         return Err(ReadError::NotAFile(kind));
@@ -158,7 +158,7 @@ pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 
 /// [`read_bounded`] for a text file: the bytes must also be UTF-8 (the error names the line of the
 /// first byte that is not). A leading byte-order mark is kept, as `std::fs::read_to_string` did.
-pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
     let bytes = read_bounded(path, limit)?;
     String::from_utf8(bytes).map_err(|e| {
         let good = e.utf8_error().valid_up_to();
@@ -170,7 +170,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
 /// [`read_text`] with the failure as an `std::io::Error` (see `From<ReadError>`), for callers whose
 /// error types hold one: the text names what is wrong (a device, a FIFO, a size over `limit`, bytes
 /// that are not UTF-8) and the caller's message adds the file and the fix.
-pub fn read_text_io(path: &Path, limit: u64) -> std::io::Result<String> {
+pub(crate) fn read_text_io(path: &Path, limit: u64) -> std::io::Result<String> {
     read_text(path, limit).map_err(Into::into)
 }
 

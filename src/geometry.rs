@@ -8,7 +8,7 @@ use image::GrayImage;
 use crate::frame::BBox;
 
 /// True when the mask has at least one foreground (non-zero) pixel.
-pub fn has_foreground(mask: &GrayImage) -> bool {
+pub(crate) fn has_foreground(mask: &GrayImage) -> bool {
     mask.as_raw().iter().any(|&v| v != 0)
 }
 
@@ -52,7 +52,7 @@ pub fn tight_box(mask: &GrayImage) -> Option<BBox> {
 /// Boxes in pixels of a `width`×`height` image as normalised `[x0, y0, x1, y1]` (exclusive ends):
 /// the `boxes` of a record (`Record::boxes`, which the placement metrics' centre and size scores
 /// read).
-pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32; 4]> {
+pub(crate) fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32; 4]> {
     let (w, h) = (width.max(1) as f32, height.max(1) as f32);
     boxes
         .iter()
@@ -70,7 +70,7 @@ pub fn normalised_boxes(boxes: &[BBox], (width, height): (u32, u32)) -> Vec<[f32
 /// The boxes a frame's scenarios receive: the frame's own `boxes` brought to the scenario stage by
 /// `to_stage` (e.g. the model view's box mapping) when it has any, else the tight box of
 /// the stage's `mask` (one box; none without a mask or for an empty one).
-pub fn stage_boxes(
+pub(crate) fn stage_boxes(
     boxes: &[BBox],
     mask: Option<&GrayImage>,
     to_stage: impl FnOnce(&[BBox]) -> Vec<BBox>,
@@ -83,7 +83,7 @@ pub fn stage_boxes(
 }
 
 /// A `width`×`height` mask with the boxes filled with 255 (0 elsewhere); boxes are clipped.
-pub fn box_mask(width: u32, height: u32, boxes: &[BBox]) -> GrayImage {
+pub(crate) fn box_mask(width: u32, height: u32, boxes: &[BBox]) -> GrayImage {
     let mut m = GrayImage::new(width, height);
     let w = width as usize;
     let raw: &mut [u8] = &mut m;
@@ -99,7 +99,7 @@ pub fn box_mask(width: u32, height: u32, boxes: &[BBox]) -> GrayImage {
 /// by Hard ImageNet's tile ablation, docs/hard-imagenet.md#tile) or 8-connectivity (edges and
 /// corners).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Connectivity {
+pub(crate) enum Connectivity {
     /// Left, right, up, down neighbours (the reference's default).
     #[default]
     Four,
@@ -109,19 +109,19 @@ pub enum Connectivity {
 
 /// The connected components of a mask's foreground (non-zero pixels).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Components {
+pub(crate) struct Components {
     /// Per pixel, row-major: 0 for background, `k + 1` for a pixel of component `k`.
-    pub labels: Vec<u32>,
+    pub(crate) labels: Vec<u32>,
     /// Tight box of each component (exclusive ends), in component order.
-    pub boxes: Vec<BBox>,
+    pub(crate) boxes: Vec<BBox>,
     /// Number of pixels of each component.
-    pub areas: Vec<u64>,
+    pub(crate) areas: Vec<u64>,
 }
 
 /// Labels the connected components of the mask's foreground. Components are numbered in raster
 /// order of their first pixel (top row first, then left to right), as `scipy.ndimage.label` numbers
 /// them. One pass over the rows with runs and union-find: O(pixels), no per-pixel allocation.
-pub fn label_components(mask: &GrayImage, connectivity: Connectivity) -> Components {
+pub(crate) fn label_components(mask: &GrayImage, connectivity: Connectivity) -> Components {
     let (w, h) = (mask.width() as usize, mask.height() as usize);
     // Runs of foreground: (row, x0, x1), in raster order; `parent` is their union-find forest.
     let mut runs: Vec<(u32, u32, u32)> = Vec::new();
@@ -187,7 +187,8 @@ pub fn label_components(mask: &GrayImage, connectivity: Connectivity) -> Compone
 }
 
 /// Tight boxes of the mask's connected components, in [`label_components`] order.
-pub fn component_boxes(mask: &GrayImage, connectivity: Connectivity) -> Vec<BBox> {
+#[cfg(test)]
+pub(crate) fn component_boxes(mask: &GrayImage, connectivity: Connectivity) -> Vec<BBox> {
     label_components(mask, connectivity).boxes
 }
 

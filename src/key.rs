@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The key of the reference scenario: the unmodified frame.
-pub const CLEAN: &str = "clean";
+pub(crate) const CLEAN: &str = "clean";
 
 /// A scenario key read into its family and that family's parameters: the one place each family's
 /// key grammar is written down. [`ScenarioKey::parse`] borrows from the key text and its
@@ -19,7 +19,7 @@ pub const CLEAN: &str = "clean";
 /// modules check. Reports read keys from any records file, so a well-formed key with parameters
 /// the catalogue does not list still parses into its family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScenarioKey<'a> {
+pub(crate) enum ScenarioKey<'a> {
     /// `clean`: the unmodified frame, the reference.
     Clean,
     /// `corruption/<name>/<severity>`: an ImageNet-C corruption (docs/imagenet-c.md).
@@ -72,7 +72,7 @@ pub enum ScenarioKey<'a> {
 impl<'a> ScenarioKey<'a> {
     /// Reads `key` into its family; keys no family's grammar matches are [`ScenarioKey::Other`].
     /// `parse(key).to_string() == key` for every `key`.
-    pub fn parse(key: &'a str) -> Self {
+    pub(crate) fn parse(key: &'a str) -> Self {
         Self::family_of(key).unwrap_or(ScenarioKey::Other(key))
     }
 
@@ -125,7 +125,8 @@ impl<'a> ScenarioKey<'a> {
     }
 
     /// Whether this is the reference scenario, [`ScenarioKey::Clean`].
-    pub fn is_clean(&self) -> bool {
+    #[cfg(test)]
+    fn is_clean(&self) -> bool {
         matches!(self, ScenarioKey::Clean)
     }
 }
@@ -164,7 +165,7 @@ impl fmt::Display for ScenarioKey<'_> {
 
 /// The family of a key: its first `/` segment (`corruption` for `corruption/fog/3`; `clean` for
 /// `clean`), the key itself when it has no `/`.
-pub fn family(key: &str) -> &str {
+pub(crate) fn family(key: &str) -> &str {
     key.split('/').next().unwrap_or(key)
 }
 
@@ -266,7 +267,7 @@ impl Corruption {
     }
 
     /// One line on what it does, with its docs anchor.
-    pub const fn description(self) -> &'static str {
+    const fn description(self) -> &'static str {
         match self {
             Corruption::GaussianNoise => {
                 "additive Gaussian noise per pixel and channel \
@@ -339,7 +340,8 @@ impl Corruption {
     }
 
     /// Its position in [`Corruption::ALL`] (the ImageNet-C index).
-    pub const fn index(self) -> usize {
+    #[cfg(test)]
+    const fn index(self) -> usize {
         self as usize
     }
 }
@@ -360,9 +362,9 @@ impl fmt::Display for Corruption {
 )]
 pub struct UnknownCorruption {
     /// The name as written.
-    pub name: String,
+    pub(crate) name: String,
     /// The corruption whose name is closest ([`crate::quote::closest`]: at most 3 edits away).
-    pub suggestion: Option<Corruption>,
+    pub(crate) suggestion: Option<Corruption>,
 }
 
 impl FromStr for Corruption {
@@ -398,11 +400,11 @@ pub const CORRUPTIONS: &[(&str, &str)] = &{
 };
 
 /// How many of [`CORRUPTIONS`] (the first ones) make the ImageNet-C benchmark and its mCE.
-pub const BENCHMARK_COUNT: usize = 15;
+pub(crate) const BENCHMARK_COUNT: usize = 15;
 
 /// The imagecorruptions families (docs/imagenet-c.md#corruption-order-and-groups): name and the
 /// indices into [`CORRUPTIONS`].
-pub const FAMILIES: &[(&str, std::ops::Range<usize>)] = &[
+pub(crate) const FAMILIES: &[(&str, std::ops::Range<usize>)] = &[
     ("noise", 0..3),
     ("blur", 3..7),
     ("weather", 7..11),

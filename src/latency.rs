@@ -8,23 +8,23 @@ use serde::{Deserialize, Serialize};
 
 /// Latency quantiles of one stage, in milliseconds rounded to 3 decimals (1 µs resolution).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Quantiles {
+pub(crate) struct Quantiles {
     /// Median, ms.
-    pub p50: f64,
+    pub(crate) p50: f64,
     /// 90th percentile, ms.
-    pub p90: f64,
+    pub(crate) p90: f64,
     /// 95th percentile, ms.
-    pub p95: f64,
+    pub(crate) p95: f64,
     /// 99th percentile, ms.
-    pub p99: f64,
+    pub(crate) p99: f64,
     /// Largest recorded value, ms (exact to the microsecond).
-    pub max: f64,
+    pub(crate) max: f64,
 }
 
 /// The upper bounds of the fixed latency buckets, µs: 50 µs to 10 s in 1–2.5–5 steps, covering a
 /// frame's decode (tens of µs) to an offline run's queueing (seconds). A value is counted in the
 /// first bucket whose bound is ≥ it; values above the last bound only in the total.
-pub const BUCKET_BOUNDS_US: [u64; 18] = [
+pub(crate) const BUCKET_BOUNDS_US: [u64; 18] = [
     50,
     100,
     250,
@@ -48,7 +48,7 @@ pub const BUCKET_BOUNDS_US: [u64; 18] = [
 /// A histogram of durations. Values are recorded in whole microseconds with 3 significant digits
 /// (relative error ≤ 0.1%) and the range grows as needed.
 #[derive(Debug, Clone)]
-pub struct LatencyHistogram {
+pub(crate) struct LatencyHistogram {
     hist: Histogram<u64>,
     /// Exact smallest recorded value, µs (the histogram only keeps it to 3 significant digits).
     min_us: u64,
@@ -70,7 +70,7 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     /// An empty histogram.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             hist: Histogram::new(3).expect("3 significant digits is a valid histogram precision"),
             min_us: u64::MAX,
@@ -83,7 +83,7 @@ impl LatencyHistogram {
 
     /// Records a duration in milliseconds, rounded to the nearest microsecond. Negative, NaN and
     /// infinite values are ignored (and counted in [`LatencyHistogram::ignored`]).
-    pub fn record_ms(&mut self, ms: f64) {
+    pub(crate) fn record_ms(&mut self, ms: f64) {
         let Some(us) = ms_to_us(ms) else {
             self.ignored += 1;
             return;
@@ -102,24 +102,24 @@ impl LatencyHistogram {
     }
 
     /// Number of recorded values.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.hist.len()
     }
 
     /// True when nothing has been recorded.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.hist.is_empty()
     }
 
     /// The exact sum of the recorded values, seconds.
-    pub fn sum_seconds(&self) -> f64 {
+    pub(crate) fn sum_seconds(&self) -> f64 {
         // µs → s by one division of the exact integer: the nearest f64 to the decimal value.
         self.sum_us as f64 / 1e6
     }
 
     /// The cumulative bucket counts: for each bound of [`BUCKET_BOUNDS_US`] but the last (in µs),
     /// how many recorded values are ≤ it. The count of all values is [`LatencyHistogram::len`].
-    pub fn cumulative_buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub(crate) fn cumulative_buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         let finite = BUCKET_BOUNDS_US.len() - 1;
         BUCKET_BOUNDS_US[..finite]
             .iter()
@@ -131,14 +131,15 @@ impl LatencyHistogram {
     }
 
     /// Number of values passed to [`LatencyHistogram::record_ms`] that were not recorded.
-    pub fn ignored(&self) -> u64 {
+    #[cfg(test)]
+    fn ignored(&self) -> u64 {
         self.ignored
     }
 
     /// p50/p90/p95/p99/max in milliseconds (3 decimals); all 0 when empty. A quantile is the lower
     /// end of its histogram bucket (within 0.1% of the exact order statistic), kept within the exact
     /// minimum and maximum, so a run of equal values reports that value exactly.
-    pub fn quantiles(&self) -> Quantiles {
+    pub(crate) fn quantiles(&self) -> Quantiles {
         if self.hist.is_empty() {
             return Quantiles::default();
         }

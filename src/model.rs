@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::frame::LabelSpace;
 
 mod preset;
-pub use preset::Preset;
+pub(crate) use preset::Preset;
 
 /// Why a model description could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +73,7 @@ pub enum DescValueError {
 
 /// The largest input side and `resize_shorter` a description may give, in pixels: one 8192² image
 /// is 805 MB of f32 tensor, far beyond any classifier; a larger value is a typo.
-pub const MAX_SIDE: u32 = 8192;
+const MAX_SIDE: u32 = 8192;
 
 /// Rejects degenerate input sizes and preprocessing: each message names the key and the fix.
 fn check_values(input: &InputDesc, p: &PreprocessDesc) -> Result<(), DescValueError> {
@@ -232,7 +232,7 @@ pub enum Layout {
 /// How the frame is brought to the input size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Crop {
+pub(crate) enum Crop {
     /// Centre crop of the input size after the optional shorter-side resize (torchvision
     /// `CenterCrop`; pads with black if the image is smaller).
     Center,
@@ -257,7 +257,7 @@ pub struct InputDesc {
     /// Input tensor name.
     pub name: String,
     /// Tensor layout.
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// Input height in pixels.
     pub height: u32,
     /// Input width in pixels.
@@ -269,7 +269,7 @@ pub struct InputDesc {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreprocessDesc {
     /// The preset the values started from, if any.
-    pub preset: Option<Preset>,
+    pub(crate) preset: Option<Preset>,
     /// Resize so the shorter side has this many pixels (long side truncated, torchvision `Resize(n)`)
     /// before cropping; absent = no resize before the crop.
     pub resize_shorter: Option<u32>,
@@ -279,18 +279,18 @@ pub struct PreprocessDesc {
     /// `crop = "squash"`.
     pub resize: Option<ResizeDesc>,
     /// Crop policy.
-    pub crop: Crop,
+    pub(crate) crop: Crop,
     /// The resize filter (Pillow-exact, docs/preprocessing.md#pillow-exact-resampling).
-    pub interpolation: Interpolation,
+    pub(crate) interpolation: Interpolation,
     /// Factor from the 0..255 pixel values to the scale of `mean` and `std` (1 = 0..255,
     /// 1/255 = 0..1).
-    pub scale: f32,
+    pub(crate) scale: f32,
     /// Per-channel mean (R, G, B) on the scale `scale` gives, subtracted first.
     pub mean: [f32; 3],
     /// Per-channel standard deviation (R, G, B) on the scale `scale` gives, divided by after.
     pub std: [f32; 3],
     /// The order the tensor's channels are written in (`mean` and `std` stay R, G, B).
-    pub channels: Channels,
+    pub(crate) channels: Channels,
 }
 
 /// `[preprocess]` as written: every key optional, so that a preset can fill the rest.
@@ -312,7 +312,7 @@ struct RawPreprocess {
 /// reproduced bit for bit (docs/preprocessing.md#pillow-exact-resampling).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Interpolation {
+pub(crate) enum Interpolation {
     /// Pillow `NEAREST` (Keras `load_img`'s default).
     Nearest,
     /// Pillow `BOX` (area average when shrinking).
@@ -326,23 +326,10 @@ pub enum Interpolation {
     Lanczos,
 }
 
-impl Interpolation {
-    /// The name as written in a description.
-    pub fn name(self) -> &'static str {
-        match self {
-            Interpolation::Nearest => "nearest",
-            Interpolation::Box => "box",
-            Interpolation::Bilinear => "bilinear",
-            Interpolation::Bicubic => "bicubic",
-            Interpolation::Lanczos => "lanczos",
-        }
-    }
-}
-
 /// The order the image input's channels are written in (`[preprocess] channels`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum Channels {
+pub(crate) enum Channels {
     /// Red, green, blue (PyTorch and most exports; the default).
     #[default]
     Rgb,
@@ -352,7 +339,7 @@ pub enum Channels {
 
 impl Channels {
     /// The colour (0 = R, 1 = G, 2 = B) written at each tensor channel.
-    pub fn order(self) -> [usize; 3] {
+    pub(crate) fn order(self) -> [usize; 3] {
         match self {
             Channels::Rgb => [0, 1, 2],
             Channels::Bgr => [2, 1, 0],
@@ -515,13 +502,13 @@ struct RawDesc {
 #[derive(Debug, Clone)]
 pub struct ModelDesc {
     /// The description file itself.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The ONNX file.
     pub onnx: PathBuf,
     /// The model's class names (its output space).
     pub labels: LabelSpace,
     /// Optional class map file (model classes → dataset label space), see `classmap`.
-    pub class_map: Option<PathBuf>,
+    pub(crate) class_map: Option<PathBuf>,
     /// Input tensor.
     pub input: InputDesc,
     /// Resize/crop/normalisation.
@@ -544,7 +531,7 @@ impl ModelDesc {
     }
 
     /// Parses description text as if read from `path`.
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ModelDescError> {
+    fn parse(text: &str, path: &Path) -> Result<Self, ModelDescError> {
         let raw: RawDesc = toml::from_str(text).map_err(|e| ModelDescError::Parse {
             path: path.to_path_buf(),
             message: e.to_string().trim().replace('\n', " "),

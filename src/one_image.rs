@@ -42,7 +42,7 @@ use crate::view::ModelView;
 /// A failure reading the one image of `apply` / `preview`, its class or its `--background`s. Each
 /// message is the one line the command reports (`robustream::error_line`), as it always read.
 #[derive(Debug, thiserror::Error)]
-pub enum OneImageError {
+pub(crate) enum OneImageError {
     /// The image, its mask, its boxes or a background image could not be read (the file, what is
     /// wrong, what to do).
     #[error(transparent)]
@@ -311,7 +311,7 @@ fn background_maker(stage: Option<(&ModelDesc, ScenarioStage)>) -> Arc<Backgroun
 /// none are given (pool scenarios then report that they need a stream). `stage`: the model and where
 /// scenarios apply (`None`: the images as they are); `seed`: the run seed (the pool's reservoir is
 /// sized to keep every background, so it does not matter here, but the pool is built as a run's is).
-pub fn background_pool(
+pub(crate) fn background_pool(
     specs: &[String],
     labels: &LabelSpace,
     stage: Option<(&ModelDesc, ScenarioStage)>,

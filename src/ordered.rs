@@ -8,11 +8,14 @@ use std::marker::PhantomData;
 use serde::de::{Deserializer, Error, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-pub fn serialize<T: Serialize, S: Serializer>(v: &[(String, T)], s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn serialize<T: Serialize, S: Serializer>(
+    v: &[(String, T)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
     s.collect_map(v.iter().map(|(k, v)| (k, v)))
 }
 
-pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+pub(crate) fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Vec<(String, T)>, D::Error> {
     struct Entries<T>(PhantomData<T>);

@@ -22,33 +22,33 @@ use crate::source::Source;
 
 /// What the post passes need of a run besides their own configs.
 #[derive(Debug, Clone, Copy)]
-pub struct PostContext<'a> {
+pub(crate) struct PostContext<'a> {
     /// `[challenge]`.
-    pub challenge: &'a ChallengeConfig,
+    pub(crate) challenge: &'a ChallengeConfig,
     /// `[saliency]`.
-    pub saliency: &'a SaliencyConfig,
+    pub(crate) saliency: &'a SaliencyConfig,
     /// The root of the run's source when it is an IN-9 release (an IN-9 release brings its own
     /// masks and backgrounds).
-    pub in9_root: Option<&'a Path>,
+    pub(crate) in9_root: Option<&'a Path>,
     /// Run seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Backgrounds per class of the challenge's pool (`[pipeline] pool`).
-    pub pool: usize,
+    pub(crate) pool: usize,
     /// Composites / occluded images per engine call (`[pipeline] max_batch`).
-    pub max_batch: usize,
+    pub(crate) max_batch: usize,
     /// The run directory (`challenge.jsonl`, `saliency.jsonl`, maps).
-    pub out: &'a Path,
+    pub(crate) out: &'a Path,
     /// `--strict`: a challenge composite whose output cannot be scored fails the pass instead of
     /// being counted.
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// The run's shard (its frames are the foregrounds and saliency frames).
-    pub shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
 }
 
 /// A post pass that failed (and with it the run; what the main pass measured is still
 /// summarised): the pass's own error, said as the pass says it.
 #[derive(Debug, thiserror::Error)]
-pub enum PostError {
+pub(crate) enum PostError {
     /// The adversarial-background challenge failed.
     #[error(transparent)]
     Challenge(#[from] ChallengeError),
@@ -60,7 +60,7 @@ pub enum PostError {
 /// Wraps the main pass's source and engine for the post passes `ctx` asks for: the source hands
 /// frames to a [`Harvest`] (when any post pass is on), the engine becomes a [`SharedEngine`] to give
 /// the pipeline a handle of.
-pub fn attach(
+pub(crate) fn attach(
     ctx: &PostContext,
     model: &ModelDesc,
     source: Box<dyn Source>,
@@ -86,7 +86,7 @@ pub fn attach(
 /// Runs the post passes a config asks for after the main pass, on the main pass's engine: the
 /// challenge ([`crate::challenge`]) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
 /// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
-pub struct PostPasses {
+pub(crate) struct PostPasses {
     challenge: Option<(ChallengeEntry, Option<ChallengeTally>)>,
     saliency: Option<SaliencyEntry>,
 }
@@ -95,7 +95,7 @@ impl PostPasses {
     /// Runs them. `main_ok` says whether the main pass ended normally (completed or limit); when it
     /// did not, nothing is evaluated and the summary says so.
     #[allow(clippy::too_many_arguments)]
-    pub fn run(
+    pub(crate) fn run(
         ctx: &PostContext,
         harvest: Option<&SharedHarvest>,
         engine: &mut dyn Engine,
@@ -140,7 +140,7 @@ impl PostPasses {
     /// Puts the results into the summary: `run.challenge` (counts, costs, where the backgrounds came
     /// from, or why it did not apply), `metrics.in9.challenge_accuracy` through
     /// [`crate::report::summary::Summary::set_challenge`], and `metrics.saliency`.
-    pub fn apply(self, summary: &mut crate::report::summary::Summary) {
+    pub(crate) fn apply(self, summary: &mut crate::report::summary::Summary) {
         if let Some((info, tally)) = self.challenge {
             summary.run.challenge = Some(info);
             if let Some(t) = tally {

@@ -53,7 +53,7 @@ impl Normalizer {
 
     /// The tensor values, per tensor channel, of a pixel whose three colours are all `v` on the
     /// 0..255 scale (fractional allowed: the saliency pass's gray is 127.5).
-    pub fn uniform(&self, v: f32) -> [f32; 3] {
+    pub(crate) fn uniform(&self, v: f32) -> [f32; 3] {
         self.affine
             .map(|(scale, mean, std)| (v * scale - mean) / std)
     }

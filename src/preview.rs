@@ -55,32 +55,31 @@ pub const LABEL_PAD: u32 = 8;
 /// Space below the title line and below the mask panel, in pixels.
 pub const BAND_GAP: u32 = 8;
 /// Width and height of one glyph of the bitmap font at scale 1, in pixels.
-pub const GLYPH: u32 = 8;
+const GLYPH: u32 = 8;
 /// Scale of the title, labels and headers (16 px tall text).
-pub const TEXT_SCALE: u32 = 2;
+const TEXT_SCALE: u32 = 2;
 /// Height of the column-header band, in pixels: ×2 text and 4 px to the tiles.
 pub const HEADER_H: u32 = GLYPH * TEXT_SCALE + 4;
 /// Height of a row's own caption band (×1 text and 4 px), drawn above rows whose columns differ
 /// from the headers on top.
-pub const CAPTION_H: u32 = GLYPH + 4;
+const CAPTION_H: u32 = GLYPH + 4;
 /// Narrowest label band, in pixels.
-pub const MIN_LABEL_W: u32 = 64;
+const MIN_LABEL_W: u32 = 64;
 /// Widest label band, in pixels (longer labels drop to ×1 text or are shortened with `..`).
-pub const MAX_LABEL_W: u32 = 320;
+const MAX_LABEL_W: u32 = 320;
 
 /// Sheet background.
 pub const BACKGROUND: [u8; 3] = [248, 248, 246];
 /// Colour of labels, headers and the title.
-pub const INK: [u8; 3] = [24, 24, 24];
+const INK: [u8; 3] = [24, 24, 24];
 /// Colour of secondary text (family prefixes, captions).
-pub const MUTED: [u8; 3] = [112, 112, 112];
+const MUTED: [u8; 3] = [112, 112, 112];
 /// The part of a tile a non-square variant leaves uncovered.
 pub const LETTERBOX: [u8; 3] = [226, 226, 226];
 /// Fill of the tile of a scenario that failed for this image.
 pub const FAILED: [u8; 3] = [168, 168, 168];
 /// Candidate colours of the mask outline; the one furthest from the image under the outline wins.
-pub const OUTLINE_COLOURS: [[u8; 3]; 4] =
-    [[255, 0, 255], [0, 255, 0], [0, 255, 255], [255, 255, 0]];
+const OUTLINE_COLOURS: [[u8; 3]; 4] = [[255, 0, 255], [0, 255, 0], [0, 255, 255], [255, 255, 0]];
 
 /// One column of a row: its header and the scenario key drawn there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,12 +100,12 @@ pub struct Row {
     pub columns: Vec<Option<Column>>,
     /// The scenario family (first key segment, e.g. `corruption`) whose shared numbered columns this
     /// row sits on; `None` for a row packed left.
-    pub shared: Option<String>,
+    pub(crate) shared: Option<String>,
 }
 
 /// Most columns of a packed row (`clean` and seven members); longer families continue on further
 /// rows with the same label, each starting with `clean` again.
-pub const MAX_PACKED_COLUMNS: usize = 8;
+const MAX_PACKED_COLUMNS: usize = 8;
 
 /// Groups scenario keys into rows: one row per parent (the key minus its last segment), in order of
 /// first appearance; each row starts with a `clean` column. Rows of one family (first key segment)
@@ -272,11 +271,11 @@ pub struct Geometry {
     /// Sheet height in pixels.
     pub height: u32,
     /// Tile size in pixels.
-    pub tile: u32,
+    pub(crate) tile: u32,
     /// Width of the label band in pixels.
     pub label_width: u32,
     /// Number of columns (the longest row's).
-    pub columns: u32,
+    pub(crate) columns: u32,
     /// The title line.
     pub title: Rect,
     /// The mask panel's tile (in the first column): the input with the mask outline and the boxes,
@@ -284,7 +283,7 @@ pub struct Geometry {
     pub mask_panel: Option<Rect>,
     /// Headers drawn on top: the first row's, completed where it has empty cells from rows on the same
     /// shared numbered columns; empty where no such row has a cell.
-    pub headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     header_y: u32,
     grid_x: u32,
     row_tops: Vec<u32>,
@@ -410,7 +409,7 @@ impl Geometry {
     }
 
     /// The caption above `row`'s `column`, when the row's headers differ from those on top.
-    pub fn caption(&self, row: usize, column: usize) -> Option<Rect> {
+    fn caption(&self, row: usize, column: usize) -> Option<Rect> {
         self.captions[row].then(|| Rect {
             x: self.grid_x + column as u32 * (self.tile + GAP),
             y: self.row_tops[row] - CAPTION_H,
@@ -527,7 +526,7 @@ fn blit(image: &mut RgbImage, src: &RgbImage, at: Rect) {
 ///
 /// Computed as foreground ∧ dilate(background) with a separable running count, `O(pixels)` whatever
 /// the thickness.
-pub fn mask_outline(mask: &GrayImage, thickness: u32) -> Vec<bool> {
+fn mask_outline(mask: &GrayImage, thickness: u32) -> Vec<bool> {
     let (w, h) = (mask.width() as usize, mask.height() as usize);
     let t = thickness as usize;
     let bg: Vec<u32> = mask.as_raw().iter().map(|&v| u32::from(v == 0)).collect();
@@ -561,7 +560,7 @@ pub fn mask_outline(mask: &GrayImage, thickness: u32) -> Vec<bool> {
 /// The candidate of [`OUTLINE_COLOURS`] with the largest mean squared distance to the pixels of `image`
 /// where `on` is set (all pixels when none is): the outline stands out against what it is drawn on.
 /// Ties go to the earlier candidate.
-pub fn contrasting_colour(image: &RgbImage, on: &[bool]) -> [u8; 3] {
+fn contrasting_colour(image: &RgbImage, on: &[bool]) -> [u8; 3] {
     let any = on.iter().any(|&b| b);
     let mut sums = [0f64; OUTLINE_COLOURS.len()];
     for (px, &o) in image
@@ -635,7 +634,7 @@ fn region_panel(
 
 /// What one key gave: its scaled tile, or why it failed.
 #[derive(Debug, Clone)]
-pub enum Tile {
+enum Tile {
     /// The variant scaled with [`scale_to_tile`].
     Image(RgbImage),
     /// The scenario could not apply to this image.
@@ -644,37 +643,37 @@ pub enum Tile {
 
 /// Everything [`compose`] needs besides the pixels.
 #[derive(Debug, Clone)]
-pub struct SheetSpec {
+struct SheetSpec {
     /// The rows (see [`grid`]).
-    pub rows: Vec<Row>,
+    pub(crate) rows: Vec<Row>,
     /// The title line.
-    pub title: String,
+    pub(crate) title: String,
     /// Tile size in pixels.
-    pub tile: u32,
+    pub(crate) tile: u32,
     /// Run seed.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Frame id keying the randomness.
-    pub frame_id: String,
+    pub(crate) frame_id: String,
     /// With `stage = "native"` and a model: the model whose view each variant is brought to after the
     /// scenario (what the model sees); `None` shows the variants as the scenarios made them.
-    pub view_after: Option<ModelDesc>,
+    pub(crate) view_after: Option<ModelDesc>,
 }
 
 /// A drawn sheet and the keys that failed.
 #[derive(Debug)]
-pub struct Composed {
+struct Composed {
     /// The contact sheet.
-    pub sheet: RgbImage,
+    pub(crate) sheet: RgbImage,
     /// Its geometry.
-    pub geometry: Geometry,
+    pub(crate) geometry: Geometry,
     /// Keys that failed for this image, with the reason, in sheet order.
-    pub failures: Vec<(String, ScenarioError)>,
+    pub(crate) failures: Vec<(String, ScenarioError)>,
 }
 
 /// Computes every tile of `spec` from `input` (in parallel, one task per distinct key) and draws the
 /// sheet. `build` makes a scenario from its key (normally [`Catalog::build`]); an unknown key draws as
 /// a failed tile.
-pub fn compose(
+fn compose(
     spec: &SheetSpec,
     input: &ScenarioInput<'_>,
     build: &(dyn Fn(&str) -> Option<Arc<dyn Scenario>> + Sync),

@@ -11,23 +11,23 @@ use std::borrow::Cow;
 use std::path::Path;
 
 /// The most characters of user text a message quotes (plus the `…[N characters cut]…` marker).
-pub const MAX: usize = 120;
+const MAX: usize = 120;
 /// The most characters of a path a message shows: paths are what a user copies to find the file,
 /// so they get more room than other text.
-pub const PATH_MAX: usize = 240;
+pub(crate) const PATH_MAX: usize = 240;
 /// The most characters of a list of names ([`clip_list`]): a few names say what kind of mistake it
 /// is, the count says how many.
-pub const LIST_MAX: usize = 80;
+const LIST_MAX: usize = 80;
 
 /// `text` bounded to [`MAX`] characters (see the module docs).
-pub fn clip(text: &str) -> Cow<'_, str> {
+pub(crate) fn clip(text: &str) -> Cow<'_, str> {
     clip_to(text, MAX)
 }
 
 /// `text` bounded to `max` characters: unchanged when it fits and has no control character;
 /// otherwise control characters escaped (`\n`, `\t`, `\u{1b}`) and, when longer than `max`, its
 /// first ⅔ `max` and last ⅓ `max` characters around `…[N characters cut]…`.
-pub fn clip_to(text: &str, max: usize) -> Cow<'_, str> {
+pub(crate) fn clip_to(text: &str, max: usize) -> Cow<'_, str> {
     let has_control = text.chars().any(char::is_control);
     // Cheap bound first: a text of at most `max` bytes has at most `max` characters.
     if !has_control && (text.len() <= max || text.chars().count() <= max) {
@@ -60,13 +60,13 @@ pub fn clip_to(text: &str, max: usize) -> Cow<'_, str> {
 }
 
 /// A path as [`Path::display`] shows it, bounded to [`PATH_MAX`] characters like [`clip_to`].
-pub fn clip_path(path: &Path) -> String {
+pub(crate) fn clip_path(path: &Path) -> String {
     clip_to(&path.display().to_string(), PATH_MAX).into_owned()
 }
 
 /// Names quoted in backticks and joined with `, `, each bounded by [`clip`], as many as fit in
 /// [`LIST_MAX`] characters (at least one), then `… and N more`.
-pub fn clip_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+pub(crate) fn clip_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
     let mut out = String::new();
     let mut shown = 0usize;
     let mut more = 0usize;
@@ -94,7 +94,7 @@ pub fn clip_list<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
 /// A message written by a parser that quotes user text in backticks (`` unknown field `…` ``):
 /// every backticked span bounded by [`clip`], then the whole line by four times [`MAX`] (a parser
 /// may quote in other ways too).
-pub fn clip_backticked(line: &str) -> String {
+pub(crate) fn clip_backticked(line: &str) -> String {
     let spans: String = line
         .split('`')
         .enumerate()
@@ -111,7 +111,7 @@ pub fn clip_backticked(line: &str) -> String {
 /// at most 3 edits away: the "did you mean" of an unknown name. Names whose length differs by more
 /// than 3 are passed over unmeasured (a megabyte-long item costs nothing); of equally close names
 /// the first wins.
-pub fn closest<'a>(item: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(item: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let n = item.chars().count();
     names
         .into_iter()
@@ -123,7 +123,7 @@ pub fn closest<'a>(item: &str, names: impl IntoIterator<Item = &'a str>) -> Opti
 }
 
 /// Levenshtein distance between `a` and `b`, in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

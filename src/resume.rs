@@ -19,7 +19,7 @@ use crate::shard::Shard;
 
 /// A run directory that cannot be resumed; the message names it and the fix.
 #[derive(Debug, thiserror::Error)]
-pub enum ResumeError {
+pub(crate) enum ResumeError {
     /// Records without the summary that says which run wrote them.
     #[error(
         "{}: holds records.jsonl but no readable summary.json ({reason}), so which run wrote them \
@@ -77,15 +77,15 @@ pub enum ResumeError {
 
 /// What a resumed run found in its directory: a run with its fingerprint and some records.
 #[derive(Debug)]
-pub struct Previous {
+pub(crate) struct Previous {
     /// The directory's summary as last written (interim or final).
-    pub summary: Summary,
+    pub(crate) summary: Summary,
 }
 
 impl Previous {
     /// Reads what `dir` holds: `None` when it holds no records yet (the run starts there afresh),
     /// else the run, checked to have `fingerprint` and to be the same `shard`.
-    pub fn read(
+    pub(crate) fn read(
         dir: &Path,
         fingerprint: &crate::report::run_block::Fingerprint,
         shard: Option<Shard>,
@@ -136,14 +136,14 @@ impl Previous {
 
     /// Whether the run wrote its final summary (it ended, completed or not): every record it
     /// wrote is whole then, its last frame too.
-    pub fn ended(&self) -> bool {
+    pub(crate) fn ended(&self) -> bool {
         self.summary.run.end != Some(crate::report::run_block::RunEnd::Running)
     }
 }
 
 /// `records` split into frames: runs of consecutive records with the same `seq` (the same `frame`
 /// where `seq` is absent), as the run wrote them.
-pub fn frames(records: &[Record]) -> Vec<&[Record]> {
+pub(crate) fn frames(records: &[Record]) -> Vec<&[Record]> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=records.len() {

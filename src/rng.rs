@@ -5,7 +5,7 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The generator every scenario uses (xoshiro256++: fast, 256-bit state, good statistical quality).
-pub type ScenarioRng = Xoshiro256PlusPlus;
+pub(crate) type ScenarioRng = Xoshiro256PlusPlus;
 
 /// The 64-bit key of one variant's randomness. Kernels that split work across threads take
 /// [`RngKey::stream`] per fixed chunk (e.g. per row), so results never depend on scheduling.
@@ -39,7 +39,7 @@ impl RngKey {
     }
 
     /// An independent generator for sub-stream `index` (e.g. row `index` of the image).
-    pub fn stream(self, index: u64) -> ScenarioRng {
+    pub(crate) fn stream(self, index: u64) -> ScenarioRng {
         ScenarioRng::seed_from_u64(splitmix64(
             self.0 ^ splitmix64(index.wrapping_add(0x9e37_79b9)),
         ))

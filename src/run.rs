@@ -50,7 +50,7 @@ pub struct RunResult {
 /// ImageNet-1k → IN-9 map ([`in9::in_to_in9`],
 /// docs/in9.md#classes-and-the-imagenet-mapping; unmapped classes count as wrong), else identity
 /// over the model's labels (a 9-output IN-9 model scores in its own labels).
-pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassMap> {
+fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassMap> {
     match config
         .dataset
         .class_map
@@ -70,7 +70,7 @@ pub fn class_map(config: &RunConfig, model: &ModelDesc) -> anyhow::Result<ClassM
 /// Whether a run without a configured class map scores through the built-in ImageNet-1k → IN-9 map:
 /// an IN-9 source and a model with 1000 outputs (docs/in9.md#classes-and-the-imagenet-mapping). A
 /// model with any other number of outputs (e.g. a 9-class IN-9 model) scores in its own labels.
-pub fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
+fn builtin_in9_map(kind: Option<SourceKind>, model_classes: usize) -> bool {
     kind == Some(SourceKind::In9) && model_classes == 1000
 }
 

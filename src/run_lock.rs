@@ -12,7 +12,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The lock file's name inside the run directory.
-pub const LOCK_FILE: &str = ".lock";
+const LOCK_FILE: &str = ".lock";
 
 /// Why a run directory cannot be taken.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +51,7 @@ fn pid_text(pid: Option<u32>) -> String {
 
 /// The held lock of a run directory; released when dropped or when the process ends.
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
@@ -59,7 +59,7 @@ impl RunLock {
     /// Creates `dir` (and its parents) if needed and takes its lock without waiting: fails with
     /// [`LockError::Busy`] (naming the holder's PID when known) while another process holds it.
     /// Writes this process's PID into the lock file.
-    pub fn acquire(dir: &Path) -> Result<Self, LockError> {
+    pub(crate) fn acquire(dir: &Path) -> Result<Self, LockError> {
         let create = |source| LockError::Create {
             dir: dir.to_path_buf(),
             source,

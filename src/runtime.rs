@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// ONNX Runtime could not be found or started; the message names the library and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct RuntimeError(pub String);
+pub struct RuntimeError(pub(crate) String);
 
 /// Where the set-up script puts the library, relative to an asset folder ([`crate::assets`]).
 const SETUP_LIBRARY: &str = "lib/libonnxruntime.so";
@@ -16,7 +16,7 @@ const SETUP_LIBRARY: &str = "lib/libonnxruntime.so";
 /// script's copy (`lib/libonnxruntime.so` in the asset folders, [`crate::assets::dirs`]: the
 /// checkout's `assets/`, the one of the repository the binary was built in, the cache), so an
 /// installed binary works from any directory.
-pub fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> {
+pub(crate) fn library_path(configured: Option<&Path>) -> Result<PathBuf, RuntimeError> {
     let path = match (configured, std::env::var_os("ORT_DYLIB_PATH")) {
         (Some(p), _) => p.to_path_buf(),
         (None, Some(p)) => PathBuf::from(p),
@@ -67,7 +67,7 @@ fn log_line(level: ort::logging::LogLevel, _category: &str, _id: &str, _at: &str
 /// (a second `build` fails), and the classifier and a segmentation mask source
 /// each need a session. The library is loaded once; a later call with another
 /// path gets the environment of the first.
-pub fn environment(lib: &Path) -> Result<ort::environment::Environment, RuntimeError> {
+pub(crate) fn environment(lib: &Path) -> Result<ort::environment::Environment, RuntimeError> {
     static ENV: std::sync::Mutex<Option<ort::environment::Environment>> =
         std::sync::Mutex::new(None);
     let mut env = ENV

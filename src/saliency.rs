@@ -53,22 +53,22 @@ use crate::view::MaskResize;
 pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The file of per-frame saliency lines in the run directory.
-pub const SALIENCY_JSONL: &str = "saliency.jsonl";
+pub(crate) const SALIENCY_JSONL: &str = "saliency.jsonl";
 
 /// `[saliency]` of a run config (CLI `--saliency`, `--saliency-maps`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct SaliencyConfig {
+pub(crate) struct SaliencyConfig {
     /// Run the occlusion saliency pass after the main pass.
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// Most frames evaluated (the smallest keyed ranks among the frames with a mask and a truth).
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// Occluding square's side in model-view pixels; default 32 × min(width, height) / 224.
-    pub patch: Option<u32>,
+    pub(crate) patch: Option<u32>,
     /// Step between patch positions in model-view pixels; default 16 × min(width, height) / 224.
-    pub stride: Option<u32>,
+    pub(crate) stride: Option<u32>,
     /// Write each frame's scaled map as `saliency/<n>.png`.
-    pub maps: bool,
+    pub(crate) maps: bool,
 }
 
 impl Default for SaliencyConfig {
@@ -96,7 +96,7 @@ pub enum SaliencyConfigError {
 
 impl SaliencyConfig {
     /// Checks the values; the message names the key.
-    pub fn validate(&self) -> Result<(), SaliencyConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), SaliencyConfigError> {
         if self.frames == 0 {
             return Err(SaliencyConfigError::ZeroFrames);
         }
@@ -107,7 +107,7 @@ impl SaliencyConfig {
     }
 
     /// Patch side and stride for a view of `width` × `height` pixels (module docs).
-    pub fn geometry(&self, width: u32, height: u32) -> (u32, u32) {
+    fn geometry(&self, width: u32, height: u32) -> (u32, u32) {
         let side = width.min(height).max(1);
         let scaled = |v: u32| ((f64::from(v) * f64::from(side) / 224.0).round() as u32).max(1);
         let patch = self.patch.unwrap_or_else(|| scaled(32)).min(side);
@@ -117,7 +117,7 @@ impl SaliencyConfig {
 
 /// Patch offsets along an axis of `size` pixels: `0, stride, 2·stride, …` up to `size − patch`, with
 /// `size − patch` added when the steps miss it (so the far edge is covered).
-pub fn positions(size: u32, patch: u32, stride: u32) -> Vec<u32> {
+fn positions(size: u32, patch: u32, stride: u32) -> Vec<u32> {
     let last = size.saturating_sub(patch);
     let mut out: Vec<u32> = (0..=last).step_by(stride.max(1) as usize).collect();
     if out.last() != Some(&last) {
@@ -128,7 +128,7 @@ pub fn positions(size: u32, patch: u32, stride: u32) -> Vec<u32> {
 
 /// The true-class probability of one output row: softmax of logits (max subtracted, f64) or the
 /// probabilities as they are, summed over `targets` (model classes mapped to the truth).
-pub fn true_class_probability(row: &[f32], kind: OutputKind, targets: &[usize]) -> f64 {
+fn true_class_probability(row: &[f32], kind: OutputKind, targets: &[usize]) -> f64 {
     let clean = |v: f32| {
         if v.is_finite() {
             f64::from(v)
@@ -158,7 +158,7 @@ pub fn true_class_probability(row: &[f32], kind: OutputKind, targets: &[usize]) 
 
 /// Averages per-position drops into a per-pixel map (`width` × `height`, row-major): each pixel is
 /// the mean drop of the patches covering it (0 where none does).
-pub fn occlusion_map(
+fn occlusion_map(
     width: u32,
     height: u32,
     patch: u32,
@@ -228,7 +228,7 @@ fn fill_patch(
 /// A failure of the saliency pass. Each message is the one line the run reports
 /// (`robustream::error_line`), the same as the pass has always said it.
 #[derive(Debug, thiserror::Error)]
-pub enum SaliencyError {
+pub(crate) enum SaliencyError {
     /// The engine failed: its own message, as the main pass reports it.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -312,7 +312,7 @@ fn map_fix(error: &image::ImageError) -> &'static str {
 /// scaled map ([`Occlusion::scaled_map`]), its alignment with the mask, then the frame's line and
 /// map ([`Outputs`]).
 #[allow(clippy::too_many_arguments)]
-pub fn run_pass(
+pub(crate) fn run_pass(
     config: &SaliencyConfig,
     batch: usize,
     out: &Path,
@@ -553,27 +553,27 @@ impl<'a> Occlusion<'a> {
 /// Written by the pass, read back by `robustream merge`; a field a line of an older format lacks
 /// reads as its default, and one this robustream does not know is kept in [`SaliencyLine::extra`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SaliencyLine {
+pub(crate) struct SaliencyLine {
     /// The frame's id.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Its label (dataset class index).
     #[serde(default)]
-    pub truth: usize,
+    pub(crate) truth: usize,
     /// The unoccluded true-class probability.
     #[serde(default)]
-    pub p_true: f64,
+    pub(crate) p_true: f64,
     /// [`Alignment::iou`].
     #[serde(default)]
-    pub iou: f64,
+    pub(crate) iou: f64,
     /// [`Alignment::dice`].
     #[serde(default)]
-    pub dice: f64,
+    pub(crate) dice: f64,
     /// [`Alignment::delta_density`].
     #[serde(default)]
-    pub delta_density: Option<f64>,
+    pub(crate) delta_density: Option<f64>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
+    pub(crate) extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// What the pass writes into the run directory: a line per frame in `saliency.jsonl`, and with

@@ -41,12 +41,12 @@ pub enum Shape {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Object {
     /// Its shape.
-    pub shape: Shape,
+    pub(crate) shape: Shape,
     /// The box the shape is inscribed in, in pixels (exclusive ends; may reach outside the image,
     /// the object is then cut at the border).
-    pub frame: BBox,
+    pub(crate) frame: BBox,
     /// Its colour (RGB), uniform over the object.
-    pub color: [u8; 3],
+    pub(crate) color: [u8; 3],
 }
 
 impl Object {
@@ -60,7 +60,7 @@ impl Object {
     }
 
     /// True when the pixel `(x, y)` belongs to the object (its centre lies in the shape).
-    pub fn covers(&self, x: u32, y: u32) -> bool {
+    fn covers(&self, x: u32, y: u32) -> bool {
         let f = self.frame;
         if x < f.x0 || x >= f.x1 || y < f.y0 || y >= f.y1 {
             return false;
@@ -209,7 +209,11 @@ pub fn render(width: u32, height: u32, background: &Background, objects: &[Objec
 /// Paints `objects` over `image` (whatever it holds) and sets their pixels to 255 in `mask` (same
 /// size), by the module's pixel rule; returns the tight box of each object's pixels (objects with
 /// no pixel in the image have none). [`render`] is this over a painted background.
-pub fn paint_objects(image: &mut RgbImage, mask: &mut GrayImage, objects: &[Object]) -> Vec<BBox> {
+pub(crate) fn paint_objects(
+    image: &mut RgbImage,
+    mask: &mut GrayImage,
+    objects: &[Object],
+) -> Vec<BBox> {
     let (width, height) = image.dimensions();
     let mut boxes = Vec::with_capacity(objects.len());
     for o in objects {

@@ -30,7 +30,7 @@ pub struct Shard {
 
 /// Where a run's shard was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardFrom {
+pub(crate) enum ShardFrom {
     /// `--shard I/N`.
     Flag,
     /// `ROBUSTREAM_SHARD=I/N`.
@@ -43,7 +43,7 @@ pub enum ShardFrom {
 
 impl ShardFrom {
     /// How summary.json's `run.shard.from` and the start line name it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Flag => "--shard",
             Self::Robustream => "ROBUSTREAM_SHARD",
@@ -120,10 +120,10 @@ pub enum ShardError {
 
 impl Shard {
     /// The whole source: shard 0 of 1.
-    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+    pub(crate) const WHOLE: Shard = Shard { index: 0, count: 1 };
 
     /// Parses `I/N` (`given` names the flag or variable in the error).
-    pub fn parse(text: &str, given: &'static str) -> Result<Self, ShardError> {
+    fn parse(text: &str, given: &'static str) -> Result<Self, ShardError> {
         let malformed = || ShardError::Malformed {
             given,
             value: crate::quote::clip_to(text, 40).into_owned(),
@@ -140,7 +140,7 @@ impl Shard {
     /// The shard of a run: `flag` (`--shard`) when given, else the first scheduler's variables
     /// found through `var` (see the module docs for the order), else `None` (the whole source).
     /// `--shard 0/1` (and `ROBUSTREAM_SHARD=0/1`) is `None` too.
-    pub fn from_env(
+    pub(crate) fn from_env(
         flag: Option<&str>,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<(Shard, ShardFrom)>, ShardError> {
@@ -210,7 +210,7 @@ impl Shard {
     }
 
     /// The shard a frame id belongs to among `count` (docs/deploy.md#how-frames-are-split).
-    pub fn of(frame_id: &str, count: u64) -> u64 {
+    fn of(frame_id: &str, count: u64) -> u64 {
         let h = RngKey::new(0, frame_id, "shard").0;
         ((u128::from(h) * u128::from(count.max(1))) >> 64) as u64
     }

@@ -54,19 +54,20 @@ pub fn center_offset(size: u32, crop: u32) -> i64 {
 
 /// Resizes an RGB image exactly as Pillow's `Image.resize(size, BILINEAR)` (antialiased triangle
 /// convolution; what torchvision `Resize` does to PIL images), see [`crate::kernels::resample`].
-pub fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resampler) -> RgbImage {
+#[cfg(test)]
+fn resize_rgb(image: &RgbImage, width: u32, height: u32, resizer: &mut Resampler) -> RgbImage {
     resizer.resize_rgb(image, width, height, Filter::Bilinear)
 }
 
 /// Resizes a mask exactly as Pillow's `Image.resize(size, NEAREST)` (keeps it binary; the filter
 /// torchvision/PIL use for masks and mode "1"/"P" images).
-pub fn resize_mask(mask: &GrayImage, width: u32, height: u32) -> GrayImage {
+fn resize_mask(mask: &GrayImage, width: u32, height: u32) -> GrayImage {
     crate::kernels::resample::resize_gray_nearest(mask, width, height)
 }
 
 /// Crops `(width, height)` at a centred offset (see [`center_offset`]), padding with zeros where the
 /// crop leaves the image (torchvision pads too).
-pub fn center_crop<P: image::Pixel<Subpixel = u8>>(
+fn center_crop<P: image::Pixel<Subpixel = u8>>(
     image: &image::ImageBuffer<P, Vec<u8>>,
     width: u32,
     height: u32,
@@ -146,7 +147,7 @@ pub struct ModelView {
 }
 
 /// The Pillow filter of an `[preprocess] interpolation` (docs/preprocessing.md#presets).
-pub fn filter_of(interpolation: Interpolation) -> Filter {
+pub(crate) fn filter_of(interpolation: Interpolation) -> Filter {
     match interpolation {
         Interpolation::Nearest => Filter::Nearest,
         Interpolation::Box => Filter::Box,
@@ -177,7 +178,7 @@ impl ModelView {
     }
 
     /// The size a frame of `(width, height)` is resized to before the centre crop.
-    pub fn resized_size(&self, (width, height): (u32, u32)) -> (u32, u32) {
+    pub(crate) fn resized_size(&self, (width, height): (u32, u32)) -> (u32, u32) {
         match self.resize {
             Resize::Keep => (width, height),
             Resize::Shorter(s) => shorter_side_size(width, height, s),

@@ -38,42 +38,42 @@ pub fn signal_status(signal: i32) -> u8 {
 }
 
 /// How often resources are sampled.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 
 /// Flags shared by the run and its watcher.
 #[derive(Debug, Default)]
-pub struct Flags {
+pub(crate) struct Flags {
     /// The flag the pipeline watches: raised by Ctrl-C or by the duration.
-    pub stop: AtomicBool,
+    pub(crate) stop: AtomicBool,
     /// Raised when the duration ended the run.
-    pub duration_hit: AtomicBool,
+    pub(crate) duration_hit: AtomicBool,
     /// Raised by the run when the pipeline has returned (the watcher then ends).
-    pub finished: AtomicBool,
+    pub(crate) finished: AtomicBool,
     /// Frames done so far (evaluated, skipped or dropped), for the progress column.
-    pub frames: AtomicU64,
+    pub(crate) frames: AtomicU64,
     /// Of those, frames a live source dropped at admission (the pipeline was behind).
-    pub dropped: AtomicU64,
+    pub(crate) dropped: AtomicU64,
     /// Why `resources.csv` could not be written (a full disk): set with `stop` raised, so the run
     /// ends, as failed with this message (file, cause, fix).
-    pub write_error: std::sync::Mutex<Option<String>>,
+    pub(crate) write_error: std::sync::Mutex<Option<String>>,
 }
 
 /// Resident memory over the run, MiB (from `/proc/self/status`; absent on systems without it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct RssSummary {
+pub(crate) struct RssSummary {
     /// Samples taken.
-    pub samples: u64,
+    pub(crate) samples: u64,
     /// First sample, MiB.
-    pub first_mib: f64,
+    pub(crate) first_mib: f64,
     /// Largest sample, MiB.
-    pub max_mib: f64,
+    pub(crate) max_mib: f64,
     /// Last sample, MiB.
-    pub last_mib: f64,
+    pub(crate) last_mib: f64,
 }
 
 /// CPU time the whole process has used so far (user + system, all threads), seconds, from
 /// `getrusage(RUSAGE_SELF)`; `None` where that fails.
-pub fn process_cpu_s() -> Option<f64> {
+fn process_cpu_s() -> Option<f64> {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `getrusage` writes a `rusage` into the pointer it is given, which points to one
     // (zero-initialised) `rusage` we own; it reads nothing from it. We read the value only when
@@ -93,7 +93,7 @@ pub fn process_cpu_s() -> Option<f64> {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CpuUse {
     /// Process CPU time in the interval, seconds.
-    pub cpu_s: f64,
+    pub(crate) cpu_s: f64,
     /// Wall time of the interval, seconds.
     pub wall_s: f64,
     /// Cores available to the process.
@@ -138,7 +138,7 @@ impl CpuMeter {
 }
 
 /// The process's resident set size in MiB, if the OS says (`VmRSS` of `/proc/self/status`).
-pub fn rss_mib() -> Option<f64> {
+fn rss_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     parse_vmrss_kib(&status).map(|kib| kib as f64 / 1024.0)
 }
@@ -157,7 +157,7 @@ fn parse_vmrss_kib(status: &str) -> Option<u64> {
 /// [`SAMPLE_EVERY`] (`t_s,rss_mib,frames,dropped`, flushed as written) into `dir`. Returns the RSS summary.
 /// A row that cannot be written (a full disk) stops the run with its message in
 /// `flags.write_error` (the run then ends as failed).
-pub fn watch(
+pub(crate) fn watch(
     external: &AtomicBool,
     flags: &Flags,
     duration: Option<Duration>,

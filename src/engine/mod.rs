@@ -3,8 +3,8 @@
 //! [`EngineConfig`].
 
 pub mod onnx;
-pub mod output;
-pub mod shapes;
+mod output;
+pub(crate) mod shapes;
 
 use std::path::PathBuf;
 
@@ -132,25 +132,25 @@ pub enum CudnnSearch {
 
 /// The batch size [`EngineConfig::resolved_shapes`] assumes when `batch_sizes` is absent (the
 /// default `[pipeline] max_batch`).
-pub const DEFAULT_MAX_BATCH: usize = 8;
+const DEFAULT_MAX_BATCH: usize = 8;
 
 /// The most threads a run may ask for (`[engine] threads`, `[pipeline] workers`): more than any
 /// machine has cores (the largest have a few hundred hardware threads). Each is an OS thread; a
 /// value far beyond this (a typo such as 100000) would never finish starting them.
-pub const MAX_THREADS: usize = 1024;
+pub(crate) const MAX_THREADS: usize = 1024;
 
 /// The most `[engine] engine_thread_warmup` rounds: more than any provider needs (two settle
 /// cuDNN's per-thread handles and plans), few enough that a typo cannot hold a run for minutes.
-pub const MAX_WARMUP_ROUNDS: usize = 10;
+const MAX_WARMUP_ROUNDS: usize = 10;
 
 /// The cores of this machine, for messages.
-pub fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl EngineConfig {
     /// Checks the values that do not depend on the model; the message names the key.
-    pub fn validate(&self) -> Result<(), EngineConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), EngineConfigError> {
         if self.threads > MAX_THREADS {
             return Err(EngineConfigError::Threads {
                 threads: self.threads,
@@ -164,7 +164,7 @@ impl EngineConfig {
     }
 
     /// Whether the provider runs on a GPU (`cuda`, `tensorrt`).
-    pub fn on_gpu(&self) -> bool {
+    fn on_gpu(&self) -> bool {
         matches!(self.provider, Provider::Cuda | Provider::Tensorrt)
     }
 
@@ -177,13 +177,13 @@ impl EngineConfig {
     }
 
     /// `engine_thread_warmup` as it applies: as set, else 2 on a GPU provider, 0 on the CPU.
-    pub fn resolved_thread_warmup(&self) -> usize {
+    pub(crate) fn resolved_thread_warmup(&self) -> usize {
         self.engine_thread_warmup
             .unwrap_or(if self.on_gpu() { 2 } else { 0 })
     }
 
     /// `live_shapes` as it applies: as set, else `plan` on a GPU provider, `sizes` on the CPU.
-    pub fn resolved_live_shapes(&self) -> LiveShapes {
+    pub(crate) fn resolved_live_shapes(&self) -> LiveShapes {
         self.live_shapes.unwrap_or(match self.on_gpu() {
             true => LiveShapes::Plan,
             false => LiveShapes::Sizes,
@@ -193,7 +193,7 @@ impl EngineConfig {
     /// The batch sizes of a session: [`EngineConfig::shapes`] for the largest configured size, or
     /// for [`DEFAULT_MAX_BATCH`] when none is configured. (A run's config always sets
     /// `batch_sizes`, from `[pipeline] max_batch` when the file does not.)
-    pub fn resolved_shapes(&self) -> Result<BatchShapes, EngineConfigError> {
+    fn resolved_shapes(&self) -> Result<BatchShapes, EngineConfigError> {
         let max = self
             .batch_sizes
             .as_ref()
@@ -426,7 +426,7 @@ pub enum OutputMismatch {
 
 /// The memory behind a [`BatchBuffer`]: plain host memory, or memory an engine allocated (pinned
 /// pages a GPU copies from by DMA).
-pub trait BatchMemory: Send {
+trait BatchMemory: Send {
     /// The values.
     fn as_slice(&self) -> &[f32];
     /// The values, writable.
@@ -457,28 +457,28 @@ pub struct BatchBuffer {
 
 impl BatchBuffer {
     /// A buffer in ordinary host memory, zeroed.
-    pub fn host(rows: usize, per: usize) -> Self {
+    pub(crate) fn host(rows: usize, per: usize) -> Self {
         Self::new(Box::new(vec![0f32; rows * per]), rows, per)
     }
 
     /// A buffer in `mem`, which holds at least `rows × per` values.
-    pub fn new(mem: Box<dyn BatchMemory>, rows: usize, per: usize) -> Self {
+    fn new(mem: Box<dyn BatchMemory>, rows: usize, per: usize) -> Self {
         debug_assert!(mem.as_slice().len() >= rows * per);
         Self { mem, rows, per }
     }
 
     /// Images it holds at most.
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
     /// Values per image.
-    pub fn per(&self) -> usize {
+    pub(crate) fn per(&self) -> usize {
         self.per
     }
 
     /// All `rows × per` values.
-    pub fn as_slice(&self) -> &[f32] {
+    pub(crate) fn as_slice(&self) -> &[f32] {
         &self.mem.as_slice()[..self.rows * self.per]
     }
 
@@ -489,7 +489,7 @@ impl BatchBuffer {
     }
 
     /// The memory, for the engine that made it.
-    pub fn memory(&self) -> &dyn BatchMemory {
+    fn memory(&self) -> &dyn BatchMemory {
         self.mem.as_ref()
     }
 }

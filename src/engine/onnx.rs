@@ -285,7 +285,7 @@ impl OnnxEngine {
     }
 
     /// The ONNX Runtime library this session runs on: version and build.
-    pub fn runtime(&self) -> &str {
+    pub(crate) fn runtime(&self) -> &str {
         &self.runtime
     }
 
@@ -458,7 +458,7 @@ impl OnnxEngine {
     }
 
     /// The batch size the model requires, if its batch dimension is fixed.
-    pub fn fixed_batch(&self) -> Option<usize> {
+    pub(crate) fn fixed_batch(&self) -> Option<usize> {
         self.fixed_batch
     }
 }

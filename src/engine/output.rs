@@ -6,7 +6,7 @@ use crate::model::OutputKind;
 /// `[-PROB_TOLERANCE, 1 + PROB_TOLERANCE]` and the sum within `1 ± PROB_TOLERANCE`. Rounding in an
 /// f32 softmax over 1000 classes is about 1e-6 and an fp16 engine's about 5e-4; a logits or
 /// multi-label (sigmoid) output misses it by far.
-pub const PROB_TOLERANCE: f32 = 1e-3;
+const PROB_TOLERANCE: f32 = 1e-3;
 
 /// Why a row of model output cannot be scored ([`check_row`]). The messages are stable per cause
 /// (no per-row numbers), so a warning repeated on every frame groups into one line.
@@ -32,7 +32,7 @@ pub enum RowError {
 
 impl RowError {
     /// The message with the model description named where the fix goes there (`[output] kind`).
-    pub fn in_model(&self, description: &std::path::Path) -> String {
+    pub(crate) fn in_model(&self, description: &std::path::Path) -> String {
         match self {
             Self::NonFinite { .. } => self.to_string(),
             Self::NotProbabilities { .. } => format!("{self} in {}", description.display()),

@@ -34,11 +34,11 @@ pub enum Partial {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShapeRun {
     /// First image of the batch in this call.
-    pub start: usize,
+    pub(crate) start: usize,
     /// Images of the batch in this call.
-    pub rows: usize,
+    pub(crate) rows: usize,
     /// The batch size the engine runs (≥ `rows`).
-    pub shape: usize,
+    pub(crate) shape: usize,
 }
 
 /// Batch sizes that cannot be run; the message names `batch_sizes` and the fix.
@@ -64,7 +64,7 @@ pub struct BatchShapes {
 
 impl BatchShapes {
     /// The given sizes (any order; duplicates removed). Errors when empty or when a size is 0.
-    pub fn new(sizes: &[usize], partial: Partial) -> Result<Self, ShapesError> {
+    pub(crate) fn new(sizes: &[usize], partial: Partial) -> Result<Self, ShapesError> {
         if sizes.is_empty() {
             return Err(ShapesError::Empty);
         }
@@ -92,7 +92,7 @@ impl BatchShapes {
     }
 
     /// The sizes, ascending.
-    pub fn sizes(&self) -> &[usize] {
+    pub(crate) fn sizes(&self) -> &[usize] {
         &self.sizes
     }
 
@@ -102,13 +102,13 @@ impl BatchShapes {
     }
 
     /// The rule for other sizes.
-    pub fn partial(&self) -> Partial {
+    pub(crate) fn partial(&self) -> Partial {
         self.partial
     }
 
     /// The calls that run a batch of `n` images, in order (none for `n = 0`). Batches larger than
     /// [`BatchShapes::max`] are first cut into calls of the largest size.
-    pub fn runs(&self, n: usize) -> Vec<ShapeRun> {
+    pub(crate) fn runs(&self, n: usize) -> Vec<ShapeRun> {
         let mut out = Vec::new();
         let mut start = 0;
         while start < n {
@@ -137,7 +137,7 @@ impl BatchShapes {
     }
 
     /// A short description for reports: `1, 2, 4, 8 (split)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let sizes: Vec<String> = self.sizes.iter().map(usize::to_string).collect();
         format!(
             "{} ({})",
@@ -155,7 +155,7 @@ impl BatchShapes {
 /// `max_batch`, all of one size: ⌈v / ⌈v / max⌉⌉ (96 variants, batches of up to 64 → two of 48;
 /// 11 → one of 11; 1 → 1). A frame whose variants the workers finish together then fills whole
 /// batches with no padding, and the engine only ever sees this one shape.
-pub fn plan_size(variants: usize, max_batch: usize) -> usize {
+pub(crate) fn plan_size(variants: usize, max_batch: usize) -> usize {
     let (v, max) = (variants.max(1), max_batch.max(1));
     let batches = v.div_ceil(max);
     v.div_ceil(batches)

@@ -21,7 +21,7 @@ use crate::scenario::Scenario;
 use crate::scenario::background::{Background, Colour, Kind, in9};
 
 /// Whether `s` is a background scenario with GPU kernels (see the module doc).
-pub fn on_gpu(s: &dyn Scenario) -> bool {
+pub(crate) fn on_gpu(s: &dyn Scenario) -> bool {
     s.as_background().is_some_and(|b| {
         matches!(
             b.kind(),
@@ -47,7 +47,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
 /// `Ok(false)`, leaving `dst` untouched, when [`on_gpu`] is false or where the CPU scenario refuses
 /// the frame (no mask or box, an empty mask, a mask of another size, no background strip for
 /// `only_bg_t`): the caller then runs the CPU scenario, which reports why.
-pub fn apply<L: Launcher>(
+pub(crate) fn apply<L: Launcher>(
     l: &mut L,
     s: &dyn Scenario,
     src: DeviceImage,

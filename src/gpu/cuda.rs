@@ -30,13 +30,13 @@ const BLOCK: u32 = 256;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct DeviceInfo {
     /// CUDA device ordinal.
-    pub ordinal: usize,
+    pub(crate) ordinal: usize,
     /// The device's name, e.g. `NVIDIA H100 80GB HBM3`.
-    pub name: String,
+    pub(crate) name: String,
     /// Compute capability (major, minor).
-    pub compute: (i32, i32),
+    pub(crate) compute: (i32, i32),
     /// Streaming multiprocessors.
-    pub multiprocessors: i32,
+    pub(crate) multiprocessors: i32,
 }
 
 /// An opened device: its context and the loaded kernel module.
@@ -61,10 +61,10 @@ fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
 /// default: the thread sleeps until the GPU signals, so waiting costs no core), `spin`, `yield` or
 /// `auto` (CUDA's `CU_CTX_SCHED_*` modes; spinning was ~10 % faster on an H200 and burns a core
 /// per waiting worker).
-pub const SYNC_ENV: &str = "ROBUSTREAM_GPU_SYNC";
+const SYNC_ENV: &str = "ROBUSTREAM_GPU_SYNC";
 
 /// Whether the CUDA driver library can be loaded (no panic, no device access).
-pub fn driver_present() -> bool {
+pub(crate) fn driver_present() -> bool {
     // SAFETY: `is_culib_present` only tries `dlopen` on the driver's usual names and closes
     // what it opened; it calls nothing in the library.
     unsafe { cudarc::driver::sys::is_culib_present() }

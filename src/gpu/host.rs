@@ -70,7 +70,7 @@ struct HostBuf {
 
 /// Host memory standing in for device memory.
 #[derive(Default)]
-pub struct HostLauncher {
+pub(crate) struct HostLauncher {
     bufs: Vec<HostBuf>,
     /// Scratch slot → buffer.
     scratch: Vec<Option<Buf>>,
@@ -79,20 +79,20 @@ pub struct HostLauncher {
 }
 
 impl HostLauncher {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         library();
         Self::default()
     }
 
     /// A new buffer holding `data`.
-    pub fn buffer(&mut self, data: &[u8]) -> Buf {
+    pub(crate) fn buffer(&mut self, data: &[u8]) -> Buf {
         let b = self.alloc(data.len()).expect("host allocation");
         self.upload(b, data).expect("host upload");
         b
     }
 
     /// A source image holding `img` and a destination image of its size.
-    pub fn images(&mut self, img: &RgbImage) -> (DeviceImage, DeviceImage) {
+    pub(crate) fn images(&mut self, img: &RgbImage) -> (DeviceImage, DeviceImage) {
         let (width, height) = img.dimensions();
         let src = DeviceImage {
             buf: self.buffer(img.as_raw()),
@@ -107,14 +107,14 @@ impl HostLauncher {
     }
 
     /// The RGB image `d` holds.
-    pub fn image(&mut self, d: DeviceImage) -> RgbImage {
+    pub(crate) fn image(&mut self, d: DeviceImage) -> RgbImage {
         let bytes = 3 * d.width as usize * d.height as usize;
         let raw = self.read(d.buf)[..bytes].to_vec();
         RgbImage::from_raw(d.width, d.height, raw).expect("the buffer holds the image")
     }
 
     /// The contents of `buf`.
-    pub fn read(&mut self, buf: Buf) -> Vec<u8> {
+    pub(crate) fn read(&mut self, buf: Buf) -> Vec<u8> {
         let mut out = vec![0; self.bufs[buf.0].len];
         self.download(buf, &mut out).expect("host download");
         out

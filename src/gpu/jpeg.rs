@@ -16,7 +16,7 @@ const PLANES_SLOT: usize = 1;
 /// would return it into `dst` (same size; `src` and `dst` may be the same buffer): four launches,
 /// two scratch buffers (slots 0 and 1) and one constant table per quality. An empty image is left
 /// as it is.
-pub fn roundtrip<L: Launcher>(
+pub(crate) fn roundtrip<L: Launcher>(
     l: &mut L,
     src: DeviceImage,
     dst: DeviceImage,

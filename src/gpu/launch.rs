@@ -12,13 +12,13 @@ use super::GpuError;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Args {
     /// Buffer addresses.
-    pub p: [u64; 6],
+    pub(crate) p: [u64; 6],
     /// Integers (sizes, strides, keys).
-    pub i: [i64; 8],
+    pub(crate) i: [i64; 8],
     /// Floats (parameters).
-    pub f: [f32; 8],
+    pub(crate) f: [f32; 8],
     /// Doubles (parameters the CPU kernels use in f64).
-    pub d: [f64; 4],
+    pub(crate) d: [f64; 4],
 }
 
 // The kernels' `RsArgs` is 176 bytes (a `static_assert` there); the two must agree.
@@ -26,26 +26,26 @@ const _: () = assert!(std::mem::size_of::<Args>() == 176 && std::mem::align_of::
 
 impl Args {
     /// Arguments with the buffers `p` (the rest zero).
-    pub fn buffers(p: &[u64]) -> Self {
+    pub(crate) fn buffers(p: &[u64]) -> Self {
         let mut a = Self::default();
         a.p[..p.len()].copy_from_slice(p);
         a
     }
 
     /// Sets the integers from slot 0.
-    pub fn ints(mut self, i: &[i64]) -> Self {
+    pub(crate) fn ints(mut self, i: &[i64]) -> Self {
         self.i[..i.len()].copy_from_slice(i);
         self
     }
 
     /// Sets the floats from slot 0.
-    pub fn floats(mut self, f: &[f32]) -> Self {
+    pub(crate) fn floats(mut self, f: &[f32]) -> Self {
         self.f[..f.len()].copy_from_slice(f);
         self
     }
 
     /// Sets the doubles from slot 0.
-    pub fn doubles(mut self, d: &[f64]) -> Self {
+    pub(crate) fn doubles(mut self, d: &[f64]) -> Self {
         self.d[..d.len()].copy_from_slice(d);
         self
     }
@@ -53,21 +53,21 @@ impl Args {
 
 /// The most threads a reduction kernel (one that adds into a few totals with
 /// `rs_atomic_add_u64`) is launched with: each thread adds once, so this bounds the atomics.
-pub const REDUCE_THREADS: u64 = 16_384;
+pub(crate) const REDUCE_THREADS: u64 = 16_384;
 
 /// Scratch slots of the pipeline (recipes use the slots below these): a worker's current frame,
 /// its variant, its batch row and the frame's masks.
-pub const FRAME_SLOT: usize = 64;
+pub(crate) const FRAME_SLOT: usize = 64;
 /// See [`FRAME_SLOT`].
-pub const VARIANT_SLOT: usize = 65;
+pub(crate) const VARIANT_SLOT: usize = 65;
 /// See [`FRAME_SLOT`].
-pub const ROW_SLOT: usize = 66;
+pub(crate) const ROW_SLOT: usize = 66;
 /// The frame's mask at the scenario stage, one slot per mask rule from here (see [`FRAME_SLOT`]).
-pub const MASK_SLOT: usize = 67;
+pub(crate) const MASK_SLOT: usize = 67;
 
 /// A buffer of a [`Launcher`]: an index into its own table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Buf(pub usize);
+pub struct Buf(pub(crate) usize);
 
 /// An RGB image in a launcher's buffer: `width × height × 3` bytes, RGB interleaved, rows
 /// packed (what the scenario and view kernels read and write).
@@ -83,7 +83,7 @@ pub struct DeviceImage {
 
 impl DeviceImage {
     /// Elements (bytes) of the image.
-    pub fn elements(&self) -> u64 {
+    pub(crate) fn elements(&self) -> u64 {
         u64::from(self.width) * u64::from(self.height) * 3
     }
 }

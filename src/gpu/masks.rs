@@ -29,7 +29,7 @@ use crate::scenario::region_noise::{self, Norm, REFERENCE_SIDE, Region};
 const SUM_SLOT: usize = 40;
 
 /// Whether the GPU has kernels for `s`: every ablation and every RFS region noise.
-pub fn on_gpu(s: &dyn Scenario) -> bool {
+pub(crate) fn on_gpu(s: &dyn Scenario) -> bool {
     s.as_ablation().is_some() || s.as_region_noise().is_some()
 }
 
@@ -38,7 +38,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
 /// each 4-connected component in raster order whose exclusive-max box is not empty inside the
 /// image, that box followed by its [`ablation::largest_adjacent_tile`] (an empty box where there is
 /// none: the box is then filled with gray), so pairs; every other scenario: none.
-pub fn boxes(s: &dyn Scenario, mask: &GrayImage) -> Vec<BBox> {
+pub(crate) fn boxes(s: &dyn Scenario, mask: &GrayImage) -> Vec<BBox> {
     let Some(a) = s.as_ablation() else {
         return Vec::new();
     };
@@ -68,7 +68,7 @@ pub fn boxes(s: &dyn Scenario, mask: &GrayImage) -> Vec<BBox> {
 /// gives for it; `key` is `RngKey::new(seed, frame id, s.rng_key())` as on the CPU. `Ok(false)`
 /// when `s` has no kernels here ([`on_gpu`]), leaving `dst` untouched; an error without a mask, for
 /// differing sizes or for boxes [`boxes`] would not give.
-pub fn apply<L: Launcher>(
+pub(crate) fn apply<L: Launcher>(
     l: &mut L,
     s: &dyn Scenario,
     src: DeviceImage,

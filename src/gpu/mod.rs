@@ -7,18 +7,18 @@
 //! tests) and compare it with the Rust kernels of `scenario/`, and compile the program with NVRTC
 //! to check that it builds for the GPU, all without a GPU.
 
-pub mod background;
+mod background;
 pub mod corruption;
 #[cfg(feature = "gpu")]
 pub mod cuda;
-pub mod jpeg;
+mod jpeg;
 pub mod launch;
-pub mod masks;
+mod masks;
 #[cfg(feature = "gpu")]
-pub mod nvrtc;
-pub mod preprocess;
-pub mod program;
-pub mod scenarios;
+mod nvrtc;
+pub(crate) mod preprocess;
+mod program;
+pub(crate) mod scenarios;
 
 #[cfg(test)]
 pub(crate) mod host;
@@ -39,17 +39,17 @@ pub enum Device {}
 
 /// The [`launch::Launcher`] of a [`Device`]: a stream with its buffers ([`cuda::CudaLauncher`]).
 #[cfg(feature = "gpu")]
-pub type DeviceLauncher = cuda::CudaLauncher;
+pub(crate) type DeviceLauncher = cuda::CudaLauncher;
 
 /// The launcher of a [`Device`]; without the `gpu` feature there is none.
 #[cfg(not(feature = "gpu"))]
 #[derive(Debug)]
-pub enum DeviceLauncher {}
+pub(crate) enum DeviceLauncher {}
 
 #[cfg(not(feature = "gpu"))]
 impl DeviceLauncher {
     /// Never called: there is no device to open a stream on.
-    pub fn new(device: &Arc<Device>) -> Result<Self, GpuError> {
+    pub(crate) fn new(device: &Arc<Device>) -> Result<Self, GpuError> {
         match **device {}
     }
 }
@@ -87,7 +87,7 @@ impl launch::Launcher for DeviceLauncher {
 }
 
 /// What summary.json's `run.gpu` says of the device.
-pub fn describe(device: &Device) -> serde_json::Value {
+pub(crate) fn describe(device: &Device) -> serde_json::Value {
     #[cfg(feature = "gpu")]
     {
         serde_json::json!(device.info)
@@ -101,7 +101,7 @@ pub fn describe(device: &Device) -> serde_json::Value {
 /// workers. Asking for the GPU where there is none is an error, never a silent fall-back; `auto`
 /// without a GPU provider, driver or device is the CPU, but a present device that cannot be used
 /// (no NVRTC, say) is an error too.
-pub fn choose(
+pub(crate) fn choose(
     on: ScenariosOn,
     gpu_provider: bool,
     ordinal: usize,

@@ -14,14 +14,14 @@ use super::GpuError;
 use super::program;
 
 /// Environment variable naming an NVRTC library file to use before any other.
-pub const NVRTC_ENV: &str = "ROBUSTREAM_NVRTC";
+const NVRTC_ENV: &str = "ROBUSTREAM_NVRTC";
 
 /// The cached NVRTC under the asset folders (`scripts/assets.sh`).
 const CACHED: &str = "nvrtc/libnvrtc.so.13";
 
 /// Makes NVRTC loadable for cudarc, once per process; the error says where it looked and how to
 /// get it.
-pub fn load() -> Result<(), GpuError> {
+fn load() -> Result<(), GpuError> {
     static LOADED: OnceLock<Result<(), Vec<PathBuf>>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
@@ -53,13 +53,9 @@ pub fn load() -> Result<(), GpuError> {
         .map_err(|tried| GpuError::NoNvrtc { tried })
 }
 
-/// The virtual architecture the kernels are compiled for when no device says otherwise
-/// (`compute_75`, Turing: the oldest CUDA 13 supports); PTX for it runs on every newer GPU.
-pub const DEFAULT_ARCH: &str = "compute_75";
-
 /// The whole program compiled to PTX for `arch` (e.g. `compute_90`). Contraction of `a*b+c` into
 /// fused multiply-adds is off, so the device rounds like the host build the tests compare with.
-pub fn compile(arch: &'static str) -> Result<String, GpuError> {
+pub(crate) fn compile(arch: &'static str) -> Result<String, GpuError> {
     load()?;
     let opts = cudarc::nvrtc::CompileOptions {
         arch: Some(arch),

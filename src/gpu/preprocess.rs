@@ -16,12 +16,15 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::GpuError;
+#[cfg(test)]
 use super::corruption;
 use super::launch::{Args, Buf, DeviceImage, Launcher};
 use crate::kernels::resample::{self, AxisTable, Filter};
+#[cfg(test)]
 use crate::key::Corruption;
 use crate::model::{Layout, ModelDesc};
 use crate::preprocess::Normalizer;
+#[cfg(test)]
 use crate::rng::RngKey;
 use crate::scenario::ScenarioStage;
 use crate::view::{ModelView, center_offset, filter_of};
@@ -30,9 +33,9 @@ use crate::view::{ModelView, center_offset, filter_of};
 /// scratch buffers only live during one call. Their slots sit above the corruption recipes'
 /// (numbered from 0), so that the two do not keep regrowing each other's buffers, and below the
 /// slots from 64 up, where a caller keeps its frame and variant across calls.
-pub const SCRATCH_TMP: usize = 32;
+const SCRATCH_TMP: usize = 32;
 /// Scratch slot of a variant's view on its way into the batch ([`GpuView::view_into_batch`]).
-pub const SCRATCH_VIEW: usize = 33;
+const SCRATCH_VIEW: usize = 33;
 
 /// Most axis tables a [`GpuView`] remembers before it forgets them all (a stream has a handful of
 /// frame sizes; the launcher keeps the uploaded tables).
@@ -40,7 +43,7 @@ const MAX_AXES: usize = 64;
 
 /// The element type of the model's image input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Element {
+pub(crate) enum Element {
     /// float32.
     #[default]
     F32,
@@ -50,7 +53,7 @@ pub enum Element {
 
 impl Element {
     /// Bytes per value.
-    pub fn bytes(self) -> usize {
+    fn bytes(self) -> usize {
         match self {
             Element::F32 => 4,
             Element::F16 => 2,
@@ -105,7 +108,7 @@ fn table_bytes(t: &AxisTable) -> Vec<u8> {
 /// The model view and the input tensor of one model on the GPU: what `ModelView` and
 /// `Normalizer` do on the CPU, with the same results. Like `ModelView`, one per worker
 /// (`&mut self`: it remembers the tables it uploaded).
-pub struct GpuView {
+pub(crate) struct GpuView {
     width: u32,
     height: u32,
     /// The resize rule (only its geometry is used here).
@@ -131,7 +134,7 @@ impl std::fmt::Debug for GpuView {
 
 impl GpuView {
     /// For `model`, whose image input takes `element`s.
-    pub fn new(model: &ModelDesc, element: Element) -> Self {
+    pub(crate) fn new(model: &ModelDesc, element: Element) -> Self {
         let p = &model.preprocess;
         let mut lut_name = String::from("view/normalize");
         for c in p.channels.order() {
@@ -156,12 +159,12 @@ impl GpuView {
     }
 
     /// The view's (width, height): the model's input size.
-    pub fn size(&self) -> (u32, u32) {
+    pub(crate) fn size(&self) -> (u32, u32) {
         (self.width, self.height)
     }
 
     /// Bytes of one row of the input batch (`3 × width × height` elements).
-    pub fn row_bytes(&self) -> usize {
+    pub(crate) fn row_bytes(&self) -> usize {
         3 * self.width as usize * self.height as usize * self.element.bytes()
     }
 
@@ -199,7 +202,7 @@ impl GpuView {
 
     /// Writes the model's view of `src` into `dst` (of the model's input size): the description's
     /// resize and centre crop, with the bytes `ModelView::image` gives.
-    pub fn view<L: Launcher>(
+    pub(crate) fn view<L: Launcher>(
         &mut self,
         l: &mut L,
         src: DeviceImage,
@@ -291,7 +294,7 @@ impl GpuView {
     /// Normalises `view` (of the model's input size) into row `row` of `batch`: the row starts
     /// `row × row_bytes()` bytes in, as in the CPU path's batch buffer, and holds the values
     /// `Normalizer::write` gives, in the model's layout and element type.
-    pub fn normalize_into_batch<L: Launcher>(
+    pub(crate) fn normalize_into_batch<L: Launcher>(
         &self,
         l: &mut L,
         view: DeviceImage,
@@ -329,7 +332,7 @@ impl GpuView {
 
     /// The model's view of `image`, normalised into row `row` of `batch` (the view goes through a
     /// scratch buffer, unless `image` is already its own view).
-    pub fn view_into_batch<L: Launcher>(
+    pub(crate) fn view_into_batch<L: Launcher>(
         &mut self,
         l: &mut L,
         image: DeviceImage,
@@ -353,7 +356,8 @@ impl GpuView {
     /// The frame at the scenario stage, which each scenario starts from: at the model input, its
     /// view, written into `view_buf` (at least `3 × width × height` bytes); at the native stage,
     /// `frame` itself.
-    pub fn stage_base<L: Launcher>(
+    #[cfg(test)]
+    pub(crate) fn stage_base<L: Launcher>(
         &mut self,
         l: &mut L,
         stage: ScenarioStage,
@@ -377,7 +381,7 @@ impl GpuView {
 
     /// A variant made at `stage` (from [`GpuView::stage_base`]'s image) into row `row` of `batch`:
     /// normalised as it is at the model input, through its view at the native stage.
-    pub fn variant_into_batch<L: Launcher>(
+    pub(crate) fn variant_into_batch<L: Launcher>(
         &mut self,
         l: &mut L,
         stage: ScenarioStage,
@@ -395,7 +399,8 @@ impl GpuView {
     /// of `base`'s size), then into row `row` of `batch`; `Ok(false)` when the corruption has no
     /// GPU kernels (nothing written).
     #[allow(clippy::too_many_arguments)]
-    pub fn corrupt_into_batch<L: Launcher>(
+    #[cfg(test)]
+    pub(crate) fn corrupt_into_batch<L: Launcher>(
         &mut self,
         l: &mut L,
         stage: ScenarioStage,

@@ -3,11 +3,15 @@
 //! and line it came from. The same text is compiled by NVRTC into PTX ([`super::nvrtc`]) and, in
 //! the tests, by the host C++ compiler into a shared library whose kernels run on the CPU.
 
+// Dead code is allowed only in builds where `not(feature = "gpu")`: compiled at run time by NVRTC
+// (feature `gpu`); a build without it reads the program only in the unit tests.
+#![cfg_attr(not(feature = "gpu"), allow(dead_code))]
+
 /// What every kernel file starts from: types, launch macros, rounding, Philox, float16.
-pub const COMMON: &str = include_str!("cuda/common.cuh");
+const COMMON: &str = include_str!("cuda/common.cuh");
 
 /// The kernel files, in program order: `(file name, text)`.
-pub const FILES: &[(&str, &str)] = &[
+const FILES: &[(&str, &str)] = &[
     ("selftest.cu", include_str!("cuda/selftest.cu")),
     ("noise.cu", include_str!("cuda/noise.cu")),
     ("digital.cu", include_str!("cuda/digital.cu")),
@@ -21,7 +25,7 @@ pub const FILES: &[(&str, &str)] = &[
 ];
 
 /// The whole program: [`COMMON`] then each of [`FILES`].
-pub fn source() -> String {
+pub(crate) fn source() -> String {
     let mut s = String::with_capacity(
         COMMON.len() + FILES.iter().map(|(_, t)| t.len() + 64).sum::<usize>() + 64,
     );
@@ -34,7 +38,8 @@ pub fn source() -> String {
 }
 
 /// The names of the program's kernels (every `RS_KERNEL <name>(`), in program order.
-pub fn kernel_names() -> Vec<&'static str> {
+#[cfg(test)]
+pub(crate) fn kernel_names() -> Vec<&'static str> {
     FILES
         .iter()
         .flat_map(|(_, text)| text.lines())

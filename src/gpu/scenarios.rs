@@ -17,7 +17,7 @@ use crate::scenario::{Plan, Scenario};
 
 /// Whether the GPU makes `s`'s variants (a frame the CPU scenario would refuse still goes to the
 /// CPU, which says why: [`Made::Cpu`]).
-pub fn on_gpu(s: &dyn Scenario) -> bool {
+pub(crate) fn on_gpu(s: &dyn Scenario) -> bool {
     if s.key() == CLEAN {
         return true;
     }
@@ -30,7 +30,7 @@ pub fn on_gpu(s: &dyn Scenario) -> bool {
 
 /// The plan's scenario keys split into those the GPU makes and those left to the CPU, in plan
 /// order.
-pub fn split(plan: &Plan) -> (Vec<String>, Vec<String>) {
+pub(crate) fn split(plan: &Plan) -> (Vec<String>, Vec<String>) {
     let (mut gpu, mut cpu) = (Vec::new(), Vec::new());
     for s in plan.scenarios() {
         let to = if on_gpu(s.as_ref()) {
@@ -46,16 +46,16 @@ pub fn split(plan: &Plan) -> (Vec<String>, Vec<String>) {
 /// What a scenario sees besides the frame: the mask the CPU scenario would be given (its host
 /// copy, for the boxes and checks made on the host, and its device copy) and the frame's boxes.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Extras<'a> {
+pub(crate) struct Extras<'a> {
     /// `ScenarioInput::mask_for(s.mask_resize())` and its device buffer.
-    pub mask: Option<(&'a GrayImage, Buf)>,
+    pub(crate) mask: Option<(&'a GrayImage, Buf)>,
     /// The frame's object boxes at the scenario stage.
-    pub boxes: &'a [BBox],
+    pub(crate) boxes: &'a [BBox],
 }
 
 /// Where a variant made by [`apply`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Made {
+pub(crate) enum Made {
     /// In the source image (`clean`: nothing to do).
     Source,
     /// In the destination image.
@@ -66,7 +66,7 @@ pub enum Made {
 
 /// Makes `s`'s variant of `src` (into `dst`, same size, when it changes pixels); an error for a
 /// scenario [`on_gpu`] refuses.
-pub fn apply<L: Launcher>(
+pub(crate) fn apply<L: Launcher>(
     l: &mut L,
     s: &dyn Scenario,
     src: DeviceImage,

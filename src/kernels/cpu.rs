@@ -6,6 +6,10 @@
 //! reports every feature it was compiled for. Off x86-64 nothing is detected and only the portable
 //! code runs.
 
+// Dead code is allowed only in builds where `not(target_arch = "x86_64")`: the per-level dispatch
+// is x86-64 only (`multiversion!`); elsewhere the portable body runs and the levels go unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+
 use std::sync::OnceLock;
 
 /// The features a kernel level may name, each with its bit in a [`mask`].
@@ -28,7 +32,7 @@ const fn same(a: &str, b: &str) -> bool {
 }
 
 /// The bit set of the named features; evaluated in a constant, so an unknown name stops the build.
-pub const fn mask(features: &[&str]) -> u32 {
+pub(crate) const fn mask(features: &[&str]) -> u32 {
     let mut m = 0;
     let mut i = 0;
     while i < features.len() {
@@ -48,7 +52,7 @@ pub const fn mask(features: &[&str]) -> u32 {
 
 /// The [`mask`] of every listed feature this CPU has (and the OS lets programs use), detected on the
 /// first call.
-pub fn detected() -> u32 {
+fn detected() -> u32 {
     static DETECTED: OnceLock<u32> = OnceLock::new();
     *DETECTED.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
@@ -74,7 +78,7 @@ pub fn detected() -> u32 {
 
 /// Whether the CPU has every feature of `mask` (a [`mask`] value).
 #[inline]
-pub fn has(mask: u32) -> bool {
+pub(crate) fn has(mask: u32) -> bool {
     detected() & mask == mask
 }
 

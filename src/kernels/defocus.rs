@@ -96,7 +96,7 @@ fn disk_parts(radius: usize, alias_blur: f64) -> Disk {
 /// reflected border adds mass, so those kernels sum to 1.012975 and 1.010786
 /// (docs/imagenet-c.md#defocus_blur). The reference holds the kernel in float32; so does this
 /// (values rounded to f32, returned as f64).
-pub fn disk_kernel(radius: usize, alias_blur: f64) -> (Vec<f64>, usize) {
+pub(crate) fn disk_kernel(radius: usize, alias_blur: f64) -> (Vec<f64>, usize) {
     let d = disk_parts(radius, alias_blur);
     (
         d.kernel.iter().map(|&v| f64::from(v as f32)).collect(),
@@ -167,7 +167,7 @@ fn touches_two_edges(radius: usize, departures: &[(isize, isize, f64)]) -> bool 
 /// elsewhere the f32 rounding of individual taps moves a value by at most their summed rounding
 /// (< 2e−7, i.e. 5e−5 grey levels; about 1e−9 on natural images, where the roundings cancel).
 /// Bands of rows run in parallel; every output is computed the same way whatever the thread count.
-pub fn defocus_filter<U, F>(
+pub(crate) fn defocus_filter<U, F>(
     data: &[u8],
     dims: (usize, usize, usize),
     radius: usize,

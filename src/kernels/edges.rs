@@ -21,7 +21,7 @@ pub(crate) fn rows_per_task(w: usize) -> usize {
 /// 8-connected pixels above `low`. Returns 255 on edges, 0 elsewhere. The gradient and the
 /// suppression run on rows in parallel (each pixel's result depends only on its neighbours); the
 /// hysteresis is a flood fill, whose result does not depend on the visiting order.
-pub fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
+pub(crate) fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
     if w == 0 || h == 0 {
         return Vec::new();
     }
@@ -284,7 +284,8 @@ fn relax_body(s: &mut [f32], tmp: &mut [f32], forward: bool) -> bool {
 /// Each pass handles a row in two steps: the candidates from the two rows already done, element-wise
 /// (vectorised), then the one from the pixel before in the same row ([`scan_row`]). `min` is exact,
 /// so this equals the pixel-by-pixel scan, bit for bit.
-pub fn distance_transform_l2_5(src: &[u8], w: usize, h: usize) -> Vec<f32> {
+#[cfg(test)]
+fn distance_transform_l2_5(src: &[u8], w: usize, h: usize) -> Vec<f32> {
     distance_capped(src, w, h, 1e9, 0)
 }
 
@@ -381,7 +382,7 @@ where
 
 /// OpenCV `equalizeHist` on u8: LUT from the cumulative histogram above the lowest occupied bin,
 /// `round(cum · 255 / (N − hist[lowest]))`; a single-valued image maps to that value.
-pub fn equalize_hist(src: &[u8]) -> Vec<u8> {
+pub(crate) fn equalize_hist(src: &[u8]) -> Vec<u8> {
     let mut hist = src
         .par_chunks(1 << 16)
         .map(|chunk| {

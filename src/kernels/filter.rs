@@ -11,13 +11,14 @@
 //! computed in parallel with rayon, each row always in the same order, so results never depend on the
 //! thread count.
 
+#[cfg(test)]
 use rayon::prelude::*;
 
 /// `floor8(clip(v, 0, 1)·255)` (docs/imagenet-c.md#value-ranges-and-rounding), the same value as
 /// [`floor8_unit`](super::lanes::floor8_unit) for every input (NaN → 0), written without NaN-aware
 /// clamping or saturating casts (a few instructions, and loops over rows vectorise).
 #[inline(always)]
-pub fn floor8_clip(v: f64) -> u8 {
+pub(crate) fn floor8_clip(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0, as the reference's uint8 cast of NaN·255
     let v = if v < 1.0 { v } else { 1.0 };
     // SAFETY: v is in [0, 1] here, so v·255 is finite and in [0, 255]: representable as i32, which
@@ -28,7 +29,7 @@ pub fn floor8_clip(v: f64) -> u8 {
 /// [`floor8_clip`] of a float32 value with the ×255 in float32 (the reference's `np.clip(x, 0, 1) *
 /// 255` on a float32 array, then uint8).
 #[inline(always)]
-pub fn floor8_clip_f32(v: f32) -> u8 {
+pub(crate) fn floor8_clip_f32(v: f32) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 };
     let v = if v < 1.0 { v } else { 1.0 };
     // SAFETY: as in `floor8_clip`: v·255 is finite and in [0, 255].
@@ -37,7 +38,7 @@ pub fn floor8_clip_f32(v: f32) -> u8 {
 
 /// How a filter reads outside the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Border {
+pub(crate) enum Border {
     /// Edge replication, `a a | a b c | c c` (scipy 'nearest', OpenCV `BORDER_REPLICATE`).
     Nearest,
     /// Half-sample symmetric, `b a | a b c | c b` (scipy 'reflect', OpenCV `BORDER_REFLECT`).
@@ -48,7 +49,7 @@ pub enum Border {
 
 /// The in-image index that position `i` (possibly outside `0..n`) reads under `border`; periodic for
 /// the reflections, so any distance works. `n` must be at least 1.
-pub fn border_index(i: isize, n: usize, border: Border) -> usize {
+pub(crate) fn border_index(i: isize, n: usize, border: Border) -> usize {
     let n_i = n as isize;
     if (0..n_i).contains(&i) {
         return i as usize;
@@ -74,7 +75,7 @@ pub fn border_index(i: isize, n: usize, border: Border) -> usize {
 /// `numpy.sum` of a contiguous f64 array: numpy's pairwise summation (fewer than 8 values: in order;
 /// up to 128: eight interleaved partial sums combined as ((s0+s1)+(s2+s3))+((s4+s5)+(s6+s7)), then
 /// the remainder in order; longer: split at a multiple of 8 near the middle and recurse).
-pub fn numpy_sum(a: &[f64]) -> f64 {
+pub(crate) fn numpy_sum(a: &[f64]) -> f64 {
     let n = a.len();
     if n < 8 {
         a.iter().fold(0.0, |s, &v| s + v)
@@ -96,9 +97,11 @@ pub fn numpy_sum(a: &[f64]) -> f64 {
 }
 
 /// Minimum number of elements a rayon task should get.
+#[cfg(test)]
 pub(super) const ELEMENTS_PER_TASK: usize = 8_192;
 
 /// Rows per rayon task for rows of `row_len` elements.
+#[cfg(test)]
 pub(super) fn rows_per_task(row_len: usize) -> usize {
     (ELEMENTS_PER_TASK / row_len.max(1)).max(1)
 }
@@ -109,6 +112,7 @@ crate::kernels::multiversion! {
     /// per tap). Compiled twice: with AVX2 where the CPU has it (4 lanes instead of SSE2's 2), else
     /// portable. The arithmetic is the same (separate multiply and add, never fused: Rust does not
     /// contract), so both give identical bits.
+    #[cfg(test)]
     pub(super) fn accumulate(out: &mut [f64], taps: &[(f64, &[f64])]);
     /// [`accumulate`] compiled for AVX2.
     accumulate_avx2 ["avx2"] => accumulate_portable;
@@ -161,17 +165,8 @@ fn map_slice_body<T: Copy, U, F: Fn(T) -> U>(out: &mut [U], src: &[T], f: &F) {
     }
 }
 
-/// Pads an interleaved image by `top`, `bottom`, `left`, `right` under `border`.
-pub fn pad(
-    data: &[f64],
-    dims: (usize, usize, usize),
-    margins: (usize, usize, usize, usize),
-    border: Border,
-) -> Vec<f64> {
-    pad_map(data, dims, margins, border, |v| v)
-}
-
 /// [`pad`] of any element type, each element converted by `load`.
+#[cfg(test)]
 pub(super) fn pad_map<T: Copy>(
     data: &[T],
     (width, height, channels): (usize, usize, usize),
@@ -197,7 +192,8 @@ pub(super) fn pad_map<T: Copy>(
 /// Correlation with a sparse list of taps `(weight, dx, dy)`: `out(y, x) = Σ w · in(y + dy, x + dx)` per
 /// channel, reading outside the image under `border`, taps added in list order. The engine behind
 /// [`filter2d`] and the motion blur.
-pub fn filter_taps(
+#[cfg(test)]
+fn filter_taps(
     data: &[f64],
     dims: (usize, usize, usize),
     taps: &[(f64, isize, isize)],
@@ -208,7 +204,8 @@ pub fn filter_taps(
 
 /// [`filter_taps`] reading any element type through `load` and writing each result through `store`
 /// (e.g. u8 in, floor8 out), so no full-size f64 copy of the input or output is made.
-pub fn filter_taps_map<T, U>(
+#[cfg(test)]
+pub(crate) fn filter_taps_map<T, U>(
     data: &[T],
     (width, height, channels): (usize, usize, usize),
     taps: &[(f64, isize, isize)],
@@ -261,7 +258,8 @@ where
 /// OpenCV `filter2D` (correlation, anchor at the centre) with a square row-major kernel of odd side
 /// `ksize`, each channel separately, under `border` (OpenCV's default is [`Border::Reflect101`]).
 /// Zero taps are skipped.
-pub fn filter2d(
+#[cfg(test)]
+fn filter2d(
     data: &[f64],
     dims: (usize, usize, usize),
     kernel: &[f64],
@@ -272,7 +270,8 @@ pub fn filter2d(
 }
 
 /// The non-zero taps `(weight, dx, dy)` of a square row-major kernel of odd side `ksize`, centred.
-pub fn kernel_taps(kernel: &[f64], ksize: usize) -> Vec<(f64, isize, isize)> {
+#[cfg(test)]
+pub(crate) fn kernel_taps(kernel: &[f64], ksize: usize) -> Vec<(f64, isize, isize)> {
     let half = (ksize / 2) as isize;
     kernel
         .iter()
@@ -284,7 +283,7 @@ pub fn kernel_taps(kernel: &[f64], ksize: usize) -> Vec<(f64, isize, isize)> {
 
 /// OpenCV RGB→GRAY (docs/imagenet-c.md#h7-grayscale) on float32, `0.299 R + 0.587 G + 0.114 B`.
 #[inline]
-pub fn gray(r: f32, g: f32, b: f32) -> f32 {
+pub(crate) fn gray(r: f32, g: f32, b: f32) -> f32 {
     0.299 * r + 0.587 * g + 0.114 * b
 }
 

@@ -108,7 +108,7 @@ fn strip_len(ry: usize) -> usize {
 /// docs/imagenet-c.md#h1-gaussian-filter). Byte-identical to [`gaussian::gaussian_filter_map`] with
 /// `|v| f64::from(v) / 255.0` and [`floor8_clip`] (module docs), for any size and thread count.
 /// Panics if `data` does not hold `width·height·channels` bytes.
-pub fn gaussian_blur_u8(
+pub(crate) fn gaussian_blur_u8(
     data: &[u8],
     dims: (usize, usize, usize),
     (sigma_y, sigma_x): (f64, f64),

@@ -8,7 +8,7 @@ use super::filter::{Border, border_index, map_slice, numpy_sum};
 
 /// scipy's Gaussian radius `int(truncate·σ + 0.5)` (docs/imagenet-c.md#h1-gaussian-filter: σ 1 → 4,
 /// 3 → 12, 6 → 24 with truncate 4).
-pub fn gaussian_radius(sigma: f64, truncate: f64) -> usize {
+pub(crate) fn gaussian_radius(sigma: f64, truncate: f64) -> usize {
     (truncate * sigma + 0.5) as usize
 }
 
@@ -16,7 +16,7 @@ pub fn gaussian_radius(sigma: f64, truncate: f64) -> usize {
 /// ([`gaussian_radius`]), divided by `Σφ` summed the way `numpy.sum` does ([`numpy_sum`]). `exp` is
 /// the platform's libm one; numpy 1.26 on AVX-512 CPUs uses its own SIMD `exp`, which differs in the
 /// last bit for some arguments, so a weight can differ from scipy's by one ulp there.
-pub fn gaussian_kernel1d(sigma: f64, truncate: f64) -> Vec<f64> {
+pub(crate) fn gaussian_kernel1d(sigma: f64, truncate: f64) -> Vec<f64> {
     let r = gaussian_radius(sigma, truncate) as isize;
     let s2 = sigma * sigma;
     let mut k: Vec<f64> = (-r..=r)
@@ -204,7 +204,8 @@ fn separable_rows<T, U, L, S>(
 /// (gaussian_blur's bytes equal imagecorruptions' on the fixtures and on a 1280×720 frame).
 /// ImageNet-C uses truncate 4 and [`Border::Nearest`] (gaussian_blur, glass_blur, spatter). Returns
 /// `data` unchanged for an empty image or σ ≤ 0. One σ per axis: [`gaussian_filter_axes`].
-pub fn gaussian_filter(
+#[cfg(test)]
+pub(crate) fn gaussian_filter(
     data: &[f64],
     width: usize,
     height: usize,
@@ -225,7 +226,8 @@ pub fn gaussian_filter(
 /// [`gaussian_filter`] with its own σ per axis, `(σ_y, σ_x)` = (rows axis, columns axis), as scipy's
 /// `gaussian_filter(data, (σ_y, σ_x, 0), …)`; an axis with σ ≤ 0 is not filtered (scipy skips it).
 /// elastic_transform uses σ = (0.01·H, 0.01·W), truncate 3 and [`Border::Reflect`].
-pub fn gaussian_filter_axes(
+#[cfg(test)]
+fn gaussian_filter_axes(
     data: &[f64],
     dims: (usize, usize, usize),
     sigmas: (f64, f64),
@@ -238,7 +240,7 @@ pub fn gaussian_filter_axes(
 /// [`gaussian_filter_axes`] of any element type: every input element converted by `load` (e.g. u8
 /// to `x/255`), every result passed through `store` (e.g. straight to u8), so no full-size f64 copy
 /// of the input, intermediate or output is made.
-pub fn gaussian_filter_map<T, U>(
+pub(crate) fn gaussian_filter_map<T, U>(
     data: &[T],
     dims: (usize, usize, usize),
     (sigma_y, sigma_x): (f64, f64),
@@ -276,7 +278,8 @@ where
 
 /// [`gaussian_filter`] writing into `out` (same size as `data`), to reuse buffers across calls.
 #[allow(clippy::too_many_arguments)]
-pub fn gaussian_filter_into(
+#[cfg(test)]
+fn gaussian_filter_into(
     data: &[f64],
     out: &mut [f64],
     width: usize,
@@ -306,7 +309,7 @@ pub fn gaussian_filter_into(
 }
 
 /// OpenCV `getGaussianKernel(n, σ)` for σ > 0: `exp(−(i − (n−1)/2)²/(2σ²))`, normalised to sum 1.
-pub fn opencv_gaussian_kernel(n: usize, sigma: f64) -> Vec<f64> {
+pub(crate) fn opencv_gaussian_kernel(n: usize, sigma: f64) -> Vec<f64> {
     let c = (n as f64 - 1.0) / 2.0;
     let mut k: Vec<f64> = (0..n)
         .map(|i| (-((i as f64 - c).powi(2)) / (2.0 * sigma * sigma)).exp())

@@ -34,7 +34,7 @@ pub(crate) const TRUNCATE: f64 = 4.0;
 /// ImageNet-C `glass_blur` on an interleaved RGB u8 buffer of `w × h`: blur (σ, then floor8 without
 /// clipping as `np.uint8(gaussian(x/255)·255)`), `iterations` sequential walks with offsets in
 /// {−δ, …, δ−1}, blur again and `floor8(clip(·, 0, 1)·255)`. See `blur::glass_blur` for the semantics.
-pub fn glass_blur_rgb(
+pub(crate) fn glass_blur_rgb(
     raw: &[u8],
     (w, h): (usize, usize),
     sigma: f64,
@@ -116,7 +116,14 @@ fn glass_blur_rgb_body(
 /// from `rng.stream(it·h + i)`, one 64-bit word per pixel in walk order: dx from its low 32 bits, dy
 /// from its high 32 bits, each mapped to the 2δ values by Lemire's multiply (bias < 2⁻²⁹). Frames with
 /// a side ≤ 2δ + 1 (or δ = 0) are not walked: the reference's ranges are empty.
-pub fn walk(px: &mut [u32], w: usize, h: usize, delta: usize, iterations: usize, rng: RngKey) {
+pub(crate) fn walk(
+    px: &mut [u32],
+    w: usize,
+    h: usize,
+    delta: usize,
+    iterations: usize,
+    rng: RngKey,
+) {
     assert_eq!(px.len(), w * h, "pixel buffer size");
     if delta == 0 || iterations == 0 || h <= 2 * delta + 1 || w <= 2 * delta + 1 {
         return;

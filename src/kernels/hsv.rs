@@ -28,7 +28,8 @@ use super::lanes::{self, floor8_unit};
 /// `4 + (r − g)/delta`; then `h = (h/6) mod 1` with numpy's floored modulo (a negative value gains +1), and
 /// `h = 0` when `delta == 0`.
 #[inline]
-pub fn rgb_to_hsv([r, g, b]: [f64; 3]) -> [f64; 3] {
+#[cfg(test)]
+pub(crate) fn rgb_to_hsv([r, g, b]: [f64; 3]) -> [f64; 3] {
     let v = r.max(g).max(b);
     let delta = v - r.min(g).min(b);
     if delta == 0.0 {
@@ -52,6 +53,7 @@ pub fn rgb_to_hsv([r, g, b]: [f64; 3]) -> [f64; 3] {
 /// numpy's `x % 1.0` (`np.remainder`): `fmod`, then +1 when the remainder is negative; `+0.0` for a zero
 /// remainder.
 #[inline]
+#[cfg(test)]
 fn floored_mod1(x: f64) -> f64 {
     let m = x % 1.0;
     if m < 0.0 {
@@ -69,7 +71,8 @@ fn floored_mod1(x: f64) -> f64 {
 /// `t = v(1 − (1 − f)·s)`; sector `i` cast to u8, modulo 6, selects `(v,t,p)`, `(q,v,p)`, `(p,v,t)`,
 /// `(p,q,v)`, `(t,p,v)`, `(v,p,q)`. No clipping here (the callers clip).
 #[inline]
-pub fn hsv_to_rgb([h, s, v]: [f64; 3]) -> [f64; 3] {
+#[cfg(test)]
+pub(crate) fn hsv_to_rgb([h, s, v]: [f64; 3]) -> [f64; 3] {
     let hi = (h * 6.0).floor();
     let f = h * 6.0 - hi;
     let p = v * (1.0 - s);
@@ -107,7 +110,7 @@ const CHUNK: usize = 256;
 /// does not depend on the thread count (no randomness, pure per-pixel map). Within a task, pixels go
 /// through [`rgb_to_hsv`], `edit` and [`hsv_to_rgb`] in chunks of planes, in branch-free form (bit-identical
 /// to the scalar functions for every input colour; `edit` should itself be branch-free, e.g. `clamp`).
-pub fn map_hsv<F>(image: &RgbImage, edit: F) -> RgbImage
+fn map_hsv<F>(image: &RgbImage, edit: F) -> RgbImage
 where
     F: Fn([f64; 3]) -> [f64; 3] + Sync,
 {
@@ -118,7 +121,7 @@ where
 
 /// An HSV edit of ImageNet-C: the two that [`edit_hsv`] knows how to shortcut.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Edit {
+pub(crate) enum Edit {
     /// `S = clip(S·scale + offset, 0, 1)` (`saturate`, docs/imagenet-c.md#saturate).
     Saturate {
         /// Factor on S.
@@ -136,7 +139,7 @@ pub enum Edit {
 impl Edit {
     /// The edit of one HSV triple, in scikit-image's float64 operations (what the reference computes).
     #[inline(always)]
-    pub fn apply(self, [h, s, v]: [f64; 3]) -> [f64; 3] {
+    fn apply(self, [h, s, v]: [f64; 3]) -> [f64; 3] {
         match self {
             Edit::Saturate { scale, offset } => [h, (s * scale + offset).clamp(0.0, 1.0), v],
             Edit::Brightness { delta } => [h, s, (v + delta).clamp(0.0, 1.0)],
@@ -210,7 +213,7 @@ const PENDING: usize = 2048;
 /// chain's `floor8(V')`), a minimum channel that the chain zeroes exactly (saturate with `s' = 1`;
 /// brightness of a zero channel), and greys when nothing moves them. The exhaustive tests check every
 /// colour for every severity's parameters. Other parameters run [`map_hsv`].
-pub fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
+pub(crate) fn edit_hsv(image: &RgbImage, edit: Edit) -> RgbImage {
     let Some(cut) = edit.tenths() else {
         return map_hsv(image, move |hsv| edit.apply(hsv));
     };

@@ -46,7 +46,7 @@ use rayon::prelude::*;
 use super::lanes;
 
 /// IJG luminance quantisation table (ITU-T T.81 Annex K, Table K.1), natural (row-major) order.
-pub const STD_LUMA_QUANT: [u16; 64] = [
+pub(crate) const STD_LUMA_QUANT: [u16; 64] = [
     16, 11, 10, 16, 24, 40, 51, 61, //
     12, 12, 14, 19, 26, 58, 60, 55, //
     14, 13, 16, 24, 40, 57, 69, 56, //
@@ -58,7 +58,7 @@ pub const STD_LUMA_QUANT: [u16; 64] = [
 ];
 
 /// IJG chrominance quantisation table (ITU-T T.81 Annex K, Table K.2), natural order.
-pub const STD_CHROMA_QUANT: [u16; 64] = [
+pub(crate) const STD_CHROMA_QUANT: [u16; 64] = [
     17, 18, 24, 47, 99, 99, 99, 99, //
     18, 21, 26, 66, 99, 99, 99, 99, //
     24, 26, 56, 99, 99, 99, 99, 99, //
@@ -74,17 +74,18 @@ const PIXELS_PER_TASK: usize = 16_384;
 
 /// Chroma sampling of the simulated encoder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Subsampling {
+enum Subsampling {
     /// 4:2:0 — chroma halved in both directions (libjpeg's and Pillow's default).
     Yuv420,
     /// 4:4:4 — no subsampling (what the `image` crate's encoder writes; used to cross-check against it).
+    #[cfg(test)]
     Yuv444,
 }
 
 /// libjpeg `jpeg_quality_scaling` + `jpeg_add_quant_table(…, force_baseline = TRUE)`: the table `base`
 /// scaled to `quality` (clamped to 1..=100): factor `5000/q` below 50, else `200 − 2q`, each entry
 /// `(base·factor + 50) / 100` clamped to 1..=255.
-pub fn quant_table(base: &[u16; 64], quality: u8) -> [u16; 64] {
+pub(crate) fn quant_table(base: &[u16; 64], quality: u8) -> [u16; 64] {
     let q = u32::from(quality.clamp(1, 100));
     let scale = if q < 50 { 5000 / q } else { 200 - 2 * q };
     base.map(|b| ((u32::from(b) * scale + 50) / 100).clamp(1, 255) as u16)
@@ -93,12 +94,12 @@ pub fn quant_table(base: &[u16; 64], quality: u8) -> [u16; 64] {
 /// `img` compressed as Pillow's `img.save(f, "JPEG", quality=quality)` followed by `Image.open(f)` would
 /// return it (libjpeg-turbo defaults: 4:2:0, islow DCT, fancy upsampling). Same size out; an empty image is
 /// returned as is.
-pub fn roundtrip(img: &RgbImage, quality: u8) -> RgbImage {
+pub(crate) fn roundtrip(img: &RgbImage, quality: u8) -> RgbImage {
     roundtrip_with(img, quality, Subsampling::Yuv420)
 }
 
 /// [`roundtrip`] with an explicit chroma sampling.
-pub fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
+fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
     if rayon::current_num_threads() == 1 {
         // A one-thread pool gains nothing from a hand-over to its worker (a cross-thread round
         // trip per call): the same MCU rows and bands in order on this thread.
@@ -200,6 +201,7 @@ impl Geometry {
                 c_real_cols: w.div_ceil(2),
                 c_real_rows: h.div_ceil(2),
             },
+            #[cfg(test)]
             Subsampling::Yuv444 => Self {
                 w,
                 h,
@@ -255,6 +257,7 @@ fn encode_mcu_row_body(
     let (w, h) = (geo.w, geo.h);
     let y_rows = yc.len() / geo.y_stride;
     match geo.sampling {
+        #[cfg(test)]
         Subsampling::Yuv444 => {
             for i in 0..y_rows {
                 let src = &raw[(16 * m + i).min(h - 1) * w * 3..][..w * 3];
@@ -585,6 +588,7 @@ fn decode_rows_body(geo: &Geometry, [yp, cbp, crp]: [&[u8]; 3], y0: usize, out: 
                 upsample_row_h2v2(cbp, geo, y, &mut cb_row, &mut colsum);
                 upsample_row_h2v2(crp, geo, y, &mut cr_row, &mut colsum);
             }
+            #[cfg(test)]
             Subsampling::Yuv444 => {
                 cb_row[..w].copy_from_slice(&cbp[y * geo.c_stride..][..w]);
                 cr_row[..w].copy_from_slice(&crp[y * geo.c_stride..][..w]);
@@ -695,6 +699,7 @@ fn descale(x: i32, n: u32) -> i32 {
 /// One 1-D pass of `jpeg_fdct_islow` on 8 values. Pass 1 (rows) leaves the outputs scaled up by
 /// `PASS1_BITS`; pass 2 (columns) removes that scaling, leaving the overall ×8 of the islow DCT.
 #[inline(always)]
+#[cfg(test)]
 fn fdct_1d(d: [i32; 8], pass1: bool) -> [i32; 8] {
     let tmp0 = d[0] + d[7];
     let tmp7 = d[0] - d[7];
@@ -746,7 +751,8 @@ fn fdct_1d(d: [i32; 8], pass1: bool) -> [i32; 8] {
 
 /// `jpeg_fdct_islow`: forward DCT of centred samples (value − 128) in place, rows then columns; outputs
 /// are scaled by 8.
-pub fn fdct_islow(d: &mut [i32; 64]) {
+#[cfg(test)]
+fn fdct_islow(d: &mut [i32; 64]) {
     for row in d.chunks_exact_mut(8) {
         let r: [i32; 8] = std::array::from_fn(|k| row[k]);
         row.copy_from_slice(&fdct_1d(r, true));
@@ -803,7 +809,8 @@ impl Divisor {
 
 /// `jpeg_idct_islow`: dequantise `coef` by `quant` and inverse-DCT to 64 samples, range-limited to 0..=255
 /// (saturating, as libjpeg-turbo's SIMD IDCT; see the module notes).
-pub fn idct_islow(coef: &[i32; 64], quant: &[i32; 64]) -> [u8; 64] {
+#[cfg(test)]
+fn idct_islow(coef: &[i32; 64], quant: &[i32; 64]) -> [u8; 64] {
     let mut ws = [0i32; 64];
     // Pass 1: columns, from the coefficients into the workspace.
     for col in 0..8 {
@@ -846,6 +853,7 @@ pub fn idct_islow(coef: &[i32; 64], quant: &[i32; 64]) -> [u8; 64] {
 
 /// One 1-D pass of `jpeg_idct_islow` on 8 (dequantised) inputs, descaled by `shift`.
 #[inline(always)]
+#[cfg(test)]
 fn idct_1d(i: [i32; 8], shift: u32) -> [i32; 8] {
     // Even part.
     let z2 = i[2];

@@ -12,7 +12,7 @@
 /// instead of each handing its work over and waiting. A kernel with several parallel stages saves one
 /// cross-thread round trip per stage (measured on 224² frames with one thread: 5–30 % of the call).
 /// Results are unaffected.
-pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     if rayon::current_thread_index().is_some() {
         f()
     } else {
@@ -26,7 +26,7 @@ pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// wake-up each way: 0.05–0.1 ms per call on this VM, criterion's wall time against the same call's
 /// CPU time — as much as a whole 224² HSV call). `f` must compute the same bytes either way (use
 /// [`chunks_each`] for its loops).
-pub fn in_pool_or_here<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
+pub(crate) fn in_pool_or_here<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
     if rayon::current_thread_index().is_none() && rayon::current_num_threads() == 1 {
         f(false)
     } else {
@@ -39,7 +39,7 @@ pub fn in_pool_or_here<R: Send>(f: impl FnOnce(bool) -> R + Send) -> R {
 /// `row_len` the bytes per row): on rayon's pool, or in order on this thread when the pool has one
 /// thread ([`in_pool_or_here`]). `each` must not depend on how rows are grouped. Any size, including
 /// empty (returned as is).
-pub fn map_row_tasks<F>(
+pub(crate) fn map_row_tasks<F>(
     image: &image::RgbImage,
     elements_per_task: usize,
     each: F,
@@ -64,7 +64,7 @@ where
 
 /// `f(index, piece)` for every `len`-element piece of `data` (the last may be shorter): on rayon's
 /// pool when `parallel`, in order on this thread otherwise.
-pub fn chunks_each<T: Send>(
+pub(crate) fn chunks_each<T: Send>(
     data: &mut [T],
     len: usize,
     parallel: bool,
@@ -83,7 +83,7 @@ pub fn chunks_each<T: Send>(
 /// `v as u8` for any f64 `v` (truncation toward zero, saturating at 0 and 255, NaN → 0), in a form that
 /// vectorises.
 #[inline(always)]
-pub fn trunc_u8(v: f64) -> u8 {
+pub(crate) fn trunc_u8(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0
     let v = if v < 255.0 { v } else { 255.0 };
     // SAFETY: `v` is in [0, 255] here (finite), so it is representable as i32 after truncation.
@@ -99,7 +99,7 @@ pub(crate) fn floor8_unit(v: f64) -> u8 {
 
 /// [`floor8_unit`]: `(clip(v, 0, 1)·255) as u8`, vectorisable.
 #[inline(always)]
-pub fn floor8(v: f64) -> u8 {
+pub(crate) fn floor8(v: f64) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0
     let v = if v < 1.0 { v } else { 1.0 };
     // SAFETY: `v·255` is in [0, 255] here (finite), so it is representable as i32 after truncation.
@@ -108,7 +108,7 @@ pub fn floor8(v: f64) -> u8 {
 
 /// `(clip(v, 0, 1)·255) as u8` in f32 (zoom_blur's float32 arithmetic), vectorisable.
 #[inline(always)]
-pub fn floor8_f32(v: f32) -> u8 {
+pub(crate) fn floor8_f32(v: f32) -> u8 {
     let v = if v > 0.0 { v } else { 0.0 }; // NaN → 0
     let v = if v < 1.0 { v } else { 1.0 };
     // SAFETY: `v·255` is in [0, 255] here (finite), so it is representable as i32 after truncation.
@@ -120,7 +120,7 @@ pub fn floor8_f32(v: f32) -> u8 {
 /// Every `src_t` must be at least `out.len()` long. Inline it into code compiled for the wanted
 /// instruction set.
 #[inline(always)]
-pub fn accumulate_taps(out: &mut [f64], taps: &[(f64, &[f64])]) {
+pub(crate) fn accumulate_taps(out: &mut [f64], taps: &[(f64, &[f64])]) {
     const B: usize = 8;
     let n = out.len();
     let full = n / B * B;

@@ -9,23 +9,23 @@
 //! same bits as the portable code (checked by `levels_agree!` tests).
 
 pub mod bicubic;
-pub mod channels;
-pub mod cpu;
-pub mod defocus;
-pub mod edges;
-pub mod filter;
-pub mod gauss_u8;
-pub mod gaussian;
-pub mod glass;
-pub mod hsv;
-pub mod jpeg;
-pub mod lanes;
-pub mod motion;
+pub(crate) mod channels;
+pub(crate) mod cpu;
+pub(crate) mod defocus;
+pub(crate) mod edges;
+pub(crate) mod filter;
+pub(crate) mod gauss_u8;
+pub(crate) mod gaussian;
+pub(crate) mod glass;
+pub(crate) mod hsv;
+pub(crate) mod jpeg;
+pub(crate) mod lanes;
+pub(crate) mod motion;
 pub mod opencv;
 pub mod resample;
-pub mod rowrng;
-pub mod ziggurat;
-pub mod zoom;
+pub(crate) mod rowrng;
+pub(crate) mod ziggurat;
+pub(crate) mod zoom;
 
 // The macros are named by path (`crate::kernels::multiversion!`) in the modules above and elsewhere.
 

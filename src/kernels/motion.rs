@@ -17,7 +17,11 @@ const BAND_ROWS: usize = 32;
 
 /// `out(y, x, c) = trunc(clip(Σ_t w_t · in(clamp(y + dy_t), clamp(x + dx_t), c), 0, 255))` for an
 /// interleaved RGB u8 image of `w × h`, taps `(w_t, dx_t, dy_t)` added in order (in f64, from 0).
-pub fn streak_rgb(raw: &[u8], (w, h): (usize, usize), taps: &[(f64, isize, isize)]) -> Vec<u8> {
+pub(crate) fn streak_rgb(
+    raw: &[u8],
+    (w, h): (usize, usize),
+    taps: &[(f64, isize, isize)],
+) -> Vec<u8> {
     lanes::in_pool(|| streak_rgb_body(raw, (w, h), taps))
 }
 
@@ -123,7 +127,7 @@ fn band_body(geo: &Geometry<'_>, taps: &[(f64, isize, isize)], y0: usize, out: &
 /// `dx = ceil(i·p₁/|p| − 0.5)`, `dy = ceil(i·p₀/|p| − 0.5)` with `p = (w·sin θ, w·cos θ)` (computed in
 /// this order, as the port does). Taps stop (without renormalising) at the first one with `|dy| ≥ height`
 /// or `|dx| ≥ width`, as the port does for small images.
-pub fn motion_kernel(
+pub(crate) fn motion_kernel(
     radius: usize,
     sigma: f64,
     angle_deg: f64,

@@ -47,20 +47,20 @@ use rayon::prelude::*;
 
 /// The output rectangle of a filter: columns `[x0, x1)`, rows `[y0, y1)` of the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rect {
+pub(crate) struct Rect {
     /// First column.
-    pub x0: u32,
+    pub(crate) x0: u32,
     /// First row.
-    pub y0: u32,
+    pub(crate) y0: u32,
     /// One past the last column.
-    pub x1: u32,
+    pub(crate) x1: u32,
     /// One past the last row.
-    pub y1: u32,
+    pub(crate) y1: u32,
 }
 
 impl Rect {
     /// The whole `width × height` image.
-    pub fn full(width: u32, height: u32) -> Self {
+    pub(crate) fn full(width: u32, height: u32) -> Self {
         Self {
             x0: 0,
             y0: 0,
@@ -70,22 +70,22 @@ impl Rect {
     }
 
     /// Width in pixels.
-    pub fn width(&self) -> u32 {
+    pub(crate) fn width(&self) -> u32 {
         self.x1.saturating_sub(self.x0)
     }
 
     /// Height in pixels.
-    pub fn height(&self) -> u32 {
+    fn height(&self) -> u32 {
         self.y1.saturating_sub(self.y0)
     }
 }
 
 /// XIMAGENET's object/background blur: `GaussianBlur(img, (15, 15), 3)`
 /// (docs/ximagenet.md#blurred-background-and-blurred-object).
-pub const BLUR_15: [u16; 15] = [2, 5, 9, 14, 21, 27, 33, 34, 33, 27, 21, 14, 9, 5, 2];
+pub(crate) const BLUR_15: [u16; 15] = [2, 5, 9, 14, 21, 27, 33, 34, 33, 27, 21, 14, 9, 5, 2];
 /// XIMAGENET's blur for the bright scenarios: `GaussianBlur(img, (9, 9), cv2.BORDER_DEFAULT)`, whose
 /// third argument (4) is σ (docs/ximagenet.md#bright-background-and-bright-object).
-pub const BLUR_9: [u16; 9] = [21, 26, 30, 34, 34, 34, 30, 26, 21];
+pub(crate) const BLUR_9: [u16; 9] = [21, 26, 30, 34, 34, 34, 30, 26, 21];
 
 /// OpenCV's fixed-point Gaussian kernel for 8-bit images (`GaussianBlur` on `CV_8U`): `ksize` taps
 /// (odd) of `exp(−d²/(2σ²))` normalised to sum 1 (σ > 0), scaled by 256 and rounded from the outermost
@@ -94,7 +94,8 @@ pub const BLUR_9: [u16; 9] = [21, 26, 30, 34, 34, 34, 30, 26, 21];
 ///
 /// The Gaussian is evaluated as OpenCV does, `exp((2i − (n − 1))² · (−0.125 / σ²))`, in f64 (OpenCV uses
 /// a software double with its own `exp`; the two agree on every tap that matters here, see the tests).
-pub fn gaussian_kernel_q8(ksize: usize, sigma: f64) -> Vec<u16> {
+#[cfg(test)]
+fn gaussian_kernel_q8(ksize: usize, sigma: f64) -> Vec<u16> {
     assert!(ksize % 2 == 1 && sigma > 0.0, "odd size and positive σ");
     let half = ksize / 2;
     let scale = -0.125 / (sigma * sigma);
@@ -122,7 +123,7 @@ pub fn gaussian_kernel_q8(ksize: usize, sigma: f64) -> Vec<u16> {
 
 /// OpenCV `BORDER_REFLECT_101` (`c b | a b c | b a`): the in-image index that position `i` reads, for
 /// any distance (periodic); `n ≥ 1`.
-pub fn reflect101(i: isize, n: usize) -> usize {
+fn reflect101(i: isize, n: usize) -> usize {
     let n_i = n as isize;
     if (0..n_i).contains(&i) {
         return i as usize;
@@ -136,7 +137,7 @@ pub fn reflect101(i: isize, n: usize) -> usize {
 }
 
 /// Longest kernel [`gaussian_blur`] takes.
-pub const MAX_TAPS: usize = 31;
+const MAX_TAPS: usize = 31;
 
 /// Rows per rayon task for rows of `row_len` bytes (about 64 KiB of output per task).
 fn rows_per_task(row_len: usize) -> usize {
@@ -149,7 +150,7 @@ fn rows_per_task(row_len: usize) -> usize {
 /// blurred image, exactly as OpenCV 4.8.1 computes it (docs/ximagenet.md#scenarios):
 /// `(Σ_j k_j Σ_i k_i · p(y + j − r, x + i − r) + 2¹⁵) >> 16`. An empty image or rectangle gives an empty
 /// result.
-pub fn gaussian_blur(src: &RgbImage, k: &[u16], rect: Rect) -> RgbImage {
+pub(crate) fn gaussian_blur(src: &RgbImage, k: &[u16], rect: Rect) -> RgbImage {
     let (w, h) = (src.width() as usize, src.height() as usize);
     assert!(
         k.len() % 2 == 1 && k.iter().map(|&t| u32::from(t)).sum::<u32>() == 256,
@@ -338,6 +339,7 @@ fn horizontal_f32_body(padded: &[f32], k: &[f32], sums: &mut [f32], out: &mut [u
 /// `round(n / d)` with ties to even, exactly (n, d > 0). Equals OpenCV's `cvRound(double(n) / d)` for
 /// the tables below: a quotient with denominator ≤ 1530 is never within a double's rounding error of a
 /// tie without being one.
+#[cfg(test)]
 const fn div_round_even(n: i64, d: i64) -> i32 {
     let q = n / d;
     let twice = 2 * (n % d);
@@ -349,6 +351,7 @@ const fn div_round_even(n: i64, d: i64) -> i32 {
 }
 
 /// OpenCV's `sdiv_table`: `round(255 · 2¹² / v)` (0 for v = 0).
+#[cfg(test)]
 const SDIV: [i32; 256] = {
     let mut t = [0i32; 256];
     let mut i = 1;
@@ -360,6 +363,7 @@ const SDIV: [i32; 256] = {
 };
 
 /// OpenCV's `hdiv_table180`: `round(180 · 2¹² / (6 · diff))` (0 for diff = 0).
+#[cfg(test)]
 const HDIV: [i32; 256] = {
     let mut t = [0i32; 256];
     let mut i = 1;
@@ -374,7 +378,8 @@ const HDIV: [i32; 256] = {
 /// S and V in `0..=255`. Integer arithmetic with OpenCV's rounded 12-bit division tables; when several
 /// channels are the maximum, red wins over green over blue.
 #[inline(always)]
-pub fn rgb_to_hsv(r: u8, g: u8, b: u8) -> [u8; 3] {
+#[cfg(test)]
+pub(crate) fn rgb_to_hsv(r: u8, g: u8, b: u8) -> [u8; 3] {
     let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
     let v = r.max(g).max(b);
     let diff = v - r.min(g).min(b);
@@ -396,7 +401,8 @@ pub fn rgb_to_hsv(r: u8, g: u8, b: u8) -> [u8; 3] {
 /// How [`hsv_to_rgb`] turns its float result into u8: OpenCV 4.8.1 truncates in its SIMD loop and rounds
 /// (half to even) in its scalar loop (see [`simd_columns`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rounding {
+#[cfg(test)]
+pub(crate) enum Rounding {
     /// Truncation toward zero (OpenCV's SIMD loop, `v_trunc`).
     Truncate,
     /// Round half to even (OpenCV's scalar loop, `saturate_cast<uchar>`).
@@ -404,11 +410,11 @@ pub enum Rounding {
 }
 
 /// Pixels per block of OpenCV 4.8.1's SIMD HSV→RGB loop on AVX2 (4 vectors of 8 floats).
-pub const HSV_SIMD_BLOCK: usize = 32;
+const HSV_SIMD_BLOCK: usize = 32;
 
 /// The columns `[0, n)` of each row that OpenCV's SIMD loop converts (truncating) for a row of
 /// `width` pixels: whole blocks of [`HSV_SIMD_BLOCK`]; the rest of the row is rounded.
-pub fn simd_columns(width: usize) -> usize {
+fn simd_columns(width: usize) -> usize {
     width / HSV_SIMD_BLOCK * HSV_SIMD_BLOCK
 }
 
@@ -422,7 +428,8 @@ const INV255: f32 = 1.0 / 255.0;
 /// and fraction, the four values `v`, `v(1 − s)`, `v · fma(−s, f, 1)`, `v · fma(−s, 1 − f, 1)` picked by
 /// sector, × 255, then `rounding`.
 #[inline(always)]
-pub fn hsv_to_rgb(h: u8, s: u8, v: u8, rounding: Rounding) -> [u8; 3] {
+#[cfg(test)]
+pub(crate) fn hsv_to_rgb(h: u8, s: u8, v: u8, rounding: Rounding) -> [u8; 3] {
     let (r, g, b) = match rounding {
         Rounding::Truncate => hsv_lane::<true>(i32::from(h), i32::from(s), i32::from(v)),
         Rounding::Nearest => hsv_lane::<false>(i32::from(h), i32::from(s), i32::from(v)),
@@ -516,7 +523,7 @@ fn round_quotient(n: f32, d: f32) -> i32 {
 /// What [`recolour`] does to each background pixel's hue (docs/ximagenet.md#coloured-backgrounds,
 /// docs/ximagenet.md#rainbow-background).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HueEdit {
+pub(crate) enum HueEdit {
     /// Every hue becomes this value (`0..=180`; XIMAGENET's colour R/G/B).
     Set(u8),
     /// `H ← ((H + k) mod 256) mod 180`: XIMAGENET's rainbow shift, whose u8 addition wraps before the
@@ -527,7 +534,8 @@ pub enum HueEdit {
 impl HueEdit {
     /// The new hue of a pixel whose hue is `h` (`0..=179`).
     #[inline(always)]
-    pub fn apply(self, h: u8) -> u8 {
+    #[cfg(test)]
+    fn apply(self, h: u8) -> u8 {
         match self {
             HueEdit::Set(v) => v,
             HueEdit::Shift(k) => h.wrapping_add(k) % 180,
@@ -538,7 +546,7 @@ impl HueEdit {
 /// XIMAGENET's colour scenarios on the pixels where `keep` is false: RGB → 8-bit HSV, the hue edited,
 /// back to RGB, with OpenCV's column rule for rounding ([`simd_columns`]); pixels where `keep` is true
 /// are copied. `keep` has one byte per pixel (non-zero = keep), the image's size.
-pub fn recolour(src: &RgbImage, keep: &[u8], edit: HueEdit) -> RgbImage {
+pub(crate) fn recolour(src: &RgbImage, keep: &[u8], edit: HueEdit) -> RgbImage {
     let (w, h) = (src.width() as usize, src.height() as usize);
     assert_eq!(keep.len(), w * h, "one keep byte per pixel");
     let mut out = vec![0u8; w * h * 3];
@@ -654,13 +662,13 @@ fn recolour_chunks<const TRUNC: bool>(src: &[u8], keep: &[u8], out: &mut [u8], e
 
 /// Elements per block of OpenCV 4.8.1's SIMD `addWeighted` loop on u8; the last `len mod 16` elements
 /// of a buffer go through the scalar loop.
-pub const ADD_WEIGHTED_BLOCK: usize = 16;
+const ADD_WEIGHTED_BLOCK: usize = 16;
 
 /// One element of `addWeighted(a, 1.5, b, 0.9, 1.9)`: `fused` (the SIMD loop) computes
 /// `fma(a, 1.5, fma(b, 0.9, 1.9))`, otherwise `(a·1.5 + b·0.9) + 1.9`, in float32; rounded half to even,
 /// saturated to u8.
 #[inline(always)]
-pub fn bright_value(a: u8, b: u8, fused: bool) -> u8 {
+pub(crate) fn bright_value(a: u8, b: u8, fused: bool) -> u8 {
     let (a, b) = (f32::from(a), f32::from(b));
     let v = if fused {
         a.mul_add(1.5, b.mul_add(0.9, 1.9))
@@ -690,7 +698,12 @@ fn to_u8_trunc(v: f32) -> u8 {
 /// XIMAGENET's bright image `addWeighted(a, 1.5, b, 0.9, 1.9)` for the elements `range` of two
 /// continuous buffers of `total` elements each (`a` and `b` hold only that range), written over `b`:
 /// element `i` is fused when `i < total − total mod 16` (see [`bright_value`]).
-pub fn add_weighted_bright(a: &[u8], b: &mut [u8], range: std::ops::Range<usize>, total: usize) {
+pub(crate) fn add_weighted_bright(
+    a: &[u8],
+    b: &mut [u8],
+    range: std::ops::Range<usize>,
+    total: usize,
+) {
     assert!(a.len() == range.len() && b.len() == a.len());
     let fused_end =
         (total - total % ADD_WEIGHTED_BLOCK).clamp(range.start, range.end) - range.start;
@@ -717,7 +730,7 @@ fn bright_run_body(a: &[u8], b: &mut [u8]) {
 
 /// OpenCV `cvtColor(RGB2GRAY)` of one 8-bit pixel: `(9798 R + 19235 G + 3735 B + 2¹⁴) >> 15`.
 #[inline(always)]
-pub fn gray(r: u8, g: u8, b: u8) -> u8 {
+pub(crate) fn gray(r: u8, g: u8, b: u8) -> u8 {
     ((9798 * u32::from(r) + 19235 * u32::from(g) + 3735 * u32::from(b) + (1 << 14)) >> 15) as u8
 }
 

@@ -392,15 +392,15 @@ struct TableKey {
 
 /// A rectangle of the resized image: columns `[x, x + width)`, rows `[y, y + height)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// First column.
-    pub x: u32,
+    pub(crate) x: u32,
     /// First row.
-    pub y: u32,
+    pub(crate) y: u32,
     /// Columns.
-    pub width: u32,
+    pub(crate) width: u32,
     /// Rows.
-    pub height: u32,
+    pub(crate) height: u32,
 }
 
 /// Above this many multiply-adds (or output samples, for NEAREST) a pass is split over rayon's threads
@@ -452,7 +452,7 @@ impl Resampler {
     /// The `window` of `src` resized to `width × height` (Pillow 13 `resize` then `crop`), computing
     /// only the window's samples: a shorter-side resize followed by a centre crop does ~40 % less work
     /// this way, with identical bytes. A window reaching past the resized image is cut to it.
-    pub fn resize_rgb_window(
+    pub(crate) fn resize_rgb_window(
         &mut self,
         src: &RgbImage,
         width: u32,
@@ -476,7 +476,7 @@ impl Resampler {
     }
 
     /// [`Resampler::resize_rgb`] for a one-channel (Pillow mode "L") image.
-    pub fn resize_gray(
+    pub(crate) fn resize_gray(
         &mut self,
         src: &GrayImage,
         width: u32,
@@ -493,7 +493,7 @@ impl Resampler {
     }
 
     /// [`Resampler::resize_rgb_window`] for a one-channel (Pillow mode "L") image.
-    pub fn resize_gray_window(
+    pub(crate) fn resize_gray_window(
         &mut self,
         src: &GrayImage,
         width: u32,

@@ -11,8 +11,13 @@ use crate::rng::{RngKey, ScenarioRng};
 /// Calls `f(generator, element)` for every element of every row of `rows` (consecutive rows of
 /// `row_len` elements; a trailing partial row is ignored), row `i` drawing from `key.stream(first + i)`
 /// in element order — four rows at a time.
-pub fn for_each_row_element<T, F>(rows: &mut [T], row_len: usize, key: RngKey, first: u64, mut f: F)
-where
+pub(crate) fn for_each_row_element<T, F>(
+    rows: &mut [T],
+    row_len: usize,
+    key: RngKey,
+    first: u64,
+    mut f: F,
+) where
     F: FnMut(&mut ScenarioRng, &mut T),
 {
     if row_len == 0 {

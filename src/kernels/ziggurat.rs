@@ -36,7 +36,7 @@ const SCALE: f64 = 16_777_216.0;
 
 /// The ziggurat's tables (see [`Ziggurat::get`]).
 #[derive(Debug)]
-pub struct Ziggurat {
+pub(crate) struct Ziggurat {
     /// `|j| < k[i]`: the candidate lies inside layer `i`'s inner rectangle (accept `j·w[i]`).
     k: [u32; LAYERS],
     /// Position scale of layer `i`: `x = j·w[i]`.
@@ -47,7 +47,7 @@ pub struct Ziggurat {
 
 impl Ziggurat {
     /// The tables, built once per process (Marsaglia & Tsang's `zigset` with 2²⁴ in place of 2³¹).
-    pub fn get() -> &'static Ziggurat {
+    pub(crate) fn get() -> &'static Ziggurat {
         static TABLES: OnceLock<Ziggurat> = OnceLock::new();
         TABLES.get_or_init(|| {
             let mut k = [0u32; LAYERS];
@@ -76,7 +76,7 @@ impl Ziggurat {
     /// One N(0, 1) deviate from the 32-bit candidate `bits`, drawing from `rng` only when the candidate
     /// falls outside its layer's inner rectangle (about 2.8 % of candidates).
     #[inline(always)]
-    pub fn deviate(&self, bits: u32, rng: &mut ScenarioRng) -> f64 {
+    fn deviate(&self, bits: u32, rng: &mut ScenarioRng) -> f64 {
         let i = (bits & (LAYERS as u32 - 1)) as usize;
         let j = (bits as i32) >> 7;
         if j.unsigned_abs() < self.k[i] {
@@ -88,7 +88,7 @@ impl Ziggurat {
 
     /// Two deviates from one 64-bit draw (low half first).
     #[inline(always)]
-    pub fn pair(&self, rng: &mut ScenarioRng) -> (f64, f64) {
+    pub(crate) fn pair(&self, rng: &mut ScenarioRng) -> (f64, f64) {
         let bits = rng.next_u64();
         let a = self.deviate(bits as u32, rng);
         let b = self.deviate((bits >> 32) as u32, rng);

@@ -91,7 +91,7 @@ impl Plan {
 
 /// zoom_blur of an interleaved u8 image (`width × height × channels`): `x = (v / 255) as f32` (numpy's
 /// `(np.array(x) / 255.).astype(np.float32)`), then [`zoom_blur_f32`].
-pub fn zoom_blur_u8(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
+pub(crate) fn zoom_blur_u8(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
     lanes::in_pool_or_here(|parallel| {
         let lut: [f32; 256] = std::array::from_fn(|v| (v as f64 / 255.0) as f32);
         let x: Vec<f32> = match parallel {
@@ -106,7 +106,8 @@ pub fn zoom_blur_u8(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) ->
 /// then `floor8(clip((x + Σ) / (count + 1), 0, 1)·255)` in f32 — the whole of zoom_blur after the
 /// conversion of the u8 image to f32 `x` (interleaved, `width × height × channels`). Returns the u8
 /// buffer. Bit-identical to adding the layers one by one, whatever the thread count.
-pub fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
+#[cfg(test)]
+fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
     zoom_blur_f32_with(x, dims, factors, true)
 }
 
@@ -308,7 +309,7 @@ pub(crate) fn zoom_axis(
 
 /// The crop size, crop offset and zoomed size of one axis of imagecorruptions' `clipped_zoom`:
 /// `ch = ceil(n / z)`, `top = (n − ch) // 2`, `out = round(ch · z)` (Python round, half to even).
-pub fn clipped_zoom_axis(n: usize, z: f64) -> (usize, usize, usize) {
+pub(crate) fn clipped_zoom_axis(n: usize, z: f64) -> (usize, usize, usize) {
     let ch = (n as f64 / z).ceil() as usize;
     let top = n.saturating_sub(ch) / 2;
     let out = (ch as f64 * z).round_ties_even() as usize;
@@ -322,7 +323,8 @@ pub fn clipped_zoom_axis(n: usize, z: f64) -> (usize, usize, usize) {
 /// the zoomed crop is returned (the zoomed crop is never smaller than the input; pass the zoomed
 /// size from [`clipped_zoom_axis`] to get all of it). Interleaved f32 in and out, as zoom_blur
 /// holds its image in float32 (scipy computes in f64 and stores the input's type).
-pub fn clipped_zoom(
+#[cfg(test)]
+fn clipped_zoom(
     data: &[f32],
     dims: (usize, usize, usize),
     z: f64,
@@ -331,49 +333,8 @@ pub fn clipped_zoom(
     clipped_zoom_generic(data, dims, z, out, |v| v as f32)
 }
 
-/// `acc += clipped_zoom(data, dims, z, (width, height))` element-wise in f32 without materialising
-/// the layer (zoom_blur's running sum; the same f32 additions as adding the stored layer).
-pub fn clipped_zoom_add(data: &[f32], dims: (usize, usize, usize), z: f64, acc: &mut [f32]) {
-    let (width, height, channels) = dims;
-    assert_eq!(acc.len(), width * height * channels, "accumulator size");
-    let (cw, left, zw) = clipped_zoom_axis(width, z);
-    let (chh, top, zh) = clipped_zoom_axis(height, z);
-    let xs = zoom_axis(cw, zw, left, width.min(zw));
-    let ys = zoom_axis(chh, zh, top, height.min(zh));
-    let row_len = width * channels;
-    if row_len == 0 || data.is_empty() {
-        return;
-    }
-    acc.par_chunks_mut(row_len)
-        .zip(ys.par_iter())
-        .for_each(|(o, &(y0, y1, ty))| {
-            let r0 = &data[y0 * row_len..(y0 + 1) * row_len];
-            let r1 = &data[y1 * row_len..(y1 + 1) * row_len];
-            for (p, &(x0, x1, tx)) in o.chunks_exact_mut(channels).zip(&xs) {
-                for c in 0..channels {
-                    let a = f64::from(r0[x0 * channels + c]);
-                    let b = f64::from(r0[x1 * channels + c]);
-                    let d = f64::from(r1[x0 * channels + c]);
-                    let e = f64::from(r1[x1 * channels + c]);
-                    let top = a * (1.0 - tx) + b * tx;
-                    let bot = d * (1.0 - tx) + e * tx;
-                    p[c] += (top * (1.0 - ty) + bot * ty) as f32;
-                }
-            }
-        });
-}
-
-/// [`clipped_zoom`] on f64 data (snow's float64 layer).
-pub fn clipped_zoom_f64(
-    data: &[f64],
-    dims: (usize, usize, usize),
-    z: f64,
-    out: (usize, usize),
-) -> Vec<f64> {
-    clipped_zoom_generic(data, dims, z, out, |v| v)
-}
-
 /// The body of [`clipped_zoom`] for any element type that widens to f64; `store` narrows the result.
+#[cfg(test)]
 fn clipped_zoom_generic<T>(
     data: &[T],
     (width, height, channels): (usize, usize, usize),

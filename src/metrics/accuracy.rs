@@ -42,7 +42,7 @@ pub fn wilson_interval(successes: u64, n: u64, z: f64) -> (f64, f64) {
 }
 
 /// `part / whole` as a fraction, or `None` when `whole` is 0 (undefined).
-pub fn fraction(part: u64, whole: u64) -> Option<f64> {
+pub(crate) fn fraction(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 

@@ -18,40 +18,43 @@ use crate::latency::{LatencyHistogram, Quantiles};
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchRecord {
     /// Position among the engine thread's batches, warm-up rounds first, from 0.
-    pub index: u64,
+    pub(crate) index: u64,
     /// A warm-up run (zeros, no records) rather than a batch of rows.
-    pub warmup: bool,
+    pub(crate) warmup: bool,
     /// When it started, seconds since the pipeline started.
-    pub start_s: f64,
+    pub(crate) start_s: f64,
     /// Rows of the batch (for a warm-up run: its size).
-    pub rows: usize,
+    pub(crate) rows: usize,
     /// The runtime calls that ran it, in order ([`crate::engine::Engine::take_runs`]); one
     /// stand-in call of the whole batch for an engine that does not say.
-    pub calls: Vec<Call>,
+    pub(crate) calls: Vec<Call>,
     /// The engine's idle time between the end of its previous batch and this one, ms (`None` for
     /// the first).
-    pub gap_ms: Option<f64>,
+    pub(crate) gap_ms: Option<f64>,
     /// Median and largest time the batch's rows waited between being written and the batch's
     /// start, ms (`None` for a warm-up run).
-    pub queue_ms: Option<(f64, f64)>,
+    pub(crate) queue_ms: Option<(f64, f64)>,
     /// The whole batch's inference, ms (its calls and the copies around them).
-    pub infer_ms: f64,
+    pub(crate) infer_ms: f64,
 }
 
 /// One runtime call of a batch: its shape, rows and time, and whether the engine's call before it
 /// (in this batch or the one before) ran another shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Call {
+pub(crate) struct Call {
     /// The call's shape, its timing and real rows.
-    pub run: RunTiming,
+    pub(crate) run: RunTiming,
     /// The engine's previous call ran another shape (false for the engine's first call).
-    pub changed: bool,
+    pub(crate) changed: bool,
 }
 
 impl Call {
     /// The calls of `runs` in order, the first compared with `previous` (the shape of the
     /// engine's call before them); returns them and the shape of the last.
-    pub fn sequence(runs: &[RunTiming], previous: Option<usize>) -> (Vec<Call>, Option<usize>) {
+    pub(crate) fn sequence(
+        runs: &[RunTiming],
+        previous: Option<usize>,
+    ) -> (Vec<Call>, Option<usize>) {
         let mut prev = previous;
         let calls = runs
             .iter()
@@ -66,12 +69,12 @@ impl Call {
 }
 
 /// The header of `batches.csv`, one column per field of [`BatchRecord::csv_line`].
-pub const CSV_HEADER: &str = "batch,kind,start_s,rows,padded,shapes,calls_ms,shape_changes,gap_ms,\
+pub(crate) const CSV_HEADER: &str = "batch,kind,start_s,rows,padded,shapes,calls_ms,shape_changes,gap_ms,\
                               queue_p50_ms,queue_max_ms,infer_ms";
 
 impl BatchRecord {
     /// Rows of padding its calls ran.
-    pub fn padded(&self) -> usize {
+    pub(crate) fn padded(&self) -> usize {
         self.calls
             .iter()
             .map(|c| c.run.shape - c.run.rows.min(c.run.shape))
@@ -79,13 +82,13 @@ impl BatchRecord {
     }
 
     /// How many of its calls ran another shape than the engine's call before each.
-    pub fn shape_changes(&self) -> usize {
+    pub(crate) fn shape_changes(&self) -> usize {
         self.calls.iter().filter(|c| c.changed).count()
     }
 
     /// The line of `batches.csv` (docs/output.md#batchescsv): calls as `shape+shape`, their times
     /// likewise, ms to the microsecond, seconds to the microsecond, absent values empty.
-    pub fn csv_line(&self) -> String {
+    pub(crate) fn csv_line(&self) -> String {
         let join = |f: &dyn Fn(&RunTiming) -> String| {
             self.calls
                 .iter()
@@ -124,7 +127,7 @@ struct ShapeCalls {
 /// What a run's batches add up to: `run.batches` of summary.json (docs/output.md#runbatches).
 /// Warm-up runs are kept apart: they are not the run's batches.
 #[derive(Debug, Clone, Default)]
-pub struct BatchStats {
+pub(crate) struct BatchStats {
     batches: u64,
     rows: u64,
     padded: u64,
@@ -155,7 +158,7 @@ struct ShapeJson {
 
 impl BatchStats {
     /// Counts one batch record.
-    pub fn add(&mut self, b: &BatchRecord) {
+    pub(crate) fn add(&mut self, b: &BatchRecord) {
         if b.warmup {
             for c in &b.calls {
                 let ms = round3(c.run.ms);
@@ -185,12 +188,12 @@ impl BatchStats {
     }
 
     /// Whether no batch was counted.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.batches == 0 && self.warmup.is_empty()
     }
 
     /// `run.batches` (docs/output.md#runbatches).
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let by_shape: serde_json::Map<String, serde_json::Value> = self
             .by_shape
             .iter()

@@ -12,32 +12,32 @@ use serde::{Deserialize, Serialize};
 use crate::key::{CLEAN, ScenarioKey};
 
 /// The ablation scenarios in the reference's order, with their keys (`ablation/<name>`).
-pub const ABLATIONS: [&str; 3] = ["gray", "gray_bbox", "tile"];
+const ABLATIONS: [&str; 3] = ["gray", "gray_bbox", "tile"];
 
 /// One ablation's numbers (fractions; `null` where undefined).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Ablation {
+pub(crate) struct Ablation {
     /// Labelled records.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Top-1 accuracy over labelled records.
-    pub accuracy: Option<f64>,
+    pub(crate) accuracy: Option<f64>,
     /// Paired drop: clean accuracy − ablation accuracy on frames labelled in both (negative when the
     /// ablation helps; 0 for `none`).
-    pub drop: Option<f64>,
+    pub(crate) drop: Option<f64>,
 }
 
 /// `summary.json`'s `metrics.hard_imagenet`: `{"ablations": {"none": {...}, "gray": {...}, ...}}`,
 /// `none` being the `clean` scenario, then the ablations present in [`ABLATIONS`] order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HardImagenet {
+pub(crate) struct HardImagenet {
     /// Ablation name → numbers.
     #[serde(with = "crate::ordered")]
-    pub ablations: Vec<(String, Ablation)>,
+    pub(crate) ablations: Vec<(String, Ablation)>,
 }
 
 /// The Hard ImageNet metrics from the per-scenario lines `(key, n_labelled, top-1, drop)`. `None`
 /// when no `ablation/<name>` scenario of [`ABLATIONS`] is present.
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     scenarios: impl IntoIterator<Item = (&'a str, u64, Option<f64>, Option<f64>)>,
 ) -> Option<HardImagenet> {
     let lines: Vec<_> = scenarios.into_iter().collect();

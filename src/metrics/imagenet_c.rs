@@ -30,10 +30,10 @@ use serde::{Deserialize, Serialize};
 use crate::key::{CORRUPTIONS, SEVERITIES, ScenarioKey};
 
 /// The text of `configs/imagenet_c_alexnet.toml`, embedded so the binary works from any directory.
-pub const BUILTIN_TABLE_TOML: &str = include_str!("../../configs/imagenet_c_alexnet.toml");
+pub(crate) const BUILTIN_TABLE_TOML: &str = include_str!("../../configs/imagenet_c_alexnet.toml");
 
 /// Where the built-in table comes from (shown in `summary.json` as `normalisation`).
-pub const BUILTIN_TABLE_NAME: &str = "configs/imagenet_c_alexnet.toml";
+const BUILTIN_TABLE_NAME: &str = "configs/imagenet_c_alexnet.toml";
 
 /// The baseline name of summaries written before tables named their model (always AlexNet then).
 const DEFAULT_BASELINE: &str = "AlexNet";
@@ -42,7 +42,7 @@ const DEFAULT_BASELINE: &str = "AlexNet";
 /// path for one that cannot be read, the format for one that does not parse or hold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum TableErrorKind {
+pub(crate) enum TableErrorKind {
     /// The file cannot be read (missing, not a regular file, too large, not UTF-8).
     Read,
     /// The text is not a table: malformed TOML, an unknown key, a value of the wrong type.
@@ -57,11 +57,11 @@ pub enum TableErrorKind {
 #[error("ImageNet-C baseline table {origin}: {message}")]
 pub struct TableError {
     /// What kind of problem it is.
-    pub kind: TableErrorKind,
+    pub(crate) kind: TableErrorKind,
     /// The table's name or path.
-    pub origin: String,
+    pub(crate) origin: String,
     /// What is wrong and what to do.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 /// The file format of `configs/imagenet_c_alexnet.toml` (and of `[metrics] ce_baseline` files).
@@ -149,7 +149,7 @@ impl BaselineTable {
     /// relative CE is reported as unavailable, as for a run without clean frames), `benchmark` (names
     /// averaged by mCE) and `[errors]` (name = five fractions, one per severity) for exactly the 19
     /// ImageNet-C corruptions. `name` says where the text came from.
-    pub fn parse(text: &str, name: &str) -> Result<Self, TableError> {
+    pub(crate) fn parse(text: &str, name: &str) -> Result<Self, TableError> {
         let raw: RawTable = toml::from_str(text).map_err(|e| TableError {
             kind: TableErrorKind::Parse,
             origin: name.to_string(),
@@ -259,7 +259,7 @@ impl BaselineTable {
 
     /// The built-in table (`configs/imagenet_c_alexnet.toml`, embedded), parsed once. A unit test
     /// keeps it valid, so the error cannot happen in a released binary; callers still report it.
-    pub fn builtin() -> Result<&'static BaselineTable, TableError> {
+    pub(crate) fn builtin() -> Result<&'static BaselineTable, TableError> {
         static TABLE: OnceLock<Result<BaselineTable, TableError>> = OnceLock::new();
         TABLE
             .get_or_init(|| BaselineTable::parse(BUILTIN_TABLE_TOML, BUILTIN_TABLE_NAME))
@@ -268,37 +268,40 @@ impl BaselineTable {
     }
 
     /// Whether this is the built-in AlexNet table (same origin and values).
-    pub fn is_builtin(&self) -> bool {
+    fn is_builtin(&self) -> bool {
         Self::builtin().is_ok_and(|b| b == self)
     }
 
     /// Where the table came from (a path as given, or [`BUILTIN_TABLE_NAME`]).
-    pub fn origin(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn origin(&self) -> &str {
         &self.origin
     }
 
     /// The baseline model's name: the table's `model`, else where the table came from.
-    pub fn model(&self) -> &str {
+    pub(crate) fn model(&self) -> &str {
         self.model.as_deref().unwrap_or(&self.origin)
     }
 
     /// The baseline's clean top-1 error (fraction), if the table gives it.
-    pub fn clean(&self) -> Option<f64> {
+    pub(crate) fn clean(&self) -> Option<f64> {
         self.clean
     }
 
     /// The corruptions mCE averages, in ImageNet-C index order.
-    pub fn benchmark(&self) -> &[String] {
+    pub(crate) fn benchmark(&self) -> &[String] {
         &self.benchmark
     }
 
     /// Every corruption with its five per-severity errors, in ImageNet-C index order.
-    pub fn errors(&self) -> &[(String, [f64; 5])] {
+    #[cfg(test)]
+    pub(crate) fn errors(&self) -> &[(String, [f64; 5])] {
         &self.errors
     }
 
     /// The five per-severity errors of one corruption.
-    pub fn errors_of(&self, corruption: &str) -> Option<&[f64; 5]> {
+    #[cfg(test)]
+    pub(crate) fn errors_of(&self, corruption: &str) -> Option<&[f64; 5]> {
         self.errors
             .iter()
             .find(|(n, _)| n == corruption)
@@ -314,47 +317,47 @@ fn severity_sum(e: &[f64; 5]) -> f64 {
 /// The `imagenet_c` entry of `summary.json`'s `metrics` (all values fractions; maps keep ImageNet-C
 /// index order).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImagenetC {
+pub(crate) struct ImagenetC {
     /// The baseline model the ratios are relative to ([`BaselineTable::model`], e.g. `AlexNet`);
     /// summaries written before this field existed were AlexNet's.
     #[serde(default = "default_baseline")]
-    pub baseline: String,
+    pub(crate) baseline: String,
     /// Clean top-1 error, when `clean` was evaluated on labelled frames.
-    pub clean_error: Option<f64>,
+    pub(crate) clean_error: Option<f64>,
     /// Per corruption in the plan: top-1 error at severities 1..5 (`null` for a severity that is not
     /// in the plan or had no labelled frames).
     #[serde(with = "crate::ordered")]
-    pub errors: Vec<(String, [Option<f64>; 5])>,
+    pub(crate) errors: Vec<(String, [Option<f64>; 5])>,
     /// CE per complete corruption (all five severities),
     /// docs/imagenet-c.md#corruption-error-and-mce.
     #[serde(with = "crate::ordered")]
-    pub ce: Vec<(String, f64)>,
+    pub(crate) ce: Vec<(String, f64)>,
     /// Relative CE per complete corruption (docs/imagenet-c.md#relative-ce-and-relative-mce);
     /// `null` without a clean error (the run's or the baseline's).
     #[serde(with = "crate::ordered")]
-    pub relative_ce: Vec<(String, Option<f64>)>,
+    pub(crate) relative_ce: Vec<(String, Option<f64>)>,
     /// mCE: mean CE over the table's benchmark corruptions (ImageNet-C's 15); `null` unless all of
     /// them are complete.
-    pub mce: Option<f64>,
+    pub(crate) mce: Option<f64>,
     /// Relative mCE over the benchmark corruptions; `null` unless all are complete and both clean
     /// errors are known.
-    pub relative_mce: Option<f64>,
+    pub(crate) relative_mce: Option<f64>,
     /// Mean CE over all 19 corruptions (benchmark + validation; not the published mCE); `null` unless
     /// all 19 are complete.
-    pub mce_all19: Option<f64>,
+    pub(crate) mce_all19: Option<f64>,
     /// Mean relative CE over all 19; `null` unless all 19 are complete and both clean errors are
     /// known.
-    pub relative_mce_all19: Option<f64>,
+    pub(crate) relative_mce_all19: Option<f64>,
     /// Corruptions in the plan without all five severities evaluated on labelled frames → the
     /// missing severities.
     #[serde(with = "crate::ordered")]
-    pub incomplete: Vec<(String, Vec<u8>)>,
+    pub(crate) incomplete: Vec<(String, Vec<u8>)>,
     /// What the ratios are normalised by.
-    pub normalisation: String,
+    pub(crate) normalisation: String,
     /// The baseline table itself when it is not the built-in AlexNet one (absent then), so a
     /// summary rebuilt from the records (`robustream report`) keeps the run's baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub baseline_table: Option<BaselineTable>,
+    pub(crate) baseline_table: Option<BaselineTable>,
 }
 
 fn default_baseline() -> String {
@@ -363,7 +366,7 @@ fn default_baseline() -> String {
 
 impl ImagenetC {
     /// The table these metrics were computed with: the stored one, else the built-in AlexNet table.
-    pub fn table(&self) -> Result<&BaselineTable, TableError> {
+    pub(crate) fn table(&self) -> Result<&BaselineTable, TableError> {
         match &self.baseline_table {
             Some(t) => Ok(t),
             None => BaselineTable::builtin(),
@@ -371,7 +374,7 @@ impl ImagenetC {
     }
 
     /// The number of the table's benchmark corruptions that have a CE.
-    pub fn benchmark_complete(&self, table: &BaselineTable) -> usize {
+    pub(crate) fn benchmark_complete(&self, table: &BaselineTable) -> usize {
         table
             .benchmark()
             .iter()
@@ -384,7 +387,7 @@ impl ImagenetC {
 /// top-1 error over its labelled records, `None` when it had none); keys other than `clean` and
 /// `corruption/<name>/<severity>` are ignored. Returns `None` when no corruption of the table is in
 /// the plan.
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     table: &BaselineTable,
     scenarios: impl IntoIterator<Item = (&'a str, Option<f64>)>,
 ) -> Option<ImagenetC> {

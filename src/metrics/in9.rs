@@ -15,34 +15,34 @@ use crate::key::ScenarioKey;
 /// foreground was composited onto backgrounds until one prediction was wrong (then it is
 /// *vulnerable*) or every background was tried.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChallengeTally {
+pub(crate) struct ChallengeTally {
     /// Foregrounds evaluated (each with a mask and a truth).
-    pub foregrounds: u64,
+    pub(crate) foregrounds: u64,
     /// Of those, foregrounds with at least one wrong prediction (after mapping to the dataset
     /// classes; an unmapped prediction is wrong).
-    pub vulnerable: u64,
+    pub(crate) vulnerable: u64,
     /// Backgrounds in the challenge set (every class, the foreground's own included).
-    pub backgrounds: u64,
+    pub(crate) backgrounds: u64,
     /// Composites actually evaluated (early stop makes this ≤ foregrounds × backgrounds).
-    pub composites: u64,
+    pub(crate) composites: u64,
     /// Whether every kept foreground was evaluated against every background it needed (false when
     /// the run was interrupted or a bound cut the challenge short).
-    pub complete: bool,
+    pub(crate) complete: bool,
     /// Composites whose model output row could not be scored (NaN/inf, or `probabilities` that are
     /// not), counted and never scored: like a failed variant of the main pass.
     #[serde(default)]
-    pub failed: u64,
+    pub(crate) failed: u64,
     /// Foregrounds left undecided: no scored composite fooled the model, but some could not be
     /// scored, so surviving every background is not shown. Not in `foregrounds` (nor in the
     /// accuracy).
     #[serde(default)]
-    pub undecided: u64,
+    pub(crate) undecided: u64,
 }
 
 impl ChallengeTally {
     /// Challenge accuracy = 1 − vulnerable / foregrounds, a fraction in [0, 1]; `None` without
     /// foregrounds (docs/in9.md#challenge-accuracy).
-    pub fn accuracy(&self) -> Option<f64> {
+    pub(crate) fn accuracy(&self) -> Option<f64> {
         (self.foregrounds > 0).then(|| 1.0 - self.vulnerable as f64 / self.foregrounds as f64)
     }
 }
@@ -56,77 +56,77 @@ impl ChallengeTally {
 /// [`ChallengeEntry::extra`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct ChallengeEntry {
+pub(crate) struct ChallengeEntry {
     /// Whether the pass had foregrounds and backgrounds to composite.
-    pub applicable: bool,
+    pub(crate) applicable: bool,
     /// Why it did not apply (or did not run: the main pass did not complete).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// [`ChallengeTally::foregrounds`] (not applicable: the foregrounds kept, 0).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub foregrounds: Option<u64>,
+    pub(crate) foregrounds: Option<u64>,
     /// [`ChallengeTally::vulnerable`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub vulnerable: Option<u64>,
+    pub(crate) vulnerable: Option<u64>,
     /// [`ChallengeTally::backgrounds`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub backgrounds: Option<u64>,
+    pub(crate) backgrounds: Option<u64>,
     /// [`ChallengeTally::composites`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub composites: Option<u64>,
+    pub(crate) composites: Option<u64>,
     /// [`ChallengeTally::failed`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<u64>,
+    pub(crate) failed: Option<u64>,
     /// [`ChallengeTally::undecided`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<u64>,
+    pub(crate) undecided: Option<u64>,
     /// Foregrounds × backgrounds: the composites without early stops.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub upper_bound: Option<u64>,
+    pub(crate) upper_bound: Option<u64>,
     /// [`ChallengeTally::complete`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
+    pub(crate) complete: Option<bool>,
     /// [`ChallengeTally::accuracy`], null without foregrounds.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub accuracy: Option<Option<f64>>,
+    pub(crate) accuracy: Option<Option<f64>>,
     /// Where the backgrounds came from (the IN-9 release's only_bg_t, or the stream's pool).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub background_source: Option<String>,
+    pub(crate) background_source: Option<String>,
     /// Whether the bounds sampled the candidates (foregrounds or backgrounds left out).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sampled: Option<bool>,
+    pub(crate) sampled: Option<bool>,
     /// Masked, labelled frames seen (the foregrounds are sampled from them).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub candidates: Option<u64>,
+    pub(crate) candidates: Option<u64>,
     /// Masks that could not serve (empty, or all foreground).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unusable_masks: Option<u64>,
+    pub(crate) unusable_masks: Option<u64>,
     /// Wall time of the pass.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
+    pub(crate) seconds: Option<f64>,
     /// Compositing and normalising per composite, milliseconds (null without composites).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub composite_ms: Option<Option<f64>>,
+    pub(crate) composite_ms: Option<Option<f64>>,
     /// Engine time per composite, milliseconds (null without composites).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub infer_ms: Option<Option<f64>>,
+    pub(crate) infer_ms: Option<Option<f64>>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl ChallengeEntry {
     /// The entry of a pass that did not apply, saying why.
-    pub fn not_applicable(reason: impl Into<String>) -> Self {
+    pub(crate) fn not_applicable(reason: impl Into<String>) -> Self {
         Self {
             reason: Some(reason.into()),
             ..Self::default()
@@ -137,7 +137,7 @@ impl ChallengeEntry {
 /// The IN-9 test-set variations in the reference's order
 /// (docs/in9.md#variations-and-release-layout); `original` is our `clean`, every other one is the
 /// scenario `background/<variation>`.
-pub const VARIATIONS: [&str; 8] = [
+const VARIATIONS: [&str; 8] = [
     "original",
     "only_bg_b",
     "only_bg_t",
@@ -149,7 +149,7 @@ pub const VARIATIONS: [&str; 8] = [
 ];
 
 /// The scenario key of an IN-9 variation (`original` → `clean`, else `background/<variation>`).
-pub fn scenario_key(variation: &str) -> String {
+pub(crate) fn scenario_key(variation: &str) -> String {
     if variation == "original" {
         ScenarioKey::Clean
     } else {
@@ -162,28 +162,28 @@ pub fn scenario_key(variation: &str) -> String {
 /// docs/in9.md#challenge-accuracy). All values are fractions in [0, 1] (the gap in [−1, 1]); `null`
 /// where undefined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct In9 {
+pub(crate) struct In9 {
     /// Top-1 accuracy per variation present in the plan, in [`VARIATIONS`] order (`original` =
     /// the `clean` scenario; listed only when some other variation is present). Accuracy =
     /// #(mapped top-1 == label) / #labelled records (docs/in9.md#evaluation-preprocessing).
     #[serde(with = "crate::ordered")]
-    pub accuracy: Vec<(String, Option<f64>)>,
+    pub(crate) accuracy: Vec<(String, Option<f64>)>,
     /// BG-Gap = accuracy(mixed_same) − accuracy(mixed_rand) (docs/in9.md#bg-gap); `null` unless
     /// both variations have an accuracy.
-    pub bg_gap: Option<f64>,
+    pub(crate) bg_gap: Option<f64>,
     /// Challenge accuracy = 1 − vulnerable / foregrounds (docs/in9.md#challenge-accuracy); `null`
     /// when no challenge ran or it had no foreground.
-    pub challenge_accuracy: Option<f64>,
+    pub(crate) challenge_accuracy: Option<f64>,
     /// The challenge's raw counts (foregrounds, vulnerable, backgrounds, composites, complete), when
     /// a challenge ran. Kept in `summary.json` so `robustream report` can rebuild the section from
     /// the records plus the previous summary.
-    pub challenge: Option<ChallengeTally>,
+    pub(crate) challenge: Option<ChallengeTally>,
 }
 
 /// The IN-9 metrics from per-scenario top-1 accuracies (`(scenario key, top-1)` in any order) and the
 /// challenge's outcome, if one ran. `None` when neither a `background/<IN-9 variation>` scenario nor a
 /// challenge is present (the plan had nothing of IN-9).
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     top1: impl IntoIterator<Item = (&'a str, Option<f64>)>,
     challenge: Option<ChallengeTally>,
 ) -> Option<In9> {

@@ -6,16 +6,16 @@
 //! live view and the final report, and rebuilding them from `records.jsonl` gives the same numbers.
 
 pub mod accuracy;
-pub mod batches;
-pub mod hard_imagenet;
+pub(crate) mod batches;
+pub(crate) mod hard_imagenet;
 pub mod imagenet_c;
-pub mod in9;
-pub mod placement;
-pub mod rfs;
+pub(crate) mod in9;
+pub(crate) mod placement;
+pub(crate) mod rfs;
 pub mod saliency;
-pub mod timings;
-pub mod volatility;
-pub mod window;
+mod timings;
+pub(crate) mod volatility;
+pub(crate) mod window;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -69,19 +69,19 @@ pub struct Record {
 
 impl Record {
     /// Whether the top-1 is the truth; `None` without a truth.
-    pub fn top1_correct(&self) -> Option<bool> {
+    pub(crate) fn top1_correct(&self) -> Option<bool> {
         self.truth
             .map(|t| usize::try_from(self.pred).ok() == Some(t))
     }
 
     /// Whether the truth is in the mapped top-5; `None` without a truth (a labelled record with a
     /// missing `hit5` counts as a miss).
-    pub fn top5_correct(&self) -> Option<bool> {
+    pub(crate) fn top5_correct(&self) -> Option<bool> {
         self.truth.map(|_| self.hit5 == Some(true))
     }
 
     /// The model's top-1 class (model class space), if any.
-    pub fn model_top1(&self) -> Option<usize> {
+    pub(crate) fn model_top1(&self) -> Option<usize> {
         self.top5.first().copied()
     }
 }
@@ -95,58 +95,58 @@ fn floats_or_nan<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<f32>, D::Error>
 /// Counts for one scenario. All fractions derived from it are in `[0, 1]` and `None` when their
 /// denominator is 0.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Records seen.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Records with a truth.
-    pub n_labelled: u64,
+    pub(crate) n_labelled: u64,
     /// Labelled records whose top-1 is the truth.
-    pub top1_correct: u64,
+    pub(crate) top1_correct: u64,
     /// Labelled records whose mapped top-5 holds the truth.
-    pub top5_correct: u64,
+    pub(crate) top5_correct: u64,
     /// Records of frames whose `clean` record is labelled too (this record being labelled).
-    pub paired: u64,
+    pub(crate) paired: u64,
     /// Of those, records whose top-1 is right.
-    pub paired_correct: u64,
+    pub(crate) paired_correct: u64,
     /// Of those, frames whose `clean` top-1 is right.
-    pub paired_clean_correct: u64,
+    pub(crate) paired_clean_correct: u64,
     /// Records of frames that have a `clean` record.
-    pub with_clean: u64,
+    pub(crate) with_clean: u64,
     /// Of those, records whose model top-1 equals the clean record's model top-1.
-    pub agree: u64,
+    pub(crate) agree: u64,
     /// Consecutive frame pairs (source order, frame t−1 and t) both evaluated under this scenario.
-    pub flip_pairs: u64,
+    pub(crate) flip_pairs: u64,
     /// Of those, pairs whose model top-1 changed (ImageNet-P's flip,
     /// docs/imagenet-c.md#imagenet-p-flip-probability).
-    pub flips: u64,
+    pub(crate) flips: u64,
     /// Of the pairs, those whose two frames also have a `clean` record.
-    pub flip_pairs_clean: u64,
+    pub(crate) flip_pairs_clean: u64,
     /// Of those, pairs whose *clean* top-1 changed (the scene's own change, the flip baseline).
-    pub clean_flips: u64,
+    pub(crate) clean_flips: u64,
     /// Of those, pairs whose scenario top-1 changed.
-    pub flips_with_clean: u64,
+    pub(crate) flips_with_clean: u64,
 }
 
 impl Tally {
     /// Top-1 accuracy over labelled records.
-    pub fn top1(&self) -> Option<f64> {
+    pub(crate) fn top1(&self) -> Option<f64> {
         fraction(self.top1_correct, self.n_labelled)
     }
 
     /// 95% Wilson interval of [`Tally::top1`] (see [`wilson_interval`]).
-    pub fn top1_ci95(&self) -> Option<(f64, f64)> {
+    pub(crate) fn top1_ci95(&self) -> Option<(f64, f64)> {
         (self.n_labelled > 0).then(|| wilson_interval(self.top1_correct, self.n_labelled, Z95))
     }
 
     /// Top-5 accuracy over labelled records.
-    pub fn top5(&self) -> Option<f64> {
+    pub(crate) fn top5(&self) -> Option<f64> {
         fraction(self.top5_correct, self.n_labelled)
     }
 
     /// Accuracy drop from clean, as a fraction: over the frames where both this scenario and `clean`
     /// have a labelled record, clean top-1 accuracy minus this scenario's top-1 accuracy. Negative
     /// when the scenario does better; 0 for `clean` itself.
-    pub fn drop(&self) -> Option<f64> {
+    pub(crate) fn drop(&self) -> Option<f64> {
         (self.paired > 0).then(|| {
             (self.paired_clean_correct as f64 - self.paired_correct as f64) / self.paired as f64
         })
@@ -154,7 +154,7 @@ impl Tally {
 
     /// Fraction of records (of frames with a `clean` record) whose model top-1 equals clean's model
     /// top-1. Needs no labels; 1 for `clean` itself.
-    pub fn agreement(&self) -> Option<f64> {
+    pub(crate) fn agreement(&self) -> Option<f64> {
         fraction(self.agree, self.with_clean)
     }
 
@@ -163,14 +163,14 @@ impl Tally {
     /// compared): the share of consecutive frame pairs whose model top-1 under this scenario
     /// changed. Needs no labels. On a camera the scene itself changes too: see
     /// [`Tally::flip_excess`].
-    pub fn flip_probability(&self) -> Option<f64> {
+    pub(crate) fn flip_probability(&self) -> Option<f64> {
         fraction(self.flips, self.flip_pairs)
     }
 
     /// This scenario's flip probability minus clean's on the same frame pairs: the instability the
     /// scenario adds to the stream's own (0 for `clean`; negative when the scenario pins the
     /// prediction, e.g. everything becomes one class).
-    pub fn flip_excess(&self) -> Option<f64> {
+    pub(crate) fn flip_excess(&self) -> Option<f64> {
         (self.flip_pairs_clean > 0).then(|| {
             (self.flips_with_clean as f64 - self.clean_flips as f64) / self.flip_pairs_clean as f64
         })
@@ -198,16 +198,16 @@ impl Tally {
 /// Counts of one truth class in one scenario (the class-balanced metrics' input, e.g. RFS,
 /// docs/hard-imagenet.md#rfs-from-class-balanced-accuracies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClassTally {
+pub(crate) struct ClassTally {
     /// Records of this truth class.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Of those, records whose top-1 is the truth.
-    pub top1_correct: u64,
+    pub(crate) top1_correct: u64,
 }
 
 impl ClassTally {
     /// Top-1 accuracy of the class; `None` without records.
-    pub fn top1(&self) -> Option<f64> {
+    fn top1(&self) -> Option<f64> {
         fraction(self.top1_correct, self.n)
     }
 }
@@ -241,7 +241,7 @@ type LastSeen = (u64, Option<usize>, Option<Option<usize>>);
 impl Metrics {
     /// Empty state reporting scenarios in `scenario_order` (the plan order; duplicates are ignored).
     /// Scenarios first seen later are appended in order of appearance.
-    pub fn new(scenario_order: Vec<String>) -> Self {
+    pub(crate) fn new(scenario_order: Vec<String>) -> Self {
         let mut m = Self {
             order: Vec::new(),
             index: HashMap::new(),
@@ -261,13 +261,13 @@ impl Metrics {
 
     /// The same state with a sliding window over the last `frames` frames (0 = none; see
     /// [`window`]).
-    pub fn with_window(mut self, frames: usize) -> Self {
+    pub(crate) fn with_window(mut self, frames: usize) -> Self {
         self.window = (frames > 0).then(|| window::Window::new(frames));
         self
     }
 
     /// The sliding window's report, if a window is kept.
-    pub fn window(&self) -> Option<window::WindowReport> {
+    pub(crate) fn window(&self) -> Option<window::WindowReport> {
         self.window.as_ref().map(|w| w.report(&self.order))
     }
 
@@ -287,7 +287,7 @@ impl Metrics {
 
     /// Adds all records of one frame. The first record with scenario [`CLEAN`], if any, is the
     /// reference for drop and agreement.
-    pub fn add_frame(&mut self, records: &[Record]) {
+    pub(crate) fn add_frame(&mut self, records: &[Record]) {
         self.frames += 1;
         let clean = records.iter().find(|r| r.scenario == CLEAN);
         if let Some(c) = clean
@@ -332,44 +332,46 @@ impl Metrics {
     }
 
     /// Number of frames added.
-    pub fn frames(&self) -> u64 {
+    #[cfg(test)]
+    fn frames(&self) -> u64 {
         self.frames
     }
 
     /// Scenario keys in report order.
-    pub fn keys(&self) -> &[String] {
+    pub(crate) fn keys(&self) -> &[String] {
         &self.order
     }
 
     /// The tally of one scenario, if known.
-    pub fn tally(&self, key: &str) -> Option<&Tally> {
+    pub(crate) fn tally(&self, key: &str) -> Option<&Tally> {
         self.index.get(key).map(|&i| &self.tallies[i])
     }
 
     /// Per truth class counts of one scenario (labelled records only), in class order; `None` for an
     /// unknown scenario.
-    pub fn class_tallies(&self, key: &str) -> Option<&BTreeMap<usize, ClassTally>> {
+    pub(crate) fn class_tallies(&self, key: &str) -> Option<&BTreeMap<usize, ClassTally>> {
         self.index.get(key).map(|&i| &self.per_class[i])
     }
 
     /// Per truth class, the centre and size scores' sums over the labelled `clean` records with boxes
     /// (docs/corner-cases.md#centre-and-size-scores), in class order.
-    pub fn object_scores(&self) -> &BTreeMap<usize, placement::ObjectScores> {
+    pub(crate) fn object_scores(&self) -> &BTreeMap<usize, placement::ObjectScores> {
         &self.objects
     }
 
     /// All scenarios with their tallies, in report order.
-    pub fn tallies(&self) -> impl Iterator<Item = (&str, &Tally)> {
+    pub(crate) fn tallies(&self) -> impl Iterator<Item = (&str, &Tally)> {
         self.order.iter().map(String::as_str).zip(&self.tallies)
     }
 
     /// The latency histogram of a stage.
-    pub fn latency(&self, stage: Stage) -> &LatencyHistogram {
+    #[cfg(test)]
+    fn latency(&self, stage: Stage) -> &LatencyHistogram {
         &self.latency[stage.index()]
     }
 
     /// Stages with at least one recorded timing and their histograms, in pipeline order.
-    pub fn latencies(&self) -> impl Iterator<Item = (Stage, &LatencyHistogram)> {
+    pub(crate) fn latencies(&self) -> impl Iterator<Item = (Stage, &LatencyHistogram)> {
         Stage::ALL
             .into_iter()
             .zip(&self.latency)

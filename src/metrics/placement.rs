@@ -33,17 +33,17 @@ use serde::{Deserialize, Serialize};
 use crate::key::ScenarioKey;
 
 /// Backgrounds in report order.
-pub const BACKGROUNDS: [&str; 3] = ["own-gray", "own-tile", "other"];
+const BACKGROUNDS: [&str; 3] = ["own-gray", "own-tile", "other"];
 /// Positions in report order.
-pub const POSITIONS: [&str; 3] = ["centre", "top-right", "random-corner"];
+const POSITIONS: [&str; 3] = ["centre", "top-right", "random-corner"];
 /// The paper's difficulty categories in report order ([`difficulty`]).
-pub const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
+const DIFFICULTIES: [&str; 3] = ["easy", "medium", "hard"];
 
 /// The Corner Cases difficulty of a cell with this background and object size (px on 224²):
 /// `easy` = own background at 84 or 112, `hard` = other background at 56 or 84, `medium` = own at
 /// 56 or other at 112 (the position does not enter). `None` for a background or size outside the
 /// paper's grid.
-pub fn difficulty(background: &str, size: &str) -> Option<&'static str> {
+fn difficulty(background: &str, size: &str) -> Option<&'static str> {
     let own = match background {
         "own-gray" | "own-tile" => true,
         "other" => false,
@@ -61,7 +61,7 @@ pub fn difficulty(background: &str, size: &str) -> Option<&'static str> {
 /// and of the box area, in normalised coordinates (docs/corner-cases.md#centre-and-size-scores).
 /// `None` without boxes. Boxes with non-finite or inverted coordinates (a hand-edited records file)
 /// count with area 0.
-pub fn image_scores(boxes: &[[f32; 4]]) -> Option<(f64, f64)> {
+pub(crate) fn image_scores(boxes: &[[f32; 4]]) -> Option<(f64, f64)> {
     if boxes.is_empty() {
         return None;
     }
@@ -83,18 +83,18 @@ pub fn image_scores(boxes: &[[f32; 4]]) -> Option<(f64, f64)> {
 
 /// Running sums of one class's per-image scores.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ObjectScores {
+pub(crate) struct ObjectScores {
     /// Images (labelled `clean` records with boxes).
-    pub images: u64,
+    pub(crate) images: u64,
     /// Σ per-image centre score.
-    pub centre_sum: f64,
+    pub(crate) centre_sum: f64,
     /// Σ per-image size score.
-    pub size_sum: f64,
+    pub(crate) size_sum: f64,
 }
 
 impl ObjectScores {
     /// Adds one image's `(centre, size)` from [`image_scores`].
-    pub fn add(&mut self, (centre, size): (f64, f64)) {
+    pub(crate) fn add(&mut self, (centre, size): (f64, f64)) {
         self.images += 1;
         self.centre_sum += centre;
         self.size_sum += size;
@@ -103,13 +103,13 @@ impl ObjectScores {
 
 /// Correct / labelled counts of a cell and its accuracy.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     /// Labelled records.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Of those, top-1 right.
-    pub correct: u64,
+    pub(crate) correct: u64,
     /// correct / n; `null` when n = 0.
-    pub accuracy: Option<f64>,
+    pub(crate) accuracy: Option<f64>,
 }
 
 impl Cell {
@@ -122,59 +122,59 @@ impl Cell {
 
 /// The lowest-accuracy cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Worst {
+pub(crate) struct Worst {
     /// `<background>/<position>/<size>`.
-    pub cell: String,
+    pub(crate) cell: String,
     /// Its accuracy.
-    pub accuracy: f64,
+    pub(crate) accuracy: f64,
 }
 
 /// One variant (square or aspect-preserving) of the placements.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     /// `<background>/<position>/<size>` → counts, in report order.
     #[serde(with = "crate::ordered")]
-    pub cells: Vec<(String, Cell)>,
+    pub(crate) cells: Vec<(String, Cell)>,
     /// `<background>/<position>` (the paper's groups) → counts pooled over sizes.
     #[serde(with = "crate::ordered")]
-    pub groups: Vec<(String, Cell)>,
+    pub(crate) groups: Vec<(String, Cell)>,
     /// Size (px on 224²) → counts pooled over groups.
     #[serde(with = "crate::ordered")]
-    pub sizes: Vec<(String, Cell)>,
+    pub(crate) sizes: Vec<(String, Cell)>,
     /// Background → counts pooled over positions and sizes.
     #[serde(with = "crate::ordered")]
-    pub backgrounds: Vec<(String, Cell)>,
+    pub(crate) backgrounds: Vec<(String, Cell)>,
     /// Position → counts pooled over backgrounds and sizes.
     #[serde(with = "crate::ordered")]
-    pub positions: Vec<(String, Cell)>,
+    pub(crate) positions: Vec<(String, Cell)>,
     /// The paper's `easy` / `medium` / `hard` ([`difficulty`]) → counts pooled over their cells
     /// (absent in summaries written before it existed).
     #[serde(default, with = "crate::ordered")]
-    pub difficulties: Vec<(String, Cell)>,
+    pub(crate) difficulties: Vec<(String, Cell)>,
     /// The cell with the lowest accuracy (first in report order on ties); `null` without labels.
-    pub worst: Option<Worst>,
+    pub(crate) worst: Option<Worst>,
 }
 
 /// One class's centre and size scores.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ClassScores {
+pub(crate) struct ClassScores {
     /// Images with boxes.
-    pub images: u64,
+    pub(crate) images: u64,
     /// Mean per-image centre score, in [0.5, 1].
-    pub centre_score: f64,
+    pub(crate) centre_score: f64,
     /// Mean per-image size score (box area / image area), in [0, 1].
-    pub size_score: f64,
+    pub(crate) size_score: f64,
 }
 
 /// `summary.json`'s `metrics.placement`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Placement {
+pub(crate) struct Placement {
     /// `square` and/or `ar` (aspect-preserving), when present.
     #[serde(with = "crate::ordered")]
-    pub variants: Vec<(String, Variant)>,
+    pub(crate) variants: Vec<(String, Variant)>,
     /// Truth class (dataset label index, as a string key) → centre and size scores.
     #[serde(with = "crate::ordered")]
-    pub classes: Vec<(String, ClassScores)>,
+    pub(crate) classes: Vec<(String, ClassScores)>,
 }
 
 /// Parts of a placement key: (aspect-preserving, background, position, size).
@@ -209,7 +209,7 @@ fn add_to(list: &mut Vec<(String, Cell)>, key: String, n: u64, correct: u64) {
 
 /// The placement metrics from per-scenario `(key, labelled records, top-1 right)` and the per-class
 /// object scores. `None` when there is neither a placement scenario nor a class with boxes.
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     lines: impl IntoIterator<Item = (&'a str, u64, u64)>,
     objects: &BTreeMap<usize, ObjectScores>,
 ) -> Option<Placement> {

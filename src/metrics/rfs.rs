@@ -19,12 +19,12 @@ use crate::key::ScenarioKey;
 
 /// The level the reference calls typical (L∞-style noise, σ = 0.25;
 /// docs/hard-imagenet.md#region-noise).
-pub const TYPICAL: (&str, &str) = ("linf", "0.25");
+const TYPICAL: (&str, &str) = ("linf", "0.25");
 
 /// RFS = (acc_bg − acc_fg) / (2·min(ā, 1 − ā)) with ā = (acc_fg + acc_bg)/2, and 0 when ā is exactly 0
 /// or 1 (docs/hard-imagenet.md#rfs-from-class-balanced-accuracies). In [−1, 1] for accuracies in
 /// [0, 1]; positive = the model depends more on the foreground (good).
-pub fn rfs(acc_fg: f64, acc_bg: f64) -> f64 {
+fn rfs(acc_fg: f64, acc_bg: f64) -> f64 {
     let avg = 0.5 * (acc_fg + acc_bg);
     if avg == 0.0 || avg == 1.0 {
         0.0
@@ -35,28 +35,28 @@ pub fn rfs(acc_fg: f64, acc_bg: f64) -> f64 {
 
 /// The mean over classes of the per-class top-1 accuracy (classes without records are not counted);
 /// `None` without any class.
-pub fn class_balanced(classes: &BTreeMap<usize, ClassTally>) -> Option<f64> {
+fn class_balanced(classes: &BTreeMap<usize, ClassTally>) -> Option<f64> {
     let accs: Vec<f64> = classes.values().filter_map(ClassTally::top1).collect();
     (!accs.is_empty()).then(|| accs.iter().sum::<f64>() / accs.len() as f64)
 }
 
 /// One noise type and level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RfsLevel {
+pub(crate) struct RfsLevel {
     /// Class-balanced top-1 accuracy under foreground (object) noise, a fraction.
-    pub acc_fg: Option<f64>,
+    pub(crate) acc_fg: Option<f64>,
     /// Class-balanced top-1 accuracy under background noise, a fraction.
-    pub acc_bg: Option<f64>,
+    pub(crate) acc_bg: Option<f64>,
     /// [`rfs`] of the two; `null` unless both accuracies are defined.
-    pub rfs: Option<f64>,
+    pub(crate) rfs: Option<f64>,
     /// Trials found (distinct `t<k>` of this level, either side).
-    pub trials: usize,
+    pub(crate) trials: usize,
     /// Labelled records under foreground noise, all trials.
-    pub n_fg: u64,
+    pub(crate) n_fg: u64,
     /// Labelled records under background noise, all trials.
-    pub n_bg: u64,
+    pub(crate) n_bg: u64,
     /// Truth classes seen (either side).
-    pub classes: usize,
+    pub(crate) classes: usize,
 }
 
 /// `summary.json`'s `metrics.rfs` (`{"noise": {"linf": {"0.25": {...}}, "l2": {...}}, "typical": ...}`):
@@ -64,19 +64,19 @@ pub struct RfsLevel {
 /// noise's L2 norm at 224², docs/hard-imagenet.md#region-noise), and the typical level (`linf`
 /// 0.25) when present.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Rfs {
+pub(crate) struct Rfs {
     /// Noise type (`linf`, `l2`, any other in order of first appearance) → level (as written in the
     /// key) → results.
     #[serde(with = "crate::ordered")]
-    pub noise: Vec<(String, Levels)>,
+    pub(crate) noise: Vec<(String, Levels)>,
     /// The `linf` 0.25 level, the reference's headline number; `null` when not in the plan.
-    pub typical: Option<RfsLevel>,
+    pub(crate) typical: Option<RfsLevel>,
 }
 
 /// The levels of one noise type, in increasing numeric order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Levels(#[serde(with = "crate::ordered")] pub Vec<(String, RfsLevel)>);
+pub(crate) struct Levels(#[serde(with = "crate::ordered")] pub(crate) Vec<(String, RfsLevel)>);
 
 #[derive(Default)]
 struct Pool<'a> {
@@ -87,7 +87,7 @@ struct Pool<'a> {
 
 /// The RFS metrics from per-scenario, per-class counts (`(scenario key, counts)`; keys other than
 /// `region_noise/<fg|bg>/<type>/<level>/t<k>` are ignored). `None` when no such key is present.
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     classes: impl IntoIterator<Item = (&'a str, &'a BTreeMap<usize, ClassTally>)>,
 ) -> Option<Rfs> {
     // (type, level) in order of first appearance, pooled over trials.

@@ -11,14 +11,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The ε of the IoU and Dice in docs/hard-imagenet.md#saliency-alignment.
-pub const EPS: f64 = 1e-10;
+const EPS: f64 = 1e-10;
 
 /// The binarisation threshold of docs/hard-imagenet.md#saliency-alignment (value ≥ 0.5 → 1).
-pub const THRESHOLD: f32 = 0.5;
+const THRESHOLD: f32 = 0.5;
 
 /// Min–max scales `map` in place to [0, 1] (NaN treated as 0 first,
 /// docs/hard-imagenet.md#saliency-alignment); a constant map becomes all 0.
-pub fn min_max_scale(map: &mut [f32]) {
+pub(crate) fn min_max_scale(map: &mut [f32]) {
     for v in map.iter_mut() {
         if v.is_nan() {
             *v = 0.0;
@@ -40,7 +40,7 @@ pub fn min_max_scale(map: &mut [f32]) {
 }
 
 /// `v ≥ 0.5` per value; NaN → false.
-pub fn binarize(map: &[f32]) -> Vec<bool> {
+fn binarize(map: &[f32]) -> Vec<bool> {
     map.iter().map(|&v| v >= THRESHOLD).collect()
 }
 
@@ -66,7 +66,7 @@ pub fn dice(a: &[bool], b: &[bool]) -> f64 {
 }
 
 /// mean(map over mask) − mean(map outside the mask); `None` when either side has no pixel.
-pub fn delta_density(map: &[f32], mask: &[bool]) -> Option<f64> {
+fn delta_density(map: &[f32], mask: &[bool]) -> Option<f64> {
     let (mut s_in, mut n_in, mut s_out, mut n_out) = (0f64, 0u64, 0f64, 0u64);
     for (&v, &m) in map.iter().zip(mask) {
         let v = if v.is_nan() { 0.0 } else { f64::from(v) };
@@ -83,18 +83,18 @@ pub fn delta_density(map: &[f32], mask: &[bool]) -> Option<f64> {
 
 /// One frame's alignment of a scaled saliency map with its mask.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Alignment {
+pub(crate) struct Alignment {
     /// IoU of the binarised map and mask.
-    pub iou: f64,
+    pub(crate) iou: f64,
     /// Dice of the binarised map and mask.
-    pub dice: f64,
+    pub(crate) dice: f64,
     /// Δ saliency density; `None` when the mask covers the whole frame.
-    pub delta_density: Option<f64>,
+    pub(crate) delta_density: Option<f64>,
 }
 
 /// The alignment of `map` (already scaled to [0, 1]) with `mask`; `None` for an empty mask (such
 /// frames are skipped, docs/hard-imagenet.md#saliency-alignment).
-pub fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
+pub(crate) fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
     if !mask.iter().any(|&m| m) {
         return None;
     }
@@ -114,62 +114,62 @@ pub fn alignment(map: &[f32], mask: &[bool]) -> Option<Alignment> {
 /// written back with its own keys; unknown fields are kept, in order, in [`SaliencyEntry::extra`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct SaliencyEntry {
+pub(crate) struct SaliencyEntry {
     /// Whether the pass had masked, labelled frames to explain.
-    pub applicable: bool,
+    pub(crate) applicable: bool,
     /// Why it did not apply (or did not run: the main pass did not complete).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// How the maps were made (`occlusion`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
+    pub(crate) method: Option<String>,
     /// Frames explained ([`AlignmentMeans::frames`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub frames: Option<u64>,
+    pub(crate) frames: Option<u64>,
     /// Mean IoU of map and mask ([`AlignmentMeans::iou`]), null without frames.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub iou: Option<Option<f64>>,
+    pub(crate) iou: Option<Option<f64>>,
     /// Mean Dice ([`AlignmentMeans::dice`]), null without frames.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub dice: Option<Option<f64>>,
+    pub(crate) dice: Option<Option<f64>>,
     /// Mean Δ saliency density ([`AlignmentMeans::delta_density`]), null without a frame that has one.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub delta_density: Option<Option<f64>>,
+    pub(crate) delta_density: Option<Option<f64>>,
     /// The occluding square's side, model-view pixels.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub patch: Option<u32>,
+    pub(crate) patch: Option<u32>,
     /// The step between its positions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stride: Option<u32>,
+    pub(crate) stride: Option<u32>,
     /// Positions per frame (a frame costs one inference more: unoccluded).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub positions: Option<u64>,
+    pub(crate) positions: Option<u64>,
     /// Inferences the pass ran.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub inferences: Option<u64>,
+    pub(crate) inferences: Option<u64>,
     /// Whether every kept frame was explained (false when interrupted).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub complete: Option<bool>,
+    pub(crate) complete: Option<bool>,
     /// Wall time of the pass.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds: Option<f64>,
+    pub(crate) seconds: Option<f64>,
     /// Fields this robustream does not know (a newer format's), kept in order.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl SaliencyEntry {
     /// The entry of a pass that did not apply, saying why.
-    pub fn not_applicable(reason: impl Into<String>) -> Self {
+    pub(crate) fn not_applicable(reason: impl Into<String>) -> Self {
         Self {
             reason: Some(reason.into()),
             ..Self::default()
@@ -179,9 +179,9 @@ impl SaliencyEntry {
 
 /// Means of [`Alignment`]s over frames.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct AlignmentMeans {
+pub(crate) struct AlignmentMeans {
     /// Frames added.
-    pub frames: u64,
+    pub(crate) frames: u64,
     sum_iou: f64,
     sum_dice: f64,
     sum_density: f64,
@@ -190,7 +190,7 @@ pub struct AlignmentMeans {
 
 impl AlignmentMeans {
     /// Adds one frame.
-    pub fn add(&mut self, a: &Alignment) {
+    pub(crate) fn add(&mut self, a: &Alignment) {
         self.frames += 1;
         self.sum_iou += a.iou;
         self.sum_dice += a.dice;
@@ -201,17 +201,17 @@ impl AlignmentMeans {
     }
 
     /// Mean IoU; `None` without frames.
-    pub fn iou(&self) -> Option<f64> {
+    pub(crate) fn iou(&self) -> Option<f64> {
         (self.frames > 0).then(|| self.sum_iou / self.frames as f64)
     }
 
     /// Mean Dice; `None` without frames.
-    pub fn dice(&self) -> Option<f64> {
+    pub(crate) fn dice(&self) -> Option<f64> {
         (self.frames > 0).then(|| self.sum_dice / self.frames as f64)
     }
 
     /// Mean Δ density over the frames that have one.
-    pub fn delta_density(&self) -> Option<f64> {
+    pub(crate) fn delta_density(&self) -> Option<f64> {
         (self.n_density > 0).then(|| self.sum_density / self.n_density as f64)
     }
 }

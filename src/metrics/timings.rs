@@ -36,10 +36,10 @@ pub enum Stage {
 
 impl Stage {
     /// Number of stages.
-    pub const COUNT: usize = 9;
+    pub(crate) const COUNT: usize = 9;
 
     /// All stages in pipeline order.
-    pub const ALL: [Stage; Self::COUNT] = [
+    pub(crate) const ALL: [Stage; Self::COUNT] = [
         Stage::Decode,
         Stage::Mask,
         Stage::Wait,
@@ -65,7 +65,7 @@ impl Stage {
     ];
 
     /// The stage's name in `records.jsonl`, `summary.json` and the Prometheus `stage` label.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Stage::Decode => "decode",
             Stage::Mask => "mask",
@@ -80,7 +80,7 @@ impl Stage {
     }
 
     /// The stage named `name`, if any.
-    pub fn parse(name: &str) -> Option<Stage> {
+    pub(crate) fn parse(name: &str) -> Option<Stage> {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
 
@@ -112,25 +112,20 @@ impl Timings {
     }
 
     /// The timing of `stage`, if it was timed.
-    pub fn get(&self, stage: Stage) -> Option<f64> {
+    pub(crate) fn get(&self, stage: Stage) -> Option<f64> {
         self.0[stage.index()]
     }
 
     /// Sets the timing of `stage` (replacing an earlier one).
-    pub fn set(&mut self, stage: Stage, ms: f64) {
+    pub(crate) fn set(&mut self, stage: Stage, ms: f64) {
         self.0[stage.index()] = Some(ms);
     }
 
     /// The timed stages and their timings, in pipeline order.
-    pub fn iter(&self) -> impl Iterator<Item = (Stage, f64)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Stage, f64)> + '_ {
         Stage::ALL
             .into_iter()
             .filter_map(|s| self.get(s).map(|ms| (s, ms)))
-    }
-
-    /// Whether no stage was timed.
-    pub fn is_empty(&self) -> bool {
-        self.0.iter().all(Option::is_none)
     }
 }
 

@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::key::{CLEAN, ScenarioKey};
 
-pub use crate::scenario::background::TABLE2;
+pub(crate) use crate::scenario::background::TABLE2;
 
 /// The XIMAGENET-12 scenario names of the `ximagenet12` group (keys `background/<name>`,
 /// docs/ximagenet.md#scenarios).
-pub const SCENARIOS: [&str; 13] = [
+const SCENARIOS: [&str; 13] = [
     "blur_bg",
     "blur_obj",
     "color_r",
@@ -128,12 +128,12 @@ pub enum InnerError {
 /// tested on the originals, μ' for σ²_inner; the run's own clean accuracy when absent).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct InnerResults(pub BTreeMap<String, f64>);
+pub(crate) struct InnerResults(pub(crate) BTreeMap<String, f64>);
 
 impl InnerResults {
     /// Reads and checks a results file: a JSON object whose keys are `clean` or XIMAGENET-12 scenario
     /// keys and whose values are fractions in [0, 1]. Errors name the file and the key.
-    pub fn read(path: &Path) -> Result<Self, InnerError> {
+    pub(crate) fn read(path: &Path) -> Result<Self, InnerError> {
         let text =
             crate::fsread::read_text_io(path, crate::fsread::MAX_TEXT_BYTES).map_err(|source| {
                 InnerError::Io {
@@ -145,7 +145,7 @@ impl InnerResults {
     }
 
     /// [`InnerResults::read`] on text already read (`path` only names it in errors).
-    pub fn parse(text: &str, path: &Path) -> Result<Self, InnerError> {
+    fn parse(text: &str, path: &Path) -> Result<Self, InnerError> {
         let map: BTreeMap<String, f64> =
             serde_json::from_str(text).map_err(|source| InnerError::Json {
                 path: path.to_path_buf(),
@@ -173,7 +173,7 @@ impl InnerResults {
 
 /// Σ (x − μ)² / (n − 1) over `xs` (docs/ximagenet.md#cross-and-inner-variance); `None` for fewer
 /// than two values.
-pub fn variance_n_minus_1(xs: &[f64], mu: f64) -> Option<f64> {
+fn variance_n_minus_1(xs: &[f64], mu: f64) -> Option<f64> {
     (xs.len() >= 2)
         .then(|| xs.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
 }
@@ -181,48 +181,48 @@ pub fn variance_n_minus_1(xs: &[f64], mu: f64) -> Option<f64> {
 /// `summary.json`'s `metrics.volatility` (fractions; variances in fraction² — the paper prints the
 /// per-scenario volatilities ×100 as "%").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Volatility {
+pub(crate) struct Volatility {
     /// μ: the clean top-1 accuracy.
-    pub mu: Option<f64>,
+    pub(crate) mu: Option<f64>,
     /// Per scenario present (in [`SCENARIOS`] order, keyed by name): (C(i) − μ)²; `null` when either
     /// accuracy is undefined.
     #[serde(with = "crate::ordered")]
-    pub drop_volatility: Vec<(String, Option<f64>)>,
+    pub(crate) drop_volatility: Vec<(String, Option<f64>)>,
     /// Scenarios that entered σ²_cross (those with an accuracy, μ defined).
-    pub n: usize,
+    pub(crate) n: usize,
     /// Their names, in section order: what σ²_cross covers.
     #[serde(default)]
-    pub scenarios: Vec<String>,
+    pub(crate) scenarios: Vec<String>,
     /// σ²_cross and score_cross over exactly the paper's eight Table 2 scenarios ([`TABLE2`]), when
     /// all eight have an accuracy and μ is defined: the numbers to compare with the paper's
     /// Table 2.
     #[serde(default)]
-    pub table2: Option<CrossScore>,
+    pub(crate) table2: Option<CrossScore>,
     /// σ²_cross with n − 1; `null` when n < 2 or μ is undefined.
-    pub variance_cross: Option<f64>,
+    pub(crate) variance_cross: Option<f64>,
     /// 1 − σ²_cross.
-    pub score_cross: Option<f64>,
+    pub(crate) score_cross: Option<f64>,
     /// The inner results used, when given (so `report` can rebuild the section).
-    pub inner: Option<InnerResults>,
+    pub(crate) inner: Option<InnerResults>,
     /// σ²_inner from the inner results: Σ (C'(i) − μ')² / (n' − 1) over their scenarios present in the
     /// plan, μ' = their `clean` (else μ); `null` without inner results or with fewer than two.
-    pub variance_inner: Option<f64>,
+    pub(crate) variance_inner: Option<f64>,
     /// S_robust = 1 − (σ²_cross + σ²_inner); `null` unless both variances are defined.
-    pub score: Option<f64>,
+    pub(crate) score: Option<f64>,
 }
 
 /// σ²_cross and its score over a set of scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CrossScore {
+pub(crate) struct CrossScore {
     /// Σ (C(i) − μ)² / (n − 1).
-    pub variance_cross: f64,
+    pub(crate) variance_cross: f64,
     /// 1 − σ²_cross.
-    pub score_cross: f64,
+    pub(crate) score_cross: f64,
 }
 
 /// The volatility metrics from per-scenario top-1 accuracies `(key, top-1)` and optional inner
 /// results. `None` when no XIMAGENET-12 scenario is in the plan.
-pub fn compute<'a>(
+pub(crate) fn compute<'a>(
     top1: impl IntoIterator<Item = (&'a str, Option<f64>)>,
     inner: Option<&InnerResults>,
 ) -> Option<Volatility> {

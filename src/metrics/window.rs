@@ -20,7 +20,7 @@ use super::Record;
 use crate::key::CLEAN;
 
 /// Most points kept in the trend series.
-pub const MAX_SERIES: usize = 1000;
+const MAX_SERIES: usize = 1000;
 
 /// One scenario's outcome on one frame.
 #[derive(Debug, Clone, Copy)]
@@ -71,57 +71,57 @@ impl Sums {
 
 /// One scenario over the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WindowScenario {
+pub(crate) struct WindowScenario {
     /// The scenario key.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// Records in the window.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Top-1 accuracy over the window's labelled records.
-    pub top1: Option<f64>,
+    pub(crate) top1: Option<f64>,
     /// Clean minus this scenario's top-1 accuracy on the window's frames labelled in both.
-    pub drop: Option<f64>,
+    pub(crate) drop: Option<f64>,
     /// Share of the window's records whose top-1 equals clean's.
-    pub agreement: Option<f64>,
+    pub(crate) agreement: Option<f64>,
 }
 
 /// One point of the trend: the window ending at frame `frame` (1-based count of frames added).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct TrendPoint {
+pub(crate) struct TrendPoint {
     /// Frames added when the point was taken.
-    pub frame: u64,
+    pub(crate) frame: u64,
     /// Mean drop over the window's non-clean scenarios (by accuracy when labelled, else
     /// 1 − agreement).
-    pub mean_drop: Option<f64>,
+    pub(crate) mean_drop: Option<f64>,
     /// The window's drop volatility.
-    pub drop_volatility: Option<f64>,
+    pub(crate) drop_volatility: Option<f64>,
     /// Clean top-1 accuracy over the window's labelled frames (`null` unlabelled; absent in
     /// summaries written before it existed).
     #[serde(default)]
-    pub clean_top1: Option<f64>,
+    pub(crate) clean_top1: Option<f64>,
 }
 
 /// The sliding window's report (`metrics.window` in summary.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WindowReport {
+pub(crate) struct WindowReport {
     /// Window length in frames.
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// Frames currently in the window.
-    pub filled: usize,
+    pub(crate) filled: usize,
     /// Whether the drops below are accuracy drops (labelled frames) or disagreement (no labels).
-    pub basis: String,
+    pub(crate) basis: String,
     /// Per scenario over the window, in report order.
-    pub scenarios: Vec<WindowScenario>,
+    pub(crate) scenarios: Vec<WindowScenario>,
     /// Drop volatility across the window's scenarios.
-    pub drop_volatility: Option<f64>,
+    pub(crate) drop_volatility: Option<f64>,
     /// The trend: one point per `frames` frames.
-    pub series: Vec<TrendPoint>,
+    pub(crate) series: Vec<TrendPoint>,
     /// Sample variance of the series' mean drop (the temporal volatility of the drop).
-    pub temporal_volatility: Option<f64>,
+    pub(crate) temporal_volatility: Option<f64>,
 }
 
 /// The sliding-window state.
 #[derive(Debug, Clone)]
-pub struct Window {
+pub(crate) struct Window {
     size: usize,
     ring: VecDeque<Vec<Outcome>>,
     sums: Vec<Sums>,
@@ -132,7 +132,7 @@ pub struct Window {
 
 impl Window {
     /// A window over the last `size` frames (at least 1).
-    pub fn new(size: usize) -> Self {
+    pub(crate) fn new(size: usize) -> Self {
         Self {
             size: size.max(1),
             ring: VecDeque::new(),
@@ -143,14 +143,9 @@ impl Window {
         }
     }
 
-    /// Window length in frames.
-    pub fn size(&self) -> usize {
-        self.size
-    }
-
     /// Adds one frame's records; `slot_of` gives each record's scenario index (the cumulative
     /// metrics' order).
-    pub fn add_frame(&mut self, records: &[Record], slot_of: impl Fn(&str) -> usize) {
+    pub(crate) fn add_frame(&mut self, records: &[Record], slot_of: impl Fn(&str) -> usize) {
         let clean = records.iter().find(|r| r.scenario == CLEAN);
         let outcomes: Vec<Outcome> = records
             .iter()
@@ -233,7 +228,7 @@ impl Window {
     }
 
     /// The report, with scenario names from `keys` (the cumulative metrics' order).
-    pub fn report(&self, keys: &[String]) -> WindowReport {
+    pub(crate) fn report(&self, keys: &[String]) -> WindowReport {
         let (_, drop_volatility, labelled) = self.drops();
         let drops: Vec<f64> = self.series.iter().filter_map(|p| p.mean_drop).collect();
         let temporal_volatility = (drops.len() > 1).then(|| {

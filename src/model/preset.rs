@@ -10,7 +10,7 @@ use super::{Channels, Crop, Interpolation, PreprocessDesc};
 /// from it (docs/preprocessing.md#presets, where each is cited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
-pub enum Preset {
+pub(crate) enum Preset {
     /// torchvision `ImageClassification`: shorter side to 256/224 of the input, centre crop,
     /// bilinear, 0..1, ImageNet mean/std, RGB.
     Torchvision,
@@ -40,7 +40,7 @@ const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
 
 impl Preset {
     /// Every preset, in the order the docs list them.
-    pub const ALL: [Preset; 7] = [
+    pub(crate) const ALL: [Preset; 7] = [
         Preset::Torchvision,
         Preset::Timm,
         Preset::Keras,
@@ -56,7 +56,7 @@ impl Preset {
     }
 
     /// The name as written in a description.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Preset::Torchvision => "torchvision",
             Preset::Timm => "timm",
@@ -70,7 +70,7 @@ impl Preset {
 
     /// The shorter side the frame is resized to before the centre crop, for an input whose shorter
     /// side is `side` pixels; `None` for the presets that squash (docs/preprocessing.md#presets).
-    pub fn resize_shorter(self, side: u32) -> Option<u32> {
+    fn resize_shorter(self, side: u32) -> Option<u32> {
         let s = u64::from(side);
         let r = match self {
             // torchvision's 256 for a 224 crop, scaled: round(side · 256 / 224) (299 → 342, as
@@ -88,7 +88,7 @@ impl Preset {
     }
 
     /// The preset's `[preprocess]` for an input of `width` × `height`.
-    pub fn values(self, width: u32, height: u32) -> PreprocessDesc {
+    pub(crate) fn values(self, width: u32, height: u32) -> PreprocessDesc {
         let resize_shorter = self.resize_shorter(width.min(height));
         let crop = match resize_shorter {
             Some(_) => Crop::Center,

@@ -25,30 +25,30 @@ const HALT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A frame handed to the workers, with the background pool as it was before the frame joined it.
 pub(super) struct Admitted {
-    pub frame: Frame,
-    pub pool: Option<Arc<PoolView>>,
+    pub(crate) frame: Frame,
+    pub(crate) pool: Option<Arc<PoolView>>,
 }
 
 /// The hand-over from the source thread to the workers.
 pub(super) struct Admission {
-    pub tx: Sender<Admitted>,
+    pub(crate) tx: Sender<Admitted>,
     /// The workers' end, to take the waiting frame back when a newer one replaces it.
-    pub rx: Receiver<Admitted>,
+    pub(crate) rx: Receiver<Admitted>,
     /// `Never` for offline sources.
-    pub policy: DropPolicy,
-    pub msg: Sender<Message>,
+    pub(crate) policy: DropPolicy,
+    pub(crate) msg: Sender<Message>,
 }
 
 /// What the source thread reports at its end.
 #[derive(Default)]
 pub(super) struct SourceEnd {
-    pub read: u64,
-    pub hit_limit: bool,
-    pub lost: u64,
-    pub report: Option<serde_json::Value>,
+    pub(crate) read: u64,
+    pub(crate) hit_limit: bool,
+    pub(crate) lost: u64,
+    pub(crate) report: Option<serde_json::Value>,
     /// The source ended on its own in a way that fails the run ([`Source::end_error`], or no item
     /// at all): the one-line reason.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl Admission {

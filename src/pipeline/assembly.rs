@@ -19,19 +19,19 @@ use std::time::{Duration, Instant};
 use crate::engine::BatchBuffer;
 
 /// Buffers in the ring: one filling, one full and waiting, one running.
-pub const BUFFERS: usize = 3;
+pub(crate) const BUFFERS: usize = 3;
 
 /// A full (or sealed) batch for the engine: the buffer and the metadata of each claimed row, in
 /// row order (`None` for a row whose writer gave up; its output is ignored).
-pub struct Batch<M> {
+pub(crate) struct Batch<M> {
     /// The values; rows `0..rows.len()` hold the batch.
-    pub buffer: BatchBuffer,
+    pub(crate) buffer: BatchBuffer,
     /// Per-row metadata.
-    pub rows: Vec<Option<M>>,
+    pub(crate) rows: Vec<Option<M>>,
 }
 
 /// Where the workers' rows go. `M` is the metadata kept with each row.
-pub struct Assembler<M> {
+pub(crate) struct Assembler<M> {
     state: Mutex<State<M>>,
     /// The engine thread waits here for a batch.
     engine: Condvar,
@@ -72,7 +72,7 @@ unsafe impl<M: Send> Send for Open<M> {}
 
 /// One claimed row of a batch buffer, to be written by one worker and then [`Slot::fill`]ed.
 /// Dropping it unfilled gives the row up (its output is ignored), so the batch is never held.
-pub struct Slot<'a, M> {
+pub(crate) struct Slot<'a, M> {
     assembler: &'a Assembler<M>,
     id: u64,
     row: usize,
@@ -83,7 +83,7 @@ pub struct Slot<'a, M> {
 
 /// A claim that cannot be served: the assembler was closed (the run is ending or failed).
 #[derive(Debug, PartialEq, Eq)]
-pub struct Closed;
+pub(crate) struct Closed;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -92,7 +92,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<M> Assembler<M> {
     /// An assembler over `buffers` (each of at least `batch` rows) for batches of up to `batch`
     /// rows; a batch leaves at the latest `max_wait` after its first row was claimed.
-    pub fn new(buffers: Vec<BatchBuffer>, batch: usize, max_wait: Duration) -> Self {
+    pub(crate) fn new(buffers: Vec<BatchBuffer>, batch: usize, max_wait: Duration) -> Self {
         let rows = batch.max(1);
         assert!(
             buffers.iter().all(|b| b.rows() >= rows),
@@ -115,7 +115,7 @@ impl<M> Assembler<M> {
 
     /// Claims the next row of the open buffer, opening a free one when needed and waiting while
     /// none is free. `Err(Closed)` once [`Assembler::close`] was called.
-    pub fn claim(&self) -> Result<Slot<'_, M>, Closed> {
+    pub(crate) fn claim(&self) -> Result<Slot<'_, M>, Closed> {
         let mut st = lock(&self.state);
         loop {
             if st.closed {
@@ -192,7 +192,7 @@ impl<M> Assembler<M> {
     /// The next batch for the engine, oldest first: a full buffer, or the open one once its
     /// deadline has passed (or the assembler is closed), as soon as every claimed row is written.
     /// `None` when closed and nothing is left.
-    pub fn take(&self) -> Option<Batch<M>> {
+    pub(crate) fn take(&self) -> Option<Batch<M>> {
         let mut st = lock(&self.state);
         loop {
             if let Some(front) = st.sealed.front() {
@@ -234,14 +234,14 @@ impl<M> Assembler<M> {
     }
 
     /// Gives a buffer back after its batch ran.
-    pub fn release(&self, buffer: BatchBuffer) {
+    pub(crate) fn release(&self, buffer: BatchBuffer) {
         lock(&self.state).free.push(buffer);
         self.workers.notify_one();
     }
 
     /// No more claims: waiting and later claims fail with [`Closed`]; [`Assembler::take`] hands
     /// out what is left and then `None`. Called when the workers are done, or on a fatal error.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         lock(&self.state).closed = true;
         self.workers.notify_all();
         self.engine.notify_all();
@@ -250,7 +250,7 @@ impl<M> Assembler<M> {
 
 impl<M> Slot<'_, M> {
     /// The row's values, to be written in full.
-    pub fn values(&mut self) -> &mut [f32] {
+    pub(crate) fn values(&mut self) -> &mut [f32] {
         // SAFETY: the row `[ptr, ptr + len)` lies inside a buffer that stays allocated and in place
         // until its batch is taken (a buffer moves between the ring's lists, its heap memory does
         // not). The row was claimed by this slot alone (`claim` hands out each row once, under the
@@ -262,7 +262,7 @@ impl<M> Slot<'_, M> {
     }
 
     /// Hands the written row back with its metadata.
-    pub fn fill(mut self, meta: M) {
+    pub(crate) fn fill(mut self, meta: M) {
         self.done = true;
         self.assembler.finish(self.id, self.row, Some(meta));
     }

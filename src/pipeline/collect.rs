@@ -15,10 +15,10 @@ use crate::metrics::{Record, Stage};
 
 /// What the collector counted, and the end it decided (if any).
 pub(super) struct Collected {
-    pub end: Option<EndReason>,
-    pub skipped: u64,
-    pub dropped: u64,
-    pub failed: u64,
+    pub(crate) end: Option<EndReason>,
+    pub(crate) skipped: u64,
+    pub(crate) dropped: u64,
+    pub(crate) failed: u64,
 }
 
 /// Receives until every other stage has hung up, calling `sink` for every event in source order.

@@ -38,30 +38,30 @@ pub struct PipelineConfig {
 #[serde(deny_unknown_fields, default)]
 pub(crate) struct RawPipelineConfig {
     /// See [`PipelineConfig::workers`].
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// See [`PipelineConfig::max_batch`].
-    pub max_batch: usize,
+    pub(crate) max_batch: usize,
     /// See [`PipelineConfig::max_wait_ms`].
-    pub max_wait_ms: u64,
+    pub(crate) max_wait_ms: u64,
     /// See [`PipelineConfig::queue`].
-    pub queue: usize,
+    pub(crate) queue: usize,
     /// See [`PipelineConfig::pool`].
-    pub pool: usize,
+    pub(crate) pool: usize,
     /// Which scenarios each frame is evaluated under: `"all"` (default), `"round-robin"` or
     /// `"random"` (seeded) — `clean` always, plus `per_frame` others (`scenario::schedule`), so a
     /// live stream keeps up with a plan too big to run on every frame.
-    pub schedule: crate::scenario::schedule::ScheduleMode,
+    pub(crate) schedule: crate::scenario::schedule::ScheduleMode,
     /// Scenarios besides `clean` per frame under a `round-robin` or `random` schedule.
-    pub per_frame: Option<usize>,
+    pub(crate) per_frame: Option<usize>,
     /// A compute budget instead of `per_frame`: at most this many inferences per second, shared
     /// over the stream's frame rate (`scenario::schedule::Budget`; turns an `all` schedule into
     /// `round-robin`).
-    pub budget: Option<f64>,
+    pub(crate) budget: Option<f64>,
     /// The frame rate the budget is shared over, frames per second; default: the source's nominal
     /// rate (synthetic camera, video, camera).
-    pub fps: Option<f64>,
+    pub(crate) fps: Option<f64>,
     /// See [`PipelineConfig::drop`].
-    pub drop: DropPolicy,
+    pub(crate) drop: DropPolicy,
 }
 
 impl Default for RawPipelineConfig {
@@ -110,16 +110,16 @@ pub enum DropPolicy {
 }
 
 /// The longest `[pipeline] max_wait_ms`: a partly filled batch waits this long before it runs.
-pub const MAX_WAIT_MS: u64 = 10_000;
+pub(crate) const MAX_WAIT_MS: u64 = 10_000;
 
 /// The largest `[pipeline] max_batch`: three batch buffers of this many images are allocated.
-pub const MAX_BATCH: usize = 4096;
+const MAX_BATCH: usize = 4096;
 
 impl PipelineConfig {
     /// Checks the values that do not depend on the source or the plan; each message names the key,
     /// says why and what to set. (The schedule settings are checked by
     /// [`crate::scenario::schedule::ScheduleSettings::new`].)
-    pub fn validate(&self) -> Result<(), PipelineConfigError> {
+    pub(crate) fn validate(&self) -> Result<(), PipelineConfigError> {
         let max_threads = crate::engine::MAX_THREADS;
         if self.workers > max_threads {
             return Err(PipelineConfigError::Workers {

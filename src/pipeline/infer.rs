@@ -26,14 +26,14 @@ use crate::model::ModelDesc;
 
 /// What the engine thread needs besides the engine and the assembly.
 pub(super) struct Context<'a> {
-    pub msg: &'a Sender<Message>,
-    pub keys: &'a [String],
-    pub class_map: &'a ClassMap,
-    pub model: &'a ModelDesc,
+    pub(crate) msg: &'a Sender<Message>,
+    pub(crate) keys: &'a [String],
+    pub(crate) class_map: &'a ClassMap,
+    pub(crate) model: &'a ModelDesc,
     /// The pipeline's start: batch records' `start_s` count from it.
-    pub clock: Instant,
+    pub(crate) clock: Instant,
     /// Warm-up rounds on this thread before the first batch.
-    pub warmup_rounds: usize,
+    pub(crate) warmup_rounds: usize,
 }
 
 /// The engine's calls so far, for the next batch record.

@@ -32,8 +32,8 @@
 //! order, so the records of an offline run do not depend on the number of workers or on batch
 //! composition (up to the engine's own arithmetic, which is per image on the CPU).
 
-pub mod assembly;
-pub mod config;
+mod assembly;
+pub(crate) mod config;
 
 mod admission;
 mod collect;
@@ -110,23 +110,23 @@ pub struct PipelineInputs {
 #[derive(Clone, Default)]
 pub struct Selection {
     /// This run's shard; `None` = the whole source.
-    pub shard: Option<crate::shard::Shard>,
+    pub(crate) shard: Option<crate::shard::Shard>,
     /// Ids of the frames whose records are complete already.
-    pub done: Arc<std::collections::HashSet<String>>,
+    pub(crate) done: Arc<std::collections::HashSet<String>>,
     /// Other shards' frames are read (for a keeper's pool of backgrounds).
-    pub read_others: bool,
+    pub(crate) read_others: bool,
     /// Finished frames are read (for the post passes' keeper).
-    pub read_done: bool,
+    pub(crate) read_done: bool,
 }
 
 impl Selection {
     /// Whether the frame with this id is this shard's.
-    pub fn owns(&self, id: &str) -> bool {
+    fn owns(&self, id: &str) -> bool {
         self.shard.is_none_or(|s| s.owns(id))
     }
 
     /// Whether this run evaluates the frame with this id.
-    pub fn evaluates(&self, id: &str) -> bool {
+    fn evaluates(&self, id: &str) -> bool {
         self.owns(id) && !self.done.contains(id)
     }
 
@@ -192,7 +192,7 @@ pub enum SinkError {
 }
 
 /// How long the collector waits for a message before it hands the sink an [`Event::Tick`].
-pub const TICK: Duration = Duration::from_millis(250);
+const TICK: Duration = Duration::from_millis(250);
 
 /// Why a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -209,36 +209,23 @@ pub enum EndReason {
     Failed(String),
 }
 
-impl EndReason {
-    /// Short word for reports.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Self::Completed => "completed",
-            Self::Limit => "limit",
-            Self::Interrupted => "interrupted",
-            Self::Duration => "duration",
-            Self::Failed(_) => "failed",
-        }
-    }
-}
-
 /// Counts of a finished run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     /// Frames decoded and evaluated.
     pub frames_read: u64,
     /// Source items skipped as unreadable.
-    pub frames_skipped: u64,
+    pub(crate) frames_skipped: u64,
     /// Frames of a live source dropped at admission (0 for offline sources).
     pub frames_dropped: u64,
     /// Frames the source lost before robustream saw them ([`Source::lost`]).
     pub frames_lost: u64,
     /// Variants whose scenario failed.
-    pub variants_failed: u64,
+    pub(crate) variants_failed: u64,
     /// Why the run ended.
     pub end: EndReason,
     /// The source's own report at the end ([`Source::report`]).
-    pub source_report: Option<serde_json::Value>,
+    pub(crate) source_report: Option<serde_json::Value>,
 }
 
 impl Outcome {

@@ -44,7 +44,7 @@ enum Reply {
 }
 
 /// A [`Source`] whose calls run on the reader thread (see the module docs).
-pub struct Reader {
+pub(crate) struct Reader {
     requests: Option<Sender<Request>>,
     replies: Receiver<Reply>,
     thread: Option<JoinHandle<()>>,
@@ -61,7 +61,10 @@ pub struct Reader {
 impl Reader {
     /// Hands `source` the stop flag ([`Source::set_stop`]) and moves it onto a reader thread.
     /// Errors when the OS refuses the thread.
-    pub fn spawn(mut source: Box<dyn Source>, stop: Arc<AtomicBool>) -> std::io::Result<Self> {
+    pub(crate) fn spawn(
+        mut source: Box<dyn Source>,
+        stop: Arc<AtomicBool>,
+    ) -> std::io::Result<Self> {
         source.set_stop(stop.clone());
         let (describe, len_hint, live, fps) = (
             source.describe(),

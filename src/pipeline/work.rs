@@ -30,16 +30,16 @@ use crate::view::ModelView;
 
 /// What a batch row carries to the engine thread besides its values.
 pub(super) struct RowMeta {
-    pub meta: Arc<FrameMeta>,
+    pub(crate) meta: Arc<FrameMeta>,
     /// Plan index.
-    pub scenario: usize,
-    pub scenario_ms: f64,
-    pub preprocess_ms: f64,
+    pub(crate) scenario: usize,
+    pub(crate) scenario_ms: f64,
+    pub(crate) preprocess_ms: f64,
     /// When the row was ready to be written (the `queue` stage runs from here to inference).
-    pub queued: Instant,
+    pub(crate) queued: Instant,
     /// The frame's boxes at the scenario stage, normalised xyxy, on the `clean` variant only
     /// (`Record::boxes`, for the centre and size scores).
-    pub boxes: Option<Vec<[f32; 4]>>,
+    pub(crate) boxes: Option<Vec<[f32; 4]>>,
 }
 
 /// A frame ready for its scenarios: its pixels, masks and boxes at the scenario stage.
@@ -61,26 +61,26 @@ pub(super) type Task = (Arc<Prepared>, usize);
 
 /// What every worker shares.
 pub(super) struct Setup<'a> {
-    pub plan: &'a Plan,
-    pub schedule: &'a Schedule,
-    pub model: &'a ModelDesc,
-    pub stage: ScenarioStage,
-    pub seed: u64,
+    pub(crate) plan: &'a Plan,
+    pub(crate) schedule: &'a Schedule,
+    pub(crate) model: &'a ModelDesc,
+    pub(crate) stage: ScenarioStage,
+    pub(crate) seed: u64,
     /// A live source's frames still waiting at a stop are dropped rather than started.
-    pub drop_on_stop: bool,
+    pub(crate) drop_on_stop: bool,
     /// Where each frame's image at the scenario stage is offered for the report's thumbnails.
-    pub flips: Option<&'a crate::report::flips::FlipKeeper>,
+    pub(crate) flips: Option<&'a crate::report::flips::FlipKeeper>,
     /// The GPU making the variants it has kernels for; each worker opens a stream on it.
-    pub gpu: Option<&'a Arc<crate::gpu::Device>>,
-    pub assembler: &'a Assembler<RowMeta>,
-    pub shared: &'a Shared<'a>,
+    pub(crate) gpu: Option<&'a Arc<crate::gpu::Device>>,
+    pub(crate) assembler: &'a Assembler<RowMeta>,
+    pub(crate) shared: &'a Shared<'a>,
 }
 
 /// One worker's ends of the queues.
 pub(super) struct Queues {
-    pub frames: Receiver<Admitted>,
-    pub tasks: (Sender<Task>, Receiver<Task>),
-    pub msg: Sender<Message>,
+    pub(crate) frames: Receiver<Admitted>,
+    pub(crate) tasks: (Sender<Task>, Receiver<Task>),
+    pub(crate) msg: Sender<Message>,
 }
 
 /// How long a worker with nothing to do waits for another worker's frame to become tasks once

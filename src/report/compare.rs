@@ -36,7 +36,7 @@
 mod html;
 mod render;
 pub mod rules;
-pub mod stats;
+mod stats;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -51,9 +51,9 @@ use crate::metrics::Record;
 use crate::metrics::accuracy::Z95;
 
 /// Exit code of `robustream compare` when a `--fail-on` rule fired (docs/compare.md#exit-codes).
-pub const EXIT_FIRED: u8 = 3;
+const EXIT_FIRED: u8 = 3;
 /// Exit code when no rule fired but a rule could not be checked (a metric missing on a side).
-pub const EXIT_UNCHECKED: u8 = 4;
+const EXIT_UNCHECKED: u8 = 4;
 
 /// A side of the comparison that cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -86,13 +86,13 @@ pub enum CompareError {
 #[derive(Debug, Clone)]
 pub struct Input {
     /// The path given.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The summary (rebuilt from the records when there are records).
-    pub summary: Summary,
+    pub(crate) summary: Summary,
     /// The records, for a run directory that has them.
-    pub records: Option<Vec<Record>>,
+    pub(crate) records: Option<Vec<Record>>,
     /// Truncated last lines skipped in the records (0 or 1).
-    pub truncated: usize,
+    pub(crate) truncated: usize,
 }
 
 impl Input {
@@ -149,7 +149,7 @@ impl Input {
 
 /// How a difference of accuracies was estimated.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Pairing {
+pub(crate) enum Pairing {
     /// On the same labelled frames: the 2 × 2 table of right/wrong.
     Paired(PairedCounts),
     /// From each side's accuracy and count alone; why it could not be paired.
@@ -158,32 +158,32 @@ pub enum Pairing {
 
 /// A difference of two accuracies (top-1 or top-5) in one scenario.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Diff {
+pub(crate) struct Diff {
     /// The baseline's accuracy.
-    pub a: Option<f64>,
+    pub(crate) a: Option<f64>,
     /// The candidate's accuracy.
-    pub b: Option<f64>,
+    pub(crate) b: Option<f64>,
     /// Labelled records of each side (the pairs, twice, when paired).
-    pub n: [u64; 2],
+    pub(crate) n: [u64; 2],
     /// 95 % interval of `b − a`.
-    pub ci95: Option<(f64, f64)>,
+    pub(crate) ci95: Option<(f64, f64)>,
     /// Paired or not.
-    pub pairing: Pairing,
+    pub(crate) pairing: Pairing,
     /// Exact McNemar p (paired only).
-    pub p: Option<f64>,
+    pub(crate) p: Option<f64>,
     /// With `--alpha`: whether the difference is significant at it (paired: p < alpha; unpaired:
     /// Newcombe's 1 − alpha interval excludes 0).
-    pub significant: Option<bool>,
+    pub(crate) significant: Option<bool>,
 }
 
 impl Diff {
     /// `b − a`.
-    pub fn diff(&self) -> Option<f64> {
+    fn diff(&self) -> Option<f64> {
         Some(self.b? - self.a?)
     }
 
     /// Whether the difference was paired.
-    pub fn paired(&self) -> bool {
+    fn paired(&self) -> bool {
         matches!(self.pairing, Pairing::Paired(_))
     }
 
@@ -227,53 +227,53 @@ impl Diff {
 
 /// A value of each side and their difference.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Delta {
+pub(crate) struct Delta {
     /// The baseline's value.
-    pub a: Option<f64>,
+    pub(crate) a: Option<f64>,
     /// The candidate's value.
-    pub b: Option<f64>,
+    pub(crate) b: Option<f64>,
 }
 
 impl Delta {
     /// `b − a`.
-    pub fn diff(&self) -> Option<f64> {
+    fn diff(&self) -> Option<f64> {
         Some(self.b? - self.a?)
     }
 }
 
 /// One scenario in both runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioDiff {
+pub(crate) struct ScenarioDiff {
     /// Top-1 accuracy.
-    pub top1: Diff,
+    pub(crate) top1: Diff,
     /// Top-5 accuracy.
-    pub top5: Diff,
+    pub(crate) top5: Diff,
     /// The scenario's drop from clean.
-    pub drop: Delta,
+    pub(crate) drop: Delta,
     /// Agreement with clean.
-    pub agreement: Delta,
+    pub(crate) agreement: Delta,
     /// Flip probability.
-    pub flip: Delta,
+    pub(crate) flip: Delta,
     /// Flip excess over clean.
-    pub flip_excess: Delta,
+    pub(crate) flip_excess: Delta,
 }
 
 /// One scalar metric of the summaries' families.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MetricRow {
+pub(crate) struct MetricRow {
     /// The metric.
-    pub metric: &'static rules::MetricDef,
+    pub(crate) metric: &'static rules::MetricDef,
     /// Its key within the family (a corruption, a variation, …), for keyed metrics.
-    pub key: Option<String>,
+    pub(crate) key: Option<String>,
     /// Whether each side's summary has the entry at all.
-    pub present: [bool; 2],
+    pub(crate) present: [bool; 2],
     /// The values.
-    pub delta: Delta,
+    pub(crate) delta: Delta,
 }
 
 impl MetricRow {
     /// `metric` or `metric[key]`.
-    pub fn id(&self) -> String {
+    fn id(&self) -> String {
         match &self.key {
             Some(k) => format!("{}[{k}]", self.metric.name),
             None => self.metric.name.to_string(),
@@ -283,22 +283,22 @@ impl MetricRow {
 
 /// One item a rule looked at: a scenario or a metric's key.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
+pub(crate) struct Hit {
     /// The scenario key or the metric's id.
-    pub item: String,
+    pub(crate) item: String,
     /// The rule's value (e.g. baseline − candidate for a `_drop` rule).
-    pub value: f64,
+    pub(crate) value: f64,
     /// The baseline's value.
-    pub a: f64,
+    pub(crate) a: f64,
     /// The candidate's value.
-    pub b: f64,
+    pub(crate) b: f64,
     /// McNemar's p where the difference is paired.
-    pub p: Option<f64>,
+    pub(crate) p: Option<f64>,
 }
 
 /// What became of one rule.
 #[derive(Debug, Clone, PartialEq, Eq, Copy)]
-pub enum Status {
+enum Status {
     /// Checked everywhere it applies; fired nowhere.
     Passed,
     /// Fired somewhere.
@@ -309,7 +309,7 @@ pub enum Status {
 
 impl Status {
     /// As in the JSON.
-    pub fn as_str(self) -> &'static str {
+    fn as_str(self) -> &'static str {
         match self {
             Self::Passed => "passed",
             Self::Fired => "fired",
@@ -320,20 +320,20 @@ impl Status {
 
 /// The verdict on one rule.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RuleOutcome {
+pub(crate) struct RuleOutcome {
     /// The rule.
-    pub rule: Rule,
+    pub(crate) rule: Rule,
     /// Where it fired.
-    pub fired: Vec<Hit>,
+    pub(crate) fired: Vec<Hit>,
     /// Where it would have fired but the difference is not significant at `--alpha`.
-    pub not_significant: Vec<Hit>,
+    pub(crate) not_significant: Vec<Hit>,
     /// Where it could not be checked, and why.
-    pub unchecked: Vec<(String, String)>,
+    pub(crate) unchecked: Vec<(String, String)>,
 }
 
 impl RuleOutcome {
     /// Fired, unchecked or passed.
-    pub fn status(&self) -> Status {
+    fn status(&self) -> Status {
         if !self.fired.is_empty() {
             Status::Fired
         } else if !self.unchecked.is_empty() {
@@ -348,36 +348,36 @@ impl RuleOutcome {
 #[derive(Debug, Clone)]
 pub struct Comparison {
     /// The baseline's path, model, end, records.
-    pub baseline: SideInfo,
+    pub(crate) baseline: SideInfo,
     /// The candidate's.
-    pub candidate: SideInfo,
+    pub(crate) candidate: SideInfo,
     /// `--alpha`, if given.
-    pub alpha: Option<f64>,
+    pub(crate) alpha: Option<f64>,
     /// Scenarios in both runs, in the baseline's order.
-    pub scenarios: Vec<(String, ScenarioDiff)>,
+    pub(crate) scenarios: Vec<(String, ScenarioDiff)>,
     /// Scenarios only the baseline has.
-    pub only_baseline: Vec<String>,
+    pub(crate) only_baseline: Vec<String>,
     /// Scenarios only the candidate has.
-    pub only_candidate: Vec<String>,
+    pub(crate) only_candidate: Vec<String>,
     /// The family metrics either side has (the baseline's order, then the candidate's new ones).
-    pub metrics: Vec<MetricRow>,
+    pub(crate) metrics: Vec<MetricRow>,
     /// What the reader should know (runs still in progress, summaries only, …).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// The verdict per rule, in the order given.
-    pub gate: Vec<RuleOutcome>,
+    pub(crate) gate: Vec<RuleOutcome>,
 }
 
 /// What the comparison says about a side.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SideInfo {
+pub(crate) struct SideInfo {
     /// The path given.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether it is a run with records (else a summary only).
-    pub records: Option<usize>,
+    pub(crate) records: Option<usize>,
     /// `run.model`.
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// `run.end`.
-    pub end: Option<String>,
+    pub(crate) end: Option<String>,
 }
 
 impl SideInfo {
@@ -879,7 +879,7 @@ fn scenario_diff(
 
 /// The scalar metrics of a summary's families: `(metric, key, value)` ([`rules::METRICS`]), the
 /// families in `compare`'s order.
-pub fn scalars(s: &Summary) -> Vec<(&'static str, Option<String>, Option<f64>)> {
+fn scalars(s: &Summary) -> Vec<(&'static str, Option<String>, Option<f64>)> {
     super::families::in_compare_order()
         .into_iter()
         .flat_map(|f| f.scalars(s))

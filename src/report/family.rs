@@ -17,20 +17,20 @@ use crate::metrics::Metrics;
 /// What a family is computed from when a summary is built (streaming, or from records).
 pub(crate) struct Inputs<'a> {
     /// The scenario lines of the summary, plan order.
-    pub scenarios: &'a [(String, ScenarioSummary)],
+    pub(crate) scenarios: &'a [(String, ScenarioSummary)],
     /// The streaming state the lines come from (per-class tallies, object scores, the window).
-    pub metrics: &'a Metrics,
+    pub(crate) metrics: &'a Metrics,
 }
 
 impl Inputs<'_> {
     /// `(scenario key, top-1)` of every scenario line.
-    pub fn top1(&self) -> impl Iterator<Item = (&str, Option<f64>)> {
+    pub(crate) fn top1(&self) -> impl Iterator<Item = (&str, Option<f64>)> {
         top1_of(self.scenarios)
     }
 }
 
 /// One scalar a family offers `compare`: `(rule metric name, key within the family, value)`.
-pub type Scalar = (&'static str, Option<String>, Option<f64>);
+pub(crate) type Scalar = (&'static str, Option<String>, Option<f64>);
 
 /// A metric family (see the module docs). The renderings call the methods in the order of
 /// [`crate::report::families::FAMILIES`].
@@ -104,7 +104,7 @@ pub(crate) trait Family: Sync {
 
 /// What a rule's `[PATTERN]` selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// One number per run: no pattern.
     None,
     /// One number per scenario in both runs: the pattern is a scenario key, `*` matching any text.
@@ -116,7 +116,7 @@ pub enum Scope {
 
 /// How a metric's values are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
+pub(crate) enum Unit {
     /// A fraction shown as a percentage (differences in points).
     Fraction,
     /// A plain number (variances, RFS) shown with 4 decimals.
@@ -125,7 +125,7 @@ pub enum Unit {
 
 /// Which way a metric improves: colours its difference in `compare`'s HTML only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
+pub(crate) enum Better {
     /// Accuracies and scores.
     Higher,
     /// Errors, gaps and variances.
@@ -136,17 +136,17 @@ pub enum Better {
 
 /// A metric a rule can name: what the value is and what its pattern selects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricDef {
+pub(crate) struct MetricDef {
     /// The name used in rules and in `compare`'s JSON.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// What a `[PATTERN]` selects.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// How values are shown.
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// Which way it improves.
-    pub better: Better,
+    pub(crate) better: Better,
     /// One line on what the rule's value is (for the docs and `--help`).
-    pub what: &'static str,
+    pub(crate) what: &'static str,
 }
 
 /// A [`MetricDef`].

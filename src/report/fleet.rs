@@ -15,7 +15,7 @@ use std::path::Path;
 use crate::quote::clip;
 
 /// The labels of `robustream_run_info` that say what the run computes: fixed by robustream.
-pub const BUILT_IN: [&str; 8] = [
+const BUILT_IN: [&str; 8] = [
     "version",
     "model",
     "engine",
@@ -26,17 +26,14 @@ pub const BUILT_IN: [&str; 8] = [
     "shard",
 ];
 
-/// The built-in labels a user label may replace (docs/prometheus.md#fleets).
-pub const REPLACEABLE: [&str; 2] = ["device", "camera"];
-
 /// Labels Prometheus sets on every series when it scrapes (the target's address and job): a
 /// `robustream_run_info` label of that name would be renamed `exported_…` by the scrape and could
 /// not be joined on.
-pub const SCRAPE: [&str; 2] = ["instance", "job"];
+const SCRAPE: [&str; 2] = ["instance", "job"];
 
 /// The longest `camera` value, in characters (a long URL is cut in the middle, see
 /// [`crate::quote::clip_to`]).
-pub const CAMERA_MAX: usize = 120;
+const CAMERA_MAX: usize = 120;
 
 /// A user label that cannot be used; the message names it, the rule and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,7 +85,7 @@ pub enum LabelError {
 
 /// Checks a user label's name: a Prometheus label name (`[a-zA-Z_][a-zA-Z0-9_]*`, not starting
 /// with `__`), and not a built-in label other than `device` and `camera`, nor `instance` / `job`.
-pub fn check_name(name: &str) -> Result<(), LabelError> {
+pub(crate) fn check_name(name: &str) -> Result<(), LabelError> {
     let mut chars = name.chars();
     let well_formed = chars
         .next()
@@ -111,7 +108,7 @@ pub fn check_name(name: &str) -> Result<(), LabelError> {
 
 /// `--run-label KEY=VALUE` split at the first `=` (the value may hold more, or be empty); the name
 /// is checked when the config settles ([`check_name`]), with the config's labels.
-pub fn parse_assignment(text: &str) -> Result<(String, String), LabelError> {
+pub(crate) fn parse_assignment(text: &str) -> Result<(String, String), LabelError> {
     match text.split_once('=') {
         Some((k, v)) => Ok((k.to_string(), v.to_string())),
         None => Err(LabelError::NotAssignment { text: text.into() }),
@@ -120,7 +117,7 @@ pub fn parse_assignment(text: &str) -> Result<(String, String), LabelError> {
 
 /// The host name, trimmed: `/proc/sys/kernel/hostname`, else `/etc/hostname`, else `$HOSTNAME`;
 /// `None` when none says one.
-pub fn host_name() -> Option<String> {
+pub(crate) fn host_name() -> Option<String> {
     let read = |p: &str| crate::fsread::read_text_io(Path::new(p), 4096).ok();
     [
         read("/proc/sys/kernel/hostname"),
@@ -136,7 +133,7 @@ pub fn host_name() -> Option<String> {
 /// A live source's own name for itself as the `camera` label: a URL loses its user name and
 /// password (`rtsp://user:pw@host/x` → `rtsp://host/x`: they would be stored centrally), and a long
 /// one is cut to [`CAMERA_MAX`] characters.
-pub fn camera_label(described: &str) -> String {
+pub(crate) fn camera_label(described: &str) -> String {
     let text = match described.split_once("://") {
         Some((scheme, rest)) => {
             let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -153,7 +150,7 @@ pub fn camera_label(described: &str) -> String {
 /// A run's fleet labels in order: `device` (`host`, or empty when unknown), `camera` (empty for
 /// files), `shard` when sharded, then the user's labels by name; a user `device` or `camera`
 /// replaces the built-in value in place.
-pub fn run_labels(
+pub(crate) fn run_labels(
     host: Option<String>,
     camera: Option<String>,
     shard: Option<String>,

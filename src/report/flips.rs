@@ -30,16 +30,16 @@ use crate::key::CLEAN;
 use crate::metrics::Record;
 
 /// File name of the kept frames in a run directory.
-pub const FLIPS_JSON: &str = "flips.json";
+pub(crate) const FLIPS_JSON: &str = "flips.json";
 /// How many frames are kept.
-pub const KEEP: usize = 12;
+const KEEP: usize = 12;
 /// The longer side of a thumbnail, pixels.
-pub const THUMB_SIDE: u32 = 112;
+const THUMB_SIDE: u32 = 112;
 /// At most this many offered images wait for their frame's records (frames in flight are far
 /// fewer).
-pub const PENDING_MAX: usize = 256;
+const PENDING_MAX: usize = 256;
 /// At most this many bytes of offered images wait for their frame's records.
-pub const PENDING_BYTES: usize = 256 << 20;
+const PENDING_BYTES: usize = 256 << 20;
 /// At most this many samples a side are averaged per thumbnail pixel.
 const SAMPLES: u32 = 4;
 /// round(2¹⁶ / n) for n = 0 (unused) ..= SAMPLES².
@@ -53,47 +53,47 @@ const RECIPROCALS: [u32; 17] = {
     t
 };
 /// At most this many flipped variants are listed per frame (in plan order).
-pub const LISTED: usize = 8;
+const LISTED: usize = 8;
 
 /// A model prediction as shown: class name and probability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Guess {
+pub(crate) struct Guess {
     /// The model's top-1 class name (its label file's line; `#<index>` without one).
-    pub label: String,
+    pub(crate) label: String,
     /// Its probability.
-    pub prob: f32,
+    pub(crate) prob: f32,
 }
 
 /// One flipped variant of a kept frame.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Flipped {
+pub(crate) struct Flipped {
     /// The scenario key.
-    pub scenario: String,
+    pub(crate) scenario: String,
     /// What the model said under it.
-    pub guess: Guess,
+    pub(crate) guess: Guess,
     /// Whether that is the truth (`null` without a truth).
-    pub correct: Option<bool>,
+    pub(crate) correct: Option<bool>,
 }
 
 /// One kept frame (an element of `flips.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlipFrame {
     /// Frame id.
-    pub frame: String,
+    pub(crate) frame: String,
     /// Variants whose top-1 differs from clean's.
-    pub flips: usize,
+    pub(crate) flips: usize,
     /// Non-clean variants of the frame.
-    pub variants: usize,
+    pub(crate) variants: usize,
     /// The truth's name in the dataset label space, when labelled.
-    pub truth: Option<String>,
+    pub(crate) truth: Option<String>,
     /// The clean prediction.
-    pub clean: Guess,
+    pub(crate) clean: Guess,
     /// Whether the clean prediction is the truth (`null` without a truth).
-    pub clean_correct: Option<bool>,
+    pub(crate) clean_correct: Option<bool>,
     /// The first [`LISTED`] flipped variants, in plan order.
-    pub flipped: Vec<Flipped>,
+    pub(crate) flipped: Vec<Flipped>,
     /// The thumbnail as a `data:image/jpeg;base64,…` URI.
-    pub thumbnail: String,
+    pub(crate) thumbnail: String,
 }
 
 /// Keeps the most-flipped frames of a run (see the module docs).
@@ -213,12 +213,12 @@ impl FlipKeeper {
     }
 
     /// The kept frames, most flips first.
-    pub fn kept(&self) -> Vec<FlipFrame> {
+    pub(crate) fn kept(&self) -> Vec<FlipFrame> {
         self.lock().kept.clone()
     }
 
     /// Writes the kept frames to `flips.json` in `dir` (replacing it whole).
-    pub fn write(&self, dir: &Path) -> Result<(), ReportError> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), ReportError> {
         write_kept(dir, &self.kept())
     }
 
@@ -333,7 +333,7 @@ fn jpeg_uri(image: &RgbImage) -> Option<String> {
 /// whole run's are the [`KEEP`] with the most flips of the union, earlier frames first on ties, as
 /// [`FlipKeeper::settle`] chooses them; `position` gives a frame's position in the source (`None`
 /// sorts last).
-pub fn merge_kept(
+pub(crate) fn merge_kept(
     parts: impl IntoIterator<Item = Vec<FlipFrame>>,
     position: impl Fn(&str) -> Option<u64>,
 ) -> Vec<FlipFrame> {
@@ -353,7 +353,7 @@ pub fn merge_kept(
 }
 
 /// Writes `kept` as `flips.json` in `dir` (replacing it whole).
-pub fn write_kept(dir: &Path, kept: &[FlipFrame]) -> Result<(), ReportError> {
+pub(crate) fn write_kept(dir: &Path, kept: &[FlipFrame]) -> Result<(), ReportError> {
     // Plain strings and numbers: serialising cannot fail.
     let json = serde_json::to_string(kept).unwrap_or_else(|_| "[]".into());
     super::write_atomic(&dir.join(FLIPS_JSON), json.as_bytes())

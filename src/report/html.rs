@@ -37,43 +37,43 @@ use crate::latency::BUCKET_BOUNDS_US;
 use crate::metrics::Metrics;
 
 /// File name of the HTML report in a run directory.
-pub const REPORT_HTML: &str = "report.html";
+pub(crate) const REPORT_HTML: &str = "report.html";
 
 /// One stage's latency for the report: name, counts per fixed bucket (not cumulative; the last
 /// bucket counts values above the largest finite bound) and quantiles in ms.
 #[derive(Debug, Clone, PartialEq)]
-pub struct StageLatency {
+pub(crate) struct StageLatency {
     /// Stage name.
-    pub stage: String,
+    pub(crate) stage: String,
     /// `(upper bound µs, count)` per bucket of [`BUCKET_BOUNDS_US`].
-    pub buckets: Vec<(u64, u64)>,
+    pub(crate) buckets: Vec<(u64, u64)>,
 }
 
 /// One line of `resources.csv`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ResourceSample {
+pub(crate) struct ResourceSample {
     /// Seconds since the run started.
-    pub t_s: f64,
+    pub(crate) t_s: f64,
     /// Frames handled so far (evaluated, skipped and dropped).
-    pub frames: u64,
+    pub(crate) frames: u64,
     /// Of those, dropped at admission (absent in files written before the column existed).
-    pub dropped: Option<u64>,
+    pub(crate) dropped: Option<u64>,
 }
 
 /// What the page is made of.
-pub struct HtmlReport<'a> {
+pub(crate) struct HtmlReport<'a> {
     /// The run's summary.
-    pub summary: &'a Summary,
+    pub(crate) summary: &'a Summary,
     /// Latency histograms per stage, pipeline order.
-    pub latency: Vec<StageLatency>,
+    pub(crate) latency: Vec<StageLatency>,
     /// `resources.csv`, in order.
-    pub resources: Vec<ResourceSample>,
+    pub(crate) resources: Vec<ResourceSample>,
     /// The most-flipped frames.
-    pub flips: Vec<FlipFrame>,
+    pub(crate) flips: Vec<FlipFrame>,
 }
 
 /// The latency histograms of `metrics`, stages seen only.
-pub fn latency_of(metrics: &Metrics) -> Vec<StageLatency> {
+pub(crate) fn latency_of(metrics: &Metrics) -> Vec<StageLatency> {
     metrics
         .latencies()
         .filter(|(_, h)| !h.is_empty())
@@ -104,7 +104,7 @@ pub fn latency_of(metrics: &Metrics) -> Vec<StageLatency> {
 
 /// Reads `resources.csv` (`t_s,rss_mib,frames[,dropped]`); lines that do not parse are left out
 /// (the file of a killed run may end mid-line) and a missing file is no samples.
-pub fn read_resources(path: &Path) -> Vec<ResourceSample> {
+pub(crate) fn read_resources(path: &Path) -> Vec<ResourceSample> {
     let Ok(text) = crate::fsread::read_text_io(path, 64 << 20) else {
         return Vec::new();
     };
@@ -127,7 +127,7 @@ pub fn read_resources(path: &Path) -> Vec<ResourceSample> {
 
 impl HtmlReport<'_> {
     /// The page.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let s = self.summary;
         let title = s
             .run

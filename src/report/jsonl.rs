@@ -10,7 +10,7 @@ use super::lines::WholeAppender;
 use crate::metrics::Record;
 
 /// File name of the records file in a run directory.
-pub const RECORDS_JSONL: &str = "records.jsonl";
+pub(crate) const RECORDS_JSONL: &str = "records.jsonl";
 
 /// Writes records to a JSONL file.
 #[derive(Debug)]
@@ -42,7 +42,7 @@ impl RecordWriter {
     /// writer, positioned after the kept records, and those records. An absent file starts empty. A
     /// complete line that is not a record is an error naming the file and line, as
     /// [`read_records`] says.
-    pub fn resume(path: &Path, ended: bool) -> Result<(Self, Vec<Record>), ReportError> {
+    pub(crate) fn resume(path: &Path, ended: bool) -> Result<(Self, Vec<Record>), ReportError> {
         if !path.exists() {
             return Ok((Self::create(path)?, Vec::new()));
         }
@@ -103,24 +103,26 @@ impl RecordWriter {
     }
 
     /// Number of records written so far.
-    pub fn written(&self) -> u64 {
+    #[cfg(test)]
+    fn written(&self) -> u64 {
         self.written
     }
 
     /// The file being written.
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    fn path(&self) -> &Path {
         &self.path
     }
 }
 
 /// The records of a JSONL file.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct RecordsRead {
+pub(crate) struct RecordsRead {
     /// Records in file order.
-    pub records: Vec<Record>,
+    pub(crate) records: Vec<Record>,
     /// Number of truncated final lines skipped (0 or 1): a last line without its `\n` that does not
     /// parse, as a run killed mid-write leaves behind. Worth a warning, not an error.
-    pub truncated: usize,
+    pub(crate) truncated: usize,
 }
 
 /// Opens a records file for reading. A FIFO or device in its place is refused before it is
@@ -185,7 +187,7 @@ fn read_with_ends(path: &Path) -> Result<(Vec<Record>, Vec<u64>), ReportError> {
 /// Reads all records of a JSONL file. Blank lines are skipped. A complete line that is not a valid
 /// record is an error naming the file and line; an unterminated, unparsable last line is skipped and
 /// counted in [`RecordsRead::truncated`].
-pub fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
+pub(crate) fn read_records(path: &Path) -> Result<RecordsRead, ReportError> {
     let mut reader = open_records(path)?;
     let mut out = RecordsRead::default();
     let mut line = Vec::new();

@@ -69,14 +69,14 @@ impl WholeAppender {
 
 /// An output file written whole lines at a time.
 #[derive(Debug)]
-pub struct LineFile {
+pub(crate) struct LineFile {
     path: PathBuf,
     out: WholeAppender,
 }
 
 impl LineFile {
     /// Creates (or truncates) the file at `path`.
-    pub fn create(path: &Path) -> Result<Self, ReportError> {
+    pub(crate) fn create(path: &Path) -> Result<Self, ReportError> {
         let file = File::create(path).map_err(ReportError::io("create", path))?;
         Ok(Self {
             path: path.to_path_buf(),
@@ -86,7 +86,11 @@ impl LineFile {
 
     /// Appends `line` and a newline. `what` names the line in the error ("the header", "the line
     /// of frame `x`").
-    pub fn append(&mut self, line: &str, what: impl FnOnce() -> String) -> Result<(), ReportError> {
+    pub(crate) fn append(
+        &mut self,
+        line: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), ReportError> {
         let mut buf = Vec::with_capacity(line.len() + 1);
         buf.extend_from_slice(line.as_bytes());
         buf.push(b'\n');

@@ -7,28 +7,28 @@
 pub mod compare;
 pub(crate) mod families;
 pub(crate) mod family;
-pub mod fleet;
+pub(crate) mod fleet;
 pub mod flips;
 pub(crate) mod format;
-pub mod html;
+pub(crate) mod html;
 pub mod jsonl;
-pub mod lines;
-pub mod progress;
-pub mod prometheus;
-pub mod run_block;
+pub(crate) mod lines;
+pub(crate) mod progress;
+pub(crate) mod prometheus;
+pub(crate) mod run_block;
 pub mod summary;
-pub mod tui;
+pub(crate) mod tui;
 
 use std::path::{Path, PathBuf};
 
 use self::summary::Summary;
 
 /// File name of the JSON summary in a run directory.
-pub const SUMMARY_JSON: &str = "summary.json";
+pub(crate) const SUMMARY_JSON: &str = "summary.json";
 /// File name of the Markdown summary in a run directory.
-pub const SUMMARY_MD: &str = "summary.md";
+pub(crate) const SUMMARY_MD: &str = "summary.md";
 /// File name of the engine's batch log in a run directory (docs/output.md#batchescsv).
-pub const BATCHES_CSV: &str = "batches.csv";
+pub(crate) const BATCHES_CSV: &str = "batches.csv";
 
 /// A failure reading or writing run outputs.
 #[derive(Debug, thiserror::Error)]
@@ -205,7 +205,7 @@ fn io_fix(action: &str, path: &Path, e: &std::io::Error) -> String {
 }
 
 /// What to do about a failed write of a run output.
-pub fn write_fix(e: &std::io::Error) -> &'static str {
+pub(crate) fn write_fix(e: &std::io::Error) -> &'static str {
     use std::io::ErrorKind as K;
     match e.kind() {
         K::StorageFull => "free disk space or write the run elsewhere (--out)",
@@ -234,7 +234,7 @@ impl ReportError {
 
 /// Writes `summary.json` (pretty-printed) and `summary.md` into the run directory `dir`. Each file is
 /// written to a temporary name and renamed, so a reader never sees a half-written summary.
-pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportError> {
+fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportError> {
     let json = summary.to_json() + "\n";
     write_atomic(&dir.join(SUMMARY_JSON), json.as_bytes())?;
     write_atomic(&dir.join(SUMMARY_MD), summary.to_markdown().as_bytes())
@@ -243,7 +243,7 @@ pub fn write_run_summary(dir: &Path, summary: &Summary) -> Result<(), ReportErro
 /// Writes the run's reports into `dir`: `summary.json` and `summary.md` ([`write_run_summary`]),
 /// `flips.json` from `flips` (when given; else the one in `dir` is shown) and `report.html`
 /// ([`html`]) with `metrics`' latency histograms and the `resources.csv` in `dir`.
-pub fn write_run_report(
+pub(crate) fn write_run_report(
     dir: &Path,
     summary: &Summary,
     metrics: &crate::metrics::Metrics,
@@ -282,7 +282,8 @@ pub fn run_html(
 /// ([`Summary::recompute`]), taking `run` and `frames` from its `summary.json` when there is one (a
 /// run killed before writing it has none). A truncated last line of the records, as a killed run
 /// leaves, is skipped with a warning on stderr.
-pub fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
+#[cfg(test)]
+fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
     recompute_run_with_metrics(dir).map(|(summary, _)| summary)
 }
 
@@ -304,7 +305,7 @@ pub fn recompute_run_with_metrics(
 /// The records of the run directory `dir`, the summary rebuilt from them as [`recompute_run`] gives
 /// it and the metrics behind it (without the warning: [`jsonl::RecordsRead::truncated`] says
 /// whether a truncated last line was skipped). `robustream compare` pairs the records.
-pub fn read_run(
+fn read_run(
     dir: &Path,
 ) -> Result<(Summary, crate::metrics::Metrics, jsonl::RecordsRead), ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Warnings of one group printed in full before they are only counted.
-pub const SHOWN: u64 = 3;
+const SHOWN: u64 = 3;
 
 /// Frame progress of one run.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     quiet: bool,
     total: Option<u64>,
@@ -38,7 +38,7 @@ pub struct Progress {
 const RECENT: usize = 5;
 
 /// The group of a warning: the line without its leading `frame <id>: ` (what repeats per frame).
-pub fn warning_group(line: &str) -> &str {
+fn warning_group(line: &str) -> &str {
     match line.strip_prefix("frame ") {
         Some(rest) => rest.split_once(": ").map_or(line, |(_, tail)| tail),
         None => line,
@@ -47,7 +47,7 @@ pub fn warning_group(line: &str) -> &str {
 
 impl Progress {
     /// A progress display for `total` frames (if known). `quiet` hides it entirely.
-    pub fn new(total: Option<u64>, quiet: bool) -> Self {
+    pub(crate) fn new(total: Option<u64>, quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = match total {
                 Some(n) => ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
@@ -78,19 +78,19 @@ impl Progress {
 
     /// Progress while the live view (`report::tui`) owns the terminal: nothing is drawn, warnings
     /// are held (see [`Progress::recent`]) and [`Progress::finish`] prints each group once.
-    pub fn held(total: Option<u64>) -> Self {
+    pub(crate) fn held(total: Option<u64>) -> Self {
         let mut p = Self::new(total, true);
         p.hold = true;
         p
     }
 
     /// Warnings so far and the latest few (oldest first), for the live view.
-    pub fn recent(&self) -> (u64, Vec<String>) {
+    pub(crate) fn recent(&self) -> (u64, Vec<String>) {
         (self.count, self.recent.iter().cloned().collect())
     }
 
     /// One more frame finished (evaluated or skipped).
-    pub fn frame(&mut self) {
+    pub(crate) fn frame(&mut self) {
         self.done += 1;
         match &self.bar {
             Some(bar) => {
@@ -117,7 +117,7 @@ impl Progress {
     }
 
     /// Prints one warning line without disturbing the bar (grouped, see the module docs).
-    pub fn warn(&mut self, line: &str) {
+    pub(crate) fn warn(&mut self, line: &str) {
         let entry = self
             .warnings
             .entry(warning_group(line).to_string())
@@ -155,7 +155,7 @@ impl Progress {
     }
 
     /// Removes the bar and says how many warnings of each group were not printed.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

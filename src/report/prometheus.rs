@@ -49,19 +49,20 @@ use crate::report::summary::FrameCounts;
 pub(crate) mod exposition;
 
 /// How often the collector refreshes the served snapshot at most.
-pub const REFRESH: Duration = Duration::from_millis(200);
+const REFRESH: Duration = Duration::from_millis(200);
 
 /// The family label of a scenario key: its first `/` segment.
-pub use crate::key::family;
+#[cfg(test)]
+use crate::key::family;
 
 /// What `robustream_run_info` says about the run: (label, value) pairs, in order: the built-in
 /// labels, then the fleet labels ([`crate::report::fleet`]: `device`, `camera`, `shard`, the
 /// user's), whose names are checked when the config settles. Empty: no `robustream_run_info` line.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunInfo(pub Vec<(String, String)>);
+pub(crate) struct RunInfo(pub(crate) Vec<(String, String)>);
 
 /// Renders the exposition text of `metrics` and `frames`, with `info` as `robustream_run_info`.
-pub fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String {
+fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String {
     let mut out = String::with_capacity(256 + metrics.keys().len() * 400);
     for (name, value, help) in [
         ("read", frames.read, "Frames read from the source."),
@@ -207,7 +208,7 @@ impl Drop for Slot {
 
 /// Why the endpoint did not start. Display = the one line users see.
 #[derive(Debug, thiserror::Error)]
-pub enum ExporterError {
+pub(crate) enum ExporterError {
     /// The address does not parse or resolve, or cannot be bound (in use, not ours, no
     /// permission).
     #[error(
@@ -228,7 +229,7 @@ pub enum ExporterError {
 impl Exporter {
     /// Binds `addr` (e.g. `127.0.0.1:9898`; port 0 picks a free one) and starts serving an empty
     /// snapshot. Errors name the address.
-    pub fn start(addr: &str) -> Result<Self, ExporterError> {
+    pub(crate) fn start(addr: &str) -> Result<Self, ExporterError> {
         let listener = TcpListener::bind(addr).map_err(|source| ExporterError::Bind {
             addr: addr.to_string(),
             source,
@@ -257,7 +258,7 @@ impl Exporter {
     }
 
     /// What `robustream_run_info` says from the next update on.
-    pub fn set_info(&mut self, info: RunInfo) {
+    pub(crate) fn set_info(&mut self, info: RunInfo) {
         self.info = info;
     }
 
@@ -277,7 +278,7 @@ impl Exporter {
 
     /// Re-renders the snapshot if [`REFRESH`] has passed since the last one (or `force`). The lock
     /// is held only to swap the text: a scrape takes a reference to it, never a copy under the lock.
-    pub fn update(&mut self, metrics: &Metrics, frames: &FrameCounts, force: bool) {
+    pub(crate) fn update(&mut self, metrics: &Metrics, frames: &FrameCounts, force: bool) {
         if !force && self.last.is_some_and(|t| t.elapsed() < REFRESH) {
             return;
         }

@@ -14,7 +14,7 @@ use crate::metrics::in9::ChallengeEntry;
 /// How a run ended (`run.end`); `running` in the summaries written while it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunEnd {
+pub(crate) enum RunEnd {
     /// An interim summary: the run had not ended when it was written (or was killed since).
     Running,
     /// The source ended and every frame was evaluated.
@@ -31,7 +31,7 @@ pub enum RunEnd {
 
 impl RunEnd {
     /// The word `summary.json` writes.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Running => "running",
             Self::Completed => "completed",
@@ -45,147 +45,147 @@ impl RunEnd {
 
 /// `run.shard`: the part of a sharded run this one is (docs/deploy.md#shards).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShardEntry {
+pub(crate) struct ShardEntry {
     /// This shard, `0..count`.
-    pub index: u64,
+    pub(crate) index: u64,
     /// How many shards the run is split into.
-    pub count: u64,
+    pub(crate) count: u64,
     /// Where the shard was given: `--shard`, `ROBUSTREAM_SHARD`, `JOB_COMPLETION_INDEX` or
     /// `SLURM_ARRAY_TASK_ID`.
-    pub from: String,
+    pub(crate) from: String,
 }
 
 /// `run.fingerprint`: what decides the run's numbers (`fingerprint.rs`,
 /// docs/deploy.md#compatible-runs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Fingerprint {
+pub(crate) struct Fingerprint {
     /// FNV-1a of `parts`' JSON, 16 hex digits.
-    pub hash: String,
+    pub(crate) hash: String,
     /// The parts, in order; compared part by part (`first_difference` in `fingerprint.rs`).
-    pub parts: Map<String, Value>,
+    pub(crate) parts: Map<String, Value>,
 }
 
 /// `run` of summary.json (module docs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct RunBlock {
+pub(crate) struct RunBlock {
     /// robustream's version.
-    pub robustream: String,
+    pub(crate) robustream: String,
     /// The config file, when the run had one.
-    pub config: Option<String>,
+    pub(crate) config: Option<String>,
     /// The model description (TOML).
-    pub model: String,
+    pub(crate) model: String,
     /// The ONNX file.
-    pub onnx: String,
+    pub(crate) onnx: String,
     /// The engine in words: provider, threads, batch sizes.
-    pub engine: String,
+    pub(crate) engine: String,
     /// ONNX Runtime's build.
-    pub onnxruntime: String,
+    pub(crate) onnxruntime: String,
     /// The source in words.
-    pub source: String,
+    pub(crate) source: String,
     /// The seed all randomness is keyed by.
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Where scenarios apply (`model_input` | `source`).
-    pub stage: crate::scenario::ScenarioStage,
+    pub(crate) stage: crate::scenario::ScenarioStage,
     /// The JPEG quality of the round trip after each corruption, if any.
-    pub jpeg_after_corruption: Option<u8>,
+    pub(crate) jpeg_after_corruption: Option<u8>,
     /// The plan's scenario keys, in order.
-    pub plan: Vec<String>,
+    pub(crate) plan: Vec<String>,
     /// The schedule in words.
-    pub schedule: String,
+    pub(crate) schedule: String,
     /// Scenario workers (0: one per core).
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// The largest engine batch.
-    pub max_batch: usize,
+    pub(crate) max_batch: usize,
     /// How long a partial batch waits.
-    pub max_wait_ms: u64,
+    pub(crate) max_wait_ms: u64,
     /// The engine's warm-up per batch size, ms (keys: batch sizes, in the order warmed).
     #[serde(with = "crate::ordered")]
-    pub engine_warmup_ms: Vec<(String, f64)>,
+    pub(crate) engine_warmup_ms: Vec<(String, f64)>,
     /// `--strict`.
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// `--limit`.
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
     /// `--duration`, seconds.
-    pub duration_s: Option<f64>,
+    pub(crate) duration_s: Option<f64>,
     /// Start, Unix seconds.
-    pub started_unix: u64,
+    pub(crate) started_unix: u64,
     /// Where variants are made: `cpu` | `gpu`.
-    pub scenarios_on: String,
+    pub(crate) scenarios_on: String,
     /// The GPU that makes variants (`run.gpu`), when one does.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu: Option<Value>,
+    pub(crate) gpu: Option<Value>,
     /// The scenarios the GPU makes.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_scenarios: Option<Vec<String>>,
+    pub(crate) gpu_scenarios: Option<Vec<String>>,
     /// The scenarios the CPU makes beside the GPU.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu_fallback: Option<Vec<String>>,
+    pub(crate) cpu_fallback: Option<Vec<String>>,
     /// In a shard's run, which shard.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shard: Option<ShardEntry>,
+    pub(crate) shard: Option<ShardEntry>,
     /// What decides the numbers (absent in summaries of robustream before it existed).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<Fingerprint>,
+    pub(crate) fingerprint: Option<Fingerprint>,
     /// The fleet labels, in order (docs/prometheus.md#fleets).
     #[serde(with = "crate::ordered", skip_serializing_if = "Vec::is_empty")]
-    pub labels: Vec<(String, String)>,
+    pub(crate) labels: Vec<(String, String)>,
     /// Resident memory over the run (the watcher, `watch.rs`), at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rss_mib: Option<Value>,
+    pub(crate) rss_mib: Option<Value>,
     /// The main pass's CPU use, at the end (null where it could not be measured).
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub cpu: Option<Option<Value>>,
+    pub(crate) cpu: Option<Option<Value>>,
     /// Variants whose scenario failed, at the end.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub variants_failed: Option<u64>,
+    pub(crate) variants_failed: Option<u64>,
     /// End, Unix seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ended_unix: Option<u64>,
+    pub(crate) ended_unix: Option<u64>,
     /// Seconds from the start to this summary.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wall_s: Option<f64>,
+    pub(crate) wall_s: Option<f64>,
     /// How it ended.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub end: Option<RunEnd>,
+    pub(crate) end: Option<RunEnd>,
     /// At the end: the error that ended it, or null.
     #[serde(
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::contract::present"
     )]
-    pub error: Option<Option<String>>,
+    pub(crate) error: Option<Option<String>>,
     /// What the source says of itself at the end (a stream's reconnects, a camera's drops).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_report: Option<Value>,
+    pub(crate) source_report: Option<Value>,
     /// What the engine's batches add up to (docs/output.md#runbatches).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batches: Option<Value>,
+    pub(crate) batches: Option<Value>,
     /// The backgrounds challenge's entry (the challenge pass's), with `--challenge`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub challenge: Option<ChallengeEntry>,
+    pub(crate) challenge: Option<ChallengeEntry>,
     /// In a merged run, the shard runs' directories, in shard order.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub merged_from: Option<Vec<String>>,
+    pub(crate) merged_from: Option<Vec<String>>,
     /// In a merged run, how many shards.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub shards: Option<u64>,
+    pub(crate) shards: Option<u64>,
     /// Fields this robustream does not know (a newer minor format's), kept in order.
     #[serde(flatten)]
-    pub extra: Map<String, Value>,
+    pub(crate) extra: Map<String, Value>,
 }
 
 impl RunBlock {
     /// Whether nothing is known of the run (`robustream report` on records without a summary):
     /// written as `{}`.
-    pub fn is_unknown(&self) -> bool {
+    pub(crate) fn is_unknown(&self) -> bool {
         *self == Self::default()
     }
 
     /// The block as JSON, fields in order (the Markdown and HTML reports list them).
-    pub fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         match self.is_unknown() {
             true => Value::Object(Map::new()),
             // Cannot fail: every field serialises, every map key is a string.
@@ -200,12 +200,14 @@ impl RunBlock {
     }
 
     /// Whether the run has ended (its final summary was written).
-    pub fn ended(&self) -> bool {
+    #[cfg(test)]
+    fn ended(&self) -> bool {
         self.end.is_some_and(|e| e != RunEnd::Running)
     }
 
     /// The value of a fleet label.
-    pub fn label(&self, name: &str) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn label(&self, name: &str) -> Option<&str> {
         self.labels
             .iter()
             .find(|(k, _)| k == name)

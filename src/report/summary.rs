@@ -32,17 +32,17 @@ use crate::metrics::Tally;
 
 /// Frame counts of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FrameCounts {
+pub(crate) struct FrameCounts {
     /// Frames read from the source.
-    pub read: u64,
+    pub(crate) read: u64,
     /// Frames skipped because of bad input (corrupt image, bad label, ...).
-    pub skipped: u64,
+    pub(crate) skipped: u64,
     /// Frames dropped by a live source's back-pressure policy (the pipeline was behind).
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// Frames the source lost before robustream saw them (a camera driver's sequence gaps; see
     /// `Source::lost`); written only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub lost: u64,
+    pub(crate) lost: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -51,27 +51,27 @@ fn is_zero(v: &u64) -> bool {
 
 /// One scenario's line of the summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ScenarioSummary {
+pub(crate) struct ScenarioSummary {
     /// Records evaluated.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Records with a truth.
-    pub n_labelled: u64,
+    pub(crate) n_labelled: u64,
     /// Top-1 accuracy (fraction) over labelled records.
-    pub top1: Option<f64>,
+    pub(crate) top1: Option<f64>,
     /// 95% Wilson interval of `top1`, `[low, high]`.
-    pub top1_ci95: Option<[f64; 2]>,
+    pub(crate) top1_ci95: Option<[f64; 2]>,
     /// Top-5 accuracy (fraction) over labelled records.
-    pub top5: Option<f64>,
+    pub(crate) top5: Option<f64>,
     /// Top-1 accuracy drop from clean (fraction) on frames labelled in both (see [`Tally::drop`]).
-    pub drop: Option<f64>,
+    pub(crate) drop: Option<f64>,
     /// Fraction of frames whose model top-1 equals clean's (see [`Tally::agreement`]).
-    pub agreement: Option<f64>,
+    pub(crate) agreement: Option<f64>,
     /// Flip probability over consecutive frames (see [`Tally::flip_probability`]).
     #[serde(default)]
-    pub flip: Option<f64>,
+    pub(crate) flip: Option<f64>,
     /// Flip probability minus clean's on the same frame pairs (see [`Tally::flip_excess`]).
     #[serde(default)]
-    pub flip_excess: Option<f64>,
+    pub(crate) flip_excess: Option<f64>,
 }
 
 impl From<&Tally> for ScenarioSummary {
@@ -96,25 +96,25 @@ pub struct Summary {
     /// The output contract's format (docs/output.md#format-changelog): written first; absent in
     /// summaries of format 1.
     #[serde(default)]
-    pub format: crate::contract::Format,
+    pub(crate) format: crate::contract::Format,
     /// What the run was and how it ended ([`RunBlock`]).
     #[serde(
         serialize_with = "super::run_block::serialize_run",
         deserialize_with = "super::run_block::deserialize_run"
     )]
-    pub run: RunBlock,
+    pub(crate) run: RunBlock,
     /// Frame counts.
-    pub frames: FrameCounts,
+    pub(crate) frames: FrameCounts,
     /// Per-scenario results in plan order.
     #[serde(with = "crate::ordered")]
-    pub scenarios: Vec<(String, ScenarioSummary)>,
+    pub(crate) scenarios: Vec<(String, ScenarioSummary)>,
     /// Per metric family results (filled by the metric families; an empty object otherwise).
     #[serde(default)]
-    pub metrics: serde_json::Map<String, serde_json::Value>,
+    pub(crate) metrics: serde_json::Map<String, serde_json::Value>,
     /// Latency quantiles per stage in milliseconds, in pipeline order ([`crate::metrics::Stage`]), stages seen
     /// only.
     #[serde(default, with = "crate::ordered")]
-    pub latency_ms: Vec<(String, Quantiles)>,
+    pub(crate) latency_ms: Vec<(String, Quantiles)>,
 }
 
 impl Summary {
@@ -126,12 +126,12 @@ impl Summary {
     }
 
     /// Parses a `summary.json` text.
-    pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
     }
 
     /// Reads a `summary.json` file.
-    pub fn read(path: &Path) -> Result<Self, ReportError> {
+    pub(crate) fn read(path: &Path) -> Result<Self, ReportError> {
         let text = crate::fsread::read_text_io(path, crate::fsread::MAX_TABLE_TEXT_BYTES)
             .map_err(ReportError::io("read", path))?;
         Self::from_json(&text).map_err(|source| ReportError::MalformedSummary {

@@ -40,12 +40,12 @@ use crate::key::CLEAN;
 use crate::metrics::{Metrics, Stage};
 
 /// Most redraws per second.
-pub const REFRESH: Duration = Duration::from_millis(200);
+const REFRESH: Duration = Duration::from_millis(200);
 
 /// `[report] view` / `--view`: how a run shows its progress on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ViewMode {
+pub(crate) enum ViewMode {
     /// The live view when stderr is a terminal (and not `--quiet`), else plain progress lines.
     #[default]
     Auto,
@@ -58,7 +58,7 @@ pub enum ViewMode {
 impl ViewMode {
     /// Whether this mode shows the live view here: stderr is a terminal, `TERM` is not `dumb`,
     /// and the run is not quiet.
-    pub fn wants_live(self, quiet: bool) -> bool {
+    pub(crate) fn wants_live(self, quiet: bool) -> bool {
         let terminal =
             std::io::stderr().is_terminal() && std::env::var("TERM").map_or(true, |t| t != "dumb");
         !quiet && terminal && matches!(self, ViewMode::Auto | ViewMode::Live)
@@ -67,46 +67,46 @@ impl ViewMode {
 
 /// One scenario's row.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioRow {
+pub(crate) struct ScenarioRow {
     /// Scenario key.
-    pub key: String,
+    pub(crate) key: String,
     /// Records so far.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Cumulative top-1 accuracy (labelled) or agreement with clean (unlabelled), 0..1.
-    pub value: Option<f64>,
+    pub(crate) value: Option<f64>,
     /// The same over the sliding window.
-    pub window: Option<f64>,
+    pub(crate) window: Option<f64>,
     /// Cumulative drop against clean: accuracy drop, or 1 − agreement when unlabelled.
-    pub drop: Option<f64>,
+    pub(crate) drop: Option<f64>,
 }
 
 /// Everything the view shows, taken from the run's state at one moment.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// The source, one line.
-    pub source: String,
+    pub(crate) source: String,
     /// The schedule, one line.
-    pub schedule: String,
+    pub(crate) schedule: String,
     /// Seconds since the run started.
-    pub elapsed_s: f64,
+    pub(crate) elapsed_s: f64,
     /// Frame counts (`read` includes dropped frames).
-    pub frames: FrameCounts,
+    pub(crate) frames: FrameCounts,
     /// Whether the rows are accuracies (frames carry a truth) or agreements.
-    pub labelled: bool,
+    pub(crate) labelled: bool,
     /// Rows in plan order, `clean` first.
-    pub rows: Vec<ScenarioRow>,
+    pub(crate) rows: Vec<ScenarioRow>,
     /// The window's length in frames, and its drop volatility and the temporal volatility of its
     /// mean drop.
-    pub window: Option<(usize, Option<f64>, Option<f64>)>,
+    pub(crate) window: Option<(usize, Option<f64>, Option<f64>)>,
     /// `(stage, p50, p90, p99)` in ms.
-    pub latency: Vec<(Stage, f64, f64, f64)>,
+    pub(crate) latency: Vec<(Stage, f64, f64, f64)>,
     /// Warnings so far and the latest few.
-    pub warnings: (u64, Vec<String>),
+    pub(crate) warnings: (u64, Vec<String>),
 }
 
 impl Snapshot {
     /// The snapshot of a run's metrics and counts.
-    pub fn take(
+    pub(crate) fn take(
         metrics: &Metrics,
         frames: &FrameCounts,
         elapsed: Duration,
@@ -173,7 +173,7 @@ impl Snapshot {
 }
 
 /// A bar of `width` cells for a value in 0..1 (eighths of a cell).
-pub fn bar(value: f64, width: usize) -> String {
+fn bar(value: f64, width: usize) -> String {
     const EIGHTHS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
     let v = if value.is_finite() {
         value.clamp(0.0, 1.0)
@@ -200,7 +200,7 @@ fn rate(n: u64, s: f64) -> f64 {
 
 /// Draws the view of `s` into `area` of `frame`: the stream on top, the scenario table with the
 /// window and latency panel beside it, the warnings at the foot.
-pub fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
+fn render(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot) {
     let [head, body, foot] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Min(5),
@@ -397,7 +397,7 @@ fn render_warnings(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong:
 }
 
 /// The terminal while the view is up.
-pub struct LiveView {
+pub(crate) struct LiveView {
     terminal: Terminal<CrosstermBackend<Stderr>>,
     last: Option<Instant>,
 }
@@ -415,7 +415,7 @@ fn restore() {
 impl LiveView {
     /// Takes over the terminal (alternate screen, raw mode, hidden cursor) and installs a panic
     /// hook that restores it before the panic message is printed.
-    pub fn start() -> std::io::Result<Self> {
+    pub(crate) fn start() -> std::io::Result<Self> {
         enable_raw_mode()?;
         if let Err(e) = execute!(std::io::stderr(), EnterAlternateScreen) {
             restore();
@@ -453,12 +453,12 @@ impl LiveView {
     }
 
     /// Whether a redraw is due ([`REFRESH`]); `force` always draws.
-    pub fn due(&self, force: bool) -> bool {
+    pub(crate) fn due(&self, force: bool) -> bool {
         force || self.last.is_none_or(|t| t.elapsed() >= REFRESH)
     }
 
     /// Draws `s` (errors are ignored: a lost terminal must not stop the run).
-    pub fn draw(&mut self, s: &Snapshot) {
+    pub(crate) fn draw(&mut self, s: &Snapshot) {
         self.last = Some(Instant::now());
         let _ = self.terminal.draw(|f| render(f, f.area(), s));
     }
@@ -472,7 +472,7 @@ impl Drop for LiveView {
 
 /// Polls the keyboard while the view is up: `q`, Esc or Ctrl-C raise `stop` (a second Ctrl-C exits
 /// at once with status 130, as outside the view). Returns when `finished` is raised.
-pub fn watch_keys(stop: &AtomicBool, finished: &AtomicBool) {
+pub(crate) fn watch_keys(stop: &AtomicBool, finished: &AtomicBool) {
     while !finished.load(Ordering::Relaxed) {
         let Ok(true) = event::poll(Duration::from_millis(100)) else {
             continue;

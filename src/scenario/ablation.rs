@@ -53,13 +53,13 @@ use crate::view::MaskResize;
 /// (docs/hard-imagenet.md#data-and-preprocessing): the image's `Resize((256, 256))` →
 /// `CenterCrop(224)` with PIL's bilinear filter on the mask too, then `mask[mask > 0] = 1`. Its
 /// ablations and RFS noise (`region_noise`) ask for it.
-pub const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
+pub(crate) const MASK_RESIZE: MaskResize = MaskResize::BilinearNonZero;
 
 /// The gray value written for Hard ImageNet's 0.5 (on the [0, 1] scale): 127.5 rounded half up.
-pub const GRAY: u8 = 128;
+pub(crate) const GRAY: u8 = 128;
 
 /// The three ablations, keys `ablation/<name>` in this order, with their descriptions.
-pub const ABLATIONS: [(&str, &str); 3] = [
+const ABLATIONS: [(&str, &str); 3] = [
     (
         "gray",
         "object pixels (mask > 0) set to gray 0.5 (u8 128) \
@@ -79,7 +79,7 @@ pub const ABLATIONS: [(&str, &str); 3] = [
 
 /// Which ablation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `ablation/gray`: object pixels become [`GRAY`].
     Gray,
     /// `ablation/gray_bbox`: the mask's [`exclusive_max_box`] becomes [`GRAY`].
@@ -98,7 +98,7 @@ pub struct Ablation {
 
 impl Ablation {
     /// The ablation with this name (`gray`, `gray_bbox`, `tile`), `None` for any other.
-    pub fn new(name: &str) -> Option<Self> {
+    pub(crate) fn new(name: &str) -> Option<Self> {
         let kind = match name {
             "gray" => Kind::Gray,
             "gray_bbox" => Kind::GrayBbox,
@@ -112,7 +112,7 @@ impl Ablation {
     }
 
     /// Which ablation this is.
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         self.kind
     }
 }
@@ -142,7 +142,7 @@ impl Scenario for Ablation {
 
 /// Builds the `ablation/<name>` scenario of a parsed key; `None` for other families and unknown
 /// names.
-pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+pub(crate) fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     let ScenarioKey::Ablation { name } = key else {
         return None;
     };
@@ -150,7 +150,7 @@ pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
 }
 
 /// The catalogue entries: the three keys, and the group `hard-imagenet` of all three.
-pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
+pub(crate) fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
     let keys: Vec<CatalogEntry> = ABLATIONS
         .iter()
         .map(|(name, desc)| CatalogEntry {
@@ -170,7 +170,7 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
 /// The input's foreground mask under Hard ImageNet's rule ([`MASK_RESIZE`]), checked: present
 /// ([`ScenarioError::NeedsMask`]), of the image's size and with at least one object (non-zero)
 /// pixel ([`ScenarioError::Unsuitable`] otherwise).
-pub fn object_mask<'a>(
+pub(crate) fn object_mask<'a>(
     key: &str,
     input: &ScenarioInput<'a>,
 ) -> Result<&'a GrayImage, ScenarioError> {
@@ -239,7 +239,7 @@ fn shrink_last(b: BBox) -> BBox {
 /// `ablation/gray_bbox`: the [`exclusive_max_box`] of the object pixels set to [`GRAY`]
 /// (docs/hard-imagenet.md#gray-box); an empty mask leaves the image unchanged. `mask` has the
 /// image's size.
-pub fn gray_bbox(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+fn gray_bbox(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let mut out = image.clone();
     if let Some(b) = exclusive_max_box(mask) {
         fill_box(&mut out, b, GRAY);
@@ -248,7 +248,7 @@ pub fn gray_bbox(image: &RgbImage, mask: &GrayImage) -> RgbImage {
 }
 
 /// Sets every pixel of `b` (clipped to the image) to `value` on all channels.
-pub fn fill_box(image: &mut RgbImage, b: BBox, value: u8) {
+pub(crate) fn fill_box(image: &mut RgbImage, b: BBox, value: u8) {
     let (w, h) = image.dimensions();
     let Some(b) = b.clip(w, h) else { return };
     let row_len = w as usize * 3;
@@ -262,7 +262,7 @@ pub fn fill_box(image: &mut RgbImage, b: BBox, value: u8) {
 /// `ablation/tile`: every 4-connected object component's [`exclusive_max_box`]-style box filled with
 /// its largest object-free adjacent tile, components in raster order (module doc;
 /// docs/hard-imagenet.md#tile). `mask` has the image's size.
-pub fn tile(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+fn tile(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let comps = label_components(mask, Connectivity::Four);
     let boxes: Vec<BBox> = comps.boxes.into_iter().map(shrink_last).collect();
     let mut out = image.clone();
@@ -273,7 +273,7 @@ pub fn tile(image: &RgbImage, mask: &GrayImage) -> RgbImage {
 /// Fills each box of `boxes`, in order, with its [`largest_adjacent_tile`] in `object` (non-zero =
 /// object pixel; the image's size), repeated by [`fill_from_tile`], reading the image as filled so
 /// far; a box with no usable tile is set to [`GRAY`]. Empty boxes are skipped, boxes are clipped.
-pub fn tile_fill(image: &mut RgbImage, object: &GrayImage, boxes: &[BBox]) {
+pub(crate) fn tile_fill(image: &mut RgbImage, object: &GrayImage, boxes: &[BBox]) {
     let (w, h) = image.dimensions();
     debug_assert_eq!((w, h), object.dimensions());
     for b in boxes.iter().filter_map(|b| b.clip(w, h)) {
@@ -286,7 +286,7 @@ pub fn tile_fill(image: &mut RgbImage, object: &GrayImage, boxes: &[BBox]) {
 
 /// Where a tile lies relative to the box it fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// Columns right of the box, same rows.
     Right,
     /// Columns left of the box, same rows.
@@ -301,7 +301,7 @@ pub enum Side {
 /// above: each the same size as `b`, clipped to the image and cut at the first column (for left and
 /// right) or row (below, above), counted outwards from `b`, that holds an object pixel within `b`'s
 /// rows (columns). A tile can be empty.
-pub fn adjacent_tiles(object: &GrayImage, b: BBox) -> [(Side, BBox); 4] {
+fn adjacent_tiles(object: &GrayImage, b: BBox) -> [(Side, BBox); 4] {
     let (w, h) = object.dimensions();
     let raw = object.as_raw();
     let stride = w as usize;
@@ -342,7 +342,7 @@ pub fn adjacent_tiles(object: &GrayImage, b: BBox) -> [(Side, BBox); 4] {
 
 /// The largest of the [`adjacent_tiles`] of `b` by area (ties: right, left, below, above), `None`
 /// when all four are empty.
-pub fn largest_adjacent_tile(object: &GrayImage, b: BBox) -> Option<(Side, BBox)> {
+pub(crate) fn largest_adjacent_tile(object: &GrayImage, b: BBox) -> Option<(Side, BBox)> {
     let mut best: Option<(Side, BBox)> = None;
     for (side, t) in adjacent_tiles(object, b) {
         if t.area() > best.map_or(0, |(_, b)| b.area()) {
@@ -356,7 +356,7 @@ pub fn largest_adjacent_tile(object: &GrayImage, b: BBox) -> Option<(Side, BBox)
 /// nothing) as a periodic continuation from that side: for a tile on the right the copy touching
 /// `b`'s right edge is flush with it, so column `c` of the box (0-based) takes tile column `(c − width(b)) mod width(t)`; on
 /// the left, tile column `c mod width(t)`; below and above likewise with rows.
-pub fn fill_from_tile(image: &mut RgbImage, b: BBox, side: Side, t: BBox) {
+fn fill_from_tile(image: &mut RgbImage, b: BBox, side: Side, t: BBox) {
     if b.is_empty() || t.is_empty() {
         return;
     }

@@ -12,23 +12,23 @@ use crate::key::{BENCHMARK_COUNT, CLEAN, CORRUPTIONS, FAMILIES, SEVERITIES, Scen
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogEntry {
     /// The key (`corruption/contrast/3`) or group name (`demo`).
-    pub name: String,
+    pub(crate) name: String,
     /// One line saying what it does.
-    pub description: String,
+    pub(crate) description: String,
     /// For a group, the keys it expands to, in order; empty for a single scenario.
-    pub members: Vec<String>,
+    pub(crate) members: Vec<String>,
 }
 
 /// The catalogue: all scenario keys, then all groups.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     /// Single scenarios, in plan order.
-    pub scenarios: Vec<CatalogEntry>,
+    pub(crate) scenarios: Vec<CatalogEntry>,
     /// Named groups.
-    pub groups: Vec<CatalogEntry>,
+    pub(crate) groups: Vec<CatalogEntry>,
     /// JPEG quality corruption scenarios are stored at after corrupting (see
     /// [`Corruption::stored_as_jpeg`]); `None` = not stored.
-    pub corruption_jpeg: Option<u8>,
+    pub(crate) corruption_jpeg: Option<u8>,
 }
 
 impl Catalog {
@@ -152,7 +152,7 @@ impl Catalog {
     }
 
     /// The same catalogue with corruption scenarios stored as JPEG at `quality` after corrupting.
-    pub fn with_corruption_jpeg(mut self, quality: Option<u8>) -> Self {
+    pub(crate) fn with_corruption_jpeg(mut self, quality: Option<u8>) -> Self {
         self.corruption_jpeg = quality;
         self
     }
@@ -163,7 +163,7 @@ impl Catalog {
     }
 
     /// Builds the scenario of a parsed key; `None` if its family does not know its parameters.
-    pub fn build_key(&self, key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+    fn build_key(&self, key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
         match key {
             ScenarioKey::Clean => Some(Arc::new(Clean)),
             ScenarioKey::Corruption { name, severity } => Corruption::new(name, severity)
@@ -179,7 +179,7 @@ impl Catalog {
     /// Expands one plan item (a key, a group name, or a prefix ending in `/*`) to keys, in order.
     /// Besides the listed keys, a parameterised key that builds is accepted as it is
     /// (`background/transparent_on/RRGGBB`).
-    pub fn expand(&self, item: &str) -> Option<Vec<String>> {
+    pub(crate) fn expand(&self, item: &str) -> Option<Vec<String>> {
         if let Some(g) = self.groups.iter().find(|g| g.name == item) {
             return Some(g.members.clone());
         }

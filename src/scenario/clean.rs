@@ -7,7 +7,7 @@ use super::{RngKey, Scenario, ScenarioError, ScenarioInput};
 
 /// The identity scenario, key `clean`.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Clean;
+pub(crate) struct Clean;
 
 impl Scenario for Clean {
     fn key(&self) -> &str {

@@ -9,14 +9,14 @@
 pub mod ablation;
 pub mod background;
 pub mod catalog;
-pub mod clean;
+mod clean;
 pub mod corruption;
 pub mod placement;
-pub mod plan;
+mod plan;
 pub mod pool;
-pub mod region_noise;
+pub(crate) mod region_noise;
 pub mod schedule;
-pub mod stage;
+pub(crate) mod stage;
 
 use image::{GrayImage, RgbImage};
 
@@ -35,21 +35,21 @@ pub use stage::ScenarioStage;
 pub struct ScenarioInput<'a> {
     /// The frame's pixels (at the stage the plan applies scenarios: the model's input view or the
     /// native frame, see [`ScenarioStage`]).
-    pub image: &'a RgbImage,
+    pub(crate) image: &'a RgbImage,
     /// Foreground mask of the same size (0 = background, 255 = foreground), when the source has one.
     /// Where masks were resized to the model's view this is the [`MaskResize::Nearest`] one; use
     /// [`ScenarioInput::mask_for`] with the scenario's [`Scenario::mask_resize`].
-    pub mask: Option<&'a GrayImage>,
+    pub(crate) mask: Option<&'a GrayImage>,
     /// The masks resized to the model's view under rules other than [`MaskResize::Nearest`]
     /// (`Some` only when `mask` was resized: see [`ScenarioInput::with_view_masks`]).
-    pub view_masks: Option<ViewMasks<'a>>,
+    pub(crate) view_masks: Option<ViewMasks<'a>>,
     /// Object boxes in the image's pixel coordinates (empty when the source has none).
-    pub boxes: &'a [BBox],
+    pub(crate) boxes: &'a [BBox],
     /// The frame's ground truth in the dataset label space, when known.
-    pub truth: Option<Truth>,
+    pub(crate) truth: Option<Truth>,
     /// Backgrounds from earlier frames of the stream (see [`pool`]), when a scenario of the plan uses
     /// them ([`Scenario::uses_pool`]).
-    pub pool: Option<&'a PoolView>,
+    pub(crate) pool: Option<&'a PoolView>,
 }
 
 impl<'a> ScenarioInput<'a> {
@@ -75,7 +75,7 @@ impl<'a> ScenarioInput<'a> {
 
     /// Attaches the masks resized to the model's view: `nearest` ([`MaskResize::Nearest`]) and the
     /// others in `masks` (each made only when some scenario asks for it).
-    pub fn with_view_masks(mut self, nearest: Option<&'a GrayImage>, masks: ViewMasks<'a>) -> Self {
+    fn with_view_masks(mut self, nearest: Option<&'a GrayImage>, masks: ViewMasks<'a>) -> Self {
         self.mask = nearest;
         self.view_masks = Some(masks);
         self
@@ -84,7 +84,7 @@ impl<'a> ScenarioInput<'a> {
     /// The mask resized by `rule`: `mask` itself where it was not resized or the rule is
     /// [`MaskResize::Nearest`]; `None` without a mask, or where the caller did not make the mask
     /// under this rule (a caller bug, so debug builds stop there).
-    pub fn mask_for(&self, rule: MaskResize) -> Option<&'a GrayImage> {
+    pub(crate) fn mask_for(&self, rule: MaskResize) -> Option<&'a GrayImage> {
         match (self.view_masks, rule) {
             (None, _) | (_, MaskResize::Nearest) => self.mask,
             (Some(v), MaskResize::BilinearNonZero) => {
@@ -119,18 +119,18 @@ impl<'a> ScenarioInput<'a> {
 /// A frame's mask at the model's view under the rules other than [`MaskResize::Nearest`] (see
 /// [`ScenarioInput::with_view_masks`]).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ViewMasks<'a> {
+pub(crate) struct ViewMasks<'a> {
     /// [`MaskResize::BilinearNonZero`] (Hard ImageNet), when a scenario of the plan needs it.
-    pub bilinear_nonzero: Option<&'a GrayImage>,
+    pub(crate) bilinear_nonzero: Option<&'a GrayImage>,
 }
 
 /// A frame's mask at the scenario stage, owned: at the model view under [`MaskResize::Nearest`]
 /// (always; it also gives the boxes) and under [`MaskResize::BilinearNonZero`] when asked for; at
 /// the native stage the frame's own mask, which every rule sees as it is.
 #[derive(Debug, Default, Clone)]
-pub struct StageMasks {
+pub(crate) struct StageMasks {
     /// The nearest (view) or native mask.
-    pub mask: Option<GrayImage>,
+    pub(crate) mask: Option<GrayImage>,
     /// Whether `mask` was resized to the model view (then the other rules' masks are below).
     resized: bool,
     /// The [`MaskResize::BilinearNonZero`] mask at the view, when asked for.
@@ -139,7 +139,7 @@ pub struct StageMasks {
 
 impl StageMasks {
     /// A native-stage mask (not resized).
-    pub fn native(mask: Option<GrayImage>) -> Self {
+    pub(crate) fn native(mask: Option<GrayImage>) -> Self {
         Self {
             mask,
             resized: false,
@@ -149,7 +149,7 @@ impl StageMasks {
 
     /// `mask` at `view`: the nearest mask, and the bilinear one when `bilinear` (see
     /// [`needs_bilinear_mask`]).
-    pub fn at_view(view: &mut ModelView, mask: Option<&GrayImage>, bilinear: bool) -> Self {
+    pub(crate) fn at_view(view: &mut ModelView, mask: Option<&GrayImage>, bilinear: bool) -> Self {
         Self {
             mask: mask.map(|m| view.mask(m, MaskResize::Nearest)),
             resized: true,
@@ -160,7 +160,7 @@ impl StageMasks {
     }
 
     /// `input` with these masks attached.
-    pub fn attach<'a>(&'a self, input: ScenarioInput<'a>) -> ScenarioInput<'a> {
+    pub(crate) fn attach<'a>(&'a self, input: ScenarioInput<'a>) -> ScenarioInput<'a> {
         if self.resized {
             input.with_view_masks(
                 self.mask.as_ref(),
@@ -176,7 +176,9 @@ impl StageMasks {
 
 /// Which mask rules a set of scenarios needs beyond [`MaskResize::Nearest`] (always made, it also
 /// gives the boxes): whether any of them asks for [`MaskResize::BilinearNonZero`].
-pub fn needs_bilinear_mask<'s>(scenarios: impl IntoIterator<Item = &'s dyn Scenario>) -> bool {
+pub(crate) fn needs_bilinear_mask<'s>(
+    scenarios: impl IntoIterator<Item = &'s dyn Scenario>,
+) -> bool {
     scenarios
         .into_iter()
         .any(|s| s.mask_resize() == MaskResize::BilinearNonZero)

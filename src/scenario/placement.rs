@@ -67,13 +67,13 @@ use crate::kernels::resample::{Filter, Resampler};
 use crate::key::ScenarioKey;
 
 /// Object sizes on the reference's 224×224 canvas (docs/corner-cases.md#composition).
-pub const SIZES: [u32; 3] = [56, 84, 112];
+const SIZES: [u32; 3] = [56, 84, 112];
 /// The reference's canvas side.
-pub const CANVAS: u32 = 224;
+const CANVAS: u32 = 224;
 
 /// What the patch is pasted on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Background {
+enum Background {
     /// The frame with its object boxes filled with [`GRAY`] (`own-gray`).
     OwnGray,
     /// The frame with its object boxes tile-filled (`own-tile`).
@@ -84,10 +84,10 @@ pub enum Background {
 
 impl Background {
     /// All, in key order.
-    pub const ALL: [Background; 3] = [Background::OwnGray, Background::OwnTile, Background::Other];
+    const ALL: [Background; 3] = [Background::OwnGray, Background::OwnTile, Background::Other];
 
     /// The key segment.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Background::OwnGray => "own-gray",
             Background::OwnTile => "own-tile",
@@ -106,7 +106,7 @@ impl Background {
 
 /// Where the patch goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Position {
+enum Position {
     /// Centred (`centre`).
     Centre,
     /// The top-right corner (`top-right`, the reference's default corner).
@@ -117,10 +117,10 @@ pub enum Position {
 
 impl Position {
     /// All, in key order.
-    pub const ALL: [Position; 3] = [Position::Centre, Position::TopRight, Position::RandomCorner];
+    const ALL: [Position; 3] = [Position::Centre, Position::TopRight, Position::RandomCorner];
 
     /// The key segment.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Position::Centre => "centre",
             Position::TopRight => "top-right",
@@ -139,7 +139,7 @@ impl Position {
 
 /// A canvas corner, in the order the reference's `random.choice` lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Corner {
+enum Corner {
     /// Rows from 0, columns from 0.
     TopLeft,
     /// Rows from 0, columns ending at the right edge.
@@ -153,7 +153,7 @@ pub enum Corner {
 impl Corner {
     /// The four corners in the reference's order (`['top-left', 'top-right', 'bottom-left',
     /// 'bottom-right']`).
-    pub const ALL: [Corner; 4] = [
+    const ALL: [Corner; 4] = [
         Corner::TopLeft,
         Corner::TopRight,
         Corner::BottomLeft,
@@ -170,9 +170,9 @@ pub struct Paste {
     /// First canvas row.
     pub dst_y: u32,
     /// First patch column.
-    pub src_x: u32,
+    pub(crate) src_x: u32,
     /// First patch row.
-    pub src_y: u32,
+    pub(crate) src_y: u32,
     /// Columns copied.
     pub width: u32,
     /// Rows copied.
@@ -214,7 +214,7 @@ pub fn centre_paste(cw: u32, ch: u32, ow: u32, oh: u32) -> Paste {
 /// A corner placement of an `ow × oh` patch on a `cw × ch` canvas
 /// (docs/corner-cases.md#composition, step 5): flush with the corner's edges (start `max(0, c − o)`
 /// on a far edge), the patch's top-left part kept where it does not fit.
-pub fn corner_paste(corner: Corner, cw: u32, ch: u32, ow: u32, oh: u32) -> Paste {
+fn corner_paste(corner: Corner, cw: u32, ch: u32, ow: u32, oh: u32) -> Paste {
     let far = |c: u32, o: u32| c.saturating_sub(o);
     let (dst_x, dst_y) = match corner {
         Corner::TopLeft => (0, 0),
@@ -233,7 +233,7 @@ pub fn corner_paste(corner: Corner, cw: u32, ch: u32, ow: u32, oh: u32) -> Paste
 }
 
 /// Copies the `paste` rectangle of `patch` into `canvas`.
-pub fn paste(canvas: &mut RgbImage, patch: &RgbImage, p: Paste) {
+fn paste(canvas: &mut RgbImage, patch: &RgbImage, p: Paste) {
     let cw = canvas.width() as usize * 3;
     let pw = patch.width() as usize * 3;
     let n = p.width as usize * 3;
@@ -247,7 +247,7 @@ pub fn paste(canvas: &mut RgbImage, patch: &RgbImage, p: Paste) {
 
 /// A reference length `s` (for the 224² canvas) on a `width × height` canvas:
 /// `round(s·min(width, height)/224)`, halves up, at least 1. Exactly `s` at 224².
-pub fn scaled_size(s: u32, width: u32, height: u32) -> u32 {
+fn scaled_size(s: u32, width: u32, height: u32) -> u32 {
     let short = u64::from(width.min(height));
     let v = (u64::from(s) * short + u64::from(CANVAS / 2)) / u64::from(CANVAS);
     v.max(1) as u32
@@ -298,7 +298,7 @@ fn bicubic(src: &RgbImage, width: u32, height: u32) -> RgbImage {
 
 /// A Corner Cases placement scenario (module doc).
 #[derive(Debug, Clone)]
-pub struct Placement {
+struct Placement {
     key: String,
     background: Background,
     position: Position,
@@ -308,7 +308,7 @@ pub struct Placement {
 
 impl Placement {
     /// The scenario for these choices; `size` must be one of [`SIZES`].
-    pub fn new(
+    fn new(
         background: Background,
         position: Position,
         size: u32,
@@ -324,13 +324,14 @@ impl Placement {
     }
 
     /// Parses `placement/[ar/]<background>/<position>/<size>`.
-    pub fn from_key(key: &str) -> Option<Self> {
+    #[cfg(test)]
+    fn from_key(key: &str) -> Option<Self> {
         Self::from_parsed(ScenarioKey::parse(key))
     }
 
     /// The scenario of a parsed key: a known background and position and one of [`SIZES`];
     /// `None` otherwise.
-    pub fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
+    fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
         let ScenarioKey::Placement {
             keep_aspect,
             background: bg,
@@ -495,7 +496,7 @@ impl Scenario for Placement {
 
 /// Builds the `placement/...` scenario of a parsed key; `None` for other families and invalid
 /// parameters.
-pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+pub(crate) fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     Placement::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
@@ -510,7 +511,7 @@ const PAPER_GROUPS: [(Background, Position); 4] = [
 
 /// The catalogue entries: every key (square, then `ar`; background, position, size), and the groups
 /// `corner-cases`, `corner-cases-ar`, `corner-cases-all`.
-pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
+pub(crate) fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
     let mut keys = Vec::new();
     for keep_aspect in [false, true] {
         for bg in Background::ALL {

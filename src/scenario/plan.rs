@@ -14,9 +14,9 @@ use super::{Catalog, Scenario};
 )]
 pub struct PlanError {
     /// The item as written.
-    pub item: String,
+    pub(crate) item: String,
     /// A close known name, if any.
-    pub suggestion: Option<String>,
+    pub(crate) suggestion: Option<String>,
 }
 
 /// The ordered, de-duplicated scenarios of a run.
@@ -56,7 +56,7 @@ impl Plan {
     }
 
     /// The scenarios in order (`clean` first).
-    pub fn scenarios(&self) -> &[Arc<dyn Scenario>] {
+    pub(crate) fn scenarios(&self) -> &[Arc<dyn Scenario>] {
         &self.scenarios
     }
 

@@ -45,7 +45,7 @@ pub type BackgroundMaker = dyn Fn(&RgbImage, &Regions) -> Option<RgbImage> + Sen
 
 /// The pool's background maker: the frame at the scenario stage, then IN-9's `only_bg_t`
 /// ([`pool_background`]).
-pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
+pub(crate) fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMaker> {
     let model = model.clone();
     Arc::new(move |image: &RgbImage, regions: &Regions| {
         let mut view = ModelView::new(&model);
@@ -57,7 +57,10 @@ pub fn pool_maker(model: &ModelDesc, stage: ScenarioStage) -> Arc<BackgroundMake
 /// The pool's whole-image maker (XIMAGENET-12's random background, [`PoolEntry::whole`]): the
 /// frame at the scenario stage; `None` at the native stage, where the pool takes the frame as it
 /// is.
-pub fn pool_whole_maker(model: &ModelDesc, stage: ScenarioStage) -> Option<Arc<BackgroundMaker>> {
+pub(crate) fn pool_whole_maker(
+    model: &ModelDesc,
+    stage: ScenarioStage,
+) -> Option<Arc<BackgroundMaker>> {
     let model = model.clone();
     (stage == ScenarioStage::ModelInput).then(|| {
         Arc::new(move |image: &RgbImage, _: &Regions| Some(ModelView::new(&model).image(image)))
@@ -68,9 +71,9 @@ pub fn pool_whole_maker(model: &ModelDesc, stage: ScenarioStage) -> Option<Arc<B
 /// One frame in the pool.
 pub struct PoolEntry {
     /// The frame's id (for records and debugging).
-    pub frame_id: String,
+    pub(crate) frame_id: String,
     /// The frame's class in the dataset label space; `None` for unlabelled frames.
-    pub class: Option<usize>,
+    pub(crate) class: Option<usize>,
     image: Arc<RgbImage>,
     regions: Regions,
     made: OnceLock<Option<Arc<RgbImage>>>,
@@ -100,7 +103,7 @@ impl PoolEntry {
     /// The whole frame at the scenario stage (XIMAGENET-12's random background), made on first use
     /// by the pool's whole-image maker; the frame's pixels as offered when the pool has none, or
     /// when the maker returns `None`.
-    pub fn whole(&self) -> Arc<RgbImage> {
+    pub(crate) fn whole(&self) -> Arc<RgbImage> {
         self.whole
             .get_or_init(|| {
                 self.whole_maker
@@ -120,22 +123,23 @@ pub struct PoolView {
 
 impl PoolView {
     /// Number of entries.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.by_class.values().map(Vec::len).sum()
     }
 
     /// Whether the pool is empty.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The labelled classes with at least one entry, ascending.
-    pub fn classes(&self) -> Vec<usize> {
+    pub(crate) fn classes(&self) -> Vec<usize> {
         self.by_class.keys().filter_map(|c| *c).collect()
     }
 
     /// The entries of one class (`None` = unlabelled frames), in slot order.
-    pub fn of_class(&self, class: Option<usize>) -> &[Arc<PoolEntry>] {
+    pub(crate) fn of_class(&self, class: Option<usize>) -> &[Arc<PoolEntry>] {
         self.by_class.get(&class).map_or(&[], Vec::as_slice)
     }
 
@@ -145,7 +149,7 @@ impl PoolView {
     }
 
     /// A uniformly drawn entry among those `keep` accepts, or `None` if there is none.
-    pub fn pick(
+    pub(crate) fn pick(
         &self,
         rng: &mut ScenarioRng,
         keep: impl Fn(&PoolEntry) -> bool,
@@ -184,7 +188,7 @@ impl BackgroundPool {
 
     /// Sets how entries make their whole image at the scenario stage ([`PoolEntry::whole`]), e.g.
     /// the model's view of the frame; without it the frame's pixels are taken as offered.
-    pub fn with_whole_maker(mut self, maker: Arc<BackgroundMaker>) -> Self {
+    pub(crate) fn with_whole_maker(mut self, maker: Arc<BackgroundMaker>) -> Self {
         self.whole_maker = Some(maker);
         self
     }

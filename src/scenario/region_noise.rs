@@ -55,38 +55,28 @@ use crate::key::ScenarioKey;
 
 /// linf noise levels σ (on the [0, 1] scale) as written in the reference's grid
 /// (docs/hard-imagenet.md#region-noise).
-pub const LINF_LEVELS: [&str; 6] = ["0.125", "0.25", "0.375", "0.5", "0.625", "0.75"];
+const LINF_LEVELS: [&str; 6] = ["0.125", "0.25", "0.375", "0.5", "0.625", "0.75"];
 /// l2 noise budgets ‖δ‖₂ (on the [0, 1] scale, for a 3×224×224 input) as in the reference's grid.
-pub const L2_LEVELS: [&str; 6] = ["30", "60", "90", "120", "150", "180"];
+const L2_LEVELS: [&str; 6] = ["30", "60", "90", "120", "150", "180"];
 /// The reference's default linf level (docs/hard-imagenet.md#region-noise, "typical").
-pub const TYPICAL_LINF: &str = "0.25";
+const TYPICAL_LINF: &str = "0.25";
 /// Trials per level (the reference's `trials = 3`), keyed `t1`..`t3`.
-pub const TRIALS: u32 = 3;
+const TRIALS: u32 = 3;
 /// Side of the square input the l2 budgets are defined for.
-pub const REFERENCE_SIDE: f64 = 224.0;
+pub(crate) const REFERENCE_SIDE: f64 = 224.0;
 
 /// Which part of the frame gets the noise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Region {
+pub(crate) enum Region {
     /// Object pixels (mask > 0), key segment `fg`.
     Foreground,
     /// The other pixels, key segment `bg`.
     Background,
 }
 
-impl Region {
-    /// The key segment: `fg` or `bg`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Region::Foreground => "fg",
-            Region::Background => "bg",
-        }
-    }
-}
-
 /// How the noise is scaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Norm {
+pub(crate) enum Norm {
     /// `σ·n` per element, key segment `linf`.
     Linf,
     /// `σ·n/‖m·n‖₂` (whole masked tensor), key segment `l2`.
@@ -95,7 +85,7 @@ pub enum Norm {
 
 impl Norm {
     /// The key segment: `linf` or `l2`.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Norm::Linf => "linf",
             Norm::L2 => "l2",
@@ -103,7 +93,7 @@ impl Norm {
     }
 
     /// The reference's levels for this norm, as written in keys.
-    pub fn levels(self) -> &'static [&'static str] {
+    pub(crate) fn levels(self) -> &'static [&'static str] {
         match self {
             Norm::Linf => &LINF_LEVELS,
             Norm::L2 => &L2_LEVELS,
@@ -125,7 +115,7 @@ pub struct RegionNoise {
 impl RegionNoise {
     /// The scenario for a region, norm, level (one of [`Norm::levels`], written as there) and trial
     /// (1..=[`TRIALS`]); `None` otherwise.
-    pub fn new(region: Region, norm: Norm, level: &str, trial: u32) -> Option<Self> {
+    pub(crate) fn new(region: Region, norm: Norm, level: &str, trial: u32) -> Option<Self> {
         if !norm.levels().contains(&level) || !(1..=TRIALS).contains(&trial) {
             return None;
         }
@@ -140,13 +130,14 @@ impl RegionNoise {
     }
 
     /// Parses `region_noise/<fg|bg>/<linf|l2>/<level>/t<trial>`.
-    pub fn from_key(key: &str) -> Option<Self> {
+    #[cfg(test)]
+    fn from_key(key: &str) -> Option<Self> {
         Self::from_parsed(ScenarioKey::parse(key))
     }
 
     /// The scenario of a parsed key: a known norm, one of its levels and a trial written as a
     /// plain number in 1..=[`TRIALS`]; `None` otherwise.
-    pub fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
+    fn from_parsed(key: ScenarioKey<'_>) -> Option<Self> {
         let ScenarioKey::RegionNoise {
             foreground,
             norm,
@@ -173,18 +164,18 @@ impl RegionNoise {
     }
 
     /// Which part of the frame gets the noise.
-    pub fn region(&self) -> Region {
+    pub(crate) fn region(&self) -> Region {
         self.region
     }
 
     /// How the noise is scaled.
-    pub fn norm(&self) -> Norm {
+    pub(crate) fn norm(&self) -> Norm {
         self.norm
     }
 
     /// The level: σ for [`Norm::Linf`], the l2 budget at 224² for [`Norm::L2`] (on the [0, 1]
     /// scale).
-    pub fn sigma(&self) -> f64 {
+    pub(crate) fn sigma(&self) -> f64 {
         self.sigma
     }
 }
@@ -240,18 +231,19 @@ impl Scenario for RegionNoise {
 }
 
 /// Builds `region_noise/...` scenarios; `None` for other keys.
-pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
+#[cfg(test)]
+fn build(key: &str) -> Option<Arc<dyn Scenario>> {
     build_key(ScenarioKey::parse(key))
 }
 
 /// [`build`] of a parsed key; `None` for other families.
-pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+pub(crate) fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     RegionNoise::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }
 
 /// The catalogue entries: every key (norm, level, trial, then fg before bg), and the groups `rfs`,
 /// `rfs-linf`, `rfs-l2`, `rfs-all`.
-pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
+pub(crate) fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
     let mut keys = Vec::new();
     let mut per_norm = Vec::new();
     for norm in [Norm::Linf, Norm::L2] {
@@ -316,7 +308,7 @@ pub fn catalog() -> (Vec<CatalogEntry>, Vec<CatalogEntry>) {
 }
 
 /// Levels of the normal table: 2¹⁶, one 16-bit index each.
-pub const NORMAL_LEVELS: usize = 1 << 16;
+const NORMAL_LEVELS: usize = 1 << 16;
 /// Fixed-point scale of the squared table entries used for the l2 norm.
 pub(crate) const SQUARE_SCALE: f64 = (1u64 << 24) as f64;
 
@@ -340,13 +332,14 @@ fn normal_quantile_from(p: f64, start: f64) -> f64 {
 }
 
 /// `Φ⁻¹(p)`, the standard normal quantile (0 < p < 1).
-pub fn normal_quantile(p: f64) -> f64 {
+#[cfg(test)]
+fn normal_quantile(p: f64) -> f64 {
     normal_quantile_from(p, if p > 0.5 { 1.0 } else { -1.0 })
 }
 
 /// The normal draw table: `q_i = Φ⁻¹((i + ½)/2¹⁶)` for `i` in `0..2¹⁶`, scaled to variance exactly 1
 /// (in `f64`; stored as `f32`), antisymmetric (`q_{2¹⁶−1−i} = −q_i`). Built once (a few ms).
-pub fn normal_table() -> &'static [f32; NORMAL_LEVELS] {
+pub(crate) fn normal_table() -> &'static [f32; NORMAL_LEVELS] {
     &tables().0
 }
 
@@ -432,7 +425,7 @@ fn for_runs(m: &[u8], fg: bool, mut f: impl FnMut(usize, usize)) {
 
 /// Fills `idx` (the row's elements rounded up to a multiple of 4) with the 16-bit normal-table
 /// indices of row `y`: four per 64-bit word of `rng.stream(y)`, low bits first.
-pub fn row_indices(rng: RngKey, y: u32, idx: &mut [u16]) {
+fn row_indices(rng: RngKey, y: u32, idx: &mut [u16]) {
     let mut r = rng.stream(u64::from(y));
     for chunk in idx.chunks_exact_mut(4) {
         let w = r.next_u64();
@@ -448,7 +441,7 @@ pub fn row_indices(rng: RngKey, y: u32, idx: &mut [u16]) {
 /// rounded to nearest (halves up) and clamped to 0..=255; other elements unchanged. `sigma` is σ
 /// for [`Norm::Linf`], the l2 budget at 224² for [`Norm::L2`] (scaled by `√(H·W)/224`). An empty
 /// region returns the image unchanged. `mask` has the image's size.
-pub fn region_noise(
+fn region_noise(
     image: &RgbImage,
     mask: &GrayImage,
     region: Region,

@@ -33,7 +33,7 @@ use super::RngKey;
 /// How scenarios are spread over frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
-pub enum ScheduleMode {
+pub(crate) enum ScheduleMode {
     /// Every scenario on every frame.
     #[default]
     All,
@@ -104,19 +104,19 @@ pub enum ScheduleError {
 
 /// A compute budget resolved into scenarios per frame (`[pipeline] budget`, `fps`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// Most inferences per second the evaluation may use.
-    pub inferences_per_s: f64,
+    pub(crate) inferences_per_s: f64,
     /// The frame rate the budget is shared over, frames per second.
-    pub fps: f64,
+    pub(crate) fps: f64,
     /// Scenarios besides `clean` per frame: ⌊budget / fps⌋ − 1.
-    pub per_frame: usize,
+    pub(crate) per_frame: usize,
 }
 
 impl Budget {
     /// The budget of `inferences_per_s` at `fps` frames per second. Errors (naming the settings)
     /// when either is not a positive number or the budget leaves no scenario besides `clean`.
-    pub fn new(inferences_per_s: f64, fps: f64) -> Result<Self, ScheduleError> {
+    fn new(inferences_per_s: f64, fps: f64) -> Result<Self, ScheduleError> {
         if !(inferences_per_s.is_finite() && inferences_per_s > 0.0) {
             return Err(ScheduleError::BudgetNotPositive {
                 budget: inferences_per_s,
@@ -140,7 +140,7 @@ impl Budget {
     }
 
     /// One line, e.g. `budget 60 inferences/s at 15 frames/s = clean + 3 per frame`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "budget {} inferences/s at {} frames/s = clean + {} per frame",
             self.inferences_per_s, self.fps, self.per_frame
@@ -152,7 +152,7 @@ impl Budget {
 /// config loads. Only a budget without `fps` is still open: it is shared over the source's nominal
 /// rate, known once the source is open ([`ScheduleSettings::at_rate`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ScheduleSettings {
+pub(crate) enum ScheduleSettings {
     /// No budget: the spread as set.
     Fixed(Spread),
     /// A budget at the rate of `[pipeline] fps`, resolved; `mode` is the `schedule` setting.
@@ -181,7 +181,7 @@ impl ScheduleSettings {
     /// Checks the settings: `budget` and `per_frame` exclude each other, a budget with `fps` must
     /// leave a scenario besides `clean` ([`Budget::new`]), and without a budget `per_frame` must
     /// fit `mode` ([`Spread::new`]). Errors name the setting to change.
-    pub fn new(
+    pub(crate) fn new(
         mode: ScheduleMode,
         per_frame: Option<usize>,
         budget: Option<f64>,
@@ -209,7 +209,7 @@ impl ScheduleSettings {
     /// budget it comes from: a budget gives `per_frame` at its rate and turns an `all` schedule into
     /// `round-robin`. Errors when a budget needs the source's rate and there is none, or the budget
     /// leaves no scenario besides `clean` at that rate.
-    pub fn at_rate(
+    pub(crate) fn at_rate(
         self,
         source_fps: Option<f64>,
     ) -> Result<(Spread, Option<Budget>), ScheduleError> {
@@ -250,7 +250,7 @@ pub struct Spread {
 impl Spread {
     /// The spread of `mode` with `per_frame` non-clean scenarios per frame (none for
     /// [`ScheduleMode::All`]; at least 1 otherwise). Errors name the setting to change.
-    pub fn new(mode: ScheduleMode, per_frame: Option<usize>) -> Result<Self, ScheduleError> {
+    fn new(mode: ScheduleMode, per_frame: Option<usize>) -> Result<Self, ScheduleError> {
         match (mode, per_frame) {
             (ScheduleMode::All, None) => Ok(Self::default()),
             (ScheduleMode::All, Some(k)) => Err(ScheduleError::PerFrameUnderAll { per_frame: k }),
@@ -264,12 +264,14 @@ impl Spread {
     }
 
     /// The schedule mode.
-    pub fn mode(&self) -> ScheduleMode {
+    #[cfg(test)]
+    fn mode(&self) -> ScheduleMode {
         self.mode
     }
 
     /// Scenarios besides `clean` per frame; `None` for `all`.
-    pub fn per_frame(&self) -> Option<usize> {
+    #[cfg(test)]
+    fn per_frame(&self) -> Option<usize> {
         self.per_frame
     }
 
@@ -300,7 +302,8 @@ impl Schedule {
     /// [`ScheduleMode::All`]; at least 1 and at most the plan's other scenarios otherwise), for a
     /// plan of `scenarios` scenarios whose first is `clean`: [`Spread::new`], then
     /// [`Spread::schedule`]. Errors name the setting to change.
-    pub fn new(
+    #[cfg(test)]
+    fn new(
         mode: ScheduleMode,
         per_frame: Option<usize>,
         scenarios: usize,
@@ -310,7 +313,7 @@ impl Schedule {
     }
 
     /// The variants of a frame: every scenario, or `per_frame` and clean.
-    pub fn variants_per_frame(&self) -> usize {
+    pub(crate) fn variants_per_frame(&self) -> usize {
         match self.is_all() {
             true => self.scenarios,
             false => self.per_frame + 1,
@@ -318,13 +321,13 @@ impl Schedule {
     }
 
     /// Whether every frame gets every scenario.
-    pub fn is_all(&self) -> bool {
+    fn is_all(&self) -> bool {
         self.per_frame >= self.scenarios.saturating_sub(1)
     }
 
     /// The plan indices frame `seq` (source order) with id `frame_id` is evaluated under, ascending,
     /// `0` (clean) first.
-    pub fn indices(&self, seq: u64, frame_id: &str) -> Vec<usize> {
+    pub(crate) fn indices(&self, seq: u64, frame_id: &str) -> Vec<usize> {
         let m = self.scenarios;
         if m == 0 {
             return Vec::new();
@@ -360,7 +363,7 @@ impl Schedule {
     }
 
     /// One line for the run description, e.g. `round-robin, 8 of 95 scenarios per frame + clean`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let others = self.scenarios.saturating_sub(1);
         match (self.mode, self.is_all()) {
             (_, true) => "all scenarios on every frame".into(),

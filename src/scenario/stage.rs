@@ -27,7 +27,7 @@ pub enum ScenarioStage {
 /// A frame's pixels, masks and boxes at the scenario stage: the model view (image, masks and boxes
 /// through the same geometry; the bilinear mask only when `bilinear`) or the native frame. Boxes
 /// are the frame's own, else the (nearest) mask's tight box (`geometry::stage_boxes`).
-pub fn at_stage(
+pub(crate) fn at_stage(
     view: &mut ModelView,
     stage: ScenarioStage,
     image: &RgbImage,

@@ -15,27 +15,27 @@ use super::{
 #[serde(deny_unknown_fields)]
 pub struct RawSourceConfig {
     /// A folder, a manifest `.csv`, or a single image file.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What `path` is; detected when absent: a directory is a folder, a `*.csv` file a manifest,
     /// anything else a single image (see [`SourceKind::detect`]).
     #[serde(default)]
-    pub kind: Option<SourceKind>,
+    pub(crate) kind: Option<SourceKind>,
     /// How class sub-folder names map to label indices; folder sources only. Default
     /// [`ClassOrder::Labels`].
     #[serde(default)]
-    pub classes: Option<ClassOrder>,
+    pub(crate) classes: Option<ClassOrder>,
     /// `imagenet-c` sources only: the clean ImageNet validation images as an ImageFolder of wnid
     /// folders, evaluated under `clean` for the clean error of relative mCE.
     #[serde(default)]
-    pub clean: Option<PathBuf>,
+    pub(crate) clean: Option<PathBuf>,
     /// `in9` sources only: the IN-9 variations to read (`original`, `mixed_same`, …; see
     /// [`in9::VARIATIONS`]); absent = every variation present under the root.
     #[serde(default)]
-    pub variations: Option<Vec<String>>,
+    pub(crate) variations: Option<Vec<String>>,
     /// `synthetic` sources only: the scene, size, pace and length (`[source.synthetic]`; defaults
     /// when absent, see [`synthetic::SyntheticConfig`]).
     #[serde(default)]
-    pub synthetic: Option<synthetic::SyntheticConfig>,
+    pub(crate) synthetic: Option<synthetic::SyntheticConfig>,
     /// `video` sources only: loop, start/stop, real-time pacing, frame step (`[source.video]`; see
     /// [`video::VideoConfig`]).
     #[serde(default)]
@@ -43,22 +43,22 @@ pub struct RawSourceConfig {
     /// `camera` sources only: size, rate, pixel format preference, buffers, reconnect back-off
     /// (`[source.camera]`; see [`camera::CameraConfig`]).
     #[serde(default)]
-    pub camera: Option<camera::CameraConfig>,
+    pub(crate) camera: Option<camera::CameraConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
-    pub plate: Option<plate::PlateConfig>,
+    pub(crate) plate: Option<plate::PlateConfig>,
     /// Masks from a segmentation ONNX model (`[source.segment]`, run every k frames; see
     /// [`segment`]): replaces the source's own masks. Not together with `plate`.
     #[serde(default)]
-    pub segment: Option<segment::SegmentConfig>,
+    pub(crate) segment: Option<segment::SegmentConfig>,
     /// One truth for every frame (a class name, alias or index; see [`labels`](super::labels)): a line camera
     /// that sees one part type. Replaces the frames' own truth.
     #[serde(default)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// A sidecar labels file keyed by frame or time ([`labels`](super::labels)). Replaces the frames' own truth.
     #[serde(default)]
-    pub labels: Option<PathBuf>,
+    pub(crate) labels: Option<PathBuf>,
 }
 
 impl RawSourceConfig {
@@ -86,7 +86,7 @@ impl RawSourceConfig {
     /// the path: a folder laid out as the IN-9 release is [`SourceKind::In9`]
     /// ([`in9::looks_like_release`]), any other path is taken by [`SourceKind::detect`]. A path
     /// that cannot be read is taken for a file here; opening it says what is wrong.
-    pub fn settled_kind(&self) -> SourceKind {
+    fn settled_kind(&self) -> SourceKind {
         let spec = self.path.to_str().unwrap_or_default();
         let synthetic = match self.kind {
             Some(kind) => kind == SourceKind::Synthetic,
@@ -277,18 +277,18 @@ impl RawSourceConfig {
 pub struct SourceConfig {
     /// The path as given: a folder, a file, a URL, a device, or a `synthetic:…` spec. Error lines
     /// name it.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The kind and its own options.
-    pub input: Input,
+    pub(crate) input: Input,
     /// Masks made instead of the source's own (`[source.plate]` or `[source.segment]`).
-    pub masks: Option<MaskMaker>,
+    pub(crate) masks: Option<MaskMaker>,
     /// A truth given instead of the frames' own (`label` or `labels`).
-    pub truth: Option<GivenTruth>,
+    pub(crate) truth: Option<GivenTruth>,
 }
 
 impl SourceConfig {
     /// The kind settled.
-    pub fn kind(&self) -> SourceKind {
+    pub(crate) fn kind(&self) -> SourceKind {
         self.input.kind()
     }
 }
@@ -331,7 +331,7 @@ pub enum Input {
 
 impl Input {
     /// The kind this is.
-    pub fn kind(&self) -> SourceKind {
+    pub(crate) fn kind(&self) -> SourceKind {
         match self {
             Input::Folder { .. } => SourceKind::Folder,
             Input::Manifest => SourceKind::Manifest,
@@ -398,7 +398,7 @@ impl SourceKind {
     /// The kind a path is taken for when none is given: a directory → [`SourceKind::Folder`], a file
     /// whose extension is `csv` (any case) → [`SourceKind::Manifest`], else [`SourceKind::Image`].
     /// `is_dir` says whether `path` is a directory (passed in so this stays a pure function).
-    pub fn detect(path: &Path, is_dir: bool) -> SourceKind {
+    fn detect(path: &Path, is_dir: bool) -> SourceKind {
         if is_dir {
             SourceKind::Folder
         } else if path
@@ -413,7 +413,7 @@ impl SourceKind {
     }
 
     /// The lowercase name used in configs and reports (`folder`, `manifest`, `image`).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SourceKind::Folder => "folder",
             SourceKind::Manifest => "manifest",
@@ -466,7 +466,7 @@ impl std::str::FromStr for ClassOrder {
 /// (`[source.synthetic]`, `[source.camera]`, `[source.video]`) that do not apply to the new source's
 /// kind, so that a camera config run on a clip (`--source clip.mp4`) keeps its `[source.plate]` /
 /// `[source.segment]` mask source and is not refused for its `[source.camera]` table.
-pub fn drop_foreign_tables(config: &mut RawSourceConfig) {
+pub(crate) fn drop_foreign_tables(config: &mut RawSourceConfig) {
     // A `synthetic:…` spec describes its camera itself; the table applies with `--source-kind
     // synthetic` only (as in a config, see `RawSourceConfig::settled_kind`).
     if config.kind != Some(SourceKind::Synthetic) {

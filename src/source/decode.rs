@@ -16,27 +16,27 @@ use image::{DynamicImage, ImageDecoder, ImageError, ImageFormat, ImageReader, Li
 use super::{SourceError, SourceErrorKind};
 use crate::fsread::{ReadError, size_text};
 
-pub use crate::fsread::non_file_kind;
+pub(crate) use crate::fsread::non_file_kind;
 
 /// The largest file read as an image, mask or manifest (256 MiB): larger files are refused before
 /// they are read, and no read goes past it (a file that grows while read included).
-pub const MAX_FILE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_FILE_BYTES: u64 = 256 << 20;
 
 /// The most pixels an image may have on a side (JPEG's own limit; 65535).
-pub const MAX_SIDE: u32 = 65_535;
+const MAX_SIDE: u32 = 65_535;
 
 /// The most bytes an image's decoded pixels may take (512 MiB, the `image` crate's default
 /// allocation limit): a 100-megapixel RGB photo takes 300 MB. Checked on the header's dimensions,
 /// before the pixels are allocated.
-pub const MAX_DECODED_BYTES: u64 = 512 << 20;
+const MAX_DECODED_BYTES: u64 = 512 << 20;
 
 /// The longest a decoder's own error text may be in a message (characters); longer ones are cut.
-pub const MAX_REASON_CHARS: usize = 160;
+const MAX_REASON_CHARS: usize = 160;
 
 /// File extensions (lowercase) a folder source picks up as images: every format this build
 /// decodes (`jpg`, `jpeg`, `png`, `webp`, `bmp`, `gif`, `tif`, `tiff`). Files are still decoded by
 /// content, so a misnamed image decodes all the same.
-pub fn image_extensions() -> Vec<&'static str> {
+fn image_extensions() -> Vec<&'static str> {
     let mut exts = vec!["jpg", "jpeg", "png"];
     for (format, names) in [
         (ImageFormat::WebP, &["webp"][..]),
@@ -52,7 +52,7 @@ pub fn image_extensions() -> Vec<&'static str> {
 }
 
 /// The [`image_extensions`] as messages list them: `.jpg .jpeg .png .bmp`.
-pub fn extension_list() -> String {
+pub(crate) fn extension_list() -> String {
     image_extensions()
         .iter()
         .map(|e| format!(".{e}"))
@@ -61,7 +61,7 @@ pub fn extension_list() -> String {
 }
 
 /// True when `path` has one of the [`image_extensions`] (any case).
-pub fn has_image_extension(path: &Path) -> bool {
+pub(crate) fn has_image_extension(path: &Path) -> bool {
     let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
         return false;
     };
@@ -82,7 +82,7 @@ const FOREIGN_IMAGE_EXTENSIONS: [&str; 17] = [
 /// `.hdr`, `.qoi`, `.pnm`, …; AVIF decoding would need the system dav1d library) or one outside
 /// it (`.heic`, `.jxl`, `.jp2`, `.psd`, `.svg`, camera raw, …). A folder source names such files as
 /// skipped (see [`undecodable_message`]) instead of passing over them as it does other files.
-pub fn undecodable_extension(path: &Path) -> Option<&str> {
+pub(crate) fn undecodable_extension(path: &Path) -> Option<&str> {
     let ext = path.extension()?.to_str()?;
     if has_image_extension(path) {
         return None;
@@ -94,7 +94,7 @@ pub fn undecodable_extension(path: &Path) -> Option<&str> {
 
 /// The skip message for a file whose extension is an [`undecodable_extension`] `ext`: what this
 /// build decodes and the fix (convert it).
-pub fn undecodable_message(ext: &str) -> String {
+pub(crate) fn undecodable_message(ext: &str) -> String {
     format!(
         "cannot decode image (.{ext} files are not decoded by this robustream, which reads {}); \
          convert the file to PNG or JPEG",
@@ -107,7 +107,7 @@ pub fn undecodable_message(ext: &str) -> String {
 /// A directory, device, FIFO or socket is refused without being opened (reading `/dev/zero` would
 /// never end, opening a FIFO can block), a larger file before it is read. The error is a complete
 /// message: what is wrong and what to do.
-pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, FileError> {
     crate::fsread::read_bounded(path, MAX_FILE_BYTES).map_err(|e| match e {
         ReadError::NotAFile(kind) => FileError::NotAFile {
             what: what.to_string(),
@@ -127,7 +127,7 @@ pub fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, FileError> {
 /// Why [`read_file`] read nothing. Display = the message: what is wrong and what to do (the
 /// caller's message names the file).
 #[derive(Debug, thiserror::Error)]
-pub enum FileError {
+pub(crate) enum FileError {
     /// The path names a directory, device, FIFO or socket, not a regular file.
     #[error(
         "is {kind}, not {} file; give the path of {} file",
@@ -242,7 +242,7 @@ fn article(what: &str) -> String {
 /// Reads the file at `path` and decodes it to RGB 8-bit (gray → 3 channels, alpha dropped,
 /// 16-bit → 8-bit; an animated GIF or multi-page TIFF gives its first image). Errors name the
 /// file and say what to do.
-pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
+pub(crate) fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
     let bytes = read_file(path, "image").map_err(|why| {
         SourceError::at(SourceErrorKind::Unreadable, path, why.to_string()).caused_by(why)
     })?;
@@ -254,7 +254,7 @@ pub fn read_rgb(path: &Path) -> Result<RgbImage, SourceError> {
 
 /// `text` on one line: every run of whitespace and control characters (a decoder's newline, a
 /// trailing `\n`) becomes one space.
-pub fn fold(text: &str) -> String {
+pub(crate) fn fold(text: &str) -> String {
     text.split(|c: char| c.is_whitespace() || c.is_control())
         .filter(|word| !word.is_empty())
         .collect::<Vec<_>>()
@@ -263,7 +263,7 @@ pub fn fold(text: &str) -> String {
 
 /// `text` [`fold`]ed to one line and cut to at most [`MAX_REASON_CHARS`] characters (`…` marks a
 /// cut): how a decoder's or the system's own error text goes into a message.
-pub fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let folded = fold(text);
     if folded.chars().count() <= MAX_REASON_CHARS {
         return folded;
@@ -275,7 +275,7 @@ pub fn one_line(text: &str) -> String {
 
 /// Decodes an image held in memory, guessing its format from the content. The error is a complete
 /// message: what is wrong and what to do.
-pub fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, DecodeError> {
+pub(crate) fn decode_bytes(bytes: &[u8]) -> Result<DynamicImage, DecodeError> {
     if bytes.is_empty() {
         return Err(DecodeError::Empty);
     }
@@ -345,7 +345,7 @@ fn format_name(format: ImageFormat) -> String {
 /// bytes after that marker are allowed (the image before them is complete). A PNG must reach the
 /// end of its IEND chunk, every chunk before it whole. Other formats are left to their decoders
 /// (whose end-of-data error becomes "truncated" in [`decode_bytes`]).
-pub fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), DecodeError> {
+fn check_complete(format: ImageFormat, bytes: &[u8]) -> Result<(), DecodeError> {
     match format {
         ImageFormat::Jpeg if !jpeg_reaches_eoi(bytes) => Err(DecodeError::Truncated {
             what: "JPEG".into(),

@@ -26,7 +26,7 @@ use super::{ClassOrder, Item, ItemSource, SourceError, SourceErrorKind};
 use crate::frame::{LabelSpace, Truth};
 
 /// How deep class folders are searched for images.
-pub const MAX_DEPTH: usize = 16;
+const MAX_DEPTH: usize = 16;
 
 /// Lists the folder at `root` and builds the source. Class folders are mapped to label indices by
 /// `order`; a folder that cannot be mapped, or a tree with no images at all, is an error.

@@ -80,7 +80,7 @@ fn id_prefix(key: &str) -> Cow<'_, str> {
 
 /// The stored variants found under an ImageNet-C root (and the clean folder, if given).
 #[derive(Debug, Clone)]
-pub struct Layout {
+pub(crate) struct Layout {
     root: PathBuf,
     clean: Option<PathBuf>,
     /// (scenario key, folder of wnid folders): `clean` first when given, then the corruptions in
@@ -94,7 +94,7 @@ impl Layout {
     /// is not one of the 19 corruption names, a sub-folder of a corruption is not a severity 1..5,
     /// or no `<corruption>/<severity>` folder exists. Files directly in the root or a corruption
     /// folder are ignored.
-    pub fn scan(root: &Path, clean: Option<&Path>) -> Result<Self, SourceError> {
+    pub(crate) fn scan(root: &Path, clean: Option<&Path>) -> Result<Self, SourceError> {
         if !root.is_dir() {
             return Err(SourceError::at(
                 SourceErrorKind::Layout,
@@ -165,7 +165,7 @@ impl Layout {
 
     /// Every scenario key the layout holds (`clean` first when a clean folder is given): the plan of
     /// a run whose config lists no `scenarios`.
-    pub fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         self.variants.iter().map(|(k, _)| k.clone()).collect()
     }
 
@@ -174,7 +174,11 @@ impl Layout {
     /// unevaluated; the ImageNet-C metrics list them as incomplete) as long as they are
     /// `corruption/…` keys and at least one corruption of the plan is present; any other kind of
     /// scenario is an error, since stored images cannot be re-made.
-    pub fn open(self, plan: &[&str], labels: &LabelSpace) -> Result<ImagenetCSource, SourceError> {
+    pub(crate) fn open(
+        self,
+        plan: &[&str],
+        labels: &LabelSpace,
+    ) -> Result<ImagenetCSource, SourceError> {
         if labels.len() != wnids().len() {
             return Err(SourceError::at(
                 SourceErrorKind::Label,
@@ -305,7 +309,7 @@ impl Layout {
 
 /// Opens the source over everything the layout at `root` (with `clean` beside it) holds (see
 /// [`Layout::scan`] and [`Layout::open`]).
-pub fn open(
+pub(crate) fn open(
     root: &Path,
     clean: Option<&Path>,
     labels: &LabelSpace,
@@ -339,7 +343,7 @@ enum Unit {
 }
 
 /// Frames of an ImageNet-C layout (see the module docs).
-pub struct ImagenetCSource {
+pub(crate) struct ImagenetCSource {
     units: VecDeque<Unit>,
     /// Items of the folder being read, with their scenario key.
     pending: VecDeque<(String, Result<Item, SourceError>)>,

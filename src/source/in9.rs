@@ -45,7 +45,7 @@ use crate::frame::{Frame, LabelSpace, Truth};
 
 /// The IN-9 variations of the release, in the order frames of one image come out, with the scenario
 /// key each is recorded under (`original` is `clean`).
-pub const VARIATIONS: [(&str, &str); 8] = [
+pub(crate) const VARIATIONS: [(&str, &str); 8] = [
     ("original", "clean"),
     ("only_fg", "background/only_fg"),
     ("no_fg", "background/no_fg"),
@@ -57,14 +57,14 @@ pub const VARIATIONS: [(&str, &str); 8] = [
 ];
 
 /// The folder of foreground masks, next to the variations.
-pub const MASK_FOLDER: &str = "fg_mask";
+pub(crate) const MASK_FOLDER: &str = "fg_mask";
 
 /// Number of IN-9 classes.
-pub const CLASSES: usize = 9;
+const CLASSES: usize = 9;
 
 /// The ImageNet-1k → IN-9 class map (`configs/in_to_in9.json`, built from
 /// docs/in9.md#classes-and-the-imagenet-mapping), built into the binary.
-pub const IN_TO_IN9_JSON: &str = include_str!("../../configs/in_to_in9.json");
+const IN_TO_IN9_JSON: &str = include_str!("../../configs/in_to_in9.json");
 
 /// The built-in ImageNet-1k → IN-9 class map ([`IN_TO_IN9_JSON`]): 370 ImageNet classes mapped to
 /// the nine IN-9 classes, the other 630 unmapped (always wrong;
@@ -74,7 +74,8 @@ pub fn in_to_in9() -> Result<ClassMap, ClassMapError> {
 }
 
 /// The scenario key a variation is recorded under, `None` for an unknown variation.
-pub fn variation_key(variation: &str) -> Option<&'static str> {
+#[cfg(test)]
+fn variation_key(variation: &str) -> Option<&'static str> {
     VARIATIONS
         .iter()
         .find(|(v, _)| *v == variation)
@@ -83,7 +84,7 @@ pub fn variation_key(variation: &str) -> Option<&'static str> {
 
 /// True when `root` looks like an IN-9 release root: it has `<variation>/val` or `fg_mask/val`
 /// sub-folders. Used to detect the kind of a folder given without `kind`.
-pub fn looks_like_release(root: &Path) -> bool {
+pub(crate) fn looks_like_release(root: &Path) -> bool {
     VARIATIONS
         .iter()
         .map(|(v, _)| *v)
@@ -165,7 +166,7 @@ impl Source for In9Source {
 
 /// The scenario keys of the variations a source over the release at `root` reads (`variations` as
 /// in [`open`]; unknown or missing ones are left out), `clean` first: what a run's plan must hold.
-pub fn plan_keys(root: &Path, variations: Option<&[String]>) -> Vec<&'static str> {
+pub(crate) fn plan_keys(root: &Path, variations: Option<&[String]>) -> Vec<&'static str> {
     VARIATIONS
         .iter()
         .filter(|(v, _)| variations.is_none_or(|names| names.iter().any(|n| n == v)))

@@ -29,7 +29,7 @@ use crate::quote::clip;
 
 /// What a sidecar row is keyed by.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum SidecarKey {
+pub(crate) enum SidecarKey {
     /// The frame's 0-based position in the stream.
     Frame,
     /// Seconds since the stream's start ([`Frame::timestamp`]).
@@ -38,19 +38,19 @@ pub enum SidecarKey {
 
 /// A parsed sidecar file: rows of (key, truth) in ascending key order.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sidecar {
+pub(crate) struct Sidecar {
     /// The file, for messages.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What the keys are.
-    pub key: SidecarKey,
+    pub(crate) key: SidecarKey,
     /// `(key, truth)`: frame positions or seconds, ascending; `None` = no truth from this key on.
-    pub rows: Vec<(f64, Option<Truth>)>,
+    pub(crate) rows: Vec<(f64, Option<Truth>)>,
 }
 
 impl Sidecar {
     /// Reads and checks a sidecar file against the run's label space. Every problem names the file
     /// and line and says what to do.
-    pub fn load(path: &Path, labels: &LabelSpace) -> Result<Sidecar, SourceError> {
+    pub(crate) fn load(path: &Path, labels: &LabelSpace) -> Result<Sidecar, SourceError> {
         let text =
             crate::fsread::read_text(path, crate::fsread::MAX_TABLE_TEXT_BYTES).map_err(|e| {
                 SourceError::at(
@@ -65,7 +65,7 @@ impl Sidecar {
     }
 
     /// [`Sidecar::load`] on text already read.
-    pub fn parse(path: &Path, text: &str, labels: &LabelSpace) -> Result<Sidecar, SourceError> {
+    fn parse(path: &Path, text: &str, labels: &LabelSpace) -> Result<Sidecar, SourceError> {
         let mut reader = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .comment(Some(b'#'))
@@ -172,7 +172,7 @@ impl Sidecar {
     }
 
     /// The truth in force at `key` (the last row whose key is ≤ `key`; `None` before the first).
-    pub fn truth_at(&self, key: f64) -> Option<Truth> {
+    fn truth_at(&self, key: f64) -> Option<Truth> {
         let i = self.rows.partition_point(|&(k, _)| k <= key);
         i.checked_sub(1).and_then(|i| self.rows[i].1)
     }
@@ -180,7 +180,7 @@ impl Sidecar {
 
 /// Parses seconds (`12.5`) or `[h:]mm:ss[.f]` (`1:02.5`, `0:01:02`) into seconds; `None` when it is
 /// neither or negative.
-pub fn parse_time(text: &str) -> Option<f64> {
+fn parse_time(text: &str) -> Option<f64> {
     let parts: Vec<&str> = text.split(':').collect();
     if parts.len() > 3 {
         return None;
@@ -203,7 +203,7 @@ pub fn parse_time(text: &str) -> Option<f64> {
 
 /// Where a stream's truth comes from ([`LabelledSource`]).
 #[derive(Debug, Clone, PartialEq)]
-pub enum StreamLabels {
+pub(crate) enum StreamLabels {
     /// Every frame has this truth.
     Fixed(Truth),
     /// A sidecar file.
@@ -212,7 +212,7 @@ pub enum StreamLabels {
 
 impl StreamLabels {
     /// One line for the run's source description.
-    pub fn describe(&self) -> String {
+    fn describe(&self) -> String {
         match self {
             StreamLabels::Fixed(t) => format!("label {}", t.0),
             StreamLabels::Sidecar(s) => format!(
@@ -228,7 +228,7 @@ impl StreamLabels {
 }
 
 /// A source whose frames get their truth from [`StreamLabels`].
-pub struct LabelledSource {
+pub(crate) struct LabelledSource {
     inner: Box<dyn Source>,
     labels: StreamLabels,
     /// Items read so far (the next item's position).
@@ -237,7 +237,7 @@ pub struct LabelledSource {
 
 impl LabelledSource {
     /// Wraps `inner`.
-    pub fn new(inner: Box<dyn Source>, labels: StreamLabels) -> Self {
+    pub(crate) fn new(inner: Box<dyn Source>, labels: StreamLabels) -> Self {
         Self {
             inner,
             labels,

@@ -126,7 +126,7 @@ pub(crate) fn parse(
 /// A manifest header that does not name the columns robustream reads. Display = the message: what
 /// is wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HeaderError {
+pub(crate) enum HeaderError {
     /// Columns other than [`ALLOWED`] (the list as messages show it, clipped).
     #[error(
         "manifest has unknown column{} {list}; the allowed columns are `path`, `label`, and \

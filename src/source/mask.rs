@@ -68,7 +68,7 @@ const NPY_MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Loads the mask at `mask_path` for the image at `image_path`, whose size is `size` (width, height)
 /// in pixels. Errors are per-item: the item is the image, the message names the mask.
-pub fn load(
+pub(crate) fn load(
     mask_path: &Path,
     image_path: &Path,
     size: (u32, u32),
@@ -146,7 +146,7 @@ pub fn decode_mask(bytes: &[u8]) -> Result<GrayImage, MaskError> {
 /// Fortran order, dtype bool, uint8, int32, int64, float32 or float64 (either byte order). Values
 /// are 0/1 (mapped to 0/255, fractions to soft edges) when the array's maximum is at most 1, and
 /// 0..255 (clipped, rounded) otherwise; NaN counts as 0.
-pub fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, MaskError> {
+fn npy_to_mask(bytes: &[u8]) -> Result<GrayImage, MaskError> {
     if header_shape_overflows(bytes) {
         return Err(MaskError::Corrupt {
             reason: "the .npy shape has more elements than can be counted".into(),
@@ -321,7 +321,7 @@ fn to_f64<T: Into<f64>>(v: Vec<T>) -> Vec<f64> {
 
 /// Maps raw mask values to 0..=255: when the maximum is at most 1 the values are fractions
 /// (×255), otherwise they are already 0..255. Rounded and clipped; NaN → 0.
-pub fn to_mask_values(values: &[f64]) -> Vec<u8> {
+fn to_mask_values(values: &[f64]) -> Vec<u8> {
     let max = values
         .iter()
         .copied()

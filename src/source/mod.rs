@@ -26,24 +26,24 @@
 //! [`open`].
 
 pub mod camera;
-pub mod config;
-pub mod decode;
-pub mod folder;
-pub mod imagenet_c;
+pub(crate) mod config;
+pub(crate) mod decode;
+mod folder;
+pub(crate) mod imagenet_c;
 pub mod in9;
-pub mod labels;
-pub mod manifest;
+mod labels;
+pub(crate) mod manifest;
 pub mod mask;
 pub mod memory;
-pub mod pixfmt;
-pub mod plate;
-pub mod reconnect;
+mod pixfmt;
+mod plate;
+mod reconnect;
 pub mod regions;
-pub mod segment;
-pub mod single;
-pub mod synthetic;
+mod segment;
+mod single;
+mod synthetic;
 pub mod video;
-pub mod wnids;
+mod wnids;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -191,7 +191,7 @@ pub(crate) use forward_to_inner;
 /// words). New kinds may come, so a match needs a `_` arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum SourceErrorKind {
+pub(crate) enum SourceErrorKind {
     /// The source's path, file, device or URL is missing, unreadable or unreachable (a folder
     /// that cannot be listed, a manifest that cannot be read, a refused connection).
     Open,
@@ -211,10 +211,14 @@ pub enum SourceErrorKind {
     /// The segmentation model: cannot be loaded, does not fit, or failed on a frame.
     Model,
     /// A live source went away and does not come back (a camera with `reconnect = false`).
+    // Made only by the reconnecting sources (`video/`, `camera/`).
+    #[cfg_attr(not(any(feature = "camera", feature = "video")), allow(dead_code))]
     Lost,
     /// The source ended without giving a frame (an empty video, a window with no frame).
     Empty,
     /// This robustream was built without the feature the source needs (`video`, `camera`).
+    // Made only where a feature is off (`camera/mod.rs`, `video/mod.rs`); the default build has both.
+    #[cfg_attr(all(feature = "camera", feature = "video"), allow(dead_code))]
     Feature,
 }
 
@@ -224,17 +228,17 @@ pub enum SourceErrorKind {
 #[error("{item}: {message}")]
 pub struct SourceError {
     /// What kind of problem it is.
-    pub kind: SourceErrorKind,
+    pub(crate) kind: SourceErrorKind,
     /// The file, folder, or manifest line the problem is about.
-    pub item: String,
+    pub(crate) item: String,
     /// What is wrong and what to do about it.
-    pub message: String,
+    pub(crate) message: String,
     /// The typed error `message` tells of, where there is one (its kind, for callers to match on).
     #[source]
-    pub cause: Option<Box<dyn std::error::Error + Send + Sync>>,
+    pub(crate) cause: Option<Box<dyn std::error::Error + Send + Sync>>,
     /// The id the item's frame would have had, where the source knew it before reading (a file
     /// that turned out unreadable): a sharded run counts the item in the shard of that id.
-    pub frame: Option<String>,
+    pub(crate) frame: Option<String>,
 }
 
 impl SourceError {
@@ -242,7 +246,11 @@ impl SourceError {
     /// (a library's error text with a newline in it) is folded to one ([`decode::fold`]); `item` is
     /// user text (a path, a manifest line, a URL): control characters escaped, so the line stays one
     /// line, and bounded like a path ([`crate::quote::clip_path`]).
-    pub fn new(kind: SourceErrorKind, item: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        kind: SourceErrorKind,
+        item: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
         let mut message = message.into();
         if message.contains(char::is_control) {
             message = decode::fold(&message);
@@ -269,19 +277,22 @@ impl SourceError {
     }
 
     /// This error, about the item whose frame id is `id`.
-    pub fn for_frame(mut self, id: &str) -> Self {
+    fn for_frame(mut self, id: &str) -> Self {
         self.frame = Some(id.to_string());
         self
     }
 
     /// This error with `cause`, the typed error its message tells of, as its `source()`.
-    pub fn caused_by(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+    pub(crate) fn caused_by(
+        mut self,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         self.cause = Some(Box::new(cause));
         self
     }
 
     /// An error of `kind` about the file or folder at `path`.
-    pub fn at(kind: SourceErrorKind, path: &Path, message: impl Into<String>) -> Self {
+    pub(crate) fn at(kind: SourceErrorKind, path: &Path, message: impl Into<String>) -> Self {
         Self::new(kind, path.display().to_string(), message)
     }
 }
@@ -416,15 +427,15 @@ fn check_path(path: &Path, kind: SourceKind, is_dir: bool) -> Result<(), SourceE
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Item {
     /// The image file to read.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The frame id (path relative to the source root, '/'-separated).
-    pub id: String,
+    pub(crate) id: String,
     /// Ground truth in the dataset label space.
-    pub truth: Option<Truth>,
+    pub(crate) truth: Option<Truth>,
     /// Foreground mask file, if any.
-    pub mask: Option<PathBuf>,
+    pub(crate) mask: Option<PathBuf>,
     /// Where the object boxes come from, if anywhere ([`regions::BoxSpec`]).
-    pub boxes: Option<regions::BoxSpec>,
+    pub(crate) boxes: Option<regions::BoxSpec>,
 }
 
 impl Item {
@@ -532,7 +543,7 @@ pub(crate) mod test_util {
     use crate::frame::LabelSpace;
 
     /// Intersection over union of two masks' foregrounds (non-zero pixels); 0 when both are empty.
-    pub fn mask_iou(a: &GrayImage, b: &GrayImage) -> f64 {
+    pub(crate) fn mask_iou(a: &GrayImage, b: &GrayImage) -> f64 {
         let (mut i, mut u) = (0u64, 0u64);
         for (x, y) in a.iter().zip(b.iter()) {
             let (x, y) = (*x != 0, *y != 0);
@@ -543,7 +554,7 @@ pub(crate) mod test_util {
     }
 
     /// Three classes, one with an alias: tench (0), tabby / tabby cat (1), espresso (2).
-    pub fn labels() -> LabelSpace {
+    pub(crate) fn labels() -> LabelSpace {
         LabelSpace::new(vec![
             "tench".into(),
             "tabby, tabby cat".into(),
@@ -552,7 +563,7 @@ pub(crate) mod test_util {
     }
 
     /// Writes a `w`×`h` RGB image filled with `color`; the format follows the extension.
-    pub fn write_rgb(path: &Path, w: u32, h: u32, color: [u8; 3]) {
+    pub(crate) fn write_rgb(path: &Path, w: u32, h: u32, color: [u8; 3]) {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).unwrap();
         }
@@ -560,7 +571,7 @@ pub(crate) mod test_util {
     }
 
     /// Writes a `w`×`h` gray PNG filled with `value`.
-    pub fn write_gray(path: &Path, w: u32, h: u32, value: u8) {
+    pub(crate) fn write_gray(path: &Path, w: u32, h: u32, value: u8) {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).unwrap();
         }
@@ -571,7 +582,7 @@ pub(crate) mod test_util {
 
     /// Writes an `.npy` file by hand: `descr` like `"|u1"` or `"<f4"`, `shape` like `"(2, 3)"`,
     /// `data` the raw element bytes.
-    pub fn write_npy(path: &Path, descr: &str, fortran: bool, shape: &str, data: &[u8]) {
+    pub(crate) fn write_npy(path: &Path, descr: &str, fortran: bool, shape: &str, data: &[u8]) {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).unwrap();
         }

@@ -14,6 +14,10 @@
 //! Row strides (`bytesperline`) larger than the packed width are honoured. A buffer shorter than the
 //! format needs (a truncated frame from a failing device) is a [`ConvertError`], never a panic.
 
+// Dead code is allowed only in builds where `not(feature = "camera")`: the pixel formats are the
+// V4L2 camera's: a build without the `camera` feature converts only in the unit tests.
+#![cfg_attr(not(feature = "camera"), allow(dead_code))]
+
 use std::borrow::Cow;
 
 use image::RgbImage;
@@ -21,7 +25,7 @@ use rayon::prelude::*;
 
 /// A camera pixel format robustream converts (V4L2 fourcc in the doc of each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PixelFormat {
+pub(crate) enum PixelFormat {
     /// `YUYV`: Y0 U Y1 V, 4:2:2, BT.601 limited range.
     Yuyv,
     /// `UYVY`: U Y0 V Y1, 4:2:2, BT.601 limited range.
@@ -38,7 +42,7 @@ pub enum PixelFormat {
 
 impl PixelFormat {
     /// The format of a V4L2 fourcc (`b"YUYV"`, ...), if robustream converts it.
-    pub fn from_fourcc(fourcc: [u8; 4]) -> Option<Self> {
+    pub(crate) fn from_fourcc(fourcc: [u8; 4]) -> Option<Self> {
         Some(match &fourcc {
             b"YUYV" => Self::Yuyv,
             b"UYVY" => Self::Uyvy,
@@ -51,7 +55,7 @@ impl PixelFormat {
     }
 
     /// The V4L2 fourcc.
-    pub fn fourcc(self) -> [u8; 4] {
+    pub(crate) fn fourcc(self) -> [u8; 4] {
         *match self {
             Self::Yuyv => b"YUYV",
             Self::Uyvy => b"UYVY",
@@ -63,7 +67,7 @@ impl PixelFormat {
     }
 
     /// Bytes per packed row of `width` pixels (`None` for MJPEG, which has no rows).
-    pub fn packed_row(self, width: u32) -> Option<usize> {
+    fn packed_row(self, width: u32) -> Option<usize> {
         let w = width as usize;
         match self {
             // 4:2:2 packs pixel pairs; an odd width still takes a whole pair at the end.
@@ -77,7 +81,7 @@ impl PixelFormat {
 
 /// A buffer that cannot be converted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConvertError {
+pub(crate) enum ConvertError {
     /// Shorter than the format, size and stride need.
     #[error(
         "{format} buffer of {got} bytes is too short for {width}x{height} (needs {need}); the \
@@ -111,7 +115,7 @@ pub enum ConvertError {
 }
 
 /// Converts one captured buffer to RGB. `stride` is the driver's `bytesperline` (0 = packed).
-pub fn to_rgb(
+pub(crate) fn to_rgb(
     format: PixelFormat,
     buf: &[u8],
     width: u32,
@@ -199,7 +203,7 @@ fn yuv_to_rgb(y: u8, d: i32, e: i32) -> [u8; 3] {
 }
 
 /// Decodes one MJPEG buffer (after [`ensure_huffman_tables`]) and checks it has the negotiated size.
-pub fn decode_mjpeg(buf: &[u8], width: u32, height: u32) -> Result<RgbImage, ConvertError> {
+fn decode_mjpeg(buf: &[u8], width: u32, height: u32) -> Result<RgbImage, ConvertError> {
     let jpeg = ensure_huffman_tables(buf)?;
     let img = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg)
         .map_err(|e| ConvertError::Jpeg(format!("cannot decode ({e})")))?
@@ -217,7 +221,7 @@ pub fn decode_mjpeg(buf: &[u8], width: u32, height: u32) -> Result<RgbImage, Con
 /// The JPEG with Huffman tables: `buf` itself when it has a DHT segment, else a copy with the
 /// standard tables of JPEG Annex K.3 inserted just before the first SOF/SOS segment (how Motion-JPEG
 /// cameras that omit them expect to be decoded). Errors when `buf` is not a JPEG.
-pub fn ensure_huffman_tables(buf: &[u8]) -> Result<Cow<'_, [u8]>, ConvertError> {
+fn ensure_huffman_tables(buf: &[u8]) -> Result<Cow<'_, [u8]>, ConvertError> {
     if buf.len() < 4 || buf[0] != 0xFF || buf[1] != 0xD8 {
         return Err(ConvertError::Jpeg(
             "does not start with a JPEG SOI marker".into(),

@@ -29,13 +29,13 @@ use crate::frame::{Frame, Regions};
 #[serde(deny_unknown_fields, default)]
 pub struct PlateConfig {
     /// Frames the plate is learned from (1..=255).
-    pub frames: usize,
+    pub(crate) frames: usize,
     /// Noise multiplier k of the threshold.
-    pub k: f32,
+    pub(crate) k: f32,
     /// Smallest difference (0..255 levels) that counts as foreground.
-    pub min_diff: u8,
+    pub(crate) min_diff: u8,
     /// A file whose appearance triggers re-learning (relative to the working directory).
-    pub relearn_file: Option<PathBuf>,
+    pub(crate) relearn_file: Option<PathBuf>,
 }
 
 impl Default for PlateConfig {
@@ -51,7 +51,7 @@ impl Default for PlateConfig {
 
 impl PlateConfig {
     /// Checks the ranges; the message names the key.
-    pub fn check(&self) -> Result<(), PlateConfigError> {
+    pub(crate) fn check(&self) -> Result<(), PlateConfigError> {
         if !(1..=255).contains(&self.frames) {
             return Err(PlateConfigError::OutOfRange {
                 key: "frames",
@@ -72,7 +72,7 @@ impl PlateConfig {
 
 /// A `[source.plate]` setting out of range. Display = the message, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PlateConfigError {
+pub(crate) enum PlateConfigError {
     /// `key = value` outside its range.
     #[error("[source.plate] {key} = {value} must {must}")]
     OutOfRange {
@@ -87,15 +87,15 @@ pub enum PlateConfigError {
 
 /// A learned plate: the empty scene and each pixel's threshold.
 #[derive(Debug, Clone)]
-pub struct Plate {
+struct Plate {
     /// The per-pixel median of the learning frames.
-    pub image: RgbImage,
+    pub(crate) image: RgbImage,
     /// Per-pixel foreground threshold on the max-channel difference.
-    pub threshold: GrayImage,
+    pub(crate) threshold: GrayImage,
 }
 
 /// Learns a plate from `frames` (all the same size, at least one).
-pub fn learn(frames: &[RgbImage], k: f32, min_diff: u8) -> Plate {
+fn learn(frames: &[RgbImage], k: f32, min_diff: u8) -> Plate {
     let (w, h) = frames[0].dimensions();
     let n = frames.len();
     let mut image = RgbImage::new(w, h);
@@ -136,7 +136,7 @@ fn max_channel_diff(a: &[u8], b: &[u8]) -> u8 {
 }
 
 /// The cleaned foreground mask (0/255) of `frame` against `plate`.
-pub fn foreground(plate: &Plate, frame: &RgbImage) -> GrayImage {
+fn foreground(plate: &Plate, frame: &RgbImage) -> GrayImage {
     let (w, h) = frame.dimensions();
     let mut raw = GrayImage::new(w, h);
     for (((m, px), bg), t) in raw
@@ -190,7 +190,7 @@ fn dilate(m: &GrayImage) -> GrayImage {
 }
 
 /// A source whose frames get masks from a learned plate (see the module docs).
-pub struct PlateSource {
+pub(crate) struct PlateSource {
     inner: Box<dyn Source>,
     config: PlateConfig,
     learning: Vec<RgbImage>,
@@ -200,7 +200,7 @@ pub struct PlateSource {
 
 impl PlateSource {
     /// Wraps `inner`.
-    pub fn new(inner: Box<dyn Source>, config: PlateConfig) -> Self {
+    pub(crate) fn new(inner: Box<dyn Source>, config: PlateConfig) -> Self {
         Self {
             inner,
             config,
@@ -211,14 +211,15 @@ impl PlateSource {
     }
 
     /// Forgets the plate: the next `frames` frames learn it again.
-    pub fn relearn(&mut self) {
+    fn relearn(&mut self) {
         self.plate = None;
         self.learning.clear();
         self.relearns += 1;
     }
 
     /// Whether a plate is learned.
-    pub fn has_plate(&self) -> bool {
+    #[cfg(test)]
+    fn has_plate(&self) -> bool {
         self.plate.is_some()
     }
 

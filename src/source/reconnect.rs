@@ -10,16 +10,21 @@
 //! connection); the outage record and the report fields are the same for both
 //! (docs/output.md#runsource_report).
 
+// Dead code is allowed only in builds where `not(any(feature = "camera", feature = "video"))`: its
+// users are the reconnecting sources (`video/`, `camera/`): a build without both features uses it
+// only in the unit tests.
+#![cfg_attr(not(any(feature = "camera", feature = "video")), allow(dead_code))]
+
 use std::time::{Duration, Instant};
 
 /// Longest single wait (back-off sleeps, a camera's poll) before the stop flag is looked at again.
-pub const POLL_SLICE: Duration = Duration::from_millis(50);
+pub(crate) const POLL_SLICE: Duration = Duration::from_millis(50);
 
 /// Outages listed in the report (`outage_count` and `outage_s` cover all of them).
-pub const MAX_OUTAGES_LISTED: usize = 100;
+const MAX_OUTAGES_LISTED: usize = 100;
 
 /// Time as a reconnecting source sees it (a fake in tests).
-pub trait Clock: Send {
+pub(crate) trait Clock: Send {
     /// Seconds since an arbitrary fixed start.
     fn now(&self) -> f64;
     /// Blocks for `d`.
@@ -28,7 +33,7 @@ pub trait Clock: Send {
 
 /// The host's monotonic clock; `now` counts from when it was made.
 #[derive(Debug, Clone, Copy)]
-pub struct SystemClock {
+pub(crate) struct SystemClock {
     start: Instant,
 }
 
@@ -51,7 +56,7 @@ impl Clock for SystemClock {
 
 /// Sleeps on `clock` until its time `until`, in slices of [`POLL_SLICE`]; false when `stopped`
 /// said so first (it is asked before every slice).
-pub fn sleep_until(clock: &dyn Clock, stopped: impl Fn() -> bool, until: f64) -> bool {
+pub(crate) fn sleep_until(clock: &dyn Clock, stopped: impl Fn() -> bool, until: f64) -> bool {
     loop {
         if stopped() {
             return false;
@@ -68,7 +73,7 @@ pub fn sleep_until(clock: &dyn Clock, stopped: impl Fn() -> bool, until: f64) ->
 /// Exponential back-off: the wait before the next attempt, doubled after each failure up to a
 /// cap.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Backoff {
+pub(crate) struct Backoff {
     /// The first wait, seconds.
     first: f64,
     /// The longest wait, seconds.
@@ -79,7 +84,7 @@ pub struct Backoff {
 
 impl Backoff {
     /// Waits from `first` seconds doubling to `max` (a `first` above `max` is `max`).
-    pub fn new(first: f64, max: f64) -> Self {
+    pub(crate) fn new(first: f64, max: f64) -> Self {
         Self {
             first,
             max,
@@ -88,24 +93,26 @@ impl Backoff {
     }
 
     /// The wait before the next attempt, seconds.
-    pub fn wait(&self) -> f64 {
+    pub(crate) fn wait(&self) -> f64 {
         self.wait
     }
 
     /// An attempt failed: the next wait is twice as long, up to the cap.
-    pub fn failed(&mut self) {
+    pub(crate) fn failed(&mut self) {
         self.wait = (self.wait * 2.0).min(self.max);
     }
 
     /// Back to the first wait (the source is up again).
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.wait = self.first.min(self.max);
     }
 }
 
 /// How [`retry`] ended.
 #[derive(Debug)]
-pub enum Retried<T> {
+// The network stream's (feature `video`); the camera reconnects by its own loop.
+#[cfg_attr(not(feature = "video"), allow(dead_code))]
+pub(crate) enum Retried<T> {
     /// An attempt succeeded.
     Back(T),
     /// The stop flag rose first.
@@ -119,7 +126,8 @@ pub enum Retried<T> {
 /// `attempt` is given the time it may take, seconds: `budget`, cut to what is left of the window
 /// but never under 0.1 s. Returns how it ended and the attempts made. (A network stream's
 /// reconnect; the camera interleaves its attempts with grabbing frames instead.)
-pub fn retry<T, E>(
+#[cfg_attr(not(feature = "video"), allow(dead_code))]
+pub(crate) fn retry<T, E>(
     clock: &dyn Clock,
     stopped: impl Fn() -> bool,
     mut backoff: Backoff,
@@ -153,20 +161,20 @@ pub fn retry<T, E>(
 
 /// One time a live source was lost, as `run.source_report.outages` lists it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Outage {
+pub(crate) struct Outage {
     /// When it was lost, seconds since the source opened (to the millisecond).
     #[serde(serialize_with = "millis")]
-    pub at_s: f64,
+    pub(crate) at_s: f64,
     /// How long until the source was back, or until the run ended when it never came back,
     /// seconds (to the millisecond).
     #[serde(serialize_with = "millis")]
-    pub duration_s: f64,
+    pub(crate) duration_s: f64,
     /// Reopen attempts made.
-    pub attempts: u64,
+    pub(crate) attempts: u64,
     /// Why it was lost (`no data for 10.0 s`, `capture failed (No such device)`).
-    pub error: String,
+    pub(crate) error: String,
     /// Whether it came back (false: the run or the source ended during the outage).
-    pub recovered: bool,
+    pub(crate) recovered: bool,
 }
 
 /// A time in seconds written to the millisecond.
@@ -181,18 +189,18 @@ fn round_ms(seconds: f64) -> f64 {
 
 /// An outage still going on: since when (clock time), why, attempts so far.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ongoing {
+pub(crate) struct Ongoing {
     /// Clock time it began.
-    pub since: f64,
+    pub(crate) since: f64,
     /// Why the source was lost.
-    pub error: String,
+    pub(crate) error: String,
     /// Reopen attempts so far.
-    pub attempts: u64,
+    pub(crate) attempts: u64,
 }
 
 impl Ongoing {
     /// An outage that began at clock time `since` because of `error`.
-    pub fn new(since: f64, error: impl Into<String>) -> Self {
+    pub(crate) fn new(since: f64, error: impl Into<String>) -> Self {
         Self {
             since,
             error: error.into(),
@@ -202,7 +210,7 @@ impl Ongoing {
 
     /// The record of this outage, ending at clock time `now`; `opened_at` is the clock time the
     /// source opened.
-    pub fn end(&self, opened_at: f64, now: f64, recovered: bool) -> Outage {
+    pub(crate) fn end(&self, opened_at: f64, now: f64, recovered: bool) -> Outage {
         Outage {
             at_s: self.since - opened_at,
             duration_s: now - self.since,
@@ -215,7 +223,7 @@ impl Ongoing {
 
 /// A source's outages: the first [`MAX_OUTAGES_LISTED`] listed, all of them counted and summed.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Outages {
+pub(crate) struct Outages {
     listed: Vec<Outage>,
     count: u64,
     total_s: f64,
@@ -224,7 +232,7 @@ pub struct Outages {
 
 impl Outages {
     /// One outage more.
-    pub fn push(&mut self, outage: Outage) {
+    pub(crate) fn push(&mut self, outage: Outage) {
         self.count += 1;
         self.total_s += outage.duration_s;
         if self.listed.len() < MAX_OUTAGES_LISTED {
@@ -234,19 +242,19 @@ impl Outages {
 
     /// The source was reopened (a camera reopened may still fail before its first frame, so
     /// there can be more reconnects than recovered outages).
-    pub fn reconnected(&mut self) {
+    pub(crate) fn reconnected(&mut self) {
         self.reconnects += 1;
     }
 
     /// Times the source was reopened.
-    pub fn reconnects(&self) -> u64 {
+    pub(crate) fn reconnects(&self) -> u64 {
         self.reconnects
     }
 
     /// The report fields, in this order: `reconnects`, `outage_count`, `outage_s` (to the
     /// millisecond) and `outages`, added to `map`; `ongoing` (an outage the source is still in)
     /// is counted and listed after the others, unrecovered.
-    pub fn report_into(
+    pub(crate) fn report_into(
         &self,
         map: &mut serde_json::Map<String, serde_json::Value>,
         ongoing: Option<Outage>,

@@ -184,27 +184,27 @@ pub fn format_norm_boxes(boxes: &[NormBox]) -> String {
 
 /// One object of a Pascal VOC annotation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VocObject {
+struct VocObject {
     /// `<name>` (for ImageNet files a WordNet id such as `n02084071`); empty when absent.
-    pub name: String,
+    pub(crate) name: String,
     /// The box in pixels, `[xmin, xmax + 1) × [ymin, ymax + 1)`, not yet clipped to the image.
-    pub bbox: BBox,
+    pub(crate) bbox: BBox,
 }
 
 /// A parsed Pascal VOC annotation (the subset ImageNet's bounding-box files use).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VocAnnotation {
+struct VocAnnotation {
     /// `<size><width>`/`<height>`, when the file has them.
-    pub size: Option<(u32, u32)>,
+    pub(crate) size: Option<(u32, u32)>,
     /// The `<object>`s with a `<bndbox>`, in file order.
-    pub objects: Vec<VocObject>,
+    pub(crate) objects: Vec<VocObject>,
 }
 
 /// Parses a Pascal VOC annotation: `<annotation>` with an optional `<size>` and any number of
 /// `<object>`s, each with `<name>` and `<bndbox>` (`xmin`, `ymin`, `xmax`, `ymax`). Coordinates
 /// may be written with decimals (truncated, as Python's `int(float(v))`); negative ones count as 0.
 /// Objects without a `<bndbox>` are ignored. Errors say what is wrong.
-pub fn parse_voc(xml: &str) -> Result<VocAnnotation, VocError> {
+fn parse_voc(xml: &str) -> Result<VocAnnotation, VocError> {
     let doc = roxmltree::Document::parse(xml).map_err(VocError::Xml)?;
     let root = doc.root_element();
     if root.tag_name().name() != "annotation" {
@@ -272,7 +272,7 @@ pub fn parse_voc(xml: &str) -> Result<VocAnnotation, VocError> {
 /// The boxes of a VOC annotation for an image of `size` (width, height): the annotated size must
 /// match when given (docs/in9.md#image-filters: the IN-9 reference drops images whose annotation
 /// has another size), boxes are clipped to the image, and a box wholly outside it is an error.
-pub fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, VocError> {
+fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, VocError> {
     if let Some(annotated) = ann.size
         && annotated != size
     {
@@ -296,7 +296,7 @@ pub fn voc_boxes(ann: &VocAnnotation, size: (u32, u32)) -> Result<Vec<BBox>, Voc
 
 /// A Pascal VOC annotation that gives no boxes: what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
-pub enum VocError {
+enum VocError {
     /// The text is not XML.
     #[error("not well-formed XML ({0}); give a Pascal VOC annotation")]
     Xml(#[source] roxmltree::Error),
@@ -370,7 +370,7 @@ pub enum VocError {
 /// Where an item's boxes come from; resolved into pixels by [`resolve_boxes`] once the image (and
 /// so its size) is read.
 #[derive(Debug, Clone, PartialEq)]
-pub enum BoxSpec {
+pub(crate) enum BoxSpec {
     /// Normalised xyxy boxes (manifest `boxes` column).
     Normalized(Vec<NormBox>),
     /// A Pascal VOC XML file (manifest `annotation` column, or `<stem>.xml` next to a folder image).
@@ -379,7 +379,7 @@ pub enum BoxSpec {
 
 /// The pixel boxes of `spec` for the image at `image_path` of `size` (width, height). Errors are
 /// per item: the item is the image, the message names the annotation and the fix.
-pub fn resolve_boxes(
+pub(crate) fn resolve_boxes(
     spec: &BoxSpec,
     image_path: &Path,
     size: (u32, u32),

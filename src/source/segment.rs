@@ -61,55 +61,55 @@ use crate::latency::LatencyHistogram;
 use crate::model::Layout;
 
 /// ImageNet channel means on 0..1 (the default `mean`).
-pub const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
+const IMAGENET_MEAN: [f32; 3] = [0.485, 0.456, 0.406];
 /// ImageNet channel standard deviations on 0..1 (the default `std`).
-pub const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
+const IMAGENET_STD: [f32; 3] = [0.229, 0.224, 0.225];
 
 /// `[source.segment]`: the segmentation model and how its input and output are read.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SegmentConfig {
     /// The `.onnx` file (relative to the config file).
-    pub model: PathBuf,
+    pub(crate) model: PathBuf,
     /// Input size `[width, height]` in pixels; default: the model's fixed input size (required
     /// when the model's input size is dynamic).
     #[serde(default)]
-    pub size: Option<[u32; 2]>,
+    pub(crate) size: Option<[u32; 2]>,
     /// Input (and output) tensor layout, `"nchw"` (default) or `"nhwc"`.
     #[serde(default = "default_layout")]
-    pub layout: Layout,
+    pub(crate) layout: Layout,
     /// Factor from 0..255 pixel values to the model's scale before `mean`/`std` (default 1/255).
     #[serde(default = "default_scale")]
-    pub scale: f32,
+    pub(crate) scale: f32,
     /// Per-channel (RGB) mean subtracted after `scale` (default ImageNet's).
     #[serde(default = "default_mean")]
-    pub mean: [f32; 3],
+    pub(crate) mean: [f32; 3],
     /// Per-channel (RGB) divisor after the mean (default ImageNet's).
     #[serde(default = "default_std")]
-    pub std: [f32; 3],
+    pub(crate) std: [f32; 3],
     /// Foreground classes of a multi-class output (argmax in this list). Absent: the output is a
     /// single-channel map read with `threshold`.
     #[serde(default)]
-    pub classes: Option<Vec<usize>>,
+    pub(crate) classes: Option<Vec<usize>>,
     /// Foreground when a single-channel output exceeds this (default 0.5).
     #[serde(default)]
-    pub threshold: Option<f32>,
+    pub(crate) threshold: Option<f32>,
     /// Stretch a single-channel output to 0..1 by its minimum and maximum before `threshold`.
     #[serde(default)]
-    pub minmax: bool,
+    pub(crate) minmax: bool,
     /// Run the model on every k-th frame; the frames in between reuse the last mask (default 1).
     #[serde(default = "default_every")]
-    pub every: u64,
+    pub(crate) every: u64,
     /// Intra-op threads of the segmentation session (default 1; 0 = ONNX Runtime's default).
     #[serde(default = "default_threads")]
-    pub threads: usize,
+    pub(crate) threads: usize,
     /// Foreground blobs (8-connected) smaller than this many frame pixels are dropped (default 0).
     #[serde(default)]
-    pub min_area: u64,
+    pub(crate) min_area: u64,
     /// The run's `[engine] library` (set by the config loader, not a key of the table): the
     /// segmentation session loads ONNX Runtime the way the classifier does.
     #[serde(skip)]
-    pub library: Option<PathBuf>,
+    pub(crate) library: Option<PathBuf>,
 }
 
 fn default_layout() -> Layout {
@@ -133,7 +133,8 @@ fn default_threads() -> usize {
 
 impl SegmentConfig {
     /// A config for `model` with every default.
-    pub fn new(model: impl Into<PathBuf>) -> Self {
+    #[cfg(test)]
+    fn new(model: impl Into<PathBuf>) -> Self {
         Self {
             model: model.into(),
             size: None,
@@ -152,7 +153,7 @@ impl SegmentConfig {
     }
 
     /// Checks the values that do not need the model; the message names the key.
-    pub fn check(&self) -> Result<(), SegmentError> {
+    pub(crate) fn check(&self) -> Result<(), SegmentError> {
         let setting = |key, message: String| Err(SegmentError::Setting { key, message });
         if self.every == 0 {
             return setting(
@@ -243,7 +244,7 @@ impl SegmentConfig {
     }
 
     /// How the output is read.
-    pub fn readout(&self) -> Readout {
+    fn readout(&self) -> Readout {
         match &self.classes {
             Some(c) => Readout::Classes(c.clone()),
             None => Readout::Threshold {
@@ -256,7 +257,7 @@ impl SegmentConfig {
 
 /// How the model's output becomes foreground (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Readout {
+enum Readout {
     /// Argmax over the class axis in this list.
     Classes(Vec<usize>),
     /// A single-channel map above `threshold`, stretched to 0..1 first when `minmax`.
@@ -270,7 +271,7 @@ pub enum Readout {
 
 impl Readout {
     /// Checks a channel count against the readout; the message names the key to change.
-    pub fn check_channels(&self, channels: usize) -> Result<(), SegmentError> {
+    fn check_channels(&self, channels: usize) -> Result<(), SegmentError> {
         let output = |message: String| Err(SegmentError::Output { message });
         match self {
             Readout::Classes(c) => {
@@ -306,10 +307,7 @@ impl Readout {
 /// The `(channels, height, width)` of an output tensor of shape `shape` in `layout`: rank 4
 /// `[1, C, H, W]` (NCHW) or `[1, H, W, C]` (NHWC), rank 3 `[1, H, W]` and rank 2 `[H, W]` one
 /// channel. Dynamic dimensions (< 0) are returned as 0. Errors name what is wrong.
-pub fn output_geometry(
-    shape: &[i64],
-    layout: Layout,
-) -> Result<(usize, usize, usize), SegmentError> {
+fn output_geometry(shape: &[i64], layout: Layout) -> Result<(usize, usize, usize), SegmentError> {
     let d = |v: i64| usize::try_from(v).unwrap_or(0);
     let batch_ok = |b: i64| b == 1 || b < 0;
     match (shape, layout) {
@@ -330,7 +328,7 @@ pub fn output_geometry(
 /// Why a segmentation model cannot make masks under its `[source.segment]` settings, by kind.
 /// Display = the message: what is wrong and which key or model change fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SegmentError {
+pub(crate) enum SegmentError {
     /// A `[source.segment]` value out of range, found before the model is loaded.
     #[error("{message}")]
     Setting {
@@ -362,7 +360,7 @@ pub enum SegmentError {
 /// The per-pixel foreground margin (> 0 = foreground) of an output `data` holding `channels` ×
 /// `height` × `width` values in `layout` (channels-last for NHWC; a single channel is the same in
 /// both). Row-major, `height × width`.
-pub fn margin_map(
+fn margin_map(
     data: &[f32],
     channels: usize,
     pixels: usize,
@@ -435,7 +433,7 @@ fn taps(n_in: usize, n_out: usize) -> Vec<(usize, usize, f32)> {
 
 /// The `width × height` 0/255 mask of a `mw × mh` margin map: bilinear upsampling of the margin
 /// (pixel centres aligned, edges clamped), foreground where it is > 0. `mw`, `mh` ≥ 1.
-pub fn upsample_mask(margin: &[f32], mw: usize, mh: usize, width: u32, height: u32) -> GrayImage {
+fn upsample_mask(margin: &[f32], mw: usize, mh: usize, width: u32, height: u32) -> GrayImage {
     let xs = taps(mw, width as usize);
     let ys = taps(mh, height as usize);
     let mut out = GrayImage::new(width, height);
@@ -458,7 +456,7 @@ pub fn upsample_mask(margin: &[f32], mw: usize, mh: usize, width: u32, height: u
 }
 
 /// Clears the 8-connected foreground blobs of `mask` smaller than `min_area` pixels.
-pub fn remove_small(mask: &mut GrayImage, min_area: u64) {
+fn remove_small(mask: &mut GrayImage, min_area: u64) {
     if min_area <= 1 {
         return;
     }
@@ -474,7 +472,7 @@ pub fn remove_small(mask: &mut GrayImage, min_area: u64) {
 }
 
 /// A loaded segmentation model: session, input geometry and readout.
-pub struct Segmenter {
+struct Segmenter {
     session: Session,
     input_name: String,
     output_name: String,
@@ -491,7 +489,7 @@ pub struct Segmenter {
 impl Segmenter {
     /// Loads `config.model` (after [`SegmentConfig::check`]) and checks its input and output
     /// against the config. Errors are one line naming the file or key and the fix.
-    pub fn open(config: &SegmentConfig) -> Result<Self, SourceError> {
+    fn open(config: &SegmentConfig) -> Result<Self, SourceError> {
         let path = config.model.clone();
         config.check().map_err(|e| {
             SourceError::at(SourceErrorKind::Model, &path, e.to_string()).caused_by(e)
@@ -579,13 +577,13 @@ impl Segmenter {
     }
 
     /// The model's input size `(width, height)`.
-    pub fn size(&self) -> (u32, u32) {
+    fn size(&self) -> (u32, u32) {
         self.size
     }
 
     /// The foreground mask (0/255, the image's size) the model finds in `image`, before
     /// `min_area`. The error says what failed (inference, an output of the wrong shape).
-    pub fn mask(&mut self, image: &RgbImage) -> Result<GrayImage, SegmentError> {
+    fn mask(&mut self, image: &RgbImage) -> Result<GrayImage, SegmentError> {
         let (w, h) = self.size;
         let small = self.resampler.resize_rgb(image, w, h, Filter::Bilinear);
         write_tensor(&small, self.layout, &self.lut, &mut self.tensor);
@@ -804,7 +802,7 @@ struct Stats {
 }
 
 /// A source whose frames get masks from a segmentation model (see the module docs).
-pub struct SegmentSource {
+pub(crate) struct SegmentSource {
     inner: Box<dyn Source>,
     segmenter: Segmenter,
     every: u64,
@@ -817,7 +815,7 @@ pub struct SegmentSource {
 
 impl SegmentSource {
     /// Wraps `inner`, loading the model (errors as in [`Segmenter::open`]).
-    pub fn new(inner: Box<dyn Source>, config: &SegmentConfig) -> Result<Self, SourceError> {
+    pub(crate) fn new(inner: Box<dyn Source>, config: &SegmentConfig) -> Result<Self, SourceError> {
         let segmenter = Segmenter::open(config)?;
         Ok(Self {
             inner,

@@ -30,39 +30,39 @@ use crate::scene::{Background, Object, Shape, paint_objects, render};
 pub struct SyntheticConfig {
     /// Frame width in pixels (default 640).
     #[serde(default = "default_width")]
-    pub width: u32,
+    pub(crate) width: u32,
     /// Frame height in pixels (default 480).
     #[serde(default = "default_height")]
-    pub height: u32,
+    pub(crate) height: u32,
     /// Frames per second: the speed of the motion (objects move a fixed fraction of the frame per
     /// second) and, with `realtime`, the pace (default 30).
     #[serde(default = "default_fps")]
-    pub fps: f64,
+    pub(crate) fps: f64,
     /// Number of frames; absent = endless (until Ctrl-C or `--limit`).
     #[serde(default)]
-    pub frames: Option<u64>,
+    pub(crate) frames: Option<u64>,
     /// Release frames at `fps` like a camera (default false: as fast as they are read).
     #[serde(default)]
-    pub realtime: bool,
+    pub(crate) realtime: bool,
     /// Number of procedural objects when there is no sprite (default 1).
     #[serde(default = "default_objects")]
-    pub objects: u32,
+    pub(crate) objects: u32,
     /// Seed of the scene (background, shapes, colours, paths); the run's scenario seed is separate.
     #[serde(default)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// A photo to move across the scene instead of procedural shapes, cut out by `sprite_mask`.
     #[serde(default)]
-    pub sprite: Option<PathBuf>,
+    pub(crate) sprite: Option<PathBuf>,
     /// The sprite's mask (same size as the photo; non-zero = object). Required with `sprite`.
     #[serde(default)]
-    pub sprite_mask: Option<PathBuf>,
+    pub(crate) sprite_mask: Option<PathBuf>,
     /// The sprite's size: its longer side as a fraction of the frame's shorter side (default 0.6).
     #[serde(default = "default_sprite_size")]
-    pub sprite_size: f64,
+    pub(crate) sprite_size: f64,
     /// The truth of every frame (a class name, alias or index of the run's label space); absent =
     /// unlabelled frames.
     #[serde(default)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
 }
 
 fn default_width() -> u32 {
@@ -103,7 +103,7 @@ impl SyntheticConfig {
     /// Parses the short form of `--source synthetic:WxH[@FPS][/N]` (e.g. `synthetic:640x480@30/300`:
     /// 640×480 at 30 fps, 300 frames; every part after `synthetic:` is optional). `None` when `spec`
     /// does not start with `synthetic`; `Some(Err(_))` names the bad part.
-    pub fn parse_spec(spec: &str) -> Option<Result<Self, SyntheticError>> {
+    pub(crate) fn parse_spec(spec: &str) -> Option<Result<Self, SyntheticError>> {
         let rest = spec.strip_prefix("synthetic")?;
         let rest = match rest {
             "" => "",
@@ -148,7 +148,7 @@ impl SyntheticConfig {
 
     /// Checks the values a scene can be made from (sizes ≥ 1 and ≤ 16384, fps finite and > 0, a
     /// frame count ≥ 1 when given, sprite size in (0, 1], a mask with a sprite).
-    pub fn check(&self) -> Result<(), SyntheticError> {
+    pub(crate) fn check(&self) -> Result<(), SyntheticError> {
         let invalid = |setting, message: String| Err(SyntheticError::Invalid { setting, message });
         if !(1..=16384).contains(&self.width) || !(1..=16384).contains(&self.height) {
             return invalid(
@@ -251,7 +251,7 @@ impl Path {
 }
 
 /// The synthetic camera (see the module docs).
-pub struct SyntheticSource {
+pub(crate) struct SyntheticSource {
     config: SyntheticConfig,
     background: RgbImage,
     shapes: Vec<(Shape, [u32; 2], [u8; 3])>,
@@ -263,7 +263,10 @@ pub struct SyntheticSource {
 }
 
 /// Opens the synthetic camera: renders its background, cuts out the sprite, resolves the label.
-pub fn open(config: &SyntheticConfig, labels: &LabelSpace) -> Result<SyntheticSource, SourceError> {
+pub(crate) fn open(
+    config: &SyntheticConfig,
+    labels: &LabelSpace,
+) -> Result<SyntheticSource, SourceError> {
     let item = "synthetic source";
     config.check().map_err(|e| {
         SourceError::new(SourceErrorKind::Settings, item, e.to_string()).caused_by(e)
@@ -408,7 +411,7 @@ fn load_sprite(
 impl SyntheticSource {
     /// Renders frame `n`: the background with every object at its position at time `n / fps`,
     /// the exact mask (255 on object pixels) and the objects' tight boxes.
-    pub fn render(&self, n: u64) -> (RgbImage, GrayImage, Vec<BBox>) {
+    fn render(&self, n: u64) -> (RgbImage, GrayImage, Vec<BBox>) {
         let (w, h) = (self.config.width, self.config.height);
         let t = n as f64 / self.config.fps;
         if let Some(s) = &self.sprite {

@@ -6,10 +6,10 @@ use std::sync::OnceLock;
 
 /// `configs/imagenet_wnids.txt`, embedded: the 1000 ImageNet-1k wnids in sorted order after `#`
 /// comment lines (provenance in its header).
-pub const WNIDS_TXT: &str = include_str!("../../configs/imagenet_wnids.txt");
+const WNIDS_TXT: &str = include_str!("../../configs/imagenet_wnids.txt");
 
 /// The 1000 ImageNet-1k wnids in class-index order (sorted).
-pub fn wnids() -> &'static [&'static str] {
+pub(crate) fn wnids() -> &'static [&'static str] {
     static WNIDS: OnceLock<Vec<&'static str>> = OnceLock::new();
     WNIDS.get_or_init(|| {
         WNIDS_TXT
@@ -21,6 +21,6 @@ pub fn wnids() -> &'static [&'static str] {
 }
 
 /// The ImageNet-1k class index of a wnid (`n01440764` → 0, tench), if it is one of the 1000.
-pub fn wnid_index(wnid: &str) -> Option<usize> {
+pub(crate) fn wnid_index(wnid: &str) -> Option<usize> {
     wnids().binary_search(&wnid).ok()
 }

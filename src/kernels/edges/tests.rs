@@ -69,7 +69,7 @@ fn equalize_and_canny_basics() {
 /// The straightforward pixel-by-pixel ports (as first written, checked against OpenCV 4.8.1):
 /// the oracles of the row-parallel versions above.
 mod plain {
-    pub fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
+    pub(crate) fn canny(img: &[u8], w: usize, h: usize, low: i32, high: i32) -> Vec<u8> {
         let at = |y: isize, x: isize| {
             let yy = y.clamp(0, h as isize - 1) as usize;
             let xx = x.clamp(0, w as isize - 1) as usize;
@@ -147,7 +147,7 @@ mod plain {
             .collect()
     }
 
-    pub fn distance(src: &[u8], w: usize, h: usize) -> Vec<f32> {
+    pub(crate) fn distance(src: &[u8], w: usize, h: usize) -> Vec<f32> {
         let mut d: Vec<f32> = src
             .iter()
             .map(|&v| if v == 0 { 0.0 } else { 1e9 })

@@ -49,7 +49,7 @@ mod reference {
     use super::super::*;
 
     /// The old `roundtrip_with`.
-    pub fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
+    pub(crate) fn roundtrip_with(img: &RgbImage, quality: u8, sampling: Subsampling) -> RgbImage {
         let (w, h) = (img.width() as usize, img.height() as usize);
         if w == 0 || h == 0 {
             return img.clone();

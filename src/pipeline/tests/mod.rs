@@ -41,7 +41,7 @@ use crate::source::Source;
 use stub::{StubEngine, class_value};
 
 /// The longest any test waits for something that must happen: a deadlock guard, never a measure.
-pub const GUARD: Duration = Duration::from_secs(20);
+const GUARD: Duration = Duration::from_secs(20);
 
 /// The side of the tests' frames and of the model's input.
 const SIDE: u32 = 8;

@@ -14,11 +14,11 @@ use crate::frame::Frame;
 use crate::source::{Source, SourceError};
 
 /// The classes of the tests' model ([`super::tiny_model`]).
-pub const CLASSES: usize = 3;
+pub(crate) const CLASSES: usize = 3;
 
 /// The pixel value of a frame of class `class`: the stub engine reads it back from the row
 /// ([`StubEngine`]'s scores), so a record's `pred` says which frame's row it was made from.
-pub fn class_value(class: usize) -> u8 {
+pub(crate) fn class_value(class: usize) -> u8 {
     (class * 64 + 32) as u8
 }
 
@@ -34,24 +34,24 @@ pub fn class_value(class: usize) -> u8 {
 /// - `delay`: each batch sleeps this long (an engine slower than the source, no assertion on it);
 /// - `fail_on`: batch `n` (from 0) fails with [`StubEngine::failure`];
 /// - `fail_warm_up`: [`Engine::warm_up`] fails.
-pub struct StubEngine {
-    pub shapes: Option<BatchShapes>,
-    pub gate: Option<Receiver<()>>,
-    pub entered: Option<Sender<usize>>,
-    pub delay: Option<Duration>,
-    pub fail_on: Option<usize>,
-    pub fail_warm_up: bool,
+pub(crate) struct StubEngine {
+    pub(crate) shapes: Option<BatchShapes>,
+    pub(crate) gate: Option<Receiver<()>>,
+    pub(crate) entered: Option<Sender<usize>>,
+    pub(crate) delay: Option<Duration>,
+    pub(crate) fail_on: Option<usize>,
+    pub(crate) fail_warm_up: bool,
     /// Batches run (failed ones included); shared with the test.
-    pub calls: Arc<AtomicUsize>,
+    pub(crate) calls: Arc<AtomicUsize>,
     /// Warm-up rounds run; shared with the test.
-    pub warm_ups: Arc<AtomicUsize>,
+    pub(crate) warm_ups: Arc<AtomicUsize>,
     /// The calls of the last batch, until taken.
     runs: Vec<RunTiming>,
 }
 
 impl StubEngine {
     /// Any batch size as given, never held, never failing.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             shapes: None,
             gate: None,
@@ -66,7 +66,7 @@ impl StubEngine {
     }
 
     /// The error of batch `n` under `fail_on`.
-    pub fn failure(n: usize) -> String {
+    pub(crate) fn failure(n: usize) -> String {
         format!("stub engine: batch {n} failed")
     }
 
@@ -152,7 +152,7 @@ impl Engine for StubEngine {
 /// is the sender dropped. Before each item it says which one it is asked for on `asked` (from 0;
 /// the source is asked for item `k + 1` only after item `k` was handed over, the reader reads
 /// nothing ahead), and it returns `None` soon after the pipeline's stop ([`Source::set_stop`]).
-pub struct GatedSource {
+pub(crate) struct GatedSource {
     frames: Receiver<Frame>,
     asked: Sender<u64>,
     live: bool,
@@ -161,14 +161,14 @@ pub struct GatedSource {
 }
 
 /// The test's ends of a [`GatedSource`]: frames in, "asked for item k" out.
-pub struct Feed {
-    pub frames: Sender<Frame>,
-    pub asked: Receiver<u64>,
+pub(crate) struct Feed {
+    pub(crate) frames: Sender<Frame>,
+    pub(crate) asked: Receiver<u64>,
 }
 
 impl Feed {
     /// Waits until the source is asked for item `k` (so every item before it was handed over).
-    pub fn wait_asked(&self, k: u64) {
+    pub(crate) fn wait_asked(&self, k: u64) {
         loop {
             match self.asked.recv_timeout(GUARD) {
                 Ok(i) if i >= k => return,
@@ -181,7 +181,7 @@ impl Feed {
 
 impl GatedSource {
     /// A source (live or not) and the test's ends of it.
-    pub fn new(live: bool) -> (Self, Feed) {
+    pub(crate) fn new(live: bool) -> (Self, Feed) {
         let (frames_tx, frames) = crossbeam_channel::unbounded();
         let (asked, asked_rx) = crossbeam_channel::unbounded();
         let source = Self {

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::LazyLock;
 
 use crate::report::family::def;
-pub use crate::report::family::{Better, MetricDef, Scope, Unit};
+pub(crate) use crate::report::family::{Better, MetricDef, Scope, Unit};
 
 /// The per-scenario metrics a rule can name (from summary.json's `scenarios`).
 const SCENARIO_METRICS: &[MetricDef] = &[
@@ -76,7 +76,7 @@ const SCENARIO_METRICS: &[MetricDef] = &[
 
 /// Every metric a rule can name, in the order the docs list them: the per-scenario ones, then
 /// each metric family's ([`crate::report::family::Family::rules`], in `compare`'s order).
-pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
+pub(crate) static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
     SCENARIO_METRICS
         .iter()
         .chain(crate::report::families::rule_metrics())
@@ -85,13 +85,13 @@ pub static METRICS: LazyLock<Vec<MetricDef>> = LazyLock::new(|| {
 });
 
 /// The definition of the metric `name`.
-pub fn metric(name: &str) -> Option<&'static MetricDef> {
+pub(crate) fn metric(name: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|m| m.name == name)
 }
 
 /// A comparison of a rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `>`
     Gt,
     /// `>=`
@@ -104,7 +104,7 @@ pub enum Op {
 
 impl Op {
     /// The operator as written.
-    pub fn as_str(self) -> &'static str {
+    fn as_str(self) -> &'static str {
         match self {
             Self::Gt => ">",
             Self::Ge => ">=",
@@ -118,20 +118,20 @@ impl Op {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     /// The rule as written (trimmed).
-    pub text: String,
+    pub(crate) text: String,
     /// The metric.
-    pub metric: &'static MetricDef,
+    pub(crate) metric: &'static MetricDef,
     /// The `[PATTERN]`, if any.
-    pub pattern: Option<String>,
+    pub(crate) pattern: Option<String>,
     /// The comparison.
-    pub op: Op,
+    pub(crate) op: Op,
     /// The threshold as a fraction (a `%` threshold divided by 100).
-    pub threshold: f64,
+    pub(crate) threshold: f64,
 }
 
 impl Rule {
     /// Whether `value` fires the rule.
-    pub fn fires(&self, value: f64) -> bool {
+    pub(crate) fn fires(&self, value: f64) -> bool {
         match self.op {
             Op::Gt => value > self.threshold,
             Op::Ge => value >= self.threshold,
@@ -142,7 +142,7 @@ impl Rule {
 
     /// Whether the rule's pattern selects `key` (a scenario key or a family's key); no pattern
     /// selects every key.
-    pub fn selects(&self, key: &str) -> bool {
+    pub(crate) fn selects(&self, key: &str) -> bool {
         self.pattern.as_deref().is_none_or(|p| glob(p, key))
     }
 }
@@ -252,7 +252,7 @@ fn split_top_level(text: &str) -> Vec<&str> {
 }
 
 /// Parses one rule (see the module docs).
-pub fn parse_rule(text: &str) -> Result<Rule, RuleError> {
+fn parse_rule(text: &str) -> Result<Rule, RuleError> {
     let syntax = |why: &str| RuleError::Syntax {
         rule: text.to_string(),
         why: why.to_string(),
@@ -364,7 +364,7 @@ fn suggest(name: &str) -> Option<String> {
 }
 
 /// Whether `text` matches `pattern`, `*` in it matching any run of characters (`/` included).
-pub fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let parts: Vec<&str> = pattern.split('*').collect();
     if parts.len() == 1 {
         return pattern == text;

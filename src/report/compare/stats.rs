@@ -7,20 +7,20 @@ use crate::metrics::accuracy::{Z95, wilson_interval};
 /// The 2 × 2 table of paired outcomes of one scenario: each labelled frame seen by both runs is
 /// right or wrong under the baseline (A) and under the candidate (B).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PairedCounts {
+pub(crate) struct PairedCounts {
     /// Right in both runs.
-    pub both: u64,
+    pub(crate) both: u64,
     /// Right in the baseline only (the candidate lost it): McNemar's *b*.
-    pub baseline_only: u64,
+    pub(crate) baseline_only: u64,
     /// Right in the candidate only (the candidate gained it): McNemar's *c*.
-    pub candidate_only: u64,
+    pub(crate) candidate_only: u64,
     /// Wrong in both runs.
-    pub neither: u64,
+    pub(crate) neither: u64,
 }
 
 impl PairedCounts {
     /// Adds one pair.
-    pub fn add(&mut self, a_right: bool, b_right: bool) {
+    pub(crate) fn add(&mut self, a_right: bool, b_right: bool) {
         match (a_right, b_right) {
             (true, true) => self.both += 1,
             (true, false) => self.baseline_only += 1,
@@ -30,22 +30,23 @@ impl PairedCounts {
     }
 
     /// Pairs in all.
-    pub fn n(&self) -> u64 {
+    pub(crate) fn n(&self) -> u64 {
         self.both + self.baseline_only + self.candidate_only + self.neither
     }
 
     /// The baseline's accuracy over the pairs; `None` without pairs.
-    pub fn a(&self) -> Option<f64> {
+    pub(crate) fn a(&self) -> Option<f64> {
         frac(self.both + self.baseline_only, self.n())
     }
 
     /// The candidate's accuracy over the pairs; `None` without pairs.
-    pub fn b(&self) -> Option<f64> {
+    pub(crate) fn b(&self) -> Option<f64> {
         frac(self.both + self.candidate_only, self.n())
     }
 
     /// The difference candidate − baseline, `(c − b) / n`; `None` without pairs.
-    pub fn diff(&self) -> Option<f64> {
+    #[cfg(test)]
+    fn diff(&self) -> Option<f64> {
         let n = self.n();
         (n > 0).then(|| (self.candidate_only as f64 - self.baseline_only as f64) / n as f64)
     }
@@ -61,7 +62,7 @@ fn frac(part: u64, whole: u64) -> Option<f64> {
 /// No discordant pair gives 1. Up to 53 discordant pairs the tail is summed in exact integers;
 /// beyond, in log space from its largest term, so 100 000 discordant pairs cost 50 000 steps and
 /// no term underflows to a wrong 0.
-pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+pub(crate) fn mcnemar_exact(b: u64, c: u64) -> f64 {
     let n = b + c;
     let k = b.min(c);
     if n == 0 || 2 * k >= n {
@@ -96,7 +97,7 @@ pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
 /// Wilson intervals of both accuracies combined with the correlation φ of the pairs, φ's numerator
 /// `ad − bc` reduced by `n/2` when positive (0 when that crosses 0), φ = 0 when a margin is empty.
 /// `z` is the normal quantile ([`Z95`] for 95 %). `None` without pairs.
-pub fn newcombe_paired(t: &PairedCounts, z: f64) -> Option<(f64, f64)> {
+pub(crate) fn newcombe_paired(t: &PairedCounts, z: f64) -> Option<(f64, f64)> {
     let n = t.n();
     if n == 0 {
         return None;
@@ -135,7 +136,7 @@ pub fn newcombe_paired(t: &PairedCounts, z: f64) -> Option<(f64, f64)> {
 /// proportions: comparison of eleven methods", Stat Med 17:873–890, method 10;
 /// docs/compare.md#unpaired-interval): the square-and-add of the two Wilson intervals. `None`
 /// when either side has no trials.
-pub fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
+pub(crate) fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
     if n1 == 0 || n2 == 0 {
         return None;
     }
@@ -150,7 +151,7 @@ pub fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(
 
 /// The two-sided normal quantile of `alpha`: `z` with `P(|Z| > z) = alpha` (1.96 for 0.05), found by
 /// bisection on the normal tail; [`Z95`] itself for 0.05. `alpha` is clamped to [1e-12, 1).
-pub fn z_two_sided(alpha: f64) -> f64 {
+pub(crate) fn z_two_sided(alpha: f64) -> f64 {
     if (alpha - 0.05).abs() < 1e-15 {
         return Z95;
     }

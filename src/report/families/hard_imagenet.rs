@@ -141,7 +141,7 @@ impl Family for HardImagenetFamily {
 
 impl Summary {
     /// The Hard ImageNet ablation metrics (`metrics.hard_imagenet`), if the plan had ablations.
-    pub fn hard_imagenet(&self) -> Option<HardImagenet> {
+    fn hard_imagenet(&self) -> Option<HardImagenet> {
         self.family("hard_imagenet")
     }
 }

@@ -179,7 +179,7 @@ impl Summary {
 
     /// The ImageNet-C metrics of this summary (`metrics.imagenet_c`), if its plan had ImageNet-C
     /// corruptions.
-    pub fn imagenet_c(&self) -> Option<ImagenetC> {
+    pub(crate) fn imagenet_c(&self) -> Option<ImagenetC> {
         self.family("imagenet_c")
     }
 

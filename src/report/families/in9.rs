@@ -135,20 +135,20 @@ impl Summary {
     /// raw counts under `challenge`. Creates the `in9` section when the plan had no IN-9 variation.
     /// The counts stay in `summary.json`, so [`Summary::recompute`] with this summary as `previous`
     /// keeps them.
-    pub fn set_challenge(&mut self, tally: ChallengeTally) {
+    pub(crate) fn set_challenge(&mut self, tally: ChallengeTally) {
         if let Some(in9) = crate::metrics::in9::compute(top1_of(&self.scenarios), Some(tally)) {
             self.metrics.insert("in9".into(), to_value(&in9));
         }
     }
 
     /// The challenge's counts recorded by [`Summary::set_challenge`], if any.
-    pub fn challenge(&self) -> Option<ChallengeTally> {
+    pub(crate) fn challenge(&self) -> Option<ChallengeTally> {
         self.in9().and_then(|m| m.challenge)
     }
 
     /// The IN-9 metrics of this summary (`metrics.in9`), if its plan had IN-9 variations or a
     /// challenge ran.
-    pub fn in9(&self) -> Option<In9> {
+    pub(crate) fn in9(&self) -> Option<In9> {
         self.family("in9")
     }
 }

@@ -171,7 +171,7 @@ impl Family for PlacementFamily {
 
 impl Summary {
     /// The placement metrics (`metrics.placement`), if the plan had placements or frames had boxes.
-    pub fn placement(&self) -> Option<Placement> {
+    fn placement(&self) -> Option<Placement> {
         self.family("placement")
     }
 }

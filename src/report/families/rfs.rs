@@ -188,7 +188,7 @@ impl Family for RfsFamily {
 
 impl Summary {
     /// The RFS metrics (`metrics.rfs`), if the plan had `region_noise/*` scenarios.
-    pub fn rfs(&self) -> Option<Rfs> {
+    fn rfs(&self) -> Option<Rfs> {
         self.family("rfs")
     }
 }

@@ -22,12 +22,12 @@ impl Family for SaliencyFamily {
 impl Summary {
     /// `metrics.saliency`, the saliency pass's entry; `None` when no pass ran (or the entry is of
     /// another shape, as [`Summary::family`] reads).
-    pub fn saliency(&self) -> Option<SaliencyEntry> {
+    pub(crate) fn saliency(&self) -> Option<SaliencyEntry> {
         self.family(SaliencyFamily.key())
     }
 
     /// Puts the saliency pass's entry into `metrics.saliency`.
-    pub fn set_saliency(&mut self, entry: &SaliencyEntry) {
+    pub(crate) fn set_saliency(&mut self, entry: &SaliencyEntry) {
         self.metrics
             .insert(SaliencyFamily.key().into(), to_value(entry));
     }

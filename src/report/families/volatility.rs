@@ -144,7 +144,7 @@ impl Summary {
     /// (docs/ximagenet.md#cross-and-inner-variance, docs/ximagenet.md#s_robust). No effect when the
     /// plan has no XIMAGENET-12 scenario. The results are kept in `summary.json` so
     /// [`Summary::recompute`] with this summary as `previous` keeps them.
-    pub fn set_ximagenet_inner(&mut self, inner: &InnerResults) {
+    pub(crate) fn set_ximagenet_inner(&mut self, inner: &InnerResults) {
         if let Some(v) = crate::metrics::volatility::compute(top1_of(&self.scenarios), Some(inner))
         {
             self.metrics.insert("volatility".into(), to_value(&v));
@@ -152,7 +152,7 @@ impl Summary {
     }
 
     /// The XIMAGENET-12 volatility metrics (`metrics.volatility`), if the plan had such scenarios.
-    pub fn volatility(&self) -> Option<Volatility> {
+    pub(crate) fn volatility(&self) -> Option<Volatility> {
         self.family("volatility")
     }
 }

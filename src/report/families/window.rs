@@ -100,7 +100,7 @@ impl Family for WindowFamily {
 
 impl Summary {
     /// The sliding window of this summary (`metrics.window`), if one was kept.
-    pub fn window(&self) -> Option<WindowReport> {
+    fn window(&self) -> Option<WindowReport> {
         self.family("window")
     }
 

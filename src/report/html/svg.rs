@@ -6,12 +6,12 @@
 use std::fmt::Write as _;
 
 /// Series colours (Okabe–Ito, distinguishable with the common colour-vision deficiencies).
-pub const PALETTE: [&str; 7] = [
+const PALETTE: [&str; 7] = [
     "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#999999",
 ];
 
 /// `s` escaped for HTML text and attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -27,7 +27,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// A fraction as a percentage with one decimal (`42.9 %`), `—` when undefined.
-pub fn pct(v: Option<f64>) -> String {
+pub(crate) fn pct(v: Option<f64>) -> String {
     v.filter(|v| v.is_finite())
         .map_or_else(|| "—".into(), |v| format!("{:.1} %", v * 100.0))
 }
@@ -106,19 +106,19 @@ fn percent_label(v: f64) -> String {
 }
 
 /// One bar of [`bars`]: label, value, optional interval, and a colour index.
-pub struct Bar {
+pub(crate) struct Bar {
     /// The x label.
-    pub label: String,
+    pub(crate) label: String,
     /// Its value; `None` draws nothing but the label (and "n/a").
-    pub value: Option<f64>,
+    pub(crate) value: Option<f64>,
     /// An interval drawn as a whisker.
-    pub interval: Option<[f64; 2]>,
+    pub(crate) interval: Option<[f64; 2]>,
     /// Index into [`PALETTE`].
-    pub colour: usize,
+    pub(crate) colour: usize,
 }
 
 /// The value scale of a bar chart.
-pub enum Scale {
+pub(crate) enum Scale {
     /// Fractions shown in percent, 0..1.
     Fraction,
     /// Plain numbers from 0 to the largest value (CE in percent, counts).
@@ -126,7 +126,7 @@ pub enum Scale {
 }
 
 /// A vertical bar chart with optional interval whiskers and a horizontal reference line.
-pub fn bars(
+pub(crate) fn bars(
     name: &str,
     title: &str,
     items: &[Bar],
@@ -255,11 +255,11 @@ fn x_label(out: &mut String, x: f64, bottom: f64, label: &str, rotate: bool) {
 }
 
 /// One point of a [`severity_chart`]: severity, value, interval.
-pub type SeverityPoint = (u8, Option<f64>, Option<[f64; 2]>);
+pub(crate) type SeverityPoint = (u8, Option<f64>, Option<[f64; 2]>);
 
 /// Accuracy against severity 1–5 for one corruption: the 95 % interval as a band, the accuracy as
 /// a line with points, and the clean accuracy as a dashed reference.
-pub fn severity_chart(name: &str, points: &[SeverityPoint], clean: Option<f64>) -> String {
+pub(crate) fn severity_chart(name: &str, points: &[SeverityPoint], clean: Option<f64>) -> String {
     let (w, h) = (230.0, 170.0);
     let p = Plot {
         area: [40.0, 24.0, w - 10.0, h - 26.0],
@@ -345,18 +345,24 @@ fn polyline(out: &mut String, p: &Plot, points: &[(f64, f64)], colour: &str) {
 }
 
 /// A named series of (x, y) points for [`lines`].
-pub struct Series {
+pub(crate) struct Series {
     /// Legend name.
-    pub name: String,
+    pub(crate) name: String,
     /// Points in x order.
-    pub points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<(f64, f64)>,
     /// Index into [`PALETTE`].
-    pub colour: usize,
+    pub(crate) colour: usize,
 }
 
 /// Line chart of several series against a shared x axis (`x_label` names it); y in percent when
 /// `fractions`, else from 0 to the largest value.
-pub fn lines(name: &str, title: &str, x_label: &str, series: &[Series], fractions: bool) -> String {
+pub(crate) fn lines(
+    name: &str,
+    title: &str,
+    x_label: &str,
+    series: &[Series],
+    fractions: bool,
+) -> String {
     let (w, h) = (640.0, 220.0);
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
@@ -444,7 +450,7 @@ fn x_axis_tick(out: &mut String, p: &Plot, v: f64) {
 
 /// A heat map: `rows` × `cols` cells coloured by a fraction in 0..1 (white → blue), each cell
 /// labelled with its percentage; `None` cells are grey.
-pub fn heatmap(
+pub(crate) fn heatmap(
     name: &str,
     title: &str,
     rows: &[String],
@@ -522,7 +528,7 @@ fn blue(v: f64) -> String {
 /// A latency histogram: one bar per fixed bucket (`(upper bound in µs, count)`, the last bound
 /// `u64::MAX` for "above"), on bucket positions rather than a time scale, as the buckets grow
 /// in 1–2.5–5 steps.
-pub fn histogram(name: &str, title: &str, buckets: &[(u64, u64)]) -> String {
+pub(crate) fn histogram(name: &str, title: &str, buckets: &[(u64, u64)]) -> String {
     let items: Vec<Bar> = buckets
         .iter()
         .map(|&(bound, n)| Bar {
@@ -551,7 +557,7 @@ fn micros(us: u64) -> String {
 }
 
 /// A number in at most 3 significant digits, without float noise (`0.25`, `1200`, `1.5k`).
-pub fn short_number(v: f64) -> String {
+fn short_number(v: f64) -> String {
     let a = v.abs();
     if a >= 1e6 {
         format!("{}M", trim(v / 1e6))

@@ -12,7 +12,7 @@ use crate::report::run_block::RunBlock;
 
 impl Summary {
     /// The summary of the streaming state `m`, with the run description and frame counts.
-    pub fn from_metrics(m: &Metrics, run: RunBlock, frames: FrameCounts) -> Self {
+    pub(crate) fn from_metrics(m: &Metrics, run: RunBlock, frames: FrameCounts) -> Self {
         let scenarios: Vec<(String, ScenarioSummary)> = m
             .tallies()
             .map(|(k, t)| (k.to_string(), t.into()))
@@ -48,7 +48,7 @@ impl Summary {
     }
 
     /// [`Summary::recompute`], with the metrics it was computed from.
-    pub fn recompute_with_metrics(
+    pub(crate) fn recompute_with_metrics(
         records: &[Record],
         previous: Option<&Summary>,
     ) -> (Self, Metrics) {

@@ -22,7 +22,7 @@ const fn bbox(x0: u32, y0: u32, x1: u32, y1: u32) -> BBox {
 }
 
 /// A box cut to a `width × height` image, `None` when nothing is left.
-pub fn clip_box(b: BBox, width: u32, height: u32) -> Option<BBox> {
+pub(crate) fn clip_box(b: BBox, width: u32, height: u32) -> Option<BBox> {
     let c = BBox {
         x0: b.x0.min(width),
         y0: b.y0.min(height),
@@ -33,7 +33,7 @@ pub fn clip_box(b: BBox, width: u32, height: u32) -> Option<BBox> {
 }
 
 /// The tight box of the mask's pixels > 0; `None` for an empty mask.
-pub fn mask_box(mask: &GrayImage) -> Option<BBox> {
+pub(crate) fn mask_box(mask: &GrayImage) -> Option<BBox> {
     let w = mask.width() as usize;
     if w == 0 {
         return None;
@@ -67,7 +67,11 @@ pub fn mask_box(mask: &GrayImage) -> Option<BBox> {
 /// exactly one (the reference keeps only such images), else the tight box of the mask (pixels > 0),
 /// else the union of its boxes; clipped to the image. `None` when that leaves nothing (no regions, an
 /// empty mask, boxes outside the image). A mask of another size than the image is ignored.
-pub fn object_box(size: (u32, u32), mask: Option<&GrayImage>, boxes: &[BBox]) -> Option<BBox> {
+pub(crate) fn object_box(
+    size: (u32, u32),
+    mask: Option<&GrayImage>,
+    boxes: &[BBox],
+) -> Option<BBox> {
     let (w, h) = size;
     if let [only] = boxes {
         return clip_box(*only, w, h);
@@ -88,7 +92,7 @@ pub fn object_box(size: (u32, u32), mask: Option<&GrayImage>, boxes: &[BBox]) ->
 }
 
 /// `only_bg_b` (docs/in9.md#only-bg-b): the box's pixels set to black.
-pub fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
+pub(crate) fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
     let mut out = image.clone();
     let Some(b) = clip_box(b, image.width(), image.height()) else {
         return out;
@@ -109,7 +113,7 @@ pub fn only_bg_b(image: &RgbImage, b: BBox) -> RgbImage {
 /// larger horizontal strip (full width, `[0, y0)` or `[ymax, H)`); ties between left and right go
 /// right, between top and bottom to the bottom. `None` for a box covering the whole image (no
 /// background; the reference's dataset never holds one).
-pub fn tile_strip(width: u32, height: u32, b: BBox) -> Option<BBox> {
+pub(crate) fn tile_strip(width: u32, height: u32, b: BBox) -> Option<BBox> {
     if b.x0 == 0 && b.y0 == 0 && b.x1 >= width && b.y1 >= height || b.x1 == 0 || b.y1 == 0 {
         return None;
     }
@@ -135,7 +139,7 @@ pub fn tile_strip(width: u32, height: u32, b: BBox) -> Option<BBox> {
 /// `only_bg_t` (docs/in9.md#only-bg-t): the box's pixels replaced by the image tiled with copies of
 /// [`tile_strip`] from (0, 0), i.e. pixel (x, y) of the box takes the strip's pixel
 /// (x mod strip width, y mod strip height). `None` when there is no strip (the box spans the image).
-pub fn only_bg_t(image: &RgbImage, b: BBox) -> Option<RgbImage> {
+pub(crate) fn only_bg_t(image: &RgbImage, b: BBox) -> Option<RgbImage> {
     let (width, height) = image.dimensions();
     let b = clip_box(b, width, height)?;
     let s = tile_strip(width, height, b)?;
@@ -169,13 +173,13 @@ fn scale(p: u8, m: u8) -> u8 {
 
 /// `only_fg` (docs/in9.md#foreground-masks-only-fg-and-no-fg): image × mask, the mask value m as
 /// weight m / 255 (exact for binary masks).
-pub fn only_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+pub(crate) fn only_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     weighted(image, mask, false)
 }
 
 /// `no_fg` (docs/in9.md#foreground-masks-only-fg-and-no-fg): image × (1 − mask), the mask value m
 /// as weight m / 255.
-pub fn no_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+pub(crate) fn no_fg(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     weighted(image, mask, true)
 }
 
@@ -203,7 +207,7 @@ fn weighted(image: &RgbImage, mask: &GrayImage, invert: bool) -> RgbImage {
 /// genuinely black object pixels show the background too), elsewhere the object, blended with the
 /// background by the mask weight m / 255 (`(p·m + q·(255 − m)) / 255`, rounded) — for the reference's
 /// binary masks exactly its "object where non-black, else background".
-pub fn mixed(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
+pub(crate) fn mixed(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
     assert_eq!(
         image.dimensions(),
         mask.dimensions(),

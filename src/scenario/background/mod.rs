@@ -76,8 +76,8 @@
 //! the drawn background's size (above); the only size-dependent rule, the tile strip of
 //! `only_bg_t`, is already defined for any W×H.
 
-pub mod in9;
-pub mod ximagenet;
+pub(crate) mod in9;
+mod ximagenet;
 
 #[cfg(test)]
 mod fixture_tests;
@@ -94,7 +94,7 @@ use crate::kernels::resample::{Filter, Resampler, Window};
 use crate::key::ScenarioKey;
 
 pub use in9::pool_background;
-pub use ximagenet::Colour;
+pub(crate) use ximagenet::Colour;
 
 /// The IN-9 scenarios (group `in9`): key leaf under `background/` and one-line description.
 pub const IN9: &[(&str, &str)] = &[
@@ -211,7 +211,7 @@ pub const XIMAGENET12: &[(&str, &str)] = &[
 /// matte (`transparent_on/<black|white|grey|RRGGBB>`; any hex colour builds, these are listed) and
 /// the random backgrounds on an earlier frame's Only-BG-T fitted to the frame (the behaviour before
 /// `random_bg_*` followed the reference).
-pub const XIMAGENET12_OPTIONS: &[(&str, &str)] = &[
+pub(crate) const XIMAGENET12_OPTIONS: &[(&str, &str)] = &[
     (
         "transparent_on/black",
         "XIMAGENET-12 transparent image composited on black (0, 0, 0): object kept, background black \
@@ -240,7 +240,7 @@ pub const XIMAGENET12_OPTIONS: &[(&str, &str)] = &[
 /// The paper's eight Table 2 scenarios (group `ximagenet12-table2`), in its column order: Blur_bg,
 /// Blur_obj, Color_g, Color_b, Color_grey, Color_r, Rand_bg, Seg_img
 /// (docs/ximagenet.md#robustness-score).
-pub const TABLE2: [&str; 8] = [
+pub(crate) const TABLE2: [&str; 8] = [
     "blur_bg",
     "blur_obj",
     "color_g",
@@ -254,7 +254,7 @@ pub const TABLE2: [&str; 8] = [
 /// Every background scenario's kind ([`Background::kind`]): which variation it makes (the key
 /// leaves of [`IN9`], [`XIMAGENET12`] and [`XIMAGENET12_OPTIONS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// IN-9 `only_fg`.
     OnlyFg,
     /// IN-9 `no_fg`.
@@ -354,7 +354,7 @@ pub struct Background {
 
 impl Background {
     /// The scenario `background/<leaf>`, `None` for an unknown leaf.
-    pub fn new(leaf: &str) -> Option<Self> {
+    pub(crate) fn new(leaf: &str) -> Option<Self> {
         Kind::from_leaf(leaf).map(|kind| Self {
             key: ScenarioKey::Background { leaf }.to_string(),
             kind,
@@ -362,7 +362,7 @@ impl Background {
     }
 
     /// Which variation this scenario makes (read by the GPU path, docs/gpu.md#mask-based-scenarios).
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         self.kind
     }
 }
@@ -373,7 +373,7 @@ pub fn build(key: &str) -> Option<Arc<dyn Scenario>> {
 }
 
 /// [`build`] of a parsed key; `None` for other families.
-pub fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
+pub(crate) fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     let ScenarioKey::Background { leaf } = key else {
         return None;
     };
@@ -503,7 +503,7 @@ impl Background {
 
 /// Which pool entries a scenario may draw its background from (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pick {
+pub(crate) enum Pick {
     /// The frame's own class (IN-9 `mixed_same`).
     SameClass,
     /// The next class present in the pool after the frame's class, cyclically (IN-9 `mixed_next`).
@@ -518,7 +518,7 @@ pub enum Pick {
 /// Errors: [`ScenarioError::NoPool`] when no pool is attached (apply / preview without
 /// `--background`); [`ScenarioError::Unsuitable`] when the frame's truth is missing and `pick` needs
 /// a class, or no suitable entry is there yet (reason starting "background pool warming up").
-pub fn draw_background(
+fn draw_background(
     key: &str,
     input: &ScenarioInput<'_>,
     pick: Pick,
@@ -581,7 +581,7 @@ pub fn draw_background(
 ///
 /// Errors: [`ScenarioError::NoPool`] when no pool is attached; [`ScenarioError::Unsuitable`] for an
 /// empty pool (reason starting "background pool warming up").
-pub fn draw_whole(
+fn draw_whole(
     key: &str,
     input: &ScenarioInput<'_>,
     rng: &mut ScenarioRng,
@@ -614,7 +614,7 @@ fn draw_among(mut entries: Vec<&Arc<PoolEntry>>, rng: &mut ScenarioRng) -> Optio
 
 /// `bg` fitted to `width × height` (see the module doc): unchanged when it already has that size, else
 /// Pillow NEAREST resize covering the target with the aspect ratio kept, then a centred crop.
-pub fn fit_background(bg: &RgbImage, width: u32, height: u32) -> Cow<'_, RgbImage> {
+fn fit_background(bg: &RgbImage, width: u32, height: u32) -> Cow<'_, RgbImage> {
     let (bw, bh) = bg.dimensions();
     if (bw, bh) == (width, height) {
         return Cow::Borrowed(bg);

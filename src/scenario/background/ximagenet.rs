@@ -16,7 +16,7 @@ use crate::kernels::opencv::{self, BLUR_9, BLUR_15, HueEdit, Rect};
 
 /// XIMAGENET-12's background colours (docs/ximagenet.md#scenarios).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Colour {
+pub(crate) enum Colour {
     /// One hue drawn from 0..=29 or 150..=180 (the range first, each with probability ½).
     Red,
     /// One hue drawn from 30..=89.
@@ -31,7 +31,7 @@ pub enum Colour {
 
 impl Colour {
     /// The hue edit for one variant, drawn from `rng` (`None` for [`Colour::Grey`]).
-    pub fn draw(self, rng: &mut ScenarioRng) -> Option<HueEdit> {
+    fn draw(self, rng: &mut ScenarioRng) -> Option<HueEdit> {
         Some(match self {
             Colour::Red => {
                 if rng.random_range(0..2u8) == 0 {
@@ -63,7 +63,7 @@ fn take_where(dst: &mut RgbImage, src: &RgbImage, mask: &GrayImage, take: impl F
 }
 
 /// Blurred background: `GaussianBlur(image, (15, 15), 3)` where mask == 0, the image elsewhere.
-pub fn blur_background(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+pub(crate) fn blur_background(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let (w, h) = image.dimensions();
     let mut out = opencv::gaussian_blur(image, &BLUR_15, Rect::full(w, h));
     take_where(&mut out, image, mask, |m| m > 0);
@@ -85,7 +85,7 @@ fn object_rect(mask: &GrayImage) -> Rect {
 
 /// Blurred object: the image with `GaussianBlur(image, (15, 15), 3)` where mask > 0 (the blur is
 /// computed only over the object's box; the values are those of the whole-image blur).
-pub fn blur_object(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+pub(crate) fn blur_object(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let rect = object_rect(mask);
     let blurred = opencv::gaussian_blur(image, &BLUR_15, rect);
     let mut out = image.clone();
@@ -119,7 +119,7 @@ fn paste_rect(
 
 /// Recoloured background: [`Colour::draw`] once, then OpenCV HSV with the hue replaced or shifted
 /// ([`opencv::recolour`]) or, for grey, OpenCV grayscale — on the background (mask == 0) only.
-pub fn colour_background(
+pub(crate) fn colour_background(
     image: &RgbImage,
     mask: &GrayImage,
     colour: Colour,
@@ -146,7 +146,7 @@ pub fn colour_background(
 /// or on the object (mask > 0). The bright image is computed only where it is used (the whole image,
 /// or the object's box), with OpenCV's element-position rule for the fused arithmetic
 /// ([`opencv::add_weighted_bright`]).
-pub fn bright(image: &RgbImage, mask: &GrayImage, background: bool) -> RgbImage {
+pub(crate) fn bright(image: &RgbImage, mask: &GrayImage, background: bool) -> RgbImage {
     let (w, h) = image.dimensions();
     let total = w as usize * h as usize * 3;
     if background {
@@ -170,7 +170,7 @@ pub fn bright(image: &RgbImage, mask: &GrayImage, background: bool) -> RgbImage 
 }
 
 /// Segmented image: the object (mask > 0) on black.
-pub fn segmented(image: &RgbImage, mask: &GrayImage) -> RgbImage {
+pub(crate) fn segmented(image: &RgbImage, mask: &GrayImage) -> RgbImage {
     let mut out = image.clone();
     let raw: &mut [u8] = &mut out;
     for (p, &m) in raw.chunks_exact_mut(3).zip(mask.as_raw()) {
@@ -191,7 +191,7 @@ pub fn segmented(image: &RgbImage, mask: &GrayImage) -> RgbImage {
 ///   its accuracy must equal clean's).
 /// - `matte = Some(rgb)`: a loader that composites the alpha onto a matte colour; the alpha is 0 or
 ///   255, so compositing is exact: the object (mask > 0) kept, the background replaced by `rgb`.
-pub fn transparent(image: &RgbImage, mask: &GrayImage, matte: Option<[u8; 3]>) -> RgbImage {
+pub(crate) fn transparent(image: &RgbImage, mask: &GrayImage, matte: Option<[u8; 3]>) -> RgbImage {
     let mut out = image.clone();
     if let Some(rgb) = matte {
         let raw: &mut [u8] = &mut out;
@@ -220,7 +220,7 @@ fn segmented_at(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
 /// `addWeighted(bg, 1, fg, 1, 0)`, the saturating u8 sum (exact for these weights: checked for all
 /// 65 536 pairs against OpenCV 4.8.1). The object is *added onto* the background, not pasted. The
 /// result has `bg`'s size.
-pub fn random_background_add(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
+pub(crate) fn random_background_add(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
     let fg = segmented_at(image, mask, bg);
     let mut out = bg.clone();
     let raw: &mut [u8] = &mut out;
@@ -233,7 +233,11 @@ pub fn random_background_add(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) 
 /// Random background, clean paste (not in the paper): where the mask, squashed to `bg`'s size with
 /// the same bilinear resize as the object, is > 0, the squashed object replaces the background
 /// (at equal sizes: the object pixels, mask > 0, over `bg`). The result has `bg`'s size.
-pub fn random_background_paste(image: &RgbImage, mask: &GrayImage, bg: &RgbImage) -> RgbImage {
+pub(crate) fn random_background_paste(
+    image: &RgbImage,
+    mask: &GrayImage,
+    bg: &RgbImage,
+) -> RgbImage {
     let mut out = bg.clone();
     if image.dimensions() == bg.dimensions() {
         take_where(&mut out, image, mask, |m| m > 0);

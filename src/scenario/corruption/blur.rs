@@ -17,7 +17,7 @@ use crate::rng::RngKey;
 
 /// Gaussian σ per severity 1..5 (docs/imagenet-c.md#gaussian_blur); radius int(4σ + 0.5) = 4, 8,
 /// 12, 16, 24.
-pub const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
+pub(crate) const GAUSSIAN_BLUR_SIGMA: [f64; 5] = [1.0, 2.0, 3.0, 4.0, 6.0];
 
 /// scipy `gaussian_filter`'s `truncate` for gaussian_blur (docs/imagenet-c.md#gaussian_blur): the
 /// kernel reaches int(4σ + 0.5) pixels. Shared with the GPU recipe (docs/gpu.md#gpu-resident-scenarios).
@@ -26,17 +26,17 @@ pub(crate) const GAUSSIAN_BLUR_TRUNCATE: f64 = 4.0;
 /// One glass_blur severity (docs/imagenet-c.md#glass_blur): the reference's `c = (sigma,
 /// max_delta, iterations)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GlassBlurParams {
+pub(crate) struct GlassBlurParams {
     /// σ of the Gaussian before and after the pixel walk.
-    pub sigma: f64,
+    pub(crate) sigma: f64,
     /// δ: how far a pixel may be swapped (`max_delta`).
-    pub max_delta: usize,
+    pub(crate) max_delta: usize,
     /// How many passes of the walk.
-    pub iterations: usize,
+    pub(crate) iterations: usize,
 }
 
 /// (σ, max_delta δ, iterations) per severity 1..5 (docs/imagenet-c.md#glass_blur).
-pub const GLASS_BLUR: [GlassBlurParams; 5] = [
+pub(crate) const GLASS_BLUR: [GlassBlurParams; 5] = [
     glass(0.7, 1, 2),
     glass(0.9, 2, 1),
     glass(1.0, 2, 3),
@@ -56,15 +56,15 @@ const fn glass(sigma: f64, max_delta: usize, iterations: usize) -> GlassBlurPara
 /// One defocus_blur severity (docs/imagenet-c.md#defocus_blur): the reference's `disk(radius,
 /// alias_blur)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DefocusBlurParams {
+pub(crate) struct DefocusBlurParams {
     /// The disk's radius.
-    pub radius: usize,
+    pub(crate) radius: usize,
     /// σ of the Gaussian that anti-aliases the disk (`alias_blur`).
-    pub alias_blur: f64,
+    pub(crate) alias_blur: f64,
 }
 
 /// (disk radius, alias_blur σ) per severity 1..5 (docs/imagenet-c.md#defocus_blur).
-pub const DEFOCUS_BLUR: [DefocusBlurParams; 5] = [
+pub(crate) const DEFOCUS_BLUR: [DefocusBlurParams; 5] = [
     defocus(3, 0.1),
     defocus(4, 0.5),
     defocus(6, 0.5),
@@ -80,16 +80,16 @@ const fn defocus(radius: usize, alias_blur: f64) -> DefocusBlurParams {
 /// One motion_blur severity (docs/imagenet-c.md#motion_blur): the reference's
 /// `_motion_blur(x, radius, sigma, angle)` without the drawn angle.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MotionBlurParams {
+pub(crate) struct MotionBlurParams {
     /// The kernel's radius r (2r + 1 taps).
-    pub radius: usize,
+    pub(crate) radius: usize,
     /// σ of the kernel's half-Gaussian.
-    pub sigma: f64,
+    pub(crate) sigma: f64,
 }
 
 /// (radius, σ) of the motion kernel per severity 1..5 (docs/imagenet-c.md#motion_blur); 2r+1 = 21,
 /// 31, 31, 31, 41 taps.
-pub const MOTION_BLUR: [MotionBlurParams; 5] = [
+pub(crate) const MOTION_BLUR: [MotionBlurParams; 5] = [
     motion(10, 3.0),
     motion(15, 5.0),
     motion(15, 8.0),
@@ -105,16 +105,16 @@ const fn motion(radius: usize, sigma: f64) -> MotionBlurParams {
 /// One zoom_blur severity (docs/imagenet-c.md#zoom_blur): the reference's zoom factors
 /// `np.arange(1, stop, step)` ([`zoom_factors`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ZoomArange {
+pub(crate) struct ZoomArange {
     /// The arange's (excluded) end.
-    pub stop: f64,
+    pub(crate) stop: f64,
     /// The arange's step.
-    pub step: f64,
+    pub(crate) step: f64,
 }
 
 /// numpy `arange(1, stop, step)` per severity 1..5 as (stop, step) (docs/imagenet-c.md#zoom_blur);
 /// see [`zoom_factors`].
-pub const ZOOM_BLUR_ARANGE: [ZoomArange; 5] = [
+pub(crate) const ZOOM_BLUR_ARANGE: [ZoomArange; 5] = [
     arange(1.11, 0.01),
     arange(1.16, 0.01),
     arange(1.21, 0.02),
@@ -139,7 +139,7 @@ fn dims(image: &RgbImage) -> (usize, usize, usize) {
 /// in scipy's own f64 operations ([`gauss_u8`]), so the bytes are those of
 /// [`crate::kernels::gaussian::gaussian_filter_map`] with `x/255` in and `floor8` out, which equal imagecorruptions'
 /// on the fixtures and on a 1280×720 frame.
-pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
+pub(crate) fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
     let raw = gauss_u8::gaussian_blur_u8(
         image.as_raw(),
         dims(image),
@@ -158,7 +158,7 @@ pub fn gaussian_blur(image: &RgbImage, sigma: f64) -> RgbImage {
 /// anti-alias Gaussian ([`defocus::defocus_filter`], O(radius) per pixel instead of O(radius²));
 /// the bytes agree with the direct 2-D correlation (checked on the fixtures and on 1280×720 frames;
 /// the reference itself filters through a DFT).
-pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImage {
+pub(crate) fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImage {
     if image.as_raw().is_empty() {
         return image.clone();
     }
@@ -175,7 +175,7 @@ pub fn defocus_blur(image: &RgbImage, radius: usize, alias_blur: f64) -> RgbImag
 /// The zoom factors of numpy `arange(1, stop, step)` exactly as numpy computes them: `ceil((stop − 1)
 /// / step)` values `1 + i·((1 + step) − 1)`. Severity 1 therefore has **12** factors up to 1.11
 /// (a quirk noted in docs/imagenet-c.md#zoom_blur); the counts are 12, 16, 11, 13, 11.
-pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
+pub(crate) fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
     let n = ((stop - 1.0) / step).ceil() as usize;
     let delta = (1.0 + step) - 1.0;
     (0..n).map(|i| 1.0 + i as f64 * delta).collect()
@@ -194,7 +194,7 @@ pub fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
 ///
 /// Speed: [`zoom::zoom_blur_u8`] fuses the factors band by band and reuses each horizontally
 /// interpolated source row, with the reference's f64 arithmetic per element (bit-identical output).
-pub fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
+pub(crate) fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
     let (w, h, c) = dims(image);
     if image.as_raw().is_empty() {
         return image.clone();
@@ -209,7 +209,7 @@ pub fn zoom_blur(image: &RgbImage, factors: &[f64]) -> RgbImage {
 /// values with edge replication (taps added in order, in f64), `floor8(clip(·, 0, 255))`.
 /// hendrycks' ImageMagick call (PNG round trip) cannot be ported; the numpy port is its stand-in.
 /// Taps reaching past a small frame are dropped as the port does.
-pub fn motion_blur(image: &RgbImage, radius: usize, sigma: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn motion_blur(image: &RgbImage, radius: usize, sigma: f64, rng: RngKey) -> RgbImage {
     let angle: f64 = rng.rng().random_range(-45.0..45.0);
     motion_blur_at(image, radius, sigma, angle)
 }
@@ -239,7 +239,7 @@ pub fn motion_blur_at(image: &RgbImage, radius: usize, sigma: f64, angle: f64) -
 /// own symmetric evaluation order (bit-identical to scipy for a given walk). Generalisation: hendrycks
 /// hard-codes 224 in the loop bounds; imagecorruptions 1.1.2 uses H for rows and W for columns, as
 /// here. Frames with a side ≤ 2δ+1 are not walked (the ranges are empty), only blurred twice.
-pub fn glass_blur(
+pub(crate) fn glass_blur(
     image: &RgbImage,
     sigma: f64,
     max_delta: usize,
@@ -253,7 +253,8 @@ pub fn glass_blur(
 
 /// Step 2 of [`glass_blur`] on an interleaved RGB u8 buffer of `w × h` ([`glass::walk`] on packed
 /// pixels).
-pub fn glass_walk(px: &mut [u8], w: usize, h: usize, delta: usize, iterations: usize, rng: RngKey) {
+#[cfg(test)]
+fn glass_walk(px: &mut [u8], w: usize, h: usize, delta: usize, iterations: usize, rng: RngKey) {
     let mut packed: Vec<u32> = px
         .chunks_exact(3)
         .map(|p| u32::from(p[0]) | u32::from(p[1]) << 8 | u32::from(p[2]) << 16)

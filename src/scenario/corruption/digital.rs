@@ -15,11 +15,11 @@ use crate::kernels::{hsv, jpeg};
 
 /// Value (brightness) offset ΔV added in HSV space per severity 1..5
 /// (docs/imagenet-c.md#brightness).
-pub const BRIGHTNESS_DELTA: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
+pub(crate) const BRIGHTNESS_DELTA: [f64; 5] = [0.1, 0.2, 0.3, 0.4, 0.5];
 
 /// Saturation `(scale, offset)` per severity 1..5: S becomes `clip(S·scale + offset, 0, 1)`
 /// (docs/imagenet-c.md#saturate). Severities 1–2 desaturate, 3–5 over-saturate.
-pub const SATURATE_SCALE_OFFSET: [SaturateParams; 5] = [
+pub(crate) const SATURATE_SCALE_OFFSET: [SaturateParams; 5] = [
     saturation(0.3, 0.0),
     saturation(0.1, 0.0),
     saturation(2.0, 0.0),
@@ -30,11 +30,11 @@ pub const SATURATE_SCALE_OFFSET: [SaturateParams; 5] = [
 /// One saturate severity (docs/imagenet-c.md#saturate): the reference's `c`, used as
 /// `S·c[0] + c[1]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SaturateParams {
+pub(crate) struct SaturateParams {
     /// The saturation's factor (`c[0]`).
-    pub scale: f64,
+    pub(crate) scale: f64,
     /// What is added after scaling (`c[1]`).
-    pub offset: f64,
+    pub(crate) offset: f64,
 }
 
 /// Table row constructor.
@@ -43,18 +43,18 @@ const fn saturation(scale: f64, offset: f64) -> SaturateParams {
 }
 
 /// JPEG quality per severity 1..5 (docs/imagenet-c.md#jpeg_compression).
-pub const JPEG_QUALITY: [u8; 5] = [25, 18, 15, 10, 7];
+pub(crate) const JPEG_QUALITY: [u8; 5] = [25, 18, 15, 10, 7];
 
 /// Pixelate size factor per severity 1..5: the frame is shrunk to `int(W·f) × int(H·f)` and enlarged back
 /// (docs/imagenet-c.md#pixelate; at 224 the intermediate sizes are 134, 112, 89, 67, 56).
-pub const PIXELATE_FACTOR: [f64; 5] = [0.6, 0.5, 0.4, 0.3, 0.25];
+pub(crate) const PIXELATE_FACTOR: [f64; 5] = [0.6, 0.5, 0.4, 0.3, 0.25];
 
 /// ImageNet-C `brightness`: in scikit-image HSV (docs/imagenet-c.md#h6-hsv-conversion),
 /// `V = clip(V + ΔV, 0, 1)`, back to RGB, `floor8(clip(·, 0, 1)·255)`
 /// (docs/imagenet-c.md#brightness; identical in imagecorruptions). Per pixel, so size-independent;
 /// bit-identical to the f64 chain (exact shortcut, f64 lanes where the chain's rounding decides:
 /// [`hsv::edit_hsv`]), parallel over rows.
-pub fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
+pub(crate) fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
     hsv::edit_hsv(image, hsv::Edit::Brightness { delta })
 }
 
@@ -62,7 +62,7 @@ pub fn brightness(image: &RgbImage, delta: f64) -> RgbImage {
 /// `floor8(clip(·, 0, 1)·255)` (docs/imagenet-c.md#saturate; identical in imagecorruptions). Per
 /// pixel, so size-independent; bit-identical to the f64 chain ([`hsv::edit_hsv`]), parallel over
 /// rows.
-pub fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
+pub(crate) fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
     hsv::edit_hsv(image, hsv::Edit::Saturate { scale, offset })
 }
 
@@ -77,7 +77,7 @@ pub fn saturate(image: &RgbImage, scale: f64, offset: f64) -> RgbImage {
 /// the IJG standard (Annex K tables, libjpeg's quality scaling, baseline clamp), but it always encodes
 /// 4:4:4 and decodes with a different IDCT and upsampler, which at qualities 7–25 differs visibly from
 /// Pillow's output (see [`jpeg`]).
-pub fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
+pub(crate) fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
     jpeg::roundtrip(image, quality)
 }
 
@@ -96,7 +96,7 @@ pub fn jpeg_compression(image: &RgbImage, quality: u8) -> RgbImage {
 /// neighbours. At 224×224 no severity has such ties: both give identical bytes (checked against the
 /// imagecorruptions fixtures). Other sizes can tie (e.g. 1280 → 512 → 1280 at factor 0.4: output columns
 /// 2, 7, 12, … have centres on source boundaries). `BOX`, the filter of the released ImageNet-C, is kept.
-pub fn pixelate(image: &RgbImage, factor: f64) -> RgbImage {
+pub(crate) fn pixelate(image: &RgbImage, factor: f64) -> RgbImage {
     pixelate_with(image, factor, Filter::Box)
 }
 
@@ -105,7 +105,7 @@ pub fn pixelate(image: &RgbImage, factor: f64) -> RgbImage {
 ///
 /// A fresh [`Resampler`] per call: its coefficient tables for a 224-pixel frame cost a few microseconds,
 /// and a shared one would need locking across the pipeline's threads.
-pub fn pixelate_with(image: &RgbImage, factor: f64, up: Filter) -> RgbImage {
+pub(crate) fn pixelate_with(image: &RgbImage, factor: f64, up: Filter) -> RgbImage {
     let (w, h) = image.dimensions();
     if w == 0 || h == 0 {
         return image.clone();
@@ -169,7 +169,7 @@ const HALVING_PARALLEL_BYTES: usize = 1 << 22;
 
 /// The intermediate size of [`pixelate`]: Python's `int(side · factor)` (truncation of the f64 product),
 /// at least 1 and at most the side itself.
-pub fn pixelate_size(w: u32, h: u32, factor: f64) -> (u32, u32) {
+pub(crate) fn pixelate_size(w: u32, h: u32, factor: f64) -> (u32, u32) {
     let side = |n: u32| {
         let v = f64::from(n) * factor;
         if v.is_finite() {
@@ -182,7 +182,7 @@ pub fn pixelate_size(w: u32, h: u32, factor: f64) -> (u32, u32) {
 }
 
 /// Contrast factor c per severity 1..5 (docs/imagenet-c.md#contrast).
-pub const CONTRAST_FACTOR: [f64; 5] = [0.4, 0.3, 0.2, 0.1, 0.05];
+pub(crate) const CONTRAST_FACTOR: [f64; 5] = [0.4, 0.3, 0.2, 0.1, 0.05];
 
 /// ImageNet-C `contrast`: with x on [0, 1] and μ the per-channel mean over the whole image,
 /// `out = floor8(clip((x − μ)·c + μ, 0, 1)·255)` (docs/imagenet-c.md#contrast; identical in
@@ -192,7 +192,7 @@ pub const CONTRAST_FACTOR: [f64; 5] = [0.4, 0.3, 0.2, 0.1, 0.05];
 /// value into a lookup table (same f64 arithmetic as the reference, so the result is exact). Two passes
 /// over the bytes: exact integer channel sums ([`channel_sums`]) and the table lookups
 /// ([`apply_channel_luts`], AVX-512 VBMI byte permutes where the CPU has them).
-pub fn contrast(image: &RgbImage, c: f64) -> RgbImage {
+pub(crate) fn contrast(image: &RgbImage, c: f64) -> RgbImage {
     let raw = image.as_raw();
     let sums = channel_sums(raw);
     let n = (raw.len() / 3).max(1) as f64;

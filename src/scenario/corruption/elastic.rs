@@ -27,19 +27,19 @@ use crate::rng::RngKey;
 
 /// Displacement scale α per severity 1..5: 250 × (0.05, 0.065, 0.085, 0.1, 0.12)
 /// (docs/imagenet-c.md#elastic_transform, IC).
-pub const ELASTIC_ALPHA: [f64; 5] = [12.5, 16.25, 21.25, 25.0, 30.0];
+pub(crate) const ELASTIC_ALPHA: [f64; 5] = [12.5, 16.25, 21.25, 25.0, 30.0];
 
 /// Smoothing σ as a fraction of each side (σ_y = 0.01·H, σ_x = 0.01·W)
 /// (docs/imagenet-c.md#elastic_transform, IC).
-pub const ELASTIC_SIGMA_FRACTION: f64 = 0.01;
+pub(crate) const ELASTIC_SIGMA_FRACTION: f64 = 0.01;
 
 /// Half-width of the displacement noise as a fraction of the height H (both dx and dy;
 /// docs/imagenet-c.md#elastic_transform).
-pub const ELASTIC_NOISE_FRACTION: f64 = 0.005;
+pub(crate) const ELASTIC_NOISE_FRACTION: f64 = 0.005;
 
 /// Gaussian truncation (radius `int(3σ + 0.5)`) used by elastic_transform
 /// (docs/imagenet-c.md#h1-gaussian-filter).
-pub const ELASTIC_TRUNCATE: f64 = 3.0;
+pub(crate) const ELASTIC_TRUNCATE: f64 = 3.0;
 
 /// Half-sample-symmetric ('reflect', …c b a | a b c…) index into `0..n` (n ≥ 1), any distance out.
 #[inline]
@@ -102,7 +102,7 @@ pub(crate) fn smooth_displacements(field: &[f64], w: usize, h: usize, alpha: f64
 /// one-tap kernel and every sample reflects back onto the single pixel, so the output equals the input.
 /// Runs inside rayon's pool ([`lanes::in_pool`]: a caller outside it hands the work over once, not
 /// per stage).
-pub fn elastic_transform(image: &RgbImage, alpha: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn elastic_transform(image: &RgbImage, alpha: f64, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| elastic_in_pool(image, alpha, rng))
 }
 

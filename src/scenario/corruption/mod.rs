@@ -10,11 +10,11 @@
 //! per-row random streams) lives in [`crate::kernels`].
 
 pub mod blur;
-pub mod digital;
-pub mod elastic;
-pub mod noise;
+pub(crate) mod digital;
+pub(crate) mod elastic;
+pub(crate) mod noise;
 pub mod snow;
-pub mod spatter;
+mod spatter;
 pub mod weather;
 
 use image::RgbImage;
@@ -58,33 +58,34 @@ impl Corruption {
     /// quality 85 after corrupting (docs/imagenet-c.md#how-imagenet-c-was-made, step 5), so
     /// `Some(85)` evaluates like the published dataset. `None` (the default) evaluates the
     /// corruption's own output, like imagecorruptions. [`Corruption::corrupt`] is never affected.
-    pub fn stored_as_jpeg(mut self, quality: Option<u8>) -> Self {
+    pub(crate) fn stored_as_jpeg(mut self, quality: Option<u8>) -> Self {
         self.stored_jpeg = quality;
         self
     }
 
     /// Which corruption.
-    pub fn kind(&self) -> Kind {
+    pub(crate) fn kind(&self) -> Kind {
         self.kind
     }
 
     /// The corruption's name ([`Kind::as_str`]).
-    pub fn name(&self) -> &'static str {
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &'static str {
         self.kind.as_str()
     }
 
     /// The severity, 1..=5.
-    pub fn severity(&self) -> u8 {
+    pub(crate) fn severity(&self) -> u8 {
         self.severity
     }
 
     /// The JPEG quality of the round trip after corrupting ([`Corruption::stored_as_jpeg`]).
-    pub fn stored_jpeg(&self) -> Option<u8> {
+    pub(crate) fn stored_jpeg(&self) -> Option<u8> {
         self.stored_jpeg
     }
 
     /// The severity's parameter in words, e.g. `sigma 0.18`.
-    pub fn parameter(&self) -> String {
+    pub(crate) fn parameter(&self) -> String {
         let s = usize::from(self.severity - 1);
         match self.kind {
             Kind::GaussianNoise => format!("sigma {}", noise::GAUSSIAN_SIGMA[s]),

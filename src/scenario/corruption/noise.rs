@@ -19,18 +19,18 @@ use crate::rng::{RngKey, ScenarioRng};
 
 /// Noise standard deviation σ per severity 1..5 on the [0, 1] scale
 /// (docs/imagenet-c.md#gaussian_noise).
-pub const GAUSSIAN_SIGMA: [f64; 5] = [0.08, 0.12, 0.18, 0.26, 0.38];
+pub(crate) const GAUSSIAN_SIGMA: [f64; 5] = [0.08, 0.12, 0.18, 0.26, 0.38];
 
 /// Photon count c per severity 1..5: the pixel value x ∈ [0, 1] becomes Poisson(x·c)/c
 /// (docs/imagenet-c.md#shot_noise).
-pub const SHOT_PHOTONS: [f64; 5] = [60.0, 25.0, 12.0, 5.0, 3.0];
+pub(crate) const SHOT_PHOTONS: [f64; 5] = [60.0, 25.0, 12.0, 5.0, 3.0];
 
 /// Fraction of elements (pixel × channel) replaced by salt or pepper per severity 1..5
 /// (docs/imagenet-c.md#impulse_noise).
-pub const IMPULSE_AMOUNT: [f64; 5] = [0.03, 0.06, 0.09, 0.17, 0.27];
+pub(crate) const IMPULSE_AMOUNT: [f64; 5] = [0.03, 0.06, 0.09, 0.17, 0.27];
 
 /// Multiplicative noise standard deviation σ per severity 1..5 (docs/imagenet-c.md#speckle_noise).
-pub const SPECKLE_SIGMA: [f64; 5] = [0.15, 0.20, 0.35, 0.45, 0.60];
+pub(crate) const SPECKLE_SIGMA: [f64; 5] = [0.15, 0.20, 0.35, 0.45, 0.60];
 
 /// Elements (pixel × channel) per rayon task: below about this much work a task costs more than it saves.
 const ELEMENTS_PER_TASK: usize = 16_384;
@@ -85,7 +85,7 @@ fn unit_lut() -> [f64; 256] {
 /// on the thread count. numpy's exact stream is not reproduced
 /// (docs/imagenet-c.md#randomness-and-external-inputs); the distribution is (deviates from
 /// [`Ziggurat`], two per 64-bit draw).
-pub fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
     let unit = unit_lut();
     per_element_normal(image, rng, |v, n| {
         lanes::floor8(unit[usize::from(v)] + sigma * n)
@@ -106,7 +106,7 @@ pub fn gaussian_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
 /// [`SHOT_TABLE_MAX_PHOTONS`] (far beyond the table's 60) rand_distr's Poisson sampler is used instead.
 /// The tables of the five ImageNet-C photon counts are built once per process; others per call. A
 /// non-positive or non-finite `c` leaves the image as `floor8(x)`.
-pub fn shot_noise(image: &RgbImage, c: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn shot_noise(image: &RgbImage, c: f64, rng: RngKey) -> RgbImage {
     let unit = unit_lut();
     if !(c > 0.0 && c.is_finite()) {
         return per_element(image, rng, |v, _| floor8_unit(unit[usize::from(v)]));
@@ -144,7 +144,7 @@ pub(crate) fn shot_table(s: usize) -> Option<&'static ShotTable> {
 /// Largest photon count for which [`shot_noise`] builds alias tables: the pmf recurrence starts from
 /// e^(−λ) with λ up to c, which must stay well above f64's underflow (e^(−708)); 600 also bounds the
 /// tables to 601 buckets per value (1.2 MiB).
-pub const SHOT_TABLE_MAX_PHOTONS: f64 = 600.0;
+const SHOT_TABLE_MAX_PHOTONS: f64 = 600.0;
 
 /// Bits of an alias entry holding the keep threshold (0 ..= 2³²).
 const THRESHOLD_MASK: u64 = (1 << 33) - 1;
@@ -158,7 +158,7 @@ const THRESHOLD_MASK: u64 = (1 << 33) - 1;
 /// 2⁻³³ and the bucket choice is uniform to within n·2⁻³² (relative), so every level's probability is
 /// the Poisson one to within about 1e−8 — far below anything a finite sample can detect.
 #[derive(Debug, Clone)]
-pub struct ShotTable {
+pub(crate) struct ShotTable {
     /// Buckets (= output levels) per value: `⌈c⌉ + 1`.
     levels: usize,
     /// `entries[v·levels + k]`: keep threshold (bits 0..33, out of 2³²), the bucket's own output byte
@@ -168,7 +168,7 @@ pub struct ShotTable {
 
 impl ShotTable {
     /// Tables for photon count `c`; `None` unless `0 < c ≤` [`SHOT_TABLE_MAX_PHOTONS`].
-    pub fn new(c: f64) -> Option<Self> {
+    fn new(c: f64) -> Option<Self> {
         if !(c > 0.0 && c <= SHOT_TABLE_MAX_PHOTONS) {
             return None;
         }
@@ -201,7 +201,7 @@ impl ShotTable {
 
     /// One draw for input value `v`.
     #[inline]
-    pub fn sample(&self, v: u8, r: &mut ScenarioRng) -> u8 {
+    fn sample(&self, v: u8, r: &mut ScenarioRng) -> u8 {
         let bits: u64 = r.random();
         let k = (((bits >> 32) * self.levels as u64) >> 32) as usize;
         let e = self.entries[usize::from(v) * self.levels + k];
@@ -260,7 +260,7 @@ fn alias_table(p: &[f64]) -> (Vec<f64>, Vec<usize>) {
 /// every element too (independent, and unused unless flipped: the same joint distribution). The choice
 /// is branch-free. Size-independent; keyed row streams as [`gaussian_noise`]. `amount` is clamped to
 /// [0, 1].
-pub fn impulse_noise(image: &RgbImage, amount: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn impulse_noise(image: &RgbImage, amount: f64, rng: RngKey) -> RgbImage {
     let amount = if amount.is_nan() {
         0.0
     } else {
@@ -281,7 +281,7 @@ pub fn impulse_noise(image: &RgbImage, amount: f64, rng: RngKey) -> RgbImage {
 /// draw per pixel **and** channel (docs/imagenet-c.md#speckle_noise; identical in
 /// imagecorruptions): noise proportional to the signal, so black stays black. Size-independent;
 /// keyed row streams as [`gaussian_noise`].
-pub fn speckle_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn speckle_noise(image: &RgbImage, sigma: f64, rng: RngKey) -> RgbImage {
     let unit = unit_lut();
     per_element_normal(image, rng, |v, z| {
         let x = unit[usize::from(v)];

@@ -19,16 +19,16 @@ pub struct SnowParams {
     /// Standard deviation s of the snow field.
     pub std: f64,
     /// Zoom factor z of the field ([`zoom::clipped_zoom_f64`]).
-    pub zoom: f64,
+    pub(crate) zoom: f64,
     /// Threshold t: zoomed field values below it become 0.
-    pub threshold: f64,
+    pub(crate) threshold: f64,
     /// Motion-blur radius r (2r + 1 taps).
-    pub radius: usize,
+    pub(crate) radius: usize,
     /// Motion-blur σ.
-    pub sigma: f64,
+    pub(crate) sigma: f64,
     /// Blend b of the image with its brightened version (the reference's Python float: both b and
     /// 1 − b are formed in f64 and only then rounded to f32, see [`blend_row`]).
-    pub blend: f64,
+    pub(crate) blend: f64,
 }
 
 /// (μ, s, z, t, r, σ, b) per severity 1..5 (docs/imagenet-c.md#snow).
@@ -81,7 +81,7 @@ const fn snow(
 /// per-axis zoom and top-left crop, used here, work for any H×W (both agree in distribution at 224²).
 /// imagecorruptions rejects frames below 32×32; here they work the same way (a 1×1 frame zooms to a
 /// tiny layer whose motion taps stop at its size).
-pub fn snow_corruption(image: &RgbImage, p: &SnowParams, rng: RngKey) -> RgbImage {
+pub(crate) fn snow_corruption(image: &RgbImage, p: &SnowParams, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| snow_corruption_body(image, p, rng))
 }
 

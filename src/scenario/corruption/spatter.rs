@@ -22,24 +22,24 @@ use crate::rng::RngKey;
 
 /// One spatter severity (docs/imagenet-c.md#spatter): the reference's `c`, in its order.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SpatterParams {
+pub(crate) struct SpatterParams {
     /// μ of the Gaussian liquid field (`loc = c[0]`).
-    pub mean: f64,
+    pub(crate) mean: f64,
     /// s, its standard deviation (`scale = c[1]`).
-    pub std: f64,
+    pub(crate) std: f64,
     /// σ1 of the Gaussian that smooths the field (`c[2]`).
-    pub sigma: f64,
+    pub(crate) sigma: f64,
     /// t: liquid below it is dropped (`c[3]`).
-    pub threshold: f64,
+    pub(crate) threshold: f64,
     /// c4: the water highlights' intensity (mode 0) or the mud mask's blur σ (mode 1).
-    pub intensity_or_blur: f64,
+    pub(crate) intensity_or_blur: f64,
     /// 0 = water, 1 = mud (`c[5]`).
-    pub mode: u8,
+    pub(crate) mode: u8,
 }
 
 /// Spatter (μ, s, σ1, threshold t, c4, mode) per severity 1..5; mode 0 = water (c4 an intensity),
 /// 1 = mud (c4 a blur σ) (docs/imagenet-c.md#spatter).
-pub const SPATTER_PARAMS: [SpatterParams; 5] = [
+pub(crate) const SPATTER_PARAMS: [SpatterParams; 5] = [
     liquid(0.65, 0.3, 4.0, 0.69, 0.6, 0),
     liquid(0.65, 0.3, 3.0, 0.68, 0.6, 0),
     liquid(0.65, 0.3, 2.0, 0.68, 0.5, 0),
@@ -67,30 +67,10 @@ const fn liquid(
 }
 
 /// Water colour (R, G, B) on 0..255 (pale turquoise).
-pub const WATER_RGB: [f64; 3] = [175.0, 238.0, 238.0];
+const WATER_RGB: [f64; 3] = [175.0, 238.0, 238.0];
 
 /// Mud colour (R, G, B) on 0..255.
-pub const MUD_RGB: [f64; 3] = [63.0, 42.0, 20.0];
-
-/// The water branch's highlight weights (docs/imagenet-c.md#spatter, water steps 1–7, before ×c4):
-/// `L8 · D`, with `D` from Canny → distanceTransform → trunc 20 → box → equalizeHist → filter2D →
-/// box, divided by its maximum; `None` when the maximum is 0 (the reference divides by zero: NaN).
-/// `liquid` is the thresholded liquid layer, row-major `w`×`h`. Checked against OpenCV 4.8.1
-/// (imagecorruptions' venv) on three random liquid layers (σ 2, 3, 4, 150×120): Canny,
-/// distanceTransform and equalizeHist bit-identical, the weights within 3e−8 (float32 rounding).
-pub fn water_weights(liquid: &[f64], w: usize, h: usize) -> Option<Vec<f64>> {
-    let l8: Vec<u8> = liquid
-        .iter()
-        .map(|&v| (v * 255.0).clamp(0.0, 255.0) as u8)
-        .collect();
-    let (d, max) = water_shape(&l8, w, h)?;
-    Some(
-        l8.iter()
-            .zip(&d)
-            .map(|(&l, &d)| f64::from(l) * f64::from(d) / max)
-            .collect(),
-    )
-}
+const MUD_RGB: [f64; 3] = [63.0, 42.0, 20.0];
 
 /// The integer part of [`water_weights`] from `L8`: the map `D` (each value an integer 0..255) and
 /// the maximum of `L8 · D`, or `None` where that maximum is 0.
@@ -174,7 +154,7 @@ fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
 /// vectorise. The whole
 /// computation runs inside rayon's pool ([`lanes::in_pool`]), so a caller outside it hands the work
 /// over once rather than once per stage.
-pub fn spatter(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbImage {
+pub(crate) fn spatter(image: &RgbImage, params: SpatterParams, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| spatter_in_pool(image, params, rng))
 }
 
@@ -313,7 +293,7 @@ mod tests {
 
         /// [`super::super::water_shape`] as first written (stage by stage, checked against OpenCV 4.8.1).
         #[allow(clippy::type_complexity)]
-        pub fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
+        pub(crate) fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
             if w == 0 || h == 0 {
                 return None;
             }

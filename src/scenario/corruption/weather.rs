@@ -27,15 +27,15 @@ use crate::rng::RngKey;
 /// One fog severity (docs/imagenet-c.md#fog): the reference's `x + c[0]·plasma_fractal(wibbledecay
 /// = c[1])`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FogParams {
+pub(crate) struct FogParams {
     /// c0: how strongly the plasma is added.
-    pub strength: f64,
+    pub(crate) strength: f64,
     /// c1: the plasma fractal's `wibbledecay`.
-    pub wibble_decay: f64,
+    pub(crate) wibble_decay: f64,
 }
 
 /// Fog (strength c0, wibble decay c1) per severity 1..5 (docs/imagenet-c.md#fog).
-pub const FOG_PARAMS: [FogParams; 5] = [
+pub(crate) const FOG_PARAMS: [FogParams; 5] = [
     fog_row(1.5, 2.0),
     fog_row(2.0, 2.0),
     fog_row(2.5, 1.7),
@@ -53,15 +53,15 @@ const fn fog_row(strength: f64, wibble_decay: f64) -> FogParams {
 
 /// One frost severity (docs/imagenet-c.md#frost): the reference's `c[0]·x + c[1]·frost`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FrostParams {
+pub(crate) struct FrostParams {
     /// a: the image's weight (`c[0]`).
-    pub image: f64,
+    pub(crate) image: f64,
     /// f: the frost texture's weight (`c[1]`).
-    pub frost: f64,
+    pub(crate) frost: f64,
 }
 
 /// Frost (image weight a, frost weight f) per severity 1..5 (docs/imagenet-c.md#frost).
-pub const FROST_PARAMS: [FrostParams; 5] = [
+pub(crate) const FROST_PARAMS: [FrostParams; 5] = [
     frost_row(1.0, 0.4),
     frost_row(0.8, 0.6),
     frost_row(0.7, 0.7),
@@ -76,7 +76,7 @@ const fn frost_row(image: f64, frost: f64) -> FrostParams {
 
 /// The frost texture files that can be chosen, in imagecorruptions' order (`randint(5)` picks one of
 /// these five; the listed frost6.jpg is never chosen, docs/imagenet-c.md#frost).
-pub const FROST_FILES: [&str; 5] = [
+const FROST_FILES: [&str; 5] = [
     "frost1.png",
     "frost2.png",
     "frost3.png",
@@ -86,16 +86,16 @@ pub const FROST_FILES: [&str; 5] = [
 
 /// imagecorruptions' extra texture upscale factor, applied whatever the frame size
 /// (docs/imagenet-c.md#frost).
-pub const FROST_EXTRA_SCALE: f64 = 1.1;
+const FROST_EXTRA_SCALE: f64 = 1.1;
 
 /// Environment variable naming the frost texture folder.
-pub const FROST_DIR_ENV: &str = "ROBUSTREAM_FROST_DIR";
+const FROST_DIR_ENV: &str = "ROBUSTREAM_FROST_DIR";
 
 /// The frost folder relative to a repository / working directory (installed by `scripts/setup.sh`).
-pub const FROST_DIR: &str = "assets/frost";
+const FROST_DIR: &str = "assets/frost";
 
 /// imagecorruptions `next_power_of_2(max(H, W, 3))`: the fog map side for a frame of `w`×`h`.
-pub fn fog_map_size(w: u32, h: u32) -> usize {
+pub(crate) fn fog_map_size(w: u32, h: u32) -> usize {
     (w.max(h).max(3) as usize).next_power_of_two()
 }
 
@@ -105,7 +105,8 @@ pub fn fog_map_size(w: u32, h: u32) -> usize {
 /// ∝ wibble², a reference quirk); wibble starts at 100 and is divided by `decay` after every step.
 /// See [`plasma_window`] for how it is computed and where the randomness comes from; this
 /// materialises the whole map.
-pub fn plasma_fractal(n: usize, decay: f64, rng: RngKey) -> Vec<f64> {
+#[cfg(test)]
+fn plasma_fractal(n: usize, decay: f64, rng: RngKey) -> Vec<f64> {
     let p = plasma_window(n, decay, rng, (n, n));
     p.values
         .iter()
@@ -121,13 +122,13 @@ pub fn plasma_fractal(n: usize, decay: f64, rng: RngKey) -> Vec<f64> {
 
 /// The top-left window of a plasma map before normalisation, with the whole map's minimum and range.
 #[derive(Debug, Clone)]
-pub struct PlasmaWindow {
+pub(crate) struct PlasmaWindow {
     /// `h` rows of `w` raw map values.
-    pub values: Vec<f64>,
+    pub(crate) values: Vec<f64>,
     /// Minimum over the whole `n`×`n` map.
-    pub min: f64,
+    pub(crate) min: f64,
     /// Maximum minus minimum over the whole map (0 for a constant map).
-    pub range: f64,
+    pub(crate) range: f64,
 }
 
 /// The top-left `w`×`h` window (`w, h ≤ n`) of the un-normalised [`plasma_fractal`] of side `n`, plus the
@@ -147,7 +148,12 @@ pub struct PlasmaWindow {
 /// (0 squares, 1 horizontal edges, 2 vertical edges) at level ℓ (0 for step n) draws its values in
 /// column order from `rng.stream((3ℓ + p)·2³² + i)` — a different stream than numpy's single sequence,
 /// with the same distribution, and independent of the thread count.
-pub fn plasma_window(n: usize, decay: f64, rng: RngKey, (w, h): (usize, usize)) -> PlasmaWindow {
+pub(crate) fn plasma_window(
+    n: usize,
+    decay: f64,
+    rng: RngKey,
+    (w, h): (usize, usize),
+) -> PlasmaWindow {
     assert!(
         n.is_power_of_two(),
         "plasma map side {n} is not a power of two"
@@ -487,7 +493,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 /// window, same on every channel): `out = floor8(clip((x + c0·P)·m/(m + c0), 0, 1)·255)`. Any size;
 /// an empty image is returned as is; 1×1 uses a 4×4 map (next power of two ≥ 3). Only the window of
 /// the map is stored ([`plasma_window`]); the blend runs in parallel over rows.
-pub fn fog(image: &RgbImage, strength: f64, decay: f64, rng: RngKey) -> RgbImage {
+pub(crate) fn fog(image: &RgbImage, strength: f64, decay: f64, rng: RngKey) -> RgbImage {
     lanes::in_pool(|| fog_body(image, strength, decay, rng))
 }
 
@@ -569,7 +575,7 @@ impl FogBlend {
 /// asset folders ([`crate::assets::dirs`]: the checkout's `assets/`, the one of the repository the
 /// binary was built in, the set-up script's cache), then the build-time manifest directory's
 /// `assets/frost`.
-pub fn frost_dir_candidates() -> Vec<PathBuf> {
+fn frost_dir_candidates() -> Vec<PathBuf> {
     if let Some(dir) = std::env::var_os(FROST_DIR_ENV) {
         return vec![PathBuf::from(dir)];
     }
@@ -582,7 +588,7 @@ pub fn frost_dir_candidates() -> Vec<PathBuf> {
 /// kept behind an `Arc`), so the error [`frost_textures`] keeps for the process reaches every caller
 /// whole.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum FrostError {
+pub(crate) enum FrostError {
     /// None of the folders tried holds every texture of [`FROST_FILES`]: the folders, why each did
     /// not serve, and the fix (`bash scripts/setup.sh`, or [`FROST_DIR_ENV`]).
     #[error(
@@ -619,7 +625,7 @@ fn tried_text(tried: &[(PathBuf, Option<Box<FrostError>>)]) -> String {
 }
 
 /// Decodes the five choosable textures from `dir` (alpha dropped, RGB order).
-pub fn load_frost_textures(dir: &Path) -> Result<Vec<RgbImage>, FrostError> {
+fn load_frost_textures(dir: &Path) -> Result<Vec<RgbImage>, FrostError> {
     FROST_FILES
         .iter()
         .map(|f| {
@@ -637,7 +643,7 @@ pub fn load_frost_textures(dir: &Path) -> Result<Vec<RgbImage>, FrostError> {
 
 /// The frost textures, decoded once per process from the first candidate folder that holds them
 /// ([`frost_dir_candidates`]); an error names the folders tried and `bash scripts/setup.sh`.
-pub fn frost_textures() -> Result<&'static [RgbImage], FrostError> {
+pub(crate) fn frost_textures() -> Result<&'static [RgbImage], FrostError> {
     static TEXTURES: OnceLock<Result<Vec<RgbImage>, FrostError>> = OnceLock::new();
     TEXTURES
         .get_or_init(|| first_frost_textures(&frost_dir_candidates()))
@@ -648,7 +654,7 @@ pub fn frost_textures() -> Result<&'static [RgbImage], FrostError> {
 
 /// The textures from the first of `candidates` that holds all of [`FROST_FILES`]; otherwise an error
 /// naming every folder tried and `bash scripts/setup.sh`.
-pub fn first_frost_textures(candidates: &[PathBuf]) -> Result<Vec<RgbImage>, FrostError> {
+fn first_frost_textures(candidates: &[PathBuf]) -> Result<Vec<RgbImage>, FrostError> {
     let mut tried = Vec::new();
     for dir in candidates {
         if !dir.is_dir() {
@@ -680,7 +686,7 @@ pub fn frost_rescaled_size(tw: u32, th: u32, w: u32, h: u32) -> (u32, u32) {
 
 /// ImageNet-C `frost` with the textures from [`frost_textures`]; the error (textures missing) says to run
 /// `bash scripts/setup.sh`. See [`frost_with`].
-pub fn frost(image: &RgbImage, a: f64, f: f64, rng: RngKey) -> Result<RgbImage, FrostError> {
+pub(crate) fn frost(image: &RgbImage, a: f64, f: f64, rng: RngKey) -> Result<RgbImage, FrostError> {
     Ok(frost_with(frost_textures()?, image, a, f, rng))
 }
 

@@ -6,7 +6,7 @@ use crate::source::pixfmt::PixelFormat;
 /// The formats asked for when `format` is absent, in order of preference: uncompressed first (MJPEG
 /// adds its own compression artefacts to what a robustness run measures), MJPEG when the device
 /// offers nothing else.
-pub const DEFAULT_FORMATS: [&str; 6] = ["YUYV", "UYVY", "RGB3", "BGR3", "GREY", "MJPG"];
+pub(crate) const DEFAULT_FORMATS: [&str; 6] = ["YUYV", "UYVY", "RGB3", "BGR3", "GREY", "MJPG"];
 
 /// `[source.camera]`: what to ask the camera for and how to survive it going away.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
@@ -14,33 +14,33 @@ pub const DEFAULT_FORMATS: [&str; 6] = ["YUYV", "UYVY", "RGB3", "BGR3", "GREY", 
 pub struct CameraConfig {
     /// Frame width to ask for, pixels; absent = the device's current width.
     #[serde(default)]
-    pub width: Option<u32>,
+    pub(crate) width: Option<u32>,
     /// Frame height to ask for, pixels; absent = the device's current height.
     #[serde(default)]
-    pub height: Option<u32>,
+    pub(crate) height: Option<u32>,
     /// Frame rate to ask for, frames per second (sent as the frame interval 1/fps, e.g. 7.5 →
     /// 2/15 s); absent = the device's current rate.
     #[serde(default)]
-    pub fps: Option<f64>,
+    pub(crate) fps: Option<f64>,
     /// Pixel formats (V4L2 fourccs) in order of preference, e.g. `["MJPG", "YUYV"]`: the first one
     /// the device offers is asked for. Each must be one robustream converts (YUYV, UYVY, RGB3, BGR3,
     /// GREY, MJPG). Default [`DEFAULT_FORMATS`].
     #[serde(default)]
-    pub format: Option<Vec<String>>,
+    pub(crate) format: Option<Vec<String>>,
     /// Driver buffers in the mmap ring (2..=32, default 4): more absorbs longer stalls of the reader,
     /// fewer keeps latency lower.
     #[serde(default = "default_buffers")]
-    pub buffers: u32,
+    pub(crate) buffers: u32,
     /// Reopen a lost camera with back-off (default true); false ends the stream when it is lost.
     #[serde(default = "default_reconnect")]
-    pub reconnect: bool,
+    pub(crate) reconnect: bool,
     /// Longest wait between reconnect attempts, seconds (default 5; waits start at 0.1 s and double).
     #[serde(default = "default_backoff_max")]
-    pub backoff_max: f64,
+    pub(crate) backoff_max: f64,
     /// Seconds without a frame after which the camera counts as lost (default 3; the first frame
     /// after opening is awaited this long too).
     #[serde(default = "default_timeout")]
-    pub timeout: f64,
+    pub(crate) timeout: f64,
 }
 
 fn default_buffers() -> u32 {
@@ -57,7 +57,7 @@ fn default_timeout() -> f64 {
 }
 
 /// The first reconnect wait, seconds (then doubled up to `backoff_max`).
-pub const BACKOFF_START: f64 = 0.1;
+pub(crate) const BACKOFF_START: f64 = 0.1;
 
 impl Default for CameraConfig {
     fn default() -> Self {
@@ -76,7 +76,7 @@ impl Default for CameraConfig {
 
 impl CameraConfig {
     /// Checks ranges and format names; the message names the key (`[source.camera] …`).
-    pub fn check(&self) -> Result<(), CameraConfigError> {
+    pub(crate) fn check(&self) -> Result<(), CameraConfigError> {
         let out = |key, value: String, must: String| {
             Err(CameraConfigError::OutOfRange { key, value, must })
         };
@@ -116,7 +116,7 @@ impl CameraConfig {
     }
 
     /// The preference list as converter formats (the default when `format` is absent).
-    pub fn formats(&self) -> Result<Vec<PixelFormat>, CameraConfigError> {
+    pub(crate) fn formats(&self) -> Result<Vec<PixelFormat>, CameraConfigError> {
         match &self.format {
             None => Ok(DEFAULT_FORMATS
                 .iter()
@@ -135,7 +135,7 @@ impl CameraConfig {
 
 /// A `[source.camera]` setting that cannot be used. Display = the message, naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CameraConfigError {
+pub(crate) enum CameraConfigError {
     /// `key = value` outside its range.
     #[error("[source.camera] {key} = {value} must {must}")]
     OutOfRange {

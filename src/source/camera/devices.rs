@@ -10,33 +10,33 @@ use super::mode::fps_text;
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct DeviceInfo {
     /// The device node, e.g. `/dev/video0`.
-    pub path: String,
+    pub(crate) path: String,
     /// Driver name (`uvcvideo`).
-    pub driver: String,
+    pub(crate) driver: String,
     /// Card (product) name.
-    pub card: String,
+    pub(crate) card: String,
     /// Bus (`usb-0000:00:14.0-1`).
-    pub bus: String,
+    pub(crate) bus: String,
     /// Whether the node captures video (UVC cameras also have metadata nodes, which do not).
-    pub capture: bool,
+    pub(crate) capture: bool,
     /// The formats it offers, in the driver's order (empty when not a capture node).
-    pub formats: Vec<FormatInfo>,
+    pub(crate) formats: Vec<FormatInfo>,
     /// Why the node could not be queried (permissions, busy…), if it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 /// One pixel format a camera offers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FormatInfo {
     /// The fourcc (`YUYV`).
-    pub fourcc: String,
+    pub(crate) fourcc: String,
     /// The driver's description (`YUYV 4:2:2`).
-    pub description: String,
+    pub(crate) description: String,
     /// Whether robustream converts it ([`crate::source::pixfmt::PixelFormat::from_fourcc`]).
-    pub convertible: bool,
+    pub(crate) convertible: bool,
     /// The frame sizes it comes in.
-    pub sizes: Vec<SizeInfo>,
+    pub(crate) sizes: Vec<SizeInfo>,
 }
 
 /// A frame size of a format and its frame rates.

@@ -1,5 +1,9 @@
 //! Why a camera did not open, by kind ([`CameraError`]), and the one line each kind says.
 
+// Dead code is allowed only in builds where `not(feature = "camera")`: without the `camera`
+// feature no camera opens, so its errors are made only by the unit tests.
+#![cfg_attr(not(feature = "camera"), allow(dead_code))]
+
 use super::config::CameraConfigError;
 use super::mode::{Mode, fourcc_text};
 use crate::source::pixfmt::PixelFormat;
@@ -8,7 +12,7 @@ use crate::source::pixfmt::PixelFormat;
 /// about [`CameraError::Missing`] while a camera is unplugged). Display = the one line after the
 /// device's path (`/dev/video7: No such device; …`), saying what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]
-pub enum CameraError {
+pub(crate) enum CameraError {
     /// Nothing at the path (`ENOENT`), or the device went away (`ENODEV`): a typo at start, an
     /// unplugged camera while reconnecting.
     #[error("No such device; run `robustream devices` to list cameras")]
@@ -140,6 +144,6 @@ fn offers_text(offered: &[([u8; 4], String)]) -> String {
 pub struct FeatureMissing;
 
 /// The line of a build without the `camera` feature.
-pub const FEATURE_MISSING: &str = "camera sources need the `camera` feature, and this robustream \
+pub(crate) const FEATURE_MISSING: &str = "camera sources need the `camera` feature, and this robustream \
      was built without it; rebuild with default features (`cargo build --release`, needs \
      libclang-dev)";

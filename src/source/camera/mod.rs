@@ -50,23 +50,34 @@
 //! (why a camera did not open), [`reconnecting`] (the source and its state machine), [`devices`]
 //! (`robustream devices`) and, with the feature, `v4l2` (the hardware).
 
-pub mod config;
-pub mod devices;
-pub mod error;
-pub mod mode;
-pub mod reconnecting;
+mod config;
+mod devices;
+mod error;
+mod mode;
+mod reconnecting;
 #[cfg(feature = "camera")]
 mod v4l2;
 
 use std::path::{Path, PathBuf};
 
-pub use config::{BACKOFF_START, CameraConfig, CameraConfigError, DEFAULT_FORMATS};
+pub(crate) use config::CameraConfig;
 pub use devices::{DeviceInfo, FormatInfo, NO_CAMERAS, SizeInfo, render_devices, video_nodes};
-pub use error::{CameraError, FEATURE_MISSING, FeatureMissing};
-pub use mode::{Mode, Negotiated, fourcc_text, fps_to_interval, interval_to_fps, negotiation_note};
-pub use reconnecting::{Camera, Captured, Grab, Reconnecting};
+#[cfg(test)]
+use error::CameraError;
+#[cfg(not(feature = "camera"))]
+use error::FEATURE_MISSING;
+use error::FeatureMissing;
+#[cfg(test)]
+use mode::{Mode, Negotiated, fps_to_interval, interval_to_fps, negotiation_note};
+#[cfg(any(feature = "camera", test))]
+use reconnecting::Reconnecting;
+#[cfg(test)]
+use reconnecting::{Camera, Captured, Grab};
 
-pub use super::reconnect::{Clock, POLL_SLICE, SystemClock};
+#[cfg(feature = "camera")]
+use super::reconnect::SystemClock;
+#[cfg(test)]
+use super::reconnect::{Clock, POLL_SLICE};
 use super::{RawSourceConfig, Source, SourceError, SourceErrorKind, SourceKind};
 use crate::frame::LabelSpace;
 
@@ -89,7 +100,7 @@ pub fn list_devices() -> Result<Vec<DeviceInfo>, FeatureMissing> {
 
 /// The device a `camera[:N]` / `/dev/video*` / `/dev/v4l/…` spec names, or `None` for any other
 /// path. `camera` = `camera:0` = `/dev/video0`.
-pub fn parse_device(spec: &str) -> Option<PathBuf> {
+fn parse_device(spec: &str) -> Option<PathBuf> {
     if spec == "camera" {
         return Some(PathBuf::from("/dev/video0"));
     }
@@ -104,7 +115,7 @@ pub fn parse_device(spec: &str) -> Option<PathBuf> {
 
 /// The camera device `config` names: `kind = "camera"` (the path as a `camera:N` spec, else as it
 /// is), or no kind and a path [`parse_device`] recognises. `None` for every other source.
-pub fn device_path(config: &RawSourceConfig) -> Option<PathBuf> {
+pub(crate) fn device_path(config: &RawSourceConfig) -> Option<PathBuf> {
     let spec = config.path.to_str().unwrap_or_default();
     match config.kind {
         Some(SourceKind::Camera) => Some(parse_device(spec).unwrap_or_else(|| config.path.clone())),
@@ -116,7 +127,7 @@ pub fn device_path(config: &RawSourceConfig) -> Option<PathBuf> {
 /// Opens the camera at `device` with `config` (defaults when `None`); `labels` is unused (camera
 /// frames carry no truth; `[source] label`/`labels` add one). Errors: a bad `[source.camera]`, a
 /// missing or unusable device, no convertible format, or a build without the `camera` feature.
-pub fn open(
+pub(crate) fn open(
     device: &Path,
     config: Option<&CameraConfig>,
     _labels: &LabelSpace,

@@ -2,13 +2,17 @@
 //! line saying the driver gave another mode than asked ([`negotiation_note`]), and what an opened
 //! camera negotiated ([`Negotiated`]).
 
+// Dead code is allowed only in builds where `not(feature = "camera")`: without the `camera`
+// feature nothing negotiates a mode outside the unit tests.
+#![cfg_attr(not(feature = "camera"), allow(dead_code))]
+
 use std::path::Path;
 
 use crate::source::pixfmt::PixelFormat;
 
 /// A frame interval in seconds as a V4L2 fraction for `fps` (1000/(fps·1000), reduced): 30 → 1/30,
 /// 7.5 → 2/15, 29.97 → 100/2997.
-pub fn fps_to_interval(fps: f64) -> (u32, u32) {
+pub(crate) fn fps_to_interval(fps: f64) -> (u32, u32) {
     let num = 1000u64;
     let den = (fps * 1000.0).round().max(1.0) as u64;
     let g = gcd(num, den);
@@ -17,7 +21,7 @@ pub fn fps_to_interval(fps: f64) -> (u32, u32) {
 
 /// Frames per second of a V4L2 frame interval `numerator/denominator` seconds; `None` when it is
 /// not a positive interval.
-pub fn interval_to_fps(numerator: u32, denominator: u32) -> Option<f64> {
+pub(crate) fn interval_to_fps(numerator: u32, denominator: u32) -> Option<f64> {
     (numerator > 0 && denominator > 0).then(|| f64::from(denominator) / f64::from(numerator))
 }
 
@@ -35,7 +39,7 @@ pub(crate) fn fps_text(fps: f64) -> String {
 }
 
 /// A fourcc as text (`YUYV`); bytes that are not printable ASCII as `?`.
-pub fn fourcc_text(fourcc: [u8; 4]) -> String {
+pub(crate) fn fourcc_text(fourcc: [u8; 4]) -> String {
     fourcc
         .iter()
         .map(|&b| {
@@ -52,15 +56,15 @@ pub fn fourcc_text(fourcc: [u8; 4]) -> String {
 
 /// A capture mode: fourcc, size and (when known) rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Mode {
+pub(crate) struct Mode {
     /// The V4L2 fourcc.
-    pub fourcc: [u8; 4],
+    pub(crate) fourcc: [u8; 4],
     /// Width, pixels.
-    pub width: u32,
+    pub(crate) width: u32,
     /// Height, pixels.
-    pub height: u32,
+    pub(crate) height: u32,
     /// Frames per second; `None` when not asked for / not reported.
-    pub fps: Option<f64>,
+    pub(crate) fps: Option<f64>,
 }
 
 impl std::fmt::Display for Mode {
@@ -81,7 +85,7 @@ impl std::fmt::Display for Mode {
 
 impl Mode {
     /// `{fourcc, width, height, fps}` for reports.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(self) -> serde_json::Value {
         serde_json::json!({
             "fourcc": fourcc_text(self.fourcc),
             "width": self.width,
@@ -94,7 +98,7 @@ impl Mode {
 /// The one line saying the driver gave another mode than asked (`camera /dev/video0: asked MJPG
 /// 1280×720@30, driver gave YUYV 640×480@30`), or `None` when it gave what was asked. A rate that
 /// was not asked for is not compared; rates within 0.5 % are the same.
-pub fn negotiation_note(device: &Path, asked: &Mode, gave: &Mode) -> Option<String> {
+pub(crate) fn negotiation_note(device: &Path, asked: &Mode, gave: &Mode) -> Option<String> {
     let fps_differs = match (asked.fps, gave.fps) {
         (Some(a), Some(g)) => (a - g).abs() > 0.005 * a,
         (Some(_), None) => true,
@@ -119,11 +123,11 @@ pub fn negotiation_note(device: &Path, asked: &Mode, gave: &Mode) -> Option<Stri
 
 /// What a [`Camera`](super::Camera) opened: the mode the driver gave and the row stride of its buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// The mode in use.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The converter for the mode's fourcc.
-    pub format: PixelFormat,
+    pub(crate) format: PixelFormat,
     /// Bytes per row of the driver's buffers (`bytesperline`; 0 = packed).
-    pub stride: usize,
+    pub(crate) stride: usize,
 }

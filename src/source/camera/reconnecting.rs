@@ -3,6 +3,10 @@
 //! outage record of [`crate::source::reconnect`]. Unit-tested with a scripted camera and a fake
 //! clock (`tests.rs`).
 
+// Dead code is allowed only in builds where `not(feature = "camera")`: without the `camera`
+// feature no camera opens, so the state machine runs only in the unit tests.
+#![cfg_attr(not(feature = "camera"), allow(dead_code))]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,22 +23,22 @@ use crate::source::{Source, SourceError, SourceErrorKind};
 
 /// One buffer taken from the camera and converted.
 #[derive(Debug)]
-pub struct Captured {
+pub(crate) struct Captured {
     /// The pixels.
-    pub image: RgbImage,
+    pub(crate) image: RgbImage,
     /// The driver's buffer sequence number (counts frames, including ones it dropped).
-    pub sequence: u32,
+    pub(crate) sequence: u32,
     /// The driver's capture time, seconds on its clock; `None` when it gives none (zero).
-    pub driver_time: Option<f64>,
+    pub(crate) driver_time: Option<f64>,
     /// When the buffer was dequeued (host clock).
-    pub captured: Instant,
+    pub(crate) captured: Instant,
     /// Conversion time, milliseconds.
-    pub decode_ms: f64,
+    pub(crate) decode_ms: f64,
 }
 
 /// What one [`Camera::grab`] got.
 #[derive(Debug)]
-pub enum Grab {
+pub(crate) enum Grab {
     /// A converted frame.
     Frame(Captured),
     /// No frame within the wait (poll again).
@@ -47,7 +51,7 @@ pub enum Grab {
 }
 
 /// The hardware side of a camera, as the reconnect logic ([`Reconnecting`]) sees it.
-pub trait Camera: Send {
+pub(crate) trait Camera: Send {
     /// Opens the device, negotiates the mode and prepares streaming. The error's kind says what is
     /// wrong, its line what to do.
     fn open(&mut self) -> Result<Negotiated, CameraError>;
@@ -78,7 +82,7 @@ struct Anchor {
 
 /// A camera that reconnects (see the module docs): the state machine over any [`Camera`] and
 /// [`Clock`], and the [`Source`] the run reads.
-pub struct Reconnecting<C: Camera, K: Clock> {
+pub(crate) struct Reconnecting<C: Camera, K: Clock> {
     /// The hardware (seen by the tests, which script it).
     pub(super) camera: C,
     clock: K,
@@ -113,7 +117,7 @@ pub struct Reconnecting<C: Camera, K: Clock> {
 impl<C: Camera, K: Clock> Reconnecting<C, K> {
     /// Opens `camera` once; an error is the open error of the source (no waiting at start). Lines
     /// (negotiation, lost, back) go to `log`.
-    pub fn start(
+    pub(crate) fn start(
         mut camera: C,
         clock: K,
         config: CameraConfig,
@@ -289,7 +293,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
     /// What [`Source::report`] returns: the device, its mode, frame counts, and the outages in
     /// the shape network streams report them ([`Outages::report_into`]; an outage the camera is
     /// still in listed last, unrecovered).
-    pub fn report_json(&self) -> serde_json::Value {
+    fn report_json(&self) -> serde_json::Value {
         let mut r = serde_json::json!({
             "device": self.device.display().to_string(),
             "format": self.negotiated.mode.to_json(),

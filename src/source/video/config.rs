@@ -66,7 +66,7 @@ pub enum Loop {
 
 impl Loop {
     /// Passes over the file in all; `None` = endless.
-    pub fn passes(self) -> Option<u64> {
+    fn passes(self) -> Option<u64> {
         match self {
             Loop::Flag(true) => None,
             Loop::Flag(false) => Some(1),
@@ -87,7 +87,7 @@ pub enum TimeSpec {
 
 impl TimeSpec {
     /// The time in seconds, or what is wrong with it.
-    pub fn seconds(&self) -> Result<f64, TimeError> {
+    pub(crate) fn seconds(&self) -> Result<f64, TimeError> {
         match self {
             TimeSpec::Seconds(s) if s.is_finite() && *s >= 0.0 => Ok(*s),
             TimeSpec::Seconds(s) => Err(TimeError::Negative(*s)),
@@ -236,26 +236,26 @@ pub fn set_realtime(source: &mut RawSourceConfig) -> Result<(), RealtimeError> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// Passes in all; `None` = endless.
-    pub passes: Option<u64>,
+    pub(crate) passes: Option<u64>,
     /// Start, seconds of presentation time (0 = the beginning).
-    pub start: f64,
+    pub(crate) start: f64,
     /// End, seconds of presentation time (exclusive); `None` = the end of the file.
-    pub stop: Option<f64>,
+    pub(crate) stop: Option<f64>,
     /// Pace files at their native rate.
-    pub realtime: bool,
+    pub(crate) realtime: bool,
     /// Keep every k-th decoded frame (≥ 1).
-    pub every: u64,
+    pub(crate) every: u64,
     /// Network read stall timeout.
-    pub timeout: std::time::Duration,
+    pub(crate) timeout: std::time::Duration,
     /// Network open (and reconnect attempt) timeout.
-    pub open_timeout: std::time::Duration,
+    pub(crate) open_timeout: std::time::Duration,
     /// How long a lost network stream is reconnected: `None` = without end, zero = never.
-    pub reconnect: Option<std::time::Duration>,
+    pub(crate) reconnect: Option<std::time::Duration>,
 }
 
 impl VideoConfig {
     /// The checked settings: times ≥ 0, `stop` after `start`, `every` and a loop count ≥ 1.
-    pub fn settings(&self) -> Result<Settings, VideoConfigError> {
+    pub(crate) fn settings(&self) -> Result<Settings, VideoConfigError> {
         let seconds = |key, t: &TimeSpec| {
             t.seconds()
                 .map_err(|source| VideoConfigError::Time { key, source })

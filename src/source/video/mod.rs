@@ -65,10 +65,9 @@ pub use config::{
     Loop, OPEN_TIMEOUT, READ_TIMEOUT, RealtimeError, Reconnect, Settings, TimeError, TimeSpec,
     VideoConfig, VideoConfigError, parse_time, set_realtime,
 };
-pub use target::{
-    URL_SCHEMES, VIDEO_EXTENSIONS, file_problem, has_video_extension, id_name, is_url,
-    is_video_source, url_scheme,
-};
+pub(crate) use target::{URL_SCHEMES, file_problem, is_url, is_video_source, url_scheme};
+#[cfg(test)]
+pub(crate) use target::{has_video_extension, id_name};
 
 use super::{Source, SourceError, SourceErrorKind};
 
@@ -77,7 +76,7 @@ use super::{Source, SourceError, SourceErrorKind};
 /// scheme, a missing or unreadable file, a stream with no video, an unreachable URL (refused, or
 /// no answer within `open_timeout`, default [`OPEN_TIMEOUT`]), or a build without the `video`
 /// feature.
-pub fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, SourceError> {
+pub(crate) fn open(path: &Path, config: &VideoConfig) -> Result<Box<dyn Source>, SourceError> {
     let item = path.display().to_string();
     let settings = config.settings().map_err(|e| {
         SourceError::new(

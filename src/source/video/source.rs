@@ -27,7 +27,7 @@ pub(super) enum Step {
 }
 
 /// A video file or network stream (see the module docs).
-pub struct VideoSource {
+pub(crate) struct VideoSource {
     pub(super) target: String,
     pub(super) name: String,
     pub(super) network: bool,

@@ -7,20 +7,20 @@ use std::path::Path;
 use crate::source::{RawSourceConfig, SourceKind};
 
 /// File extensions taken for video files when no `kind` is given (compared case-insensitively).
-pub const VIDEO_EXTENSIONS: &[&str] = &[
+pub(crate) const VIDEO_EXTENSIONS: &[&str] = &[
     "mp4", "m4v", "mkv", "webm", "avi", "mov", "qt", "ts", "mts", "m2ts", "mpg", "mpeg", "m2v",
     "y4m", "flv", "wmv", "asf", "ogv", "3gp", "h264", "264", "h265", "265", "hevc", "ivf", "mjpeg",
     "mxf",
 ];
 
 /// URL schemes read as network streams.
-pub const URL_SCHEMES: &[&str] = &[
+pub(crate) const URL_SCHEMES: &[&str] = &[
     "rtsp", "rtsps", "http", "https", "udp", "rtp", "srt", "rtmp", "rtmps", "tcp",
 ];
 /// The scheme of `path` when it is spelled as a URL (`scheme://…`, scheme letters, digits, `+-.`),
 /// lowercased; `None` for ordinary paths. The scheme may be one we do not read (see
 /// [`URL_SCHEMES`]).
-pub fn url_scheme(path: &Path) -> Option<String> {
+pub(crate) fn url_scheme(path: &Path) -> Option<String> {
     let s = path.to_str()?;
     let (scheme, _) = s.split_once("://")?;
     let ok = scheme.len() >= 2
@@ -33,12 +33,12 @@ pub fn url_scheme(path: &Path) -> Option<String> {
 
 /// Whether `path` is spelled as a URL (see [`url_scheme`]); such paths are never made relative to
 /// the config file.
-pub fn is_url(path: &Path) -> bool {
+pub(crate) fn is_url(path: &Path) -> bool {
     url_scheme(path).is_some()
 }
 
 /// Whether the extension of `path` is a video file's ([`VIDEO_EXTENSIONS`]).
-pub fn has_video_extension(path: &Path) -> bool {
+pub(crate) fn has_video_extension(path: &Path) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| VIDEO_EXTENSIONS.iter().any(|v| v.eq_ignore_ascii_case(e)))
@@ -46,7 +46,7 @@ pub fn has_video_extension(path: &Path) -> bool {
 
 /// Whether `config` names a video source: `kind = "video"`, or no kind and a URL or a video
 /// extension. Decided from the spelling alone, before the path is looked at.
-pub fn is_video_source(config: &RawSourceConfig) -> bool {
+pub(crate) fn is_video_source(config: &RawSourceConfig) -> bool {
     match config.kind {
         Some(kind) => kind == SourceKind::Video,
         None => is_url(&config.path) || has_video_extension(&config.path),
@@ -55,7 +55,9 @@ pub fn is_video_source(config: &RawSourceConfig) -> bool {
 
 /// The name frame ids start with: a file's name, or a URL's last path segment (its host when the
 /// path is empty), without any query.
-pub fn id_name(target: &str) -> String {
+// Called by the video source (feature `video`) and the unit tests.
+#[cfg_attr(not(feature = "video"), allow(dead_code))]
+pub(crate) fn id_name(target: &str) -> String {
     if let Some((_, rest)) = target.split_once("://") {
         let rest = rest.split(['?', '#']).next().unwrap_or_default();
         let mut parts = rest.split('/').filter(|p| !p.is_empty());
@@ -71,7 +73,7 @@ pub fn id_name(target: &str) -> String {
 ///: a missing path, a folder, a file this user may not read, an empty file. `None`
 /// when FFmpeg may try (it then tells a file that is no video, a stream-less or video-less file
 /// and a codec it cannot decode apart, `input::open_error`).
-pub fn file_problem(path: &Path) -> Option<String> {
+pub(crate) fn file_problem(path: &Path) -> Option<String> {
     use std::io::ErrorKind;
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
