@@ -136,11 +136,12 @@ fn accuracy_per_group_its_gap_and_a_compare_rule() {
     let rebuilt: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(rebuilt["metrics"]["groups"], s["metrics"]["groups"]);
     let o = run(robustream().arg("report").arg(&out));
+    let md = text(&o.stdout);
     assert!(
-        text(&o.stdout).contains("Groups by camera (top-1, gaps to a, points): a "),
-        "{}",
-        text(&o.stdout)
+        md.contains("\n## Groups (docs/groups.md)\n\ncamera (gaps to a; worst "),
+        "{md}"
     );
+    assert!(md.contains("Top-1 per scenario and camera:"), "{md}");
 
     // compare: the group metrics of a run against itself change by 0.
     let compare = |rule: &str| {

@@ -66,7 +66,9 @@ fn manifest_columns_are_groups_and_an_empty_cell_is_a_skipped_row() {
         Some("b.png")
     );
     // A group column the header lacks fails the source when it opens.
-    let e = open_with(&m, "columns = [\"camera\"]").err().unwrap();
+    let e = open_with(&m, "columns = [\"style\", \"line\", \"camera\"]")
+        .err()
+        .unwrap();
     assert!(
         e.message.starts_with(
             "manifest has no column `camera`, which `[source.groups] columns` names as a group"
