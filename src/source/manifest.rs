@@ -153,8 +153,7 @@ pub enum HeaderError {
     /// Columns other than [`ALLOWED`] (the list as messages show it, clipped).
     #[error(
         "manifest has unknown column{} {list}; the allowed columns are `path`, `label`, and \
-         optionally `mask`, `boxes` and `annotation`; remove the others (or name a column of \
-         group values in `[source.groups] columns`)",
+         optionally `mask`, `boxes` and `annotation`; remove the others",
         if *count == 1 { "" } else { "s" }
     )]
     Unknown {
