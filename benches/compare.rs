@@ -46,6 +46,7 @@ fn records(salt: usize) -> Vec<Record> {
                 hit5: Some(!wrong),
                 ms: Timings::new(),
                 boxes: None,
+                groups: Default::default(),
             });
         }
     }

@@ -74,6 +74,7 @@ fn rec(frame: &str, scenario: &str, top: usize) -> Record {
         hit5: None,
         ms: Timings::new(),
         boxes: None,
+        groups: Default::default(),
     }
 }
 

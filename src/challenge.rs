@@ -371,6 +371,7 @@ impl Harvest {
                 decode_ms: frame.decode_ms,
                 mask_ms: frame.mask_ms,
                 timestamp: frame.timestamp,
+                groups: frame.groups.clone(),
             };
             pool.offer(&small);
             view_image = Some(small.image);

@@ -517,14 +517,16 @@ fn source_with_flags(
 ) -> Result<RawSourceConfig, ConfigError> {
     let configured = configured.map(|s| resolve_source_paths(s, origin));
     let mut source = match (&o.source, configured) {
-        // --source replaces what the frames are (path, kind, classes, truth); the mask source
-        // and the kind's own table stay (the latter only if it still applies, checked below).
+        // --source replaces what the frames are (path, kind, classes, truth); the mask source,
+        // the groups (docs/groups.md#config) and the kind's own table stay (the latter only if it
+        // still applies, checked below).
         (Some(p), Some(c)) => RawSourceConfig {
             plate: c.plate,
             segment: c.segment,
             synthetic: c.synthetic,
             video: c.video,
             camera: c.camera,
+            groups: c.groups,
             ..RawSourceConfig::new(p.clone())
         },
         (Some(p), None) => RawSourceConfig::new(p.clone()),
@@ -583,6 +585,9 @@ fn resolve_source_paths(mut s: RawSourceConfig, origin: &Origin) -> RawSourceCon
         seg.model = rel(std::mem::take(&mut seg.model));
     }
     s.labels = s.labels.map(rel);
+    if let Some(groups) = &mut s.groups {
+        groups.file = groups.file.take().map(rel);
+    }
     s
 }
 

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The format this robustream writes (docs/output.md#format-changelog).
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// A file's `format` field. Always written as [`FORMAT`] (what this robustream writes is this
 /// format, whatever the file it was read from); reading accepts [`FORMAT`] and below, and files
@@ -62,7 +62,7 @@ mod tests {
     #[test]
     fn written_as_this_format_and_older_ones_read() {
         let f: File = serde_json::from_str(r#"{"x": 1}"#).unwrap();
-        assert_eq!(serde_json::to_string(&f).unwrap(), r#"{"format":2,"x":1}"#);
+        assert_eq!(serde_json::to_string(&f).unwrap(), r#"{"format":3,"x":1}"#);
         for n in 0..=FORMAT {
             let text = format!(r#"{{"format": {n}, "x": 1}}"#);
             assert!(serde_json::from_str::<File>(&text).is_ok(), "{text}");
@@ -71,12 +71,12 @@ mod tests {
 
     #[test]
     fn a_newer_format_is_refused_with_the_number() {
-        let e = serde_json::from_str::<File>(r#"{"format": 3, "x": 1}"#).unwrap_err();
+        let e = serde_json::from_str::<File>(r#"{"format": 4, "x": 1}"#).unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("format 3 was written by a newer robustream"),
+                .starts_with("format 4 was written by a newer robustream"),
             "{e}"
         );
-        assert!(serde_json::from_str::<File>(r#"{"format": "2", "x": 1}"#).is_err());
+        assert!(serde_json::from_str::<File>(r#"{"format": "3", "x": 1}"#).is_err());
     }
 }

@@ -99,11 +99,18 @@ pub struct Frame {
     /// Seconds since the start of the stream: a video frame's presentation time, a camera or
     /// synthetic frame's capture time; `None` for image files. Sidecar labels may be keyed by it.
     pub timestamp: Option<f64>,
+    /// The frame's groups, dimension → value (`style` → `microsoft`, `camera` → `3`), from the
+    /// source's `[source.groups]` (docs/groups.md#config); empty without groups. Every record of
+    /// the frame carries them (`Record::groups`).
+    pub groups: Groups,
 }
 
+/// A frame's groups: dimension name → the frame's value, in name order (docs/groups.md).
+pub type Groups = std::collections::BTreeMap<String, String>;
+
 impl Frame {
-    /// A frame as most sources and tests build it: no truth, regions, variant, decode or mask time or
-    /// timestamp, captured now. Set the rest with struct update syntax:
+    /// A frame as most sources and tests build it: no truth, regions, variant, decode or mask time,
+    /// timestamp or groups, captured now. Set the rest with struct update syntax:
     /// `Frame { truth: Some(t), ..Frame::new(id, seq, image) }`.
     pub fn new(id: impl Into<String>, seq: u64, image: RgbImage) -> Self {
         Frame {
@@ -117,6 +124,7 @@ impl Frame {
             decode_ms: 0.0,
             mask_ms: None,
             timestamp: None,
+            groups: Groups::new(),
         }
     }
 }

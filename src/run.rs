@@ -814,7 +814,11 @@ impl<'a> LiveOutputs<'a> {
         std::fs::create_dir_all(&config.out)
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
         let records = config.out.join(crate::report::jsonl::RECORDS_JSONL);
-        let mut metrics = Metrics::new(keys).with_window(config.report.window);
+        let mut metrics = Metrics::new(keys)
+            .with_window(config.report.window)
+            .with_groups(crate::metrics::groups::GroupSettings::of(
+                config.source.groups.as_ref(),
+            ));
         let mut live = FrameCounts::default();
         let mut done = std::collections::HashSet::new();
         let (writer, total) = match previous {

@@ -46,6 +46,24 @@ pub(crate) fn fraction(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 / whole as f64)
 }
 
+/// Newcombe's hybrid score interval for the difference of two independent proportions,
+/// `r1/n1 − r2/n2` (Newcombe 1998, "Interval estimation for the difference between independent
+/// proportions: comparison of eleven methods", Stat Med 17:873–890, method 10;
+/// docs/compare.md#unpaired-interval): the square-and-add of the two Wilson intervals. `None`
+/// when either side has no trials.
+pub fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
+    if n1 == 0 || n2 == 0 {
+        return None;
+    }
+    let (p1, p2) = (r1.min(n1) as f64 / n1 as f64, r2.min(n2) as f64 / n2 as f64);
+    let (l1, u1) = wilson_interval(r1, n1, z);
+    let (l2, u2) = wilson_interval(r2, n2, z);
+    let theta = p1 - p2;
+    let low = theta - ((p1 - l1).powi(2) + (u2 - p2).powi(2)).sqrt();
+    let high = theta + ((u1 - p1).powi(2) + (p2 - l2).powi(2)).sqrt();
+    Some((low.max(-1.0), high.min(1.0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@
 
 pub mod accuracy;
 pub(crate) mod batches;
+pub(crate) mod groups;
 pub(crate) mod hard_imagenet;
 pub mod imagenet_c;
 pub(crate) mod in9;
@@ -65,6 +66,11 @@ pub struct Record {
     /// (docs/corner-cases.md#centre-and-size-scores, [`placement`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boxes: Option<Vec<[f32; 4]>>,
+    /// The frame's groups, dimension → value (docs/groups.md#records): on every record of a frame
+    /// from a source with `[source.groups]`; absent when the frame has none (so a record without
+    /// groups is written as before format 3). Input of the groups family ([`groups`]).
+    #[serde(default, skip_serializing_if = "crate::frame::Groups::is_empty")]
+    pub groups: crate::frame::Groups,
 }
 
 impl Record {
@@ -232,6 +238,8 @@ pub struct Metrics {
     last: Vec<Option<LastSeen>>,
     /// The sliding window, when enabled ([`Metrics::with_window`]).
     window: Option<window::Window>,
+    /// Per group of frames, the counts under each scenario ([`groups`], docs/groups.md).
+    groups: groups::GroupTallies,
 }
 
 /// A scenario's last evaluation: the frame number (1-based count of frames added), its model top-1,
@@ -252,6 +260,7 @@ impl Metrics {
             frames: 0,
             last: Vec::new(),
             window: None,
+            groups: groups::GroupTallies::default(),
         };
         for key in scenario_order {
             m.slot(&key);
@@ -264,6 +273,18 @@ impl Metrics {
     pub(crate) fn with_window(mut self, frames: usize) -> Self {
         self.window = (frames > 0).then(|| window::Window::new(frames));
         self
+    }
+
+    /// The same state comparing groups of frames by `settings` (their reference groups,
+    /// docs/groups.md#gap).
+    pub fn with_groups(mut self, settings: groups::GroupSettings) -> Self {
+        self.groups = groups::GroupTallies::new(settings);
+        self
+    }
+
+    /// The per-group counts ([`groups`]).
+    pub fn groups(&self) -> &groups::GroupTallies {
+        &self.groups
     }
 
     /// The sliding window's report, if a window is kept.
@@ -301,6 +322,7 @@ impl Metrics {
         for r in records {
             let i = self.slot(&r.scenario);
             self.tallies[i].add(r, clean);
+            self.groups.add(r, i);
             let top1 = r.model_top1();
             if let Some((prev_no, prev_top1, prev_clean)) = self.last[i]
                 && prev_no + 1 == frame_no

@@ -15,6 +15,7 @@ pub(crate) fn rec(frame: &str, scenario: &str, truth: Option<usize>, top: &[usiz
         hit5: truth.map(|t| top.iter().take(5).any(|&c| c == t)),
         ms: Timings::new(),
         boxes: None,
+        groups: Default::default(),
     }
 }
 
@@ -40,7 +41,7 @@ fn record_serialises_in_field_order_and_round_trips() {
     let line = serde_json::to_string(&r).unwrap();
     assert_eq!(
         line,
-        r#"{"format":2,"frame":"a.jpg","scenario":"clean","truth":3,"pred":3,"top5":[3,1],"prob":[0.1,0.1],"hit5":true,"ms":{"infer":1.5}}"#
+        r#"{"format":3,"frame":"a.jpg","scenario":"clean","truth":3,"pred":3,"top5":[3,1],"prob":[0.1,0.1],"hit5":true,"ms":{"infer":1.5}}"#
     );
     assert_eq!(serde_json::from_str::<Record>(&line).unwrap(), r);
     let unlabelled = rec("b", "clean", None, &[2]);

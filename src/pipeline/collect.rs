@@ -270,6 +270,7 @@ mod tests {
             hit5: None,
             ms: Timings::new(),
             boxes: None,
+            groups: Default::default(),
         }
     }
 

@@ -226,6 +226,7 @@ pub(super) fn run(engine: &mut dyn Engine, assembler: &Assembler<RowMeta>, cx: &
                 prob: p.prob,
                 ms: timings,
                 boxes: v.boxes,
+                groups: v.meta.groups.clone(),
             };
             let done = Message::Done {
                 seq: v.meta.seq,

@@ -254,6 +254,8 @@ struct FrameMeta {
     mask_ms: Option<f64>,
     /// Capture → a worker started on it (the `wait` stage).
     wait_ms: f64,
+    /// The frame's groups, on each of its records (`Record::groups`).
+    groups: crate::frame::Groups,
 }
 
 /// What the stages tell the collector.

@@ -207,6 +207,7 @@ impl Worker<'_> {
             decode_ms: frame.decode_ms,
             mask_ms: frame.mask_ms,
             wait_ms,
+            groups: frame.groups.clone(),
         });
         if let Some(key) = frame.variant.as_deref() {
             drop(preparing);

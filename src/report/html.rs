@@ -15,6 +15,7 @@
 //! | `ablations` | Hard ImageNet ablation accuracy and drop |
 //! | `rfs` | RFS per noise and level, with the foreground and background accuracies |
 //! | `placement` | Corner Cases accuracy on a position × size grid per variant, pooled over backgrounds |
+//! | `groups` | top-1 per group of each dimension with its 95 % Wilson interval, the reference group's as a line; gaps and the worst group (docs/groups.md) |
 //! | `latency` | per stage: a histogram over the fixed buckets (`latency::BUCKET_BOUNDS_US`) and p50/p90/p99/max |
 //! | `timeline` | frames evaluated and dropped per second (from `resources.csv`), windowed clean top-1 and mean drop (`metrics.window.series`) |
 //! | `flips` | the frames whose prediction flipped most (`flips.json`), thumbnails with clean and flipped predictions |

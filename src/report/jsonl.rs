@@ -254,7 +254,7 @@ mod tests {
         assert_eq!(text.lines().count(), 3);
         assert!(
             text.starts_with(
-                r#"{"format":2,"frame":"a.jpg","scenario":"clean","truth":1,"pred":1,"#
+                r#"{"format":3,"frame":"a.jpg","scenario":"clean","truth":1,"pred":1,"#
             )
         );
         let read = read_records(&path).unwrap();

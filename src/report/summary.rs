@@ -5,7 +5,7 @@
 //!
 //! `summary.json` contract (other tools rely on it; keys in this order):
 //! ```text
-//! { "format": 2 (crate::contract, docs/output.md#format-changelog),
+//! { "format": 3 (crate::contract, docs/output.md#format-changelog),
 //!   "run": {...config, model, engine, seed, plan, start/end, end reason: run_block::RunBlock...},
 //!   "frames": {"read": N, "skipped": N, "dropped": N},
 //!   "scenarios": {"<key>": {"n": N, "n_labelled": N, "top1": f|null, "top1_ci95": [lo, hi]|null,
@@ -126,7 +126,7 @@ impl Summary {
     }
 
     /// Parses a `summary.json` text.
-    fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+    pub(crate) fn from_json(text: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(text)
     }
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    SourceError, SourceErrorKind, camera, imagenet_c, in9, plate, segment, synthetic, video,
+    SourceError, SourceErrorKind, camera, groups, imagenet_c, in9, plate, segment, synthetic, video,
 };
 
 /// Where frames come from, as written: the `[source]` table of a run config (also built from
@@ -59,6 +59,10 @@ pub struct RawSourceConfig {
     /// A sidecar labels file keyed by frame or time ([`labels`](super::labels)). Replaces the frames' own truth.
     #[serde(default)]
     pub(crate) labels: Option<PathBuf>,
+    /// The frames' groups (`[source.groups]`, [`groups`], docs/groups.md#config); folder and
+    /// manifest sources only.
+    #[serde(default)]
+    pub(crate) groups: Option<groups::GroupsConfig>,
 }
 
 impl RawSourceConfig {
@@ -78,6 +82,7 @@ impl RawSourceConfig {
             segment: None,
             label: None,
             labels: None,
+            groups: None,
         }
     }
 
@@ -119,6 +124,9 @@ impl RawSourceConfig {
     /// is checked when the source opens ([`open`](super::open)).
     pub fn settle(self) -> Result<SourceConfig, SourceError> {
         let kind = self.settled_kind();
+        if let Some(g) = &self.groups {
+            g.check(kind, &self.path)?;
+        }
         if kind == SourceKind::ImagenetC {
             // Stored variants are scored as they are: no wrapper applies.
             let input = imagenet_c::settle(&self)?;
@@ -128,6 +136,7 @@ impl RawSourceConfig {
                 input,
                 masks,
                 truth,
+                groups: None,
             });
         }
         let truth = self.given_truth()?;
@@ -138,6 +147,7 @@ impl RawSourceConfig {
             input,
             masks,
             truth,
+            groups: self.groups,
         })
     }
 
@@ -273,7 +283,7 @@ impl RawSourceConfig {
 
 /// A source, settled ([`RawSourceConfig::settle`]): its kind with exactly the options that kind
 /// reads, and the mask and truth wrappers any kind but `imagenet-c` can take.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct SourceConfig {
     /// The path as given: a folder, a file, a URL, a device, or a `synthetic:…` spec. Error lines
     /// name it.
@@ -284,6 +294,25 @@ pub struct SourceConfig {
     pub(crate) masks: Option<MaskMaker>,
     /// A truth given instead of the frames' own (`label` or `labels`).
     pub(crate) truth: Option<GivenTruth>,
+    /// The frames' groups (`[source.groups]`), checked for the kind; folders and manifests only.
+    pub(crate) groups: Option<groups::GroupsConfig>,
+}
+
+/// Written as derived, but without `groups` when there are none: the run's fingerprint holds this
+/// text (`run.fingerprint`'s `source`), so a source without groups keeps the fingerprint it had
+/// before groups existed and its runs resume and merge as before.
+impl std::fmt::Debug for SourceConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("SourceConfig");
+        d.field("path", &self.path)
+            .field("input", &self.input)
+            .field("masks", &self.masks)
+            .field("truth", &self.truth);
+        if let Some(g) = &self.groups {
+            d.field("groups", g);
+        }
+        d.finish()
+    }
 }
 
 impl SourceConfig {

@@ -11,6 +11,8 @@
 //!   (e.g. `0.1 0.2 0.6 0.9;0.5 0.5 0.7 0.8`; see [`super::regions::parse_norm_boxes`]); empty = none.
 //! - `annotation`: a Pascal VOC XML file with the boxes (ImageNet's bounding-box files), relative
 //!   like `path`; empty = none. A row gives `boxes` or `annotation`, not both.
+//! - the group columns `[source.groups] columns` names (docs/groups.md#config): each row's value
+//!   is the frame's group of that dimension; empty = a skipped row.
 //!
 //! Header problems fail opening the source; a bad row (malformed, empty path, unknown label) is yielded as a
 //! per-item error in its place.
@@ -22,21 +24,33 @@ use super::{Item, ItemSource, SourceError, SourceErrorKind};
 use crate::frame::{LabelSpace, Truth};
 use crate::quote::{clip, clip_list};
 
-/// Column names a manifest may have.
-const ALLOWED: [&str; 5] = ["path", "label", "mask", "boxes", "annotation"];
+/// Column names a manifest may have (besides the group columns of `[source.groups] columns`).
+pub(crate) const ALLOWED: [&str; 5] = ["path", "label", "mask", "boxes", "annotation"];
 
 /// Where each known column is in a manifest's rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Columns {
     path: usize,
     label: usize,
     mask: Option<usize>,
     boxes: Option<usize>,
     annotation: Option<usize>,
+    /// The group columns (`[source.groups] columns`, docs/groups.md#config): dimension, column.
+    groups: Vec<(String, usize)>,
 }
 
 /// Reads the manifest at `manifest` and builds the source.
 pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, SourceError> {
+    open_with_groups(manifest, labels, &[])
+}
+
+/// [`open`], with the group columns `groups` (`[source.groups] columns`) read into each row's
+/// groups.
+pub(crate) fn open_with_groups(
+    manifest: &Path,
+    labels: &LabelSpace,
+    groups: &[String],
+) -> Result<ItemSource, SourceError> {
     let bytes = super::decode::read_file(manifest, "manifest").map_err(|why| {
         SourceError::at(SourceErrorKind::Open, manifest, why.to_string()).caused_by(why)
     })?;
@@ -54,7 +68,13 @@ pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, S
         ));
     }
     let base = manifest.parent().unwrap_or(Path::new(""));
-    let items = parse(&bytes, base, labels, &manifest.display().to_string())?;
+    let items = parse(
+        &bytes,
+        base,
+        labels,
+        &manifest.display().to_string(),
+        groups,
+    )?;
     if items.is_empty() {
         return Err(SourceError::at(
             SourceErrorKind::Layout,
@@ -68,12 +88,15 @@ pub(crate) fn open(manifest: &Path, labels: &LabelSpace) -> Result<ItemSource, S
 
 /// Parses manifest CSV `bytes` (a UTF-8 byte-order mark is allowed). Paths are joined to `base`;
 /// `name` is how the manifest is called in errors. Header errors are returned; row errors become
-/// `Err` items in row order.
+/// `Err` items in row order. The group columns `groups` (`[source.groups] columns`) are read into
+/// each row's groups: one missing from the header fails like any header problem, an empty cell
+/// makes its row a skipped item.
 pub(crate) fn parse(
     bytes: &[u8],
     base: &Path,
     labels: &LabelSpace,
     name: &str,
+    groups: &[String],
 ) -> Result<Vec<Result<Item, SourceError>>, SourceError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut reader = csv::ReaderBuilder::new()
@@ -89,7 +112,7 @@ pub(crate) fn parse(
             )
         })?
         .clone();
-    let columns = columns(&header).map_err(|why| {
+    let columns = columns(&header, groups).map_err(|why| {
         SourceError::new(SourceErrorKind::Layout, name, why.to_string()).caused_by(why)
     })?;
 
@@ -98,7 +121,7 @@ pub(crate) fn parse(
         let item = match record {
             Ok(record) => {
                 let line = record.position().map_or(0, |p| p.line());
-                row_item(&record, columns, base, labels, name, line)
+                row_item(&record, &columns, base, labels, name, line)
             }
             Err(e) => {
                 let line = e.position().map_or(0, |p| p.line());
@@ -145,6 +168,15 @@ pub(crate) enum HeaderError {
         /// The column (lowercase).
         column: String,
     },
+    /// A group column (`[source.groups] columns`) the header lacks.
+    #[error(
+        "manifest has no column `{column}`, which `[source.groups] columns` names as a group; add \
+         the column or remove `{column}` from `columns`"
+    )]
+    NoGroupColumn {
+        /// The dimension as configured.
+        column: String,
+    },
     /// No `path` or no `label` column.
     #[error(
         "manifest header `{header}` lacks {lacks}; the first line must name the columns \
@@ -158,13 +190,18 @@ pub(crate) enum HeaderError {
     },
 }
 
-/// Finds the known columns in a header. Errors on unknown, duplicate or missing columns.
-pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, HeaderError> {
+/// Finds the known columns and the group columns `groups` in a header. Errors on unknown,
+/// duplicate or missing columns.
+pub(crate) fn columns(
+    header: &csv::StringRecord,
+    groups: &[String],
+) -> Result<Columns, HeaderError> {
     let names: Vec<String> = header.iter().map(|h| h.to_lowercase()).collect();
+    let group_names: Vec<String> = groups.iter().map(|g| g.to_lowercase()).collect();
     let unknown: Vec<&str> = header
         .iter()
         .zip(&names)
-        .filter(|(_, lower)| !ALLOWED.contains(&lower.as_str()))
+        .filter(|(_, lower)| !ALLOWED.contains(&lower.as_str()) && !group_names.contains(lower))
         .map(|(orig, _)| orig)
         .collect();
     if !unknown.is_empty() {
@@ -185,6 +222,17 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, HeaderError
     };
     let (path, label, mask) = (find("path")?, find("label")?, find("mask")?);
     let (boxes, annotation) = (find("boxes")?, find("annotation")?);
+    let mut group_columns = Vec::new();
+    for (dim, lower) in groups.iter().zip(&group_names) {
+        match find(lower)? {
+            Some(i) => group_columns.push((dim.clone(), i)),
+            None => {
+                return Err(HeaderError::NoGroupColumn {
+                    column: clip(dim).into_owned(),
+                });
+            }
+        }
+    }
     match (path, label) {
         (Some(path), Some(label)) => Ok(Columns {
             path,
@@ -192,6 +240,7 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, HeaderError
             mask,
             boxes,
             annotation,
+            groups: group_columns,
         }),
         _ => Err(HeaderError::Missing {
             header: clip(&header.iter().collect::<Vec<_>>().join(",")).into_owned(),
@@ -207,7 +256,7 @@ pub(crate) fn columns(header: &csv::StringRecord) -> Result<Columns, HeaderError
 /// Turns one row into an item; `line` is its line number in the manifest.
 fn row_item(
     record: &csv::StringRecord,
-    columns: Columns,
+    columns: &Columns,
     base: &Path,
     labels: &LabelSpace,
     name: &str,
@@ -270,12 +319,29 @@ fn row_item(
             ));
         }
     };
+    let mut groups = crate::frame::Groups::new();
+    for (dim, i) in &columns.groups {
+        let value = field(*i);
+        if value.is_empty() {
+            return Err(SourceError::at(
+                SourceErrorKind::Group,
+                &path,
+                format!(
+                    "the group column `{dim}` is empty on line {line} of {name}; give the \
+                     frame's {dim} or remove the row"
+                ),
+            )
+            .for_frame(written));
+        }
+        groups.insert(dim.clone(), value.to_string());
+    }
     Ok(Item {
         path,
         id: written.to_string(),
         truth,
         mask,
         boxes,
+        groups,
     })
 }
 

@@ -18,6 +18,10 @@
 //! derives them from masks. On streams the masks can be made instead: from a learned background
 //! plate ([`plate`], `[source.plate]`) or by a segmentation model ([`segment`], `[source.segment]`).
 //!
+//! Groups (a style, a camera, a shift; [`groups`], `[source.groups]`, docs/groups.md): folders and
+//! manifests give each frame its groups from manifest columns, folder levels, a sidecar file or the
+//! file names.
+//!
 //! The `[source]` table as written ([`RawSourceConfig`]) is settled once, when the run config loads,
 //! into a [`SourceConfig`]: the kind decided and holding only that kind's options ([`Input`]), so
 //! an option of another kind is refused there with a line naming it. Problems with one item (a
@@ -29,6 +33,7 @@ pub mod camera;
 pub(crate) mod config;
 pub(crate) mod decode;
 mod folder;
+pub(crate) mod groups;
 pub(crate) mod imagenet_c;
 pub mod in9;
 mod labels;
@@ -220,6 +225,9 @@ pub(crate) enum SourceErrorKind {
     // Made only where a feature is off (`camera/mod.rs`, `video/mod.rs`); the default build has both.
     #[cfg_attr(all(feature = "camera", feature = "video"), allow(dead_code))]
     Feature,
+    /// A frame's groups (`[source.groups]`, docs/groups.md#config): a frame without a value, a
+    /// groups file row naming no frame, a groups file that cannot be used.
+    Group,
 }
 
 /// One problem with one input item or with the source as a whole. Display = one line:
@@ -352,7 +360,7 @@ fn open_input(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sour
         Input::Synthetic(settings) => Ok(Box::new(synthetic::open(settings, labels)?)),
         Input::Camera { device, settings } => camera::open(device, settings.as_ref(), labels),
         Input::Video(settings) => video::open(&config.path, settings),
-        input => open_path(&config.path, input, labels),
+        input => open_path(&config.path, input, labels, config.groups.as_ref()),
     }
 }
 
@@ -362,6 +370,7 @@ fn open_path(
     path: &Path,
     input: &Input,
     labels: &LabelSpace,
+    grouping: Option<&groups::GroupsConfig>,
 ) -> Result<Box<dyn Source>, SourceError> {
     let meta = std::fs::metadata(path).map_err(|e| {
         SourceError::at(
@@ -390,11 +399,14 @@ fn open_path(
             return Ok(Box::new(in9::open(path, variations.as_deref(), labels)?));
         }
         Input::Folder { classes } => folder::open(path, classes, labels)?,
-        Input::Manifest => manifest::open(path, labels)?,
+        Input::Manifest => {
+            let columns = grouping.map_or(&[][..], groups::GroupsConfig::columns);
+            manifest::open_with_groups(path, labels, columns)?
+        }
         // `Image`; the stream kinds never get here (`open_input`).
         _ => single::open(path),
     };
-    Ok(Box::new(source))
+    Ok(Box::new(groups::apply(source, grouping, path)?))
 }
 
 /// A file-system source's path against its `kind`: a folder where a folder is needed, a file where
@@ -436,6 +448,8 @@ pub(crate) struct Item {
     pub(crate) mask: Option<PathBuf>,
     /// Where the object boxes come from, if anywhere ([`regions::BoxSpec`]).
     pub(crate) boxes: Option<regions::BoxSpec>,
+    /// The frame's groups ([`groups`]).
+    pub(crate) groups: crate::frame::Groups,
 }
 
 impl Item {
@@ -447,6 +461,7 @@ impl Item {
             truth,
             mask: None,
             boxes: None,
+            groups: crate::frame::Groups::new(),
         }
     }
 }
@@ -528,6 +543,7 @@ fn read_item(item: Item, seq: u64) -> Result<Frame, SourceError> {
         regions,
         captured,
         decode_ms,
+        groups: item.groups,
         ..Frame::new(item.id, seq, image)
     })
 }

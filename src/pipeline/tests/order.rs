@@ -23,6 +23,7 @@ fn meta(seq: u64, variants: usize) -> Arc<FrameMeta> {
         decode_ms: 0.0,
         mask_ms: None,
         wait_ms: 0.0,
+        groups: Default::default(),
     })
 }
 

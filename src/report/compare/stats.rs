@@ -2,6 +2,9 @@
 //! paired right/wrong outcomes, and Newcombe's score-based intervals for a difference of two
 //! proportions, paired and independent.
 
+/// Newcombe's unpaired interval lives with the Wilson interval it is made of (the groups family's
+/// gaps use it too, docs/groups.md#gap).
+pub(crate) use crate::metrics::accuracy::newcombe_unpaired;
 use crate::metrics::accuracy::{Z95, wilson_interval};
 
 /// The 2 × 2 table of paired outcomes of one scenario: each labelled frame seen by both runs is
@@ -128,24 +131,6 @@ pub(crate) fn newcombe_paired(t: &PairedCounts, z: f64) -> Option<(f64, f64)> {
     let (e1, e2) = (u1 - p1, p2 - l2);
     let low = theta - (d1 * d1 + d2 * d2 - 2.0 * phi * d1 * d2).max(0.0).sqrt();
     let high = theta + (e1 * e1 + e2 * e2 - 2.0 * phi * e1 * e2).max(0.0).sqrt();
-    Some((low.max(-1.0), high.min(1.0)))
-}
-
-/// Newcombe's hybrid score interval for the difference of two independent proportions,
-/// `r1/n1 − r2/n2` (Newcombe 1998, "Interval estimation for the difference between independent
-/// proportions: comparison of eleven methods", Stat Med 17:873–890, method 10;
-/// docs/compare.md#unpaired-interval): the square-and-add of the two Wilson intervals. `None`
-/// when either side has no trials.
-pub(crate) fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
-    if n1 == 0 || n2 == 0 {
-        return None;
-    }
-    let (p1, p2) = (r1.min(n1) as f64 / n1 as f64, r2.min(n2) as f64 / n2 as f64);
-    let (l1, u1) = wilson_interval(r1, n1, z);
-    let (l2, u2) = wilson_interval(r2, n2, z);
-    let theta = p1 - p2;
-    let low = theta - ((p1 - l1).powi(2) + (u2 - p2).powi(2)).sqrt();
-    let high = theta + ((u1 - p1).powi(2) + (p2 - l2).powi(2)).sqrt();
     Some((low.max(-1.0), high.min(1.0)))
 }
 

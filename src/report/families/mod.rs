@@ -2,6 +2,7 @@
 //! lists them under `metrics` and the renderings show them. Adding a family: its file here, its
 //! line in [`FAMILIES`], its docs page (docs/ARCHITECTURE.md#adding-a-metric-family).
 
+mod groups;
 mod hard_imagenet;
 mod imagenet_c;
 mod in9;
@@ -23,6 +24,7 @@ pub(crate) const FAMILIES: &[&dyn Family] = &[
     &rfs::RfsFamily,
     &placement::PlacementFamily,
     &window::WindowFamily,
+    &groups::GroupsFamily,
     &saliency::SaliencyFamily,
 ];
 

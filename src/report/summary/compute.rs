@@ -60,7 +60,13 @@ impl Summary {
         }
         // The window of the written summary, rebuilt at the same length.
         let window = previous.and_then(Summary::window_frames).unwrap_or(0);
-        let mut metrics = Metrics::new(order).with_window(window);
+        // The groups compared with the same reference groups (docs/groups.md#gap).
+        let compared = previous
+            .and_then(Summary::group_settings)
+            .unwrap_or_default();
+        let mut metrics = Metrics::new(order)
+            .with_window(window)
+            .with_groups(compared);
         let groups = group_by_frame(records);
         for group in &groups {
             metrics.add_frame(group);

@@ -3,7 +3,7 @@ use crate::source::Source;
 use crate::source::test_util::{labels, write_gray, write_npy, write_rgb};
 
 fn items(csv: &str) -> Result<Vec<Result<Item, SourceError>>, SourceError> {
-    parse(csv.as_bytes(), Path::new("base"), &labels(), "m.csv")
+    parse(csv.as_bytes(), Path::new("base"), &labels(), "m.csv", &[])
 }
 
 #[test]
@@ -30,7 +30,7 @@ fn bom_and_absolute_paths() {
         "/x/a.png"
     };
     let csv = format!("\u{feff}path,label\n{abs},0\n");
-    let got = parse(csv.as_bytes(), Path::new("base"), &labels(), "m.csv").unwrap();
+    let got = parse(csv.as_bytes(), Path::new("base"), &labels(), "m.csv", &[]).unwrap();
     assert_eq!(got[0].as_ref().unwrap().path, Path::new(abs));
 }
 
@@ -112,6 +112,7 @@ fn malformed_row_names_its_line_and_parsing_goes_on() {
         Path::new(""),
         &labels(),
         "m",
+        &[],
     )
     .unwrap();
     assert_eq!(got[0].as_ref().unwrap_err().item, "m line 2");
