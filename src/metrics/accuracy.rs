@@ -51,7 +51,7 @@ pub(crate) fn fraction(part: u64, whole: u64) -> Option<f64> {
 /// proportions: comparison of eleven methods", Stat Med 17:873–890, method 10;
 /// docs/compare.md#unpaired-interval): the square-and-add of the two Wilson intervals. `None`
 /// when either side has no trials.
-pub fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
+pub(crate) fn newcombe_unpaired(r1: u64, n1: u64, r2: u64, n2: u64, z: f64) -> Option<(f64, f64)> {
     if n1 == 0 || n2 == 0 {
         return None;
     }

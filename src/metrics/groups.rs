@@ -22,15 +22,15 @@ use super::accuracy::{Z95, fraction, newcombe_unpaired, wilson_interval};
 
 /// Counts of one group under one scenario.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Records.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Records with a truth.
-    pub labelled: u64,
+    pub(crate) labelled: u64,
     /// Labelled records whose top-1 is the truth.
-    pub top1: u64,
+    pub(crate) top1: u64,
     /// Labelled records whose mapped top-5 holds the truth.
-    pub top5: u64,
+    pub(crate) top5: u64,
 }
 
 impl Counts {
@@ -66,14 +66,14 @@ impl Counts {
 /// (`[source.groups] reference`, docs/groups.md#gap); a dimension without one compares each group
 /// with the rest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GroupSettings {
+pub(crate) struct GroupSettings {
     /// Dimension → its reference group.
-    pub reference: BTreeMap<String, String>,
+    pub(crate) reference: BTreeMap<String, String>,
 }
 
 impl GroupSettings {
     /// The settings `[source.groups]` gives (none: no reference group).
-    pub fn of(config: Option<&crate::source::groups::GroupsConfig>) -> Self {
+    pub(crate) fn of(config: Option<&crate::source::groups::GroupsConfig>) -> Self {
         Self {
             reference: config.map(|g| g.reference.clone()).unwrap_or_default(),
         }
@@ -82,7 +82,7 @@ impl GroupSettings {
 
 /// The streaming state: per dimension, per group, the counts under each scenario.
 #[derive(Debug, Clone, Default)]
-pub struct GroupTallies {
+pub(crate) struct GroupTallies {
     settings: GroupSettings,
     /// Dimension → group → counts by scenario slot (`Metrics`' scenario index).
     dims: BTreeMap<String, BTreeMap<String, Vec<Counts>>>,
@@ -90,25 +90,21 @@ pub struct GroupTallies {
 
 impl GroupTallies {
     /// Empty state comparing groups by `settings`.
-    pub fn new(settings: GroupSettings) -> Self {
+    pub(crate) fn new(settings: GroupSettings) -> Self {
         Self {
             settings,
             dims: BTreeMap::new(),
         }
     }
 
-    /// How groups are compared.
-    pub fn settings(&self) -> &GroupSettings {
-        &self.settings
-    }
-
     /// Whether no record with groups was added.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.dims.is_empty()
     }
 
     /// Counts `r` in each of its groups, under the scenario at `slot`.
-    pub fn add(&mut self, r: &Record, slot: usize) {
+    pub(crate) fn add(&mut self, r: &Record, slot: usize) {
         for (dim, value) in &r.groups {
             let by_slot = match self.dims.get_mut(dim) {
                 Some(groups) => groups,
@@ -127,7 +123,7 @@ impl GroupTallies {
 
     /// `metrics.groups` ([`Groups`]) with `scenarios` the scenario keys by slot (report order);
     /// `None` when no record had groups.
-    pub fn report(&self, scenarios: &[String]) -> Option<Groups> {
+    pub(crate) fn report(&self, scenarios: &[String]) -> Option<Groups> {
         if self.dims.is_empty() {
             return None;
         }
@@ -149,71 +145,71 @@ impl GroupTallies {
 /// `summary.json`'s `metrics.groups` (docs/groups.md#summary): one entry per dimension, in name
 /// order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Groups {
+pub(crate) struct Groups {
     /// Dimension → its groups.
     #[serde(with = "crate::ordered")]
-    pub dimensions: Vec<(String, Dimension)>,
+    pub(crate) dimensions: Vec<(String, Dimension)>,
 }
 
 /// One dimension's groups (docs/groups.md#summary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Dimension {
+pub(crate) struct Dimension {
     /// The reference group the gaps are taken to; `null`: each group's gap is to the rest.
-    pub reference: Option<String>,
+    pub(crate) reference: Option<String>,
     /// Group → its figures, in name order.
     #[serde(with = "crate::ordered")]
-    pub groups: Vec<(String, Group)>,
+    pub(crate) groups: Vec<(String, Group)>,
     /// The group of lowest top-1 over all its records (`null` without labels); ties go to the
     /// first in name order.
-    pub worst: Option<Worst>,
+    pub(crate) worst: Option<Worst>,
     /// The worst group per scenario, report order (scenarios without labelled records left out).
     #[serde(with = "crate::ordered")]
-    pub worst_by_scenario: Vec<(String, Worst)>,
+    pub(crate) worst_by_scenario: Vec<(String, Worst)>,
 }
 
 /// One group's figures: over all its records (every scenario), and per scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Group {
+pub(crate) struct Group {
     /// Over all the group's records.
     #[serde(flatten)]
-    pub all: Cell,
+    pub(crate) all: Cell,
     /// Per scenario the group has records of, report order.
     #[serde(with = "crate::ordered")]
-    pub scenarios: Vec<(String, Cell)>,
+    pub(crate) scenarios: Vec<(String, Cell)>,
 }
 
 /// A group's accuracy over some records, and its gap (docs/groups.md#gap). Fractions in [0, 1]
 /// (the gap in [−1, 1]); `null` where undefined.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
+pub(crate) struct Cell {
     /// Records.
-    pub n: u64,
+    pub(crate) n: u64,
     /// Of those, records with a truth.
-    pub n_labelled: u64,
+    pub(crate) n_labelled: u64,
     /// Top-1 accuracy over the labelled records.
-    pub top1: Option<f64>,
+    pub(crate) top1: Option<f64>,
     /// Its 95 % Wilson interval.
-    pub top1_ci95: Option<[f64; 2]>,
+    pub(crate) top1_ci95: Option<[f64; 2]>,
     /// Top-5 accuracy over the labelled records.
-    pub top5: Option<f64>,
+    pub(crate) top5: Option<f64>,
     /// Its 95 % Wilson interval.
-    pub top5_ci95: Option<[f64; 2]>,
+    pub(crate) top5_ci95: Option<[f64; 2]>,
     /// The reference group's top-1 (or the rest's, without a reference) minus this group's, on
     /// the same scenarios: positive when this group does worse. `null` for the reference itself,
     /// and without labelled records on either side.
-    pub gap: Option<f64>,
+    pub(crate) gap: Option<f64>,
     /// Its 95 % interval: Newcombe's hybrid score interval for independent proportions
     /// (docs/compare.md#unpaired-interval).
-    pub gap_ci95: Option<[f64; 2]>,
+    pub(crate) gap_ci95: Option<[f64; 2]>,
 }
 
 /// The worst group: its name and top-1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Worst {
+pub(crate) struct Worst {
     /// The group.
-    pub group: String,
+    pub(crate) group: String,
     /// Its top-1.
-    pub top1: f64,
+    pub(crate) top1: f64,
 }
 
 /// The figures of one dimension, its groups' counts by slot.

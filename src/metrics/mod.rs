@@ -277,13 +277,13 @@ impl Metrics {
 
     /// The same state comparing groups of frames by `settings` (their reference groups,
     /// docs/groups.md#gap).
-    pub fn with_groups(mut self, settings: groups::GroupSettings) -> Self {
+    pub(crate) fn with_groups(mut self, settings: groups::GroupSettings) -> Self {
         self.groups = groups::GroupTallies::new(settings);
         self
     }
 
     /// The per-group counts ([`groups`]).
-    pub fn groups(&self) -> &groups::GroupTallies {
+    pub(crate) fn groups(&self) -> &groups::GroupTallies {
         &self.groups
     }
 

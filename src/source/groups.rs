@@ -38,26 +38,26 @@ const MAX_NAME: usize = 64;
 /// `[source.groups]` as written (docs/groups.md#config).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GroupsConfig {
+pub(crate) struct GroupsConfig {
     /// Manifest columns whose values are groups, each column a dimension of that name.
     #[serde(default)]
-    pub columns: Vec<String>,
+    pub(crate) columns: Vec<String>,
     /// Names of the folder levels between an image's class folder and the image, outermost first.
     #[serde(default)]
-    pub levels: Vec<String>,
+    pub(crate) levels: Vec<String>,
     /// A sidecar CSV: `frame` or `path`, then one column per dimension (relative to the config file).
     #[serde(default)]
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Per dimension, the values looked for in each frame's path (the first found is its group).
     #[serde(default)]
-    pub names: BTreeMap<String, Vec<String>>,
+    pub(crate) names: BTreeMap<String, Vec<String>>,
     /// Per dimension, the reference (in-distribution) group the others are compared with; a
     /// dimension without one compares each group with the rest of its groups.
     #[serde(default)]
-    pub reference: BTreeMap<String, String>,
+    pub(crate) reference: BTreeMap<String, String>,
     /// The most distinct group values, all dimensions together (default [`DEFAULT_MAX_VALUES`]).
     #[serde(default = "default_max_values")]
-    pub max_values: usize,
+    pub(crate) max_values: usize,
 }
 
 fn default_max_values() -> usize {

@@ -228,7 +228,7 @@ impl Family for GroupsFamily {
 
 impl Summary {
     /// The group metrics of this summary (`metrics.groups`), if its frames had groups.
-    pub fn groups(&self) -> Option<Groups> {
+    pub(crate) fn groups(&self) -> Option<Groups> {
         self.family("groups")
     }
 
