@@ -24,19 +24,20 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use robustream::challenge::SharedEngine;
+use robustream::app::challenge::SharedEngine;
+use robustream::app::pipeline::{self, PipelineConfig, PipelineInputs};
+use robustream::app::watch::CpuMeter;
 use robustream::classmap::ClassMap;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::engine::{Engine, EngineConfig};
 use robustream::frame::Frame;
 use robustream::model::ModelDesc;
-use robustream::pipeline::{self, PipelineConfig, PipelineInputs, ScenarioStage};
 use robustream::preprocess::Normalizer;
+use robustream::scenario::ScenarioStage;
 use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;
 use robustream::view::ModelView;
-use robustream::watch::CpuMeter;
 
 const BATCH: usize = 8;
 const COPIES: usize = 16; // 9 photos × 16 = 144 frames per iteration (18 batches: steady state, not start-up)

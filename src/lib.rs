@@ -41,23 +41,8 @@ pub mod metrics;
 
 pub mod report;
 
-// The run: the pipeline, the passes after it, and the commands.
-pub mod apply;
-pub mod bench;
-pub mod challenge;
-pub mod cli;
-pub mod config;
-mod fingerprint;
-pub mod merge;
-pub mod one_image;
-pub mod pipeline;
-mod post;
-pub mod preview;
-mod resume;
-pub mod run;
-pub mod run_lock;
-pub mod saliency;
-pub mod watch;
+// The run: the pipeline, the passes after it, and the commands (`app/`).
+pub mod app;
 
 #[cfg(test)]
 mod layering;

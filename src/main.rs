@@ -9,12 +9,12 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use anyhow::Context;
 use clap::Parser;
-use robustream::cli::{
+use robustream::app::cli::{
     ApplyArgs, BenchArgs, Cli, Command, CompareArgs, CompareFormat, Format, LabelsArgs, MergeArgs,
     PreviewArgs, ReportArgs, RunArgs,
 };
-use robustream::config::RunConfig;
-use robustream::pipeline::EndReason;
+use robustream::app::config::RunConfig;
+use robustream::app::pipeline::EndReason;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
 /// The one line an error is reported in (after `error: `): the library's own line, or for the
 /// typed errors that leave the fix to the binary, what, where and the fix.
 fn message(e: &anyhow::Error) -> String {
-    use robustream::run_lock::LockError;
+    use robustream::app::run_lock::LockError;
     match e.downcast_ref::<LockError>() {
         Some(LockError::Busy { dir, pid }) => format!(
             "{}: another robustream run{} is writing this run directory; give this run another \
@@ -69,14 +69,14 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let signal = Arc::new(AtomicI32::new(0));
     watch_signals(stop.clone(), signal.clone())?;
     let status = || {
-        robustream::watch::signal_status(match signal.load(Ordering::SeqCst) {
+        robustream::app::watch::signal_status(match signal.load(Ordering::SeqCst) {
             0 => signal_hook::consts::SIGINT,
             s => s,
         })
     };
-    let result = match robustream::run::run(&config, &stop, args.quiet) {
+    let result = match robustream::app::run::run(&config, &stop, args.quiet) {
         Ok(r) => r,
-        Err(e) => match e.downcast_ref::<robustream::run::StoppedOpening>() {
+        Err(e) => match e.downcast_ref::<robustream::app::run::StoppedOpening>() {
             // Stopped before anything ran: an interruption, not an error.
             Some(s) => {
                 eprintln!(
@@ -84,7 +84,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                      returned {:.1} s after the stop (a FIFO nobody writes to, a stalled network \
                      mount?); nothing was evaluated",
                     s.path.display(),
-                    robustream::pipeline::READ_GRACE.as_secs_f64()
+                    robustream::app::pipeline::READ_GRACE.as_secs_f64()
                 );
                 return Ok(ExitCode::from(status()));
             }
@@ -129,7 +129,7 @@ fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 /// flight finish, the summary is written) and is recorded in `signal`; a second aborts at once with
 /// 128 + its number.
 fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Result<()> {
-    use robustream::watch::{STOP_SIGNALS, signal_name, signal_status};
+    use robustream::app::watch::{STOP_SIGNALS, signal_name, signal_status};
     let mut signals = signal_hook::iterator::Signals::new(STOP_SIGNALS)
         .context("cannot install the handlers of SIGINT, SIGTERM and SIGHUP")?;
     std::thread::Builder::new()
@@ -162,9 +162,9 @@ fn watch_signals(stop: Arc<AtomicBool>, signal: Arc<AtomicI32>) -> anyhow::Resul
 /// `robustream bench`; `--fps` that does not fit `--mode` is a usage error (exit 2), found before
 /// anything loads.
 fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    use robustream::bench::{BenchRequest, Length};
+    use robustream::app::bench::{BenchRequest, Length};
     use std::time::Duration;
-    let fps = match robustream::bench::settle_fps(args.mode.into(), args.fps.as_deref()) {
+    let fps = match robustream::app::bench::settle_fps(args.mode.into(), args.fps.as_deref()) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("error: {e}");
@@ -180,7 +180,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         (None, d) => Length::Duration(secs(d.unwrap_or(10.0), "--duration")?),
     };
     let model = robustream::model::ModelDesc::load(&args.model)?;
-    let (frame, frame_name) = robustream::bench::bench_frame(args.image.as_ref())?;
+    let (frame, frame_name) = robustream::app::bench::bench_frame(args.image.as_ref())?;
     let engine = robustream::engine::EngineConfig {
         provider: args.provider.into(),
         threads: args.threads,
@@ -190,7 +190,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         cudnn_search: args.cudnn_search.into(),
         ..Default::default()
     };
-    let report = robustream::bench::run(&BenchRequest {
+    let report = robustream::app::bench::run(&BenchRequest {
         model,
         engine,
         batch: args.batch,
@@ -212,7 +212,7 @@ fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
 
 fn apply(args: ApplyArgs) -> anyhow::Result<()> {
     let several = |n: usize| n > 1;
-    let written = robustream::apply::apply(&robustream::apply::ApplyRequest {
+    let written = robustream::app::apply::apply(&robustream::app::apply::ApplyRequest {
         scenario: args.scenario,
         seed: args.seed,
         mask: args.mask,
@@ -236,7 +236,7 @@ fn apply(args: ApplyArgs) -> anyhow::Result<()> {
 fn preview(args: PreviewArgs) -> anyhow::Result<()> {
     let out_path = args.out.clone();
     let image = args.image.display().to_string();
-    let s = robustream::preview::preview(&robustream::preview::PreviewRequest {
+    let s = robustream::app::preview::preview(&robustream::app::preview::PreviewRequest {
         image: args.image,
         scenarios: args.scenarios,
         out: args.out,
@@ -255,7 +255,7 @@ fn preview(args: PreviewArgs) -> anyhow::Result<()> {
     for (key, e) in &s.failures {
         eprintln!(
             "warning: {key} cannot apply to {image}: {}; drawn as a grey tile",
-            robustream::preview::short_reason(e)
+            robustream::app::preview::short_reason(e)
         );
     }
     out(&format!(
@@ -273,7 +273,7 @@ fn preview(args: PreviewArgs) -> anyhow::Result<()> {
 
 /// `robustream merge`: the merged run directory, and one line on stderr saying what it holds.
 fn merge(args: &MergeArgs) -> anyhow::Result<()> {
-    let m = robustream::merge::merge(&args.run_dirs, &args.out, args.force)?;
+    let m = robustream::app::merge::merge(&args.run_dirs, &args.out, args.force)?;
     if !args.quiet {
         eprintln!(
             "merged {} shard{} ({} frames, {} records): {}",
@@ -385,7 +385,7 @@ fn labels(args: LabelsArgs) -> anyhow::Result<()> {
 }
 
 /// `robustream devices`: the V4L2 cameras as text or JSON; exit 2 without the `camera` feature.
-fn devices(args: &robustream::cli::DevicesArgs) -> ExitCode {
+fn devices(args: &robustream::app::cli::DevicesArgs) -> ExitCode {
     use robustream::source::camera;
     match camera::list_devices() {
         Ok(list) if args.json => {

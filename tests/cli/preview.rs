@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use crate::util::*;
 use image::{GrayImage, RgbImage};
-use robustream::kernels::resample::Resampler;
-use robustream::model::ModelDesc;
-use robustream::preview::{
+use robustream::app::preview::{
     BACKGROUND, BAND_GAP, DEFAULT_TILE, FAILED, GAP, Geometry, HEADER_H, LABEL_PAD, LETTERBOX,
     MARGIN, Rect, grid, placement, scale_to_tile,
 };
+use robustream::kernels::resample::Resampler;
+use robustream::model::ModelDesc;
 use robustream::scenario::{Catalog, Plan};
 use robustream::view::{MaskResize, ModelView};
 
@@ -46,7 +46,7 @@ fn preview(dir: &Path, image: &Path, args: &[&str]) -> (RgbImage, String) {
     (rgb(&out), text(&o.stdout))
 }
 
-fn rows_of(items: &[&str]) -> Vec<robustream::preview::Row> {
+fn rows_of(items: &[&str]) -> Vec<robustream::app::preview::Row> {
     grid(&Plan::from_items(items, &Catalog::builtin()).unwrap().keys())
 }
 

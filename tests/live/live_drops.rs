@@ -6,7 +6,7 @@
 //! speed, so only the accounting is asserted exactly, and "something was dropped" rests on a margin
 //! no machine closes (a frame every 0.5 ms against 21 blurred variants and their inferences). The
 //! drop policies themselves are tested deterministically on a stub engine in
-//! `src/pipeline/tests/admission.rs`.
+//! `src/app/pipeline/tests/admission.rs`.
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -53,7 +53,7 @@ fn occlusion_map_is_written_and_scored_against_the_mask() {
     let desc = ModelDesc::load(&model()).unwrap();
     let mask = decode_mask(&std::fs::read(photo("quokka_mask.png")).unwrap()).unwrap();
     let mask: Vec<bool> = ModelView::new(&desc)
-        .mask(&mask, robustream::saliency::MASK_RESIZE)
+        .mask(&mask, robustream::app::saliency::MASK_RESIZE)
         .as_raw()
         .iter()
         .map(|&v| v != 0)

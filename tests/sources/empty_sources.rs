@@ -8,11 +8,12 @@ use std::process::Output;
 use std::sync::atomic::AtomicBool;
 
 use crate::util::*;
+use robustream::app::pipeline::{self, EndReason, PipelineConfig, PipelineInputs};
 use robustream::classmap::ClassMap;
 use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::model::ModelDesc;
-use robustream::pipeline::{self, EndReason, PipelineConfig, PipelineInputs, ScenarioStage};
+use robustream::scenario::ScenarioStage;
 use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::memory::MemorySource;

@@ -5,13 +5,14 @@
 
 use std::sync::atomic::AtomicBool;
 
+use robustream::app::pipeline::PipelineConfig;
+use robustream::app::pipeline::{self, Event, PipelineInputs};
 use robustream::classmap::ClassMap;
 use robustream::engine::EngineConfig;
 use robustream::engine::onnx::OnnxEngine;
 use robustream::frame::Frame;
 use robustream::model::ModelDesc;
-use robustream::pipeline::{self, Event, PipelineInputs};
-use robustream::pipeline::{PipelineConfig, ScenarioStage};
+use robustream::scenario::ScenarioStage;
 use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::{Source, SourceError};

@@ -9,7 +9,7 @@ use crossbeam_channel::unbounded;
 
 use super::stub::{GatedSource, StubEngine};
 use super::*;
-use crate::pipeline::{DropPolicy, EndReason};
+use crate::app::pipeline::{DropPolicy, EndReason};
 use crate::source::memory::MemorySource;
 
 #[test]

@@ -223,7 +223,7 @@ fn composites_the_model_cannot_score_are_counted_not_scored() {
 #[test]
 fn pool_backgrounds_from_the_view_equal_the_pipelines_at_the_model_input_stage() {
     use crate::frame::{BBox, Regions};
-    use crate::pipeline::ScenarioStage;
+    use crate::scenario::ScenarioStage;
     let d = tempfile::tempdir().unwrap();
     let model = three_class_model(d.path(), 64, 48, 56);
     let pipeline = crate::scenario::pool::pool_maker(&model, ScenarioStage::ModelInput);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::stub::StubEngine;
 use super::*;
-use crate::pipeline::EndReason;
+use crate::app::pipeline::EndReason;
 use crate::source::memory::MemorySource;
 
 /// `clean` and one corruption: two variants per frame.

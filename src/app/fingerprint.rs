@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use crate::config::RunConfig;
+use crate::app::config::RunConfig;
 use crate::model::ModelDesc;
 use crate::report::run_block::Fingerprint;
 

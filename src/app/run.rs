@@ -9,21 +9,21 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::Context;
 use serde_json::json;
 
+use crate::app::config::RunConfig;
+use crate::app::pipeline::{self, EndReason, Event, Outcome, PipelineInputs, SinkError};
+use crate::app::run_lock::{LockError, RunLock};
 use crate::classmap::ClassMap;
-use crate::config::RunConfig;
 use crate::engine::Engine;
 use crate::engine::onnx::OnnxEngine;
 use crate::frame::LabelSpace;
 use crate::key::CLEAN;
 use crate::metrics::Metrics;
 use crate::model::ModelDesc;
-use crate::pipeline::{self, EndReason, Event, Outcome, PipelineInputs, SinkError};
 use crate::report::flips::FlipKeeper;
 use crate::report::jsonl::RecordWriter;
 use crate::report::progress::Progress;
 use crate::report::run_block::{RunBlock, RunEnd, ShardEntry};
 use crate::report::summary::{FrameCounts, Summary};
-use crate::run_lock::{LockError, RunLock};
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{Catalog, Plan};
 use crate::source::{Input, Source, SourceConfig, SourceKind, imagenet_c, in9};
@@ -264,12 +264,14 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     let keys: Vec<String> = plan.keys().iter().map(|k| k.to_string()).collect();
     let gpu = choose_gpu(config, &plan, quiet)?;
     let fingerprint =
-        crate::fingerprint::of_run(config, &model, &keys, &schedule_desc, gpu.is_some());
+        crate::app::fingerprint::of_run(config, &model, &keys, &schedule_desc, gpu.is_some());
     // A resumed run checks what it continues before it loads the engine or touches a file.
     let previous = match config.resume {
-        true => {
-            crate::resume::Previous::read(&config.out, &fingerprint, config.shard.map(|(s, _)| s))?
-        }
+        true => crate::app::resume::Previous::read(
+            &config.out,
+            &fingerprint,
+            config.shard.map(|(s, _)| s),
+        )?,
         false => None,
     };
     let (engine, warmup) = start_engine(&model, config, stop)?;
@@ -278,7 +280,7 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
     // its engine afterwards.
     let post_context = post_context(config);
     let (source, mut engine, harvest) =
-        crate::post::attach(&post_context, &model, source, Box::new(engine));
+        crate::app::post::attach(&post_context, &model, source, Box::new(engine));
     let described = Described {
         engine: match shape_note {
             Some(note) => format!("{}; {note}", engine.describe()),
@@ -364,7 +366,7 @@ fn run_in_dir(config: &RunConfig, stop: &AtomicBool, quiet: bool) -> anyhow::Res
         EndReason::Completed | EndReason::Limit | EndReason::Duration
     );
     // A failed post pass fails the run, but what the main pass measured is still summarised.
-    let post = match crate::post::PostPasses::run(
+    let post = match crate::app::post::PostPasses::run(
         &post_context,
         harvest.as_ref(),
         &mut engine,
@@ -412,7 +414,7 @@ fn summarise(
     exporter: Option<&mut crate::report::prometheus::Exporter>,
     run_info: RunBlock,
     outcome: &Outcome,
-    post: Option<crate::post::PostPasses>,
+    post: Option<crate::app::post::PostPasses>,
     flips: &FlipKeeper,
 ) -> (Summary, Option<crate::report::ReportError>) {
     let frames = FrameCounts {
@@ -439,7 +441,7 @@ fn summarise(
     (summary, summary_error)
 }
 
-/// One run writes a run directory at a time ([`crate::run_lock`]): a second one fails here, before
+/// One run writes a run directory at a time ([`crate::app::run_lock`]): a second one fails here, before
 /// any work. Where the file system cannot lock, the run goes on with a warning (`None`).
 fn lock_run_dir(config: &RunConfig) -> anyhow::Result<Option<RunLock>> {
     match RunLock::acquire(&config.out) {
@@ -556,8 +558,8 @@ fn fixed_batch_note(engine: &OnnxEngine, config: &RunConfig) -> Option<String> {
 }
 
 /// The few run settings the post passes take besides their own configs.
-fn post_context(config: &RunConfig) -> crate::post::PostContext<'_> {
-    crate::post::PostContext {
+fn post_context(config: &RunConfig) -> crate::app::post::PostContext<'_> {
+    crate::app::post::PostContext {
         challenge: &config.challenge,
         saliency: &config.saliency,
         in9_root: (config.source.kind() == SourceKind::In9).then_some(config.source.path.as_path()),
@@ -732,8 +734,8 @@ fn started_info(
 fn ended_info(
     mut info: RunBlock,
     outcome: &Outcome,
-    rss: crate::watch::RssSummary,
-    cpu: Option<crate::watch::CpuUse>,
+    rss: crate::app::watch::RssSummary,
+    cpu: Option<crate::app::watch::CpuUse>,
     started: Instant,
 ) -> RunBlock {
     info.rss_mib = Some(json!(rss));
@@ -809,7 +811,7 @@ impl<'a> LiveOutputs<'a> {
         described: &'a Described,
         started_info: &'a RunBlock,
         flips: FlipKeeper,
-        previous: Option<crate::resume::Previous>,
+        previous: Option<crate::app::resume::Previous>,
     ) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&config.out)
             .with_context(|| format!("cannot create run directory {}", config.out.display()))?;
@@ -826,7 +828,7 @@ impl<'a> LiveOutputs<'a> {
             // source order, as an uninterrupted run would have counted them.
             Some(previous) => {
                 let (writer, kept) = RecordWriter::resume(&records, previous.ended())?;
-                let frames = crate::resume::frames(&kept);
+                let frames = crate::app::resume::frames(&kept);
                 for frame in &frames {
                     metrics.add_frame(frame);
                     live.read += 1;
@@ -997,12 +999,12 @@ impl<'a> LiveOutputs<'a> {
 /// that is why it ended), its CPU use and its memory samples.
 struct MainPass {
     outcome: Outcome,
-    cpu: Option<crate::watch::CpuUse>,
-    rss: crate::watch::RssSummary,
+    cpu: Option<crate::app::watch::CpuUse>,
+    rss: crate::app::watch::RssSummary,
 }
 
 /// Runs the pipeline with the watcher beside it: the watcher passes Ctrl-C on, ends the run after
-/// --duration, and samples memory (crate::watch); the pipeline watches its flag. With the live
+/// --duration, and samples memory (crate::app::watch); the pipeline watches its flag. With the live
 /// view, a thread reads its keys.
 fn main_pass(
     config: &RunConfig,
@@ -1010,7 +1012,7 @@ fn main_pass(
     stop: &AtomicBool,
     outputs: &mut LiveOutputs,
 ) -> MainPass {
-    let flags = crate::watch::Flags::default();
+    let flags = crate::app::watch::Flags::default();
     let live_view = outputs.view.is_some();
     let mut sink = |event: Event| -> Result<(), SinkError> {
         outputs.on_event(event)?;
@@ -1027,11 +1029,12 @@ fn main_pass(
         flags.stop.store(true, Ordering::Relaxed);
     }
     let ((mut outcome, cpu), rss) = std::thread::scope(|s| {
-        let watcher = s.spawn(|| crate::watch::watch(stop, &flags, config.duration, &config.out));
+        let watcher =
+            s.spawn(|| crate::app::watch::watch(stop, &flags, config.duration, &config.out));
         if live_view {
             s.spawn(|| crate::report::tui::watch_keys(stop, &flags.finished));
         }
-        let cpu = crate::watch::CpuMeter::start();
+        let cpu = crate::app::watch::CpuMeter::start();
         let outcome = pipeline::run(inputs, &flags.stop, &mut sink);
         let cpu = cpu.read();
         flags.finished.store(true, Ordering::Relaxed);

@@ -5,9 +5,9 @@
 
 use super::stub::StubEngine;
 use super::*;
+use crate::app::pipeline::EndReason;
 use crate::engine::{BatchShapes, Partial};
 use crate::metrics::batches::BatchRecord;
-use crate::pipeline::EndReason;
 use crate::source::memory::MemorySource;
 
 /// Three frames of five variants (15 rows) in batches of up to 4, on `engine` after `warmup`

@@ -31,10 +31,11 @@ use std::time::Duration;
 
 use image::{Rgb, RgbImage};
 
-use super::{Event, Outcome, PipelineConfig, PipelineInputs, ScenarioStage};
+use super::{Event, Outcome, PipelineConfig, PipelineInputs};
 use crate::classmap::ClassMap;
 use crate::frame::Frame;
 use crate::model::ModelDesc;
+use crate::scenario::ScenarioStage;
 use crate::scenario::schedule::Spread;
 use crate::scenario::{Catalog, Plan};
 use crate::source::Source;

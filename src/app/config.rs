@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::app::pipeline::config::{PipelineConfig, RawPipelineConfig};
 use crate::engine::EngineConfig;
-use crate::pipeline::config::{PipelineConfig, RawPipelineConfig, ScenarioStage};
+use crate::scenario::ScenarioStage;
 use crate::scenario::schedule::ScheduleSettings;
 use crate::source::{ClassOrder, RawSourceConfig, SourceConfig, SourceError};
 
@@ -79,16 +80,16 @@ pub enum ComponentError {
     Engine(#[from] crate::engine::EngineConfigError),
     /// `[pipeline]`.
     #[error(transparent)]
-    Pipeline(#[from] crate::pipeline::config::PipelineConfigError),
+    Pipeline(#[from] crate::app::pipeline::config::PipelineConfigError),
     /// The schedule settings of `[pipeline]`.
     #[error(transparent)]
     Schedule(#[from] crate::scenario::schedule::ScheduleError),
     /// `[challenge]`.
     #[error(transparent)]
-    Challenge(#[from] crate::challenge::ChallengeConfigError),
+    Challenge(#[from] crate::app::challenge::ChallengeConfigError),
     /// `[saliency]`.
     #[error(transparent)]
-    Saliency(#[from] crate::saliency::SaliencyConfigError),
+    Saliency(#[from] crate::app::saliency::SaliencyConfigError),
     /// `[metrics] ximagenet_inner`.
     #[error(transparent)]
     InnerResults(#[from] crate::metrics::volatility::InnerError),
@@ -164,9 +165,9 @@ struct RawConfig {
     #[serde(default)]
     metrics: RawMetricsConfig,
     #[serde(default)]
-    challenge: crate::challenge::ChallengeConfig,
+    challenge: crate::app::challenge::ChallengeConfig,
     #[serde(default)]
-    saliency: crate::saliency::SaliencyConfig,
+    saliency: crate::app::saliency::SaliencyConfig,
     #[serde(default)]
     report: RawReportConfig,
 }
@@ -210,9 +211,9 @@ pub struct RunConfig {
     /// Inputs of metric families (`[metrics]`).
     pub(crate) metrics: MetricsConfig,
     /// The adversarial-background challenge after the main pass (`[challenge]`, `--challenge`).
-    pub(crate) challenge: crate::challenge::ChallengeConfig,
+    pub(crate) challenge: crate::app::challenge::ChallengeConfig,
     /// The occlusion saliency pass after the main pass (`[saliency]`, `--saliency`).
-    pub(crate) saliency: crate::saliency::SaliencyConfig,
+    pub(crate) saliency: crate::app::saliency::SaliencyConfig,
     /// Live outputs (`[report]`, `--prometheus`).
     pub report: ReportConfig,
     /// The part of the source this process evaluates (`--shard`, or the scheduler's variables;
@@ -227,10 +228,10 @@ pub struct RunConfig {
     pub(crate) batch_sizes_given: bool,
 }
 
-/// Command-line overrides of `robustream run`: its arguments as parsed, [`crate::cli::RunArgs`],
+/// Command-line overrides of `robustream run`: its arguments as parsed, [`crate::app::cli::RunArgs`],
 /// whose help says what each replaces or sets (`--config` and `--quiet` are not read here). A new
 /// flag of `run` is a field there and its use in this file, nothing else.
-type Overrides = crate::cli::RunArgs;
+type Overrides = crate::app::cli::RunArgs;
 
 /// `[report]` as written: live outputs of a run besides records and summaries.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
@@ -712,14 +713,14 @@ fn settle_run_limits(
 /// `[challenge]` and `[saliency]` with `--challenge`, `--saliency` and `--saliency-maps` applied,
 /// checked.
 fn settle_post_passes(
-    mut challenge: crate::challenge::ChallengeConfig,
-    mut saliency: crate::saliency::SaliencyConfig,
+    mut challenge: crate::app::challenge::ChallengeConfig,
+    mut saliency: crate::app::saliency::SaliencyConfig,
     o: &Overrides,
     origin: &Origin,
 ) -> Result<
     (
-        crate::challenge::ChallengeConfig,
-        crate::saliency::SaliencyConfig,
+        crate::app::challenge::ChallengeConfig,
+        crate::app::saliency::SaliencyConfig,
     ),
     ConfigError,
 > {

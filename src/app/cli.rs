@@ -367,7 +367,7 @@ pub struct PreviewArgs {
     #[arg(long)]
     pub frame_id: Option<String>,
     /// Tile size in pixels (each variant scaled to fit, aspect ratio kept).
-    #[arg(long, default_value_t = crate::preview::DEFAULT_TILE, value_parser = clap::value_parser!(u32).range(16..=1024))]
+    #[arg(long, default_value_t = crate::app::preview::DEFAULT_TILE, value_parser = clap::value_parser!(u32).range(16..=1024))]
     pub tile: u32,
     /// Store corruption outputs as JPEG at this quality, as a run with `jpeg_after_corruption` does.
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=100))]
@@ -391,7 +391,7 @@ pub enum StageArg {
     Native,
 }
 
-impl From<StageArg> for crate::pipeline::ScenarioStage {
+impl From<StageArg> for crate::scenario::ScenarioStage {
     fn from(s: StageArg) -> Self {
         match s {
             StageArg::ModelInput => Self::ModelInput,
@@ -495,7 +495,7 @@ pub enum ModeArg {
     Paced,
 }
 
-impl From<ModeArg> for crate::bench::Mode {
+impl From<ModeArg> for crate::app::bench::Mode {
     fn from(m: ModeArg) -> Self {
         match m {
             ModeArg::SingleStream => Self::SingleStream,

@@ -1,7 +1,7 @@
 //! `robustream apply`: one scenario on one image, written losslessly — the same pixels a run produces
 //! for that frame id (with `--model`, after the model's resize and crop, as with
 //! `stage = "model_input"`). The image, its regions, its class and the `--background` pool are read
-//! as `preview` reads them ([`crate::one_image`]). A group or `prefix/*` applies each of its
+//! as `preview` reads them ([`crate::app::one_image`]). A group or `prefix/*` applies each of its
 //! scenarios and writes one file per key into the output folder. The output's extension picks the
 //! format (PNG, BMP, TIFF, WebP, all lossless; none = PNG); a JPEG is refused, since it would change
 //! the pixels a run scores.
@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
+use crate::app::one_image::{
+    background_pool, labels_of, model_view_input, read_input, resolve_class,
+};
 use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
-use crate::one_image::{background_pool, labels_of, model_view_input, read_input, resolve_class};
-use crate::pipeline::ScenarioStage;
 use crate::rng::RngKey;
+use crate::scenario::ScenarioStage;
 use crate::scenario::{Catalog, ScenarioInput, StageMasks, needs_bilinear_mask};
 use crate::view::ModelView;
 

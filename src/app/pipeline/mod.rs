@@ -50,8 +50,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, unbounded};
 
+use crate::scenario::ScenarioStage;
 use crate::scenario::pool::{pool_maker, pool_whole_maker};
-pub use config::{DropPolicy, PipelineConfig, ScenarioStage};
+pub use config::{DropPolicy, PipelineConfig};
 pub use reader::GRACE as READ_GRACE;
 
 use crate::classmap::ClassMap;

@@ -1,11 +1,7 @@
 //! `[pipeline]` settings: the pipeline's own config types, which `config.rs` composes into a run's
-//! configuration (with where scenarios are applied, [`ScenarioStage`], from `scenario/`).
+//! configuration (with where scenarios are applied, `ScenarioStage`, which `scenario/` owns).
 
 use serde::Deserialize;
-
-/// Where scenarios are applied: the scenario floor's type, named here too because the run's
-/// configuration reads it with the pipeline's settings.
-pub use crate::scenario::ScenarioStage;
 
 /// `[pipeline]`: threads, batching and queues, checked ([`PipelineConfig::validate`]). The table's
 /// schedule settings are parsed with it (`RawPipelineConfig`) and settled apart

@@ -1,5 +1,5 @@
-//! The passes after the main pass: the adversarial-background challenge ([`crate::challenge`]) and
-//! the occlusion saliency ([`crate::saliency`]). [`attach`] sets up what they keep while the main
+//! The passes after the main pass: the adversarial-background challenge ([`crate::app::challenge`]) and
+//! the occlusion saliency ([`crate::app::saliency`]). [`attach`] sets up what they keep while the main
 //! pass runs; [`PostPasses`] runs them on the main pass's engine and puts their results into the
 //! summary. Each takes its own config and the few run settings in [`PostContext`], not the whole
 //! run configuration.
@@ -8,16 +8,16 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::challenge::{
+use crate::app::challenge::{
     CHALLENGE_JSONL, ChallengeConfig, ChallengeError, ChallengeRun, Harvest, Keep, KeepingSource,
     SharedEngine, SharedHarvest, evaluate, round3,
 };
+use crate::app::saliency::{SaliencyConfig, SaliencyError};
 use crate::classmap::ClassMap;
 use crate::engine::Engine;
 use crate::metrics::in9::{ChallengeEntry, ChallengeTally};
 use crate::metrics::saliency::SaliencyEntry;
 use crate::model::ModelDesc;
-use crate::saliency::{SaliencyConfig, SaliencyError};
 use crate::source::Source;
 
 /// What the post passes need of a run besides their own configs.
@@ -69,7 +69,7 @@ pub(crate) fn attach(
     let keep = Keep {
         challenge: ctx.challenge,
         saliency_frames: ctx.saliency.enabled.then_some(ctx.saliency.frames),
-        saliency_mask: crate::saliency::MASK_RESIZE,
+        saliency_mask: crate::app::saliency::MASK_RESIZE,
         in9_root: ctx.in9_root,
         seed: ctx.seed,
         pool: ctx.pool,
@@ -84,7 +84,7 @@ pub(crate) fn attach(
 }
 
 /// Runs the post passes a config asks for after the main pass, on the main pass's engine: the
-/// challenge ([`crate::challenge`]) and the occlusion saliency ([`crate::saliency`]). Returns the pieces to
+/// challenge ([`crate::app::challenge`]) and the occlusion saliency ([`crate::app::saliency`]). Returns the pieces to
 /// put into the summary ([`PostPasses::apply`]). Skipped when the main pass did not end normally.
 pub(crate) struct PostPasses {
     challenge: Option<(ChallengeEntry, Option<ChallengeTally>)>,
@@ -251,7 +251,7 @@ impl Pass<'_> {
     ) -> Result<SaliencyEntry, PostError> {
         let frames = h.take_saliency();
         let why = h.no_foreground_reason();
-        Ok(crate::saliency::run_pass(
+        Ok(crate::app::saliency::run_pass(
             self.ctx.saliency,
             self.ctx.max_batch,
             self.ctx.out,

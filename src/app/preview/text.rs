@@ -26,7 +26,7 @@ pub fn text_width(text: &str, scale: u32) -> u32 {
 /// else shortened to fit at ×1 and ended with `..`.
 ///
 /// ```
-/// use robustream::preview::fit_text;
+/// use robustream::app::preview::fit_text;
 /// assert_eq!(fit_text("fog", 160, 2), ("fog".to_string(), 2));
 /// assert_eq!(fit_text("gaussian_noise", 160, 2), ("gaussian_noise".to_string(), 1));
 /// assert_eq!(fit_text("gaussian_noise", 64, 2), ("gaussi..".to_string(), 1));

@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 
 use super::stub::{StubEngine, class_value};
 use super::*;
+use crate::app::pipeline::assembly::{Assembler, BUFFERS};
+use crate::app::pipeline::work::RowMeta;
+use crate::app::pipeline::{FrameMeta, Message, collect, infer};
 use crate::engine::BatchBuffer;
-use crate::pipeline::assembly::{Assembler, BUFFERS};
-use crate::pipeline::work::RowMeta;
-use crate::pipeline::{FrameMeta, Message, collect, infer};
 
 fn meta(seq: u64, variants: usize) -> Arc<FrameMeta> {
     Arc::new(FrameMeta {
@@ -103,7 +103,7 @@ fn frames_completing_out_of_source_order_are_released_in_source_order() {
     }
     drop(tx);
     let mut events = Vec::new();
-    let mut sink = |e: Event| -> Result<(), crate::pipeline::SinkError> {
+    let mut sink = |e: Event| -> Result<(), crate::app::pipeline::SinkError> {
         events.push(e);
         Ok(())
     };

@@ -1,7 +1,7 @@
 //! `run --resume DIR`: going on with a run that was killed or pre-empted part way
 //! (docs/deploy.md#resume).
 //!
-//! A run writes summary.json (with `run.fingerprint`, [`crate::fingerprint`]) before its first frame
+//! A run writes summary.json (with `run.fingerprint`, [`crate::app::fingerprint`]) before its first frame
 //! and appends each frame's records whole as the frame completes, in source order. A resumed run
 //! checks that DIR holds the same run (same fingerprint), keeps the records of every frame but the
 //! last one in the file (whose records may be cut short; a half-written last line goes with it),
@@ -108,7 +108,7 @@ impl Previous {
                     dir: dir.to_path_buf(),
                 })?;
         if let Some((part, theirs, ours)) =
-            crate::fingerprint::first_difference(theirs, fingerprint)
+            crate::app::fingerprint::first_difference(theirs, fingerprint)
         {
             return Err(ResumeError::Different {
                 dir: dir.to_path_buf(),

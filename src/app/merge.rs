@@ -4,7 +4,7 @@
 //!
 //! **Checks** (each a [`MergeError`] naming the run directory and the fix): every directory holds
 //! `summary.json` and `records.jsonl`; all have the same `run.fingerprint` (the first differing part
-//! is named, [`crate::fingerprint::first_difference`]); all were split into the same number of
+//! is named, [`crate::app::fingerprint::first_difference`]); all were split into the same number of
 //! shards N (a run without `run.shard` is shard 0/1) and the indices are 0..N−1, each exactly once;
 //! every run ended `completed` or `limit`, and its post passes are complete; every record has a
 //! `seq`, and no position or frame is in two runs.
@@ -21,7 +21,7 @@
 //!
 //! **Post passes** (docs/deploy.md#post-passes-in-shards). The challenge's foregrounds and the
 //! saliency frames are the candidates with the `k` smallest keyed ranks
-//! ([`crate::challenge::BottomK`]); each shard kept the bottom `k` of its own candidates, and the
+//! ([`crate::app::challenge::BottomK`]); each shard kept the bottom `k` of its own candidates, and the
 //! bottom `k` of the whole run is the bottom `k` of those, so the merge keeps the lines with the `k`
 //! smallest ranks (ties by position) and recomputes the tallies and means from them. A line's result
 //! does not depend on the shard that evaluated it (the challenge's backgrounds are the same in every
@@ -35,9 +35,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::challenge::{
+use crate::app::challenge::{
     CHALLENGE_JSONL, ChallengeLine, FOREGROUND_SALT, SALIENCY_SALT, rank, round3,
 };
+use crate::app::saliency::{SALIENCY_JSONL, SaliencyLine};
 use crate::metrics::Record;
 use crate::metrics::in9::{ChallengeEntry, ChallengeTally};
 use crate::metrics::saliency::{Alignment, AlignmentMeans, SaliencyEntry};
@@ -47,7 +48,6 @@ use crate::report::jsonl::{RECORDS_JSONL, RecordWriter};
 use crate::report::lines::LineFile;
 use crate::report::run_block::{RunBlock, RunEnd};
 use crate::report::summary::{FrameCounts, Summary};
-use crate::saliency::{SALIENCY_JSONL, SaliencyLine};
 
 /// Why shard runs cannot be merged; each names the run directory and the fix.
 #[derive(Debug, thiserror::Error)]
@@ -458,7 +458,7 @@ fn check_parts(parts: &[Part]) -> Result<(), MergeError> {
     let fp = fingerprint(first);
     for p in &parts[1..] {
         if let Some((part, first_value, value)) =
-            crate::fingerprint::first_difference(&fp, &fingerprint(p))
+            crate::app::fingerprint::first_difference(&fp, &fingerprint(p))
         {
             return Err(MergeError::Different {
                 first: first.dir.clone(),
@@ -554,7 +554,7 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
     );
 
     let mut writer = RecordWriter::create(&out.join(RECORDS_JSONL)).map_err(MergeError::Write)?;
-    for frame in crate::resume::frames(&records) {
+    for frame in crate::app::resume::frames(&records) {
         writer.write_batch(frame).map_err(MergeError::Write)?;
     }
 

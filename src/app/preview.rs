@@ -118,7 +118,7 @@ const MAX_PACKED_COLUMNS: usize = 8;
 /// Duplicates are ignored.
 ///
 /// ```
-/// use robustream::preview::grid;
+/// use robustream::app::preview::grid;
 /// let rows = grid(&["clean", "corruption/fog/2", "corruption/fog/1", "corruption/snow/2"]);
 /// assert_eq!(rows.len(), 2);
 /// assert_eq!(rows[0].label, "corruption/fog");
@@ -442,7 +442,7 @@ fn split_label(label: &str) -> (&str, &str) {
 /// image gives `(0, 0)`.
 ///
 /// ```
-/// use robustream::preview::fit;
+/// use robustream::app::preview::fit;
 /// assert_eq!(fit(224, 224, 160), (160, 160));
 /// assert_eq!(fit(600, 400, 160), (160, 107)); // 106.67
 /// assert_eq!(fit(1, 1000, 160), (1, 160));
@@ -883,7 +883,7 @@ pub struct PreviewRequest {
     pub tile: u32,
     /// JPEG quality corruption outputs are stored at (a run's `jpeg_after_corruption`).
     pub jpeg_after_corruption: Option<u8>,
-    /// Backgrounds for the pool scenarios, as `apply --background` ([`crate::one_image::background_pool`]).
+    /// Backgrounds for the pool scenarios, as `apply --background` ([`crate::app::one_image::background_pool`]).
     pub backgrounds: Vec<String>,
     /// The image's class (an index, or with a model a label name), as `apply --class`.
     pub class: Option<String>,
@@ -914,7 +914,7 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
     let catalog = Catalog::builtin().with_corruption_jpeg(req.jpeg_after_corruption);
     let plan = Plan::from_items(&req.scenarios, &catalog)?;
     let rows = grid(&plan.keys());
-    let (image, mask, boxes) = crate::one_image::read_input(
+    let (image, mask, boxes) = crate::app::one_image::read_input(
         &req.image,
         req.mask.as_ref(),
         req.boxes.as_deref(),
@@ -939,7 +939,7 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
         (Some(m), ScenarioStage::ModelInput) => {
             let mut view = ModelView::new(m);
             let bilinear = needs_bilinear_mask(plan.scenarios().iter().map(|s| s.as_ref()));
-            let (image, masks, boxes) = crate::one_image::model_view_input(
+            let (image, masks, boxes) = crate::app::one_image::model_view_input(
                 &mut view,
                 &image,
                 mask.as_ref(),
@@ -974,9 +974,9 @@ pub fn preview(req: &PreviewRequest) -> anyhow::Result<PreviewSummary> {
             ),
         ),
     };
-    let labels = crate::one_image::labels_of(model.as_ref());
-    let truth = crate::one_image::resolve_class(req.class.as_deref(), &labels, "--class")?;
-    let pool = crate::one_image::background_pool(
+    let labels = crate::app::one_image::labels_of(model.as_ref());
+    let truth = crate::app::one_image::resolve_class(req.class.as_deref(), &labels, "--class")?;
+    let pool = crate::app::one_image::background_pool(
         &req.backgrounds,
         &labels,
         model.as_ref().map(|m| (m, req.stage)),

@@ -66,12 +66,12 @@ use image::RgbImage;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::app::watch::{CpuMeter, CpuUse};
 use crate::engine::onnx::OnnxEngine;
 use crate::engine::{BatchBuffer, Engine, EngineConfig};
 use crate::model::ModelDesc;
 use crate::preprocess::Normalizer;
 use crate::view::ModelView;
-use crate::watch::{CpuMeter, CpuUse};
 
 /// How samples are issued (MLPerf's scenarios, and a camera's schedule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -31,7 +31,7 @@ use image::{GrayImage, RgbImage};
 use crate::frame::{BBox, Frame, LabelSpace, Regions, Truth};
 use crate::geometry::stage_boxes;
 use crate::model::ModelDesc;
-use crate::pipeline::ScenarioStage;
+use crate::scenario::ScenarioStage;
 use crate::scenario::background::pool_background;
 use crate::scenario::pool::BackgroundMaker;
 use crate::scenario::{BackgroundPool, PoolView, StageMasks};
@@ -176,7 +176,7 @@ pub(crate) fn resolve_class(
 /// path separator; otherwise the whole text is the image path.
 ///
 /// ```
-/// # use robustream::one_image::split_background;
+/// # use robustream::app::one_image::split_background;
 /// assert_eq!(split_background("bg/a.png:3"), ("bg/a.png", Some("3")));
 /// assert_eq!(split_background("bg/a.png:tabby cat"), ("bg/a.png", Some("tabby cat")));
 /// assert_eq!(split_background("c:/x/a.png"), ("c:/x/a.png", None));
