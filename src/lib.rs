@@ -1,6 +1,6 @@
 //! robustream: a streaming robustness evaluator for image classifiers.
 //!
-//! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batch assembly ([`pipeline`]) →
+//! Frames flow one way: [`source`] → [`scenario`] → [`preprocess`] → batch assembly ([`app::pipeline`]) →
 //! [`engine`] → [`metrics`] → [`report`]. The modules stand on floors, and each imports only from
 //! its own floor or one below (checked by a test in `layering.rs`); `docs/ARCHITECTURE.md` has the
 //! picture and a line per module.

@@ -21,7 +21,7 @@
 //!
 //! **Post passes** (docs/deploy.md#post-passes-in-shards). The challenge's foregrounds and the
 //! saliency frames are the candidates with the `k` smallest keyed ranks
-//! ([`crate::app::challenge::BottomK`]); each shard kept the bottom `k` of its own candidates, and the
+//! (`crate::app::challenge::BottomK`); each shard kept the bottom `k` of its own candidates, and the
 //! bottom `k` of the whole run is the bottom `k` of those, so the merge keeps the lines with the `k`
 //! smallest ranks (ties by position) and recomputes the tallies and means from them. A line's result
 //! does not depend on the shard that evaluated it (the challenge's backgrounds are the same in every

@@ -18,7 +18,7 @@
 //! Defaults: `patch = 32`, `stride = 16` at a 224-pixel view, scaled with min(width, height) / 224.
 //! Frames: at most `frames` frames with a mask and a truth, the ones with the smallest keyed rank
 //! `RngKey::new(seed, frame id, "saliency/frame")` (ties by source order;
-//! [`crate::app::challenge::BottomK`]), kept during the main pass at the model's view
+//! `crate::app::challenge::BottomK`), kept during the main pass at the model's view
 //! ([`crate::app::challenge::Harvest`]); the shards of a run each keep their own and `robustream merge`
 //! keeps the smallest ranks of their lines (docs/deploy.md#post-passes-in-shards). **Cost**: 1 + positions²
 //! inferences per frame (170 at 224² with the defaults, batched at `[pipeline] max_batch`), reported

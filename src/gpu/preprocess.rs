@@ -379,7 +379,7 @@ impl GpuView {
         }
     }
 
-    /// A variant made at `stage` (from [`GpuView::stage_base`]'s image) into row `row` of `batch`:
+    /// A variant made at `stage` (from `GpuView::stage_base`'s image) into row `row` of `batch`:
     /// normalised as it is at the model input, through its view at the native stage.
     pub(crate) fn variant_into_batch<L: Launcher>(
         &mut self,

@@ -289,7 +289,7 @@ fn distance_transform_l2_5(src: &[u8], w: usize, h: usize) -> Vec<f32> {
     distance_capped(src, w, h, 1e9, 0)
 }
 
-/// [`distance_transform_l2_5`] with `far` (instead of 1e9) for the non-zero pixels and outside the
+/// `distance_transform_l2_5` with `far` (instead of 1e9) for the non-zero pixels and outside the
 /// image. Every result is the minimum over chains of additions starting from a zero pixel (equal for
 /// any `far`) or from a far one (≥ `far`), so `min(result, c)` is the same for every `far` ≥ c; a
 /// small `far` keeps the in-row propagation short. The distances are to the pixels equal to `zero`

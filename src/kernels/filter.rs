@@ -114,13 +114,13 @@ crate::kernels::multiversion! {
     /// contract), so both give identical bits.
     #[cfg(test)]
     pub(super) fn accumulate(out: &mut [f64], taps: &[(f64, &[f64])]);
-    /// [`accumulate`] compiled for AVX2.
+    /// `accumulate` compiled for AVX2.
     accumulate_avx2 ["avx2"] => accumulate_portable;
     _ => accumulate_portable;
     levels accumulate_at;
 }
 
-/// The body of [`accumulate`].
+/// The body of `accumulate`.
 #[inline(always)]
 fn accumulate_portable(out: &mut [f64], taps: &[(f64, &[f64])]) {
     const B: usize = 8;

@@ -119,7 +119,7 @@ struct SeparableScratch {
     line: Vec<f64>,
 }
 
-/// The separable Gaussian behind [`gaussian_filter`] and [`gaussian_filter_map`], in bands of rows.
+/// The separable Gaussian behind `gaussian_filter` and [`gaussian_filter_map`], in bands of rows.
 /// Per band and column strip, the input rows it needs (`load`ed to f64) are gathered and filtered
 /// vertically (kernel `ky`); then per row the horizontal pass (kernel `kx`) of the padded row, each
 /// result passed through `store`. Both passes in scipy's operation order ([`symmetric_pass`]); the
@@ -237,7 +237,7 @@ fn gaussian_filter_axes(
     gaussian_filter_map(data, dims, sigmas, truncate, border, |v| v, |v| v)
 }
 
-/// [`gaussian_filter_axes`] of any element type: every input element converted by `load` (e.g. u8
+/// `gaussian_filter_axes` of any element type: every input element converted by `load` (e.g. u8
 /// to `x/255`), every result passed through `store` (e.g. straight to u8), so no full-size f64 copy
 /// of the input, intermediate or output is made.
 pub(crate) fn gaussian_filter_map<T, U>(

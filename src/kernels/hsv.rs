@@ -108,7 +108,7 @@ const CHUNK: usize = 256;
 ///
 /// Any size (including empty). Parallel over blocks of rows of about [`PIXELS_PER_TASK`] pixels; the result
 /// does not depend on the thread count (no randomness, pure per-pixel map). Within a task, pixels go
-/// through [`rgb_to_hsv`], `edit` and [`hsv_to_rgb`] in chunks of planes, in branch-free form (bit-identical
+/// through `rgb_to_hsv`, `edit` and `hsv_to_rgb` in chunks of planes, in branch-free form (bit-identical
 /// to the scalar functions for every input colour; `edit` should itself be branch-free, e.g. `clamp`).
 fn map_hsv<F>(image: &RgbImage, edit: F) -> RgbImage
 where
@@ -693,7 +693,7 @@ fn map_block<const FMA: bool, F: Fn([f64; 3]) -> [f64; 3]>(px: &mut [u8], edit: 
     }
 }
 
-/// [`rgb_to_hsv`] over planes (`rv` = 1/max), with selects instead of branches. The hue's three masks
+/// `rgb_to_hsv` over planes (`rv` = 1/max), with selects instead of branches. The hue's three masks
 /// become one numerator / offset pair chosen in the same priority (blue over green over red), so the
 /// single division per pixel is the one the scalar code performs: `(g − b)/δ` (offset 0, and
 /// `0 + x = x`), `2 + (b − r)/δ` or `4 + (r − g)/δ`. `h/6` lies in [−1/6, 5/6] for inputs in [0, 1],
@@ -736,7 +736,7 @@ fn rgb_to_hsv_planes<const FMA: bool>([r, g, b, rv]: [&[f64]; 4], [h, s, v]: [&m
     }
 }
 
-/// [`hsv_to_rgb`] over planes, the sector chosen by selects (sector 6, reachable only for h = 1, is
+/// `hsv_to_rgb` over planes, the sector chosen by selects (sector 6, reachable only for h = 1, is
 /// sector 0 as `% 6` makes it).
 #[inline(always)]
 fn hsv_to_rgb_planes(h: &[f64], s: &[f64], v: &[f64], [r, g, b]: [&mut [f64]; 3]) {

@@ -358,7 +358,7 @@ type Block = [[i32; 8]; 8];
 
 /// One strip of 8 rows (`stride` samples each, a multiple of 8): every block through the forward DCT,
 /// quantisation, dequantisation and inverse DCT, in place. Same integer operations as
-/// [`fdct_islow`], `Divisor::quantize` and [`idct_islow`], on up to 8 blocks at once: lane `b` of
+/// `fdct_islow`, `Divisor::quantize` and `idct_islow`, on up to 8 blocks at once: lane `b` of
 /// every vector belongs to block `b`, so both 1-D passes of both transforms run across blocks with no
 /// transposition (a pass along a block's columns just takes the 8 row vectors of one column).
 #[inline(always)]
@@ -414,7 +414,7 @@ fn columns(v: &mut [Block; 8], pass: impl Fn(&Block) -> Block) {
     }
 }
 
-/// [`fdct_1d`] on the 8 rows of `d`, every lane independently.
+/// `fdct_1d` on the 8 rows of `d`, every lane independently.
 #[inline(always)]
 fn fdct_lanes(d: &Block, pass1: bool) -> Block {
     let mut o: Block = [[0; 8]; 8];
@@ -467,7 +467,7 @@ fn fdct_lanes(d: &Block, pass1: bool) -> Block {
     o
 }
 
-/// [`idct_1d`] on the 8 rows of `i` (already dequantised), every lane independently, descaled by
+/// `idct_1d` on the 8 rows of `i` (already dequantised), every lane independently, descaled by
 /// `shift`. (libjpeg's shortcuts for all-zero AC inputs give the same values, so there are none.)
 #[inline(always)]
 fn idct_lanes(i: &Block, shift: u32) -> Block {

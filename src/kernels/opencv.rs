@@ -3,14 +3,14 @@
 //! (opencv-python-headless, the AVX2 code path):
 //!
 //! - [`gaussian_blur`]: `GaussianBlur` on u8, which OpenCV computes in **fixed point**: a kernel in
-//!   1/256 steps ([`gaussian_kernel_q8`]), exact integer horizontal and vertical passes, the result
+//!   1/256 steps (`gaussian_kernel_q8`), exact integer horizontal and vertical passes, the result
 //!   rounded as `(sum + 2¹⁵) >> 16`; border reflect-101 (OpenCV's default).
-//! - [`rgb_to_hsv`] / [`hsv_to_rgb`]: `cvtColor` RGB↔HSV with 8-bit hue `0..=179` (H = degrees / 2).
+//! - `rgb_to_hsv` / `hsv_to_rgb`: `cvtColor` RGB↔HSV with 8-bit hue `0..=179` (H = degrees / 2).
 //!   RGB→HSV is OpenCV's integer formula with its rounded 12-bit division tables. HSV→RGB is float32
 //!   arithmetic whose two products under `1 − s·h` and `1 − s·(1 − h)` OpenCV's build fuses (FMA), and
 //!   whose result OpenCV **truncates** in its SIMD loop but **rounds** (half to even) in its scalar loop:
 //!   per image row, whole blocks of [`HSV_SIMD_BLOCK`] pixels go through the SIMD loop, the remaining
-//!   columns through the scalar one. [`hsv_to_rgb`] takes that choice as a [`Rounding`];
+//!   columns through the scalar one. `hsv_to_rgb` takes that choice as a `Rounding`;
 //!   [`simd_columns`] says which columns truncate.
 //! - [`add_weighted_bright`]: `addWeighted(a, 1.5, b, 0.9, 1.9)` (XIMAGENET's bright scenarios), float32
 //!   `fma(a, 1.5, fma(b, 0.9, 1.9))` rounded half to even and saturated, except the last
@@ -437,7 +437,7 @@ pub(crate) fn hsv_to_rgb(h: u8, s: u8, v: u8, rounding: Rounding) -> [u8; 3] {
     [r, g, b]
 }
 
-/// [`hsv_to_rgb`] without branches (selects only), so that loops over it vectorise; `TRUNC` picks
+/// `hsv_to_rgb` without branches (selects only), so that loops over it vectorise; `TRUNC` picks
 /// truncation over rounding.
 #[inline(always)]
 fn hsv_lane<const TRUNC: bool>(h: i32, s: i32, v: i32) -> (u8, u8, u8) {
@@ -491,7 +491,7 @@ fn hsv_lane<const TRUNC: bool>(h: i32, s: i32, v: i32) -> (u8, u8, u8) {
     (q(r), q(g), q(b))
 }
 
-/// [`rgb_to_hsv`] without table lookups or branches, so that loops over it vectorise: OpenCV's tables
+/// `rgb_to_hsv` without table lookups or branches, so that loops over it vectorise: OpenCV's tables
 /// `round(255 · 2¹² / v)` and `round(180 · 2¹² / (6 · diff))` are recomputed as float32 divisions
 /// rounded half to even, which equal the tables for every index (tested); index 0 (an infinite
 /// quotient) only ever meets a zero factor.

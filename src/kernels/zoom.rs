@@ -1,4 +1,4 @@
-//! imagecorruptions' clipped zoom (docs/imagenet-c.md#h3-clipped-zoom: [`clipped_zoom`] and its
+//! imagecorruptions' clipped zoom (docs/imagenet-c.md#h3-clipped-zoom: `clipped_zoom` and its
 //! axes, also used by snow) and the engine of `zoom_blur` (docs/imagenet-c.md#zoom_blur):
 //! the running f32 sum of imagecorruptions' clipped, align-corners-bilinear zooms of one image,
 //! computed band by band so that the accumulator stays in cache, with exactly the f64 arithmetic of
@@ -90,7 +90,7 @@ impl Plan {
 }
 
 /// zoom_blur of an interleaved u8 image (`width × height × channels`): `x = (v / 255) as f32` (numpy's
-/// `(np.array(x) / 255.).astype(np.float32)`), then [`zoom_blur_f32`].
+/// `(np.array(x) / 255.).astype(np.float32)`), then `zoom_blur_f32`.
 pub(crate) fn zoom_blur_u8(raw: &[u8], dims: (usize, usize, usize), factors: &[f64]) -> Vec<u8> {
     lanes::in_pool_or_here(|parallel| {
         let lut: [f32; 256] = std::array::from_fn(|v| (v as f64 / 255.0) as f32);
@@ -111,7 +111,7 @@ fn zoom_blur_f32(x: &[f32], dims: (usize, usize, usize), factors: &[f64]) -> Vec
     zoom_blur_f32_with(x, dims, factors, true)
 }
 
-/// [`zoom_blur_f32`] with its bands on rayon's pool (`parallel`) or in order on this thread.
+/// `zoom_blur_f32` with its bands on rayon's pool (`parallel`) or in order on this thread.
 fn zoom_blur_f32_with(
     x: &[f32],
     dims: (usize, usize, usize),

@@ -287,7 +287,7 @@ fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
     recompute_run_with_metrics(dir).map(|(summary, _)| summary)
 }
 
-/// [`recompute_run`], with the metrics the summary was computed from (for the HTML report's
+/// `recompute_run`, with the metrics the summary was computed from (for the HTML report's
 /// latency histograms).
 pub fn recompute_run_with_metrics(
     dir: &Path,
@@ -302,7 +302,7 @@ pub fn recompute_run_with_metrics(
     Ok((summary, metrics))
 }
 
-/// The records of the run directory `dir`, the summary rebuilt from them as [`recompute_run`] gives
+/// The records of the run directory `dir`, the summary rebuilt from them as `recompute_run` gives
 /// it and the metrics behind it (without the warning: [`jsonl::RecordsRead::truncated`] says
 /// whether a truncated last line was skipped). `robustream compare` pairs the records.
 fn read_run(

@@ -236,7 +236,7 @@ fn build(key: &str) -> Option<Arc<dyn Scenario>> {
     build_key(ScenarioKey::parse(key))
 }
 
-/// [`build`] of a parsed key; `None` for other families.
+/// `build` of a parsed key; `None` for other families.
 pub(crate) fn build_key(key: ScenarioKey<'_>) -> Option<Arc<dyn Scenario>> {
     RegionNoise::from_parsed(key).map(|s| Arc::new(s) as Arc<dyn Scenario>)
 }

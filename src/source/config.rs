@@ -415,7 +415,7 @@ pub enum SourceKind {
     /// scene comes from `[source.synthetic]`. Detected for a path spelled `synthetic[:WxH@FPS/N]`.
     Synthetic,
     /// A video file or network stream decoded with FFmpeg ([`video`]). Detected, before the path is
-    /// looked at, for a URL (`scheme://…`) or a video file extension ([`video::VIDEO_EXTENSIONS`]);
+    /// looked at, for a URL (`scheme://…`) or a video file extension (`video::VIDEO_EXTENSIONS`);
     /// `kind = "video"`.
     Video,
     /// A V4L2 camera ([`camera`]): `path` is the device. Detected, before the path is looked at,

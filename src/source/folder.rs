@@ -2,7 +2,7 @@
 //!
 //! Each sub-folder of the root is a class; the images under it (searched recursively, as torchvision
 //! does) get that class as truth. Images directly in the root have no truth. Only files with an
-//! image extension (see [`super::decode::image_extensions`]) are taken; names starting with `.` are
+//! image extension (see `super::decode::image_extensions`) are taken; names starting with `.` are
 //! skipped. Order is deterministic: root images first, then class folders by name, each folder's
 //! entries by name.
 //!

@@ -183,7 +183,7 @@ pub(crate) fn zoom_factors(stop: f64, step: f64) -> Vec<f64> {
 
 /// ImageNet-C `zoom_blur` as imagecorruptions computes it, in float32:
 /// `out = (x + Σ_z zoom_z(x)) / (count + 1)`, clip, ·255, floor8, with `zoom_z` imagecorruptions'
-/// [`zoom::clipped_zoom`] (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
+/// `zoom::clipped_zoom` (each axis cropped to ceil(n/z) around the centre, align-corners bilinear
 /// up to round(ceil(n/z)·z), top-left H×W kept). The factor 1 is among the factors, so the
 /// unzoomed image has weight 2/(count + 1) (docs/imagenet-c.md#zoom_blur).
 ///

@@ -18,7 +18,7 @@ pub struct SnowParams {
     pub mean: f64,
     /// Standard deviation s of the snow field.
     pub std: f64,
-    /// Zoom factor z of the field ([`zoom::clipped_zoom_f64`]).
+    /// Zoom factor z of the field (`zoom::clipped_zoom_f64`).
     pub(crate) zoom: f64,
     /// Threshold t: zoomed field values below it become 0.
     pub(crate) threshold: f64,
@@ -142,7 +142,7 @@ const BAND_ROWS: usize = 32;
 /// Only what the output needs is computed: the zoomed, thresholded layer is built band by band for
 /// the rows and columns the streak taps of the top-left H×W outputs reach (edge-replicated where they
 /// reach past the layer, exactly as blurring the whole layer would), streaked with the taps added in
-/// order (f64, as [`filter::filter_taps`] adds them), quantised to bytes; then the blend runs per row in
+/// order (f64, as `filter::filter_taps` adds them), quantised to bytes; then the blend runs per row in
 /// parallel. Bands and rows run in parallel; nothing depends on the thread count.
 fn snow_from_crop(image: &RgbImage, p: &SnowParams, crop: &[f64], angle: f64) -> RgbImage {
     let (w, h) = (image.width() as usize, image.height() as usize);
@@ -275,7 +275,7 @@ struct Layer<'a> {
 
 impl Layer<'_> {
     /// Layer rows `r0 .. r1` (scipy's align-corners bilinear in f64 with the operations of
-    /// [`zoom::clipped_zoom_f64`]; values below the threshold → 0, others clipped to [0, 1]), each
+    /// `zoom::clipped_zoom_f64`; values below the threshold → 0, others clipped to [0, 1]), each
     /// edge-replicated into its padding, `stride` values per row. The horizontal interpolation of each
     /// crop row involved is computed once and shared by the (z on average) layer rows reading it.
     #[inline(always)]

@@ -3,7 +3,7 @@
 //! (severities 1–3: pale turquoise highlights shaped by OpenCV Canny, distanceTransform,
 //! equalizeHist and filter2D, reproduced here) or mud (severities 4–5: brown blobs).
 //!
-//! The OpenCV steps are ported exactly (see [`water_weights`]; the operations themselves are in
+//! The OpenCV steps are ported exactly (see `water_weights`; the operations themselves are in
 //! [`crate::kernels::edges`]).
 //!
 //! The liquid field draws row `y` from `rng.stream(y)`, so the output depends only on the key, never on
@@ -72,7 +72,7 @@ const WATER_RGB: [f64; 3] = [175.0, 238.0, 238.0];
 /// Mud colour (R, G, B) on 0..255.
 const MUD_RGB: [f64; 3] = [63.0, 42.0, 20.0];
 
-/// The integer part of [`water_weights`] from `L8`: the map `D` (each value an integer 0..255) and
+/// The integer part of `water_weights` from `L8`: the map `D` (each value an integer 0..255) and
 /// the maximum of `L8 · D`, or `None` where that maximum is 0.
 fn water_shape(l8: &[u8], w: usize, h: usize) -> Option<(Vec<u8>, f64)> {
     if w == 0 || h == 0 {

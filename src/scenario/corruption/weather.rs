@@ -131,7 +131,7 @@ pub(crate) struct PlasmaWindow {
     pub(crate) range: f64,
 }
 
-/// The top-left `w`×`h` window (`w, h ≤ n`) of the un-normalised [`plasma_fractal`] of side `n`, plus the
+/// The top-left `w`×`h` window (`w, h ≤ n`) of the un-normalised `plasma_fractal` of side `n`, plus the
 /// whole map's minimum and range (the reference normalises by the whole map,
 /// docs/imagenet-c.md#fog).
 ///
@@ -489,7 +489,7 @@ fn min_max(v: &[f64]) -> (f64, f64) {
 }
 
 /// ImageNet-C `fog` (imagecorruptions 1.1.2, docs/imagenet-c.md#fog): with x on [0, 1], m = max(x)
-/// over all pixels and channels and P the [`plasma_fractal`] of side [`fog_map_size`] (top-left H×W
+/// over all pixels and channels and P the `plasma_fractal` of side [`fog_map_size`] (top-left H×W
 /// window, same on every channel): `out = floor8(clip((x + c0·P)·m/(m + c0), 0, 1)·255)`. Any size;
 /// an empty image is returned as is; 1×1 uses a 4×4 map (next power of two ≥ 3). Only the window of
 /// the map is stored ([`plasma_window`]); the blend runs in parallel over rows.

@@ -8,7 +8,7 @@ use super::config::CameraConfigError;
 use super::mode::{Mode, fourcc_text};
 use crate::source::pixfmt::PixelFormat;
 
-/// Why a [`Camera`](super::Camera) did not open: the kinds a caller tells apart (the reconnect loop stays quiet
+/// Why a `Camera` did not open: the kinds a caller tells apart (the reconnect loop stays quiet
 /// about [`CameraError::Missing`] while a camera is unplugged). Display = the one line after the
 /// device's path (`/dev/video7: No such device; …`), saying what is wrong and what to do.
 #[derive(Debug, thiserror::Error)]

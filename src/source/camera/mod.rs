@@ -26,7 +26,7 @@
 //! 0.1 s, the wait doubling up to `backoff_max` (default 5 s). The run goes on meanwhile (a live
 //! source: the pipeline just sees no frames); one line is printed when the camera is lost and one
 //! when it is back, with the outage length. An outage ends with the first frame after a reopen.
-//! Every wait watches the run's stop flag in slices of [`POLL_SLICE`], so Ctrl-C or `--duration`
+//! Every wait watches the run's stop flag in slices of `POLL_SLICE`, so Ctrl-C or `--duration`
 //! ends a source in back-off within ~0.1 s — except the wait for the first frame after a (re)open,
 //! one blocking call of at most `timeout` (the `v4l` stream starts inside that call; polling before
 //! it would need its buffers queued, which the crate does not expose). With `reconnect = false` a
@@ -41,7 +41,7 @@
 //! run; reconnecting is for a camera that was working.
 //!
 //! The reconnect state machine ([`Reconnecting`]) sees the hardware only through the small
-//! [`Camera`] trait (open / grab / close) and time only through [`Clock`], so back-off, outage
+//! `Camera` trait (open / grab / close) and time only through `Clock`, so back-off, outage
 //! accounting and stop handling are unit-tested with a scripted fake; the V4L2 implementation (the
 //! `v4l` crate, mmap streaming) is compiled with the `camera` feature. Without it, opening a camera
 //! and `robustream devices` fail with a line naming the missing feature.
@@ -81,7 +81,7 @@ use super::reconnect::{Clock, POLL_SLICE};
 use super::{RawSourceConfig, Source, SourceError, SourceErrorKind, SourceKind};
 use crate::frame::LabelSpace;
 
-/// Every `/dev/video*` node, queried. Without the `camera` feature: [`FEATURE_MISSING`]. (Here,
+/// Every `/dev/video*` node, queried. Without the `camera` feature: `FEATURE_MISSING`. (Here,
 /// not in `devices.rs`: `v4l2.rs` reads the device types there, so the listing that probes
 /// through `v4l2.rs` sits above both.)
 pub fn list_devices() -> Result<Vec<DeviceInfo>, FeatureMissing> {

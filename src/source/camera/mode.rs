@@ -121,7 +121,7 @@ pub(crate) fn negotiation_note(device: &Path, asked: &Mode, gave: &Mode) -> Opti
     })
 }
 
-/// What a [`Camera`](super::Camera) opened: the mode the driver gave and the row stride of its buffers.
+/// What a `Camera` opened: the mode the driver gave and the row stride of its buffers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Negotiated {
     /// The mode in use.

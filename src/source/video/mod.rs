@@ -1,6 +1,6 @@
 //! Video files and network streams decoded with FFmpeg (feature `video`, on by default).
 //!
-//! A video source is a file detected by its extension ([`VIDEO_EXTENSIONS`]: `mp4`, `mkv`, `avi`,
+//! A video source is a file detected by its extension (`VIDEO_EXTENSIONS`: `mp4`, `mkv`, `avi`,
 //! `mov`, `webm`, `ts`, `y4m`, …) or a URL whose scheme is one of [`URL_SCHEMES`] (`rtsp://`,
 //! `http(s)://`, `udp://`, `srt://`, `rtmp://`, …), or anything with `kind = "video"`. The best video
 //! stream is decoded (libavcodec, one decoder thread, so frames are the same bytes on every run)
