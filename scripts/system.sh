@@ -4,7 +4,12 @@
 # camera and FFmpeg bindings), FFmpeg's development libraries (the video/stream source), the ffmpeg
 # CLI (the tests generate their videos with it), `prometheus` for its `promtool`, with which the
 # tests check the metrics endpoint's exposition, and `chromium`, in which the tests load the HTML
-# report headless. Python for the assets is handled by assets.sh.
+# report headless. GStreamer's development libraries with the base and good plugins (the `gst:`
+# pipeline source; `gst-launch-1.0` from the tools) and Aravis's (GenICam cameras; its tools bring
+# `arv-fake-gv-camera-0.8`, the GigE Vision camera simulator the tests run on loopback, and
+# `arv-tool-0.8`; libaravis-0.8-0 also carries GStreamer's `aravissrc`; aravis-0.8.pc names
+# libusb-1.0, whose -dev package Debian does not pull in). Python for the assets is handled by
+# assets.sh.
 #
 # For 64-bit Arm (Jetson boards), which scripts/test.sh cross-builds and tests under emulation
 # (docs/jetson-ci.md#what-ci-checks): Debian's aarch64 cross compiler (cargo's linker for that
@@ -22,6 +27,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PKGS=(build-essential pkg-config libclang-dev
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libswresample-dev
   libavfilter-dev libavdevice-dev ffmpeg prometheus chromium
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base
+  gstreamer1.0-plugins-good gstreamer1.0-tools
+  libaravis-dev libusb-1.0-0-dev aravis-tools aravis-tools-cli
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross libstdc++6-arm64-cross
   qemu-user)
 AARCH64=aarch64-unknown-linux-gnu

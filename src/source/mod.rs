@@ -93,6 +93,17 @@ pub trait Source: Send {
     fn lost(&self) -> u64 {
         0
     }
+    /// [`Source::lost`] split by cause: `(cause, cumulative count)` pairs whose counts add up to
+    /// `lost()`, causes as short snake_case words ([`LOST_SEQUENCE_GAP`] for a driver's sequence
+    /// gaps; a GenICam stream's own statistics give `incomplete`, `timeout`, `missing_packets`,
+    /// `underrun`…). Written to the summary, the live view and Prometheus by cause. Default: all of
+    /// `lost()` as [`LOST_SEQUENCE_GAP`].
+    fn lost_causes(&self) -> Vec<(&'static str, u64)> {
+        match self.lost() {
+            0 => Vec::new(),
+            n => vec![(LOST_SEQUENCE_GAP, n)],
+        }
+    }
     /// What the source has to say about itself at the end of the run (reconnects, outages, loops,
     /// timestamps…), written to `summary.json` as `run.source_report`; `None` when nothing.
     fn report(&self) -> Option<serde_json::Value> {
@@ -123,6 +134,10 @@ pub trait Source: Send {
     }
 }
 
+/// The cause [`Source::lost_causes`] gives by default: gaps in the driver's buffer sequence numbers
+/// (frames the camera or its driver dropped before robustream dequeued them).
+pub(crate) const LOST_SEQUENCE_GAP: &str = "sequence_gap";
+
 /// Which frame ids a run reads ([`Source::pass_over`]).
 pub type ItemFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
@@ -148,7 +163,7 @@ pub(crate) fn pass_over_items<T, I: Iterator<Item = T>>(
 }
 
 /// The [`Source`] methods a wrapping source passes on unchanged to its `inner` source (`len_hint`,
-/// `is_live`, `set_stop`, `fps`, `lost`, `end_error`, `camera`, `report`), written inside its `impl Source` block so a
+/// `is_live`, `set_stop`, `fps`, `lost`, `lost_causes`, `end_error`, `camera`, `report`), written inside its `impl Source` block so a
 /// method added to the trait is forwarded by every wrapper (the plate, stream labels, the
 /// challenge's frame keeper) in one place. `forward_to_inner!(except_report)` forwards all but
 /// `report`, for a wrapper that adds its own (the segmentation mask source).
@@ -179,6 +194,10 @@ macro_rules! forward_to_inner {
 
         fn lost(&self) -> u64 {
             self.inner.lost()
+        }
+
+        fn lost_causes(&self) -> Vec<(&'static str, u64)> {
+            self.inner.lost_causes()
         }
 
         fn end_error(&self) -> Option<crate::source::SourceError> {
