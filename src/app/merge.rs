@@ -563,14 +563,16 @@ fn write(parts: &[Part], mut records: Vec<Record>, out: &Path) -> Result<Merged,
 
     let mut previous = parts[0].summary.clone();
     previous.run = merged_run(parts, challenge.as_ref().map(|(entry, _)| entry.clone()));
-    previous.frames = parts.iter().fold(FrameCounts::default(), |a, p| {
-        let f = p.summary.frames;
-        FrameCounts {
-            read: a.read + f.read,
-            skipped: a.skipped + f.skipped,
-            dropped: a.dropped + f.dropped,
-            lost: a.lost + f.lost,
+    previous.frames = parts.iter().fold(FrameCounts::default(), |mut a, p| {
+        let f = &p.summary.frames;
+        a.read += f.read;
+        a.skipped += f.skipped;
+        a.dropped += f.dropped;
+        a.lost += f.lost;
+        for (cause, n) in &f.lost_causes {
+            *a.lost_causes.entry(cause.clone()).or_default() += n;
         }
+        a
     });
     previous.metrics = metric_families(parts);
     if let Some(s) = saliency {

@@ -417,12 +417,14 @@ fn summarise(
     post: Option<crate::app::post::PostPasses>,
     flips: &FlipKeeper,
 ) -> (Summary, Option<crate::report::ReportError>) {
-    let frames = FrameCounts {
+    let mut frames = FrameCounts {
         read: outcome.frames_read,
         skipped: outcome.frames_skipped,
         dropped: outcome.frames_dropped,
         lost: outcome.frames_lost,
+        ..FrameCounts::default()
     };
+    frames.set_lost_causes(&outcome.frames_lost_causes);
     if let Some(e) = exporter {
         e.update(metrics, &frames, true);
     }
@@ -933,7 +935,10 @@ impl<'a> LiveOutputs<'a> {
                 self.live.read += 1;
                 self.live.dropped += 1;
             }
-            Event::Lost(n) => self.live.lost += n,
+            Event::Lost(n, causes) => {
+                self.live.lost += n;
+                self.live.set_lost_causes(&causes);
+            }
             Event::Passed(_) => {}
             Event::Tick => {}
             Event::Batch(batch) => {
@@ -979,7 +984,7 @@ impl<'a> LiveOutputs<'a> {
         let mut info = self.started_info.clone();
         info.wall_s = Some(round3(self.started.elapsed().as_secs_f64()));
         info.end = Some(RunEnd::Running);
-        let mut interim = Summary::from_metrics(&self.metrics, info, self.live);
+        let mut interim = Summary::from_metrics(&self.metrics, info, self.live.clone());
         if let Some(table) = &self.config.metrics.ce_baseline {
             interim.set_ce_baseline(table);
         }

@@ -201,7 +201,7 @@ impl HtmlReport<'_> {
             rows.push(("labels", pairs.join(", ")));
         }
         rows.push(("scenarios", s.scenarios.len().to_string()));
-        let f = s.frames;
+        let f = &s.frames;
         rows.push((
             "frames",
             format!(
@@ -210,7 +210,11 @@ impl HtmlReport<'_> {
                 f.skipped,
                 f.dropped,
                 if f.lost > 0 {
-                    format!(" · {} lost by the source", f.lost)
+                    format!(
+                        " · {} lost by the source{}",
+                        f.lost,
+                        f.lost_causes_bracketed()
+                    )
                 } else {
                     String::new()
                 }

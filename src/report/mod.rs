@@ -415,6 +415,7 @@ mod tests {
                 skipped: 0,
                 dropped: 0,
                 lost: 0,
+                ..FrameCounts::default()
             }
         );
         let run = serde_json::json!({"model": "r50", "end": "completed"});
@@ -423,13 +424,14 @@ mod tests {
             skipped: 2,
             dropped: 0,
             lost: 0,
+            ..FrameCounts::default()
         };
         let s = Summary::from_metrics(&m, RunBlock::from_json(run), frames);
         assert_same(
             &r,
             &Summary {
                 run: RunBlock::from_json(serde_json::json!({})),
-                frames: r.frames,
+                frames: r.frames.clone(),
                 ..s.clone()
             },
         );

@@ -86,6 +86,18 @@ fn render(metrics: &Metrics, frames: &FrameCounts, info: &RunInfo) -> String {
         head(&mut out, &n, "counter", help);
         let _ = writeln!(out, "{n} {value}");
     }
+    if !frames.lost_causes.is_empty() {
+        let n = "robustream_frames_lost_by_cause_total";
+        head(
+            &mut out,
+            n,
+            "counter",
+            "robustream_frames_lost_total by cause (sequence_gap, a GenICam stream's incomplete, timeout, ...).",
+        );
+        for (cause, value) in &frames.lost_causes {
+            let _ = writeln!(out, "{n}{{cause=\"{}\"}} {value}", escape(cause));
+        }
+    }
     if !info.0.is_empty() {
         head(
             &mut out,

@@ -7,7 +7,7 @@
 //! ```text
 //! { "format": 3 (crate::contract, docs/output.md#format-changelog),
 //!   "run": {...config, model, engine, seed, plan, start/end, end reason: run_block::RunBlock...},
-//!   "frames": {"read": N, "skipped": N, "dropped": N},
+//!   "frames": {"read": N, "skipped": N, "dropped": N[, "lost": N, "lost_causes": {"<cause>": N}]},
 //!   "scenarios": {"<key>": {"n": N, "n_labelled": N, "top1": f|null, "top1_ci95": [lo, hi]|null,
 //!                           "top5": f|null, "drop": f|null, "agreement": f|null,
 //!                           "flip": f|null, "flip_excess": f|null}, ... plan order},
@@ -21,6 +21,7 @@ mod csv;
 mod markdown;
 mod text;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,7 @@ use crate::latency::Quantiles;
 use crate::metrics::Tally;
 
 /// Frame counts of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct FrameCounts {
     /// Frames read from the source.
     pub(crate) read: u64,
@@ -43,6 +44,39 @@ pub(crate) struct FrameCounts {
     /// `Source::lost`); written only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) lost: u64,
+    /// `lost` by cause (`Source::lost_causes`: `sequence_gap`, a GenICam stream's `incomplete`,
+    /// `timeout`…), adding up to `lost`; written only when not empty (docs/output.md#frames).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) lost_causes: BTreeMap<String, u64>,
+}
+
+impl FrameCounts {
+    /// Sets `lost_causes` from a source's cumulative `(cause, count)` pairs.
+    pub(crate) fn set_lost_causes(&mut self, causes: &[(&'static str, u64)]) {
+        self.lost_causes = causes
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| ((*c).to_string(), *n))
+            .collect();
+    }
+
+    /// The causes of `lost` in words (`2 incomplete, 1 timeout`); `None` without causes.
+    pub(crate) fn lost_causes_text(&self) -> Option<String> {
+        (!self.lost_causes.is_empty()).then(|| {
+            let causes: Vec<String> = self
+                .lost_causes
+                .iter()
+                .map(|(c, n)| format!("{n} {}", c.replace('_', " ")))
+                .collect();
+            causes.join(", ")
+        })
+    }
+
+    /// [`FrameCounts::lost_causes_text`] in brackets after a space, or nothing.
+    pub(crate) fn lost_causes_bracketed(&self) -> String {
+        self.lost_causes_text()
+            .map_or_else(String::new, |c| format!(" ({c})"))
+    }
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -162,7 +162,7 @@ impl Snapshot {
             source: source.to_string(),
             schedule: schedule.to_string(),
             elapsed_s: elapsed.as_secs_f64(),
-            frames: *frames,
+            frames: frames.clone(),
             labelled,
             rows,
             window: window.map(|w| (w.frames, w.drop_volatility, w.temporal_volatility)),
@@ -258,6 +258,12 @@ fn render_stream(frame: &mut ratatui::Frame, area: Rect, s: &Snapshot, strong: S
                 "  ·  skipped {}  ·  frames {}",
                 s.frames.skipped, s.frames.read
             )),
+            // Last, so that a narrow terminal cuts the causes rather than the counts.
+            Span::raw(
+                s.frames
+                    .lost_causes_text()
+                    .map_or_else(String::new, |c| format!("  ·  lost: {c}")),
+            ),
         ]),
     ];
     let stream = Paragraph::new(stream).block(Block::default().borders(Borders::BOTTOM));
@@ -557,6 +563,9 @@ mod tests {
             skipped: 1,
             dropped: 2,
             lost: 3,
+            lost_causes: [("sequence_gap", 2), ("incomplete", 1)]
+                .map(|(c, n)| (c.to_string(), n))
+                .into(),
         };
         Snapshot::take(
             m,
@@ -635,6 +644,13 @@ mod tests {
         }
         let unlabelled = screen(&snapshot(&metrics(false)), 110, 20);
         assert!(unlabelled.contains("agree %"), "{unlabelled}");
+        // The causes of the lost frames close the line: a wide terminal shows them, a narrow one
+        // cuts them and keeps the counts.
+        let wide = screen(&snapshot(&metrics(true)), 180, 20);
+        assert!(
+            wide.contains("frames 10  ·  lost: 1 incomplete, 2 sequence gap"),
+            "{wide}"
+        );
     }
 
     #[test]

@@ -134,6 +134,9 @@ pub trait Source: Send {
     }
 }
 
+/// A source's lost frames by cause, cumulative: `(cause, count)` pairs ([`Source::lost_causes`]).
+pub type LostCauses = Vec<(&'static str, u64)>;
+
 /// The cause [`Source::lost_causes`] gives by default: gaps in the driver's buffer sequence numbers
 /// (frames the camera or its driver dropped before robustream dequeued them).
 pub(crate) const LOST_SEQUENCE_GAP: &str = "sequence_gap";

@@ -1,6 +1,6 @@
 //! Frames a source loses before robustream sees them (a camera driver's sequence gaps,
 //! `Source::lost`) are counted as their own reason, next to the pipeline's drops: passed on live as
-//! `Event::Lost` and totalled in `Outcome::frames_lost`. Driven through the library with the real
+//! `Event::Lost` and totalled in `Outcome::frames_lost`, by cause (`Source::lost_causes`). Driven through the library with the real
 //! model and ONNX Runtime (no camera exists here, so the source is a stand-in that reports losses).
 
 use std::sync::atomic::AtomicBool;
@@ -17,8 +17,8 @@ use robustream::scenario::schedule::Spread;
 use robustream::scenario::{Catalog, Plan};
 use robustream::source::{Source, SourceError};
 
-/// Four frames; after the n-th it has "lost" 2·n (as a driver whose sequence skips one number
-/// between every two frames it hands over).
+/// Four frames; after the n-th it has "lost" 2·n (as a GenICam stream that, between every two
+/// frames it hands over, had one buffer time out and one arrive incomplete).
 struct Lossy {
     given: u64,
 }
@@ -45,6 +45,10 @@ impl Source for Lossy {
 
     fn lost(&self) -> u64 {
         2 * self.given
+    }
+
+    fn lost_causes(&self) -> Vec<(&'static str, u64)> {
+        vec![("incomplete", self.given), ("timeout", self.given)]
     }
 }
 
@@ -76,9 +80,15 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
         engine_thread_warmup: 0,
     };
     let (mut live_lost, mut frames) = (0u64, 0u64);
+    let mut live_causes = Vec::new();
     let mut sink = |e: Event| -> Result<(), pipeline::SinkError> {
         match e {
-            Event::Lost(n) => live_lost += n,
+            Event::Lost(n, causes) => {
+                live_lost += n;
+                // Cumulative: each message carries the counts so far.
+                assert_eq!(causes.iter().map(|(_, n)| n).sum::<u64>(), live_lost);
+                live_causes = causes;
+            }
             Event::Frame(_) => frames += 1,
             _ => {}
         }
@@ -88,5 +98,7 @@ fn source_losses_are_counted_live_and_in_the_outcome() {
     assert_eq!(frames, 4);
     assert_eq!(outcome.frames_lost, 8);
     assert_eq!(live_lost, 8);
+    assert_eq!(live_causes, [("incomplete", 4), ("timeout", 4)]);
+    assert_eq!(outcome.frames_lost_causes, live_causes);
     assert_eq!(outcome.frames_dropped, 0);
 }

@@ -18,7 +18,7 @@ use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError};
 use super::{DropPolicy, Message, Selection, Shared};
 use crate::frame::Frame;
 use crate::scenario::{BackgroundPool, PoolView};
-use crate::source::{Source, SourceError, SourceErrorKind};
+use crate::source::{LostCauses, Source, SourceError, SourceErrorKind};
 
 /// How often a source waiting for room in the hand-over looks for a fatal error.
 const HALT_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -45,6 +45,8 @@ pub(super) struct SourceEnd {
     pub(crate) read: u64,
     pub(crate) hit_limit: bool,
     pub(crate) lost: u64,
+    /// `lost` by cause, cumulative ([`Source::lost_causes`]).
+    pub(crate) lost_causes: LostCauses,
     pub(crate) report: Option<serde_json::Value>,
     /// The source ended on its own in a way that fails the run ([`Source::end_error`], or no item
     /// at all): the one-line reason.
@@ -146,7 +148,8 @@ pub(super) fn read(
         };
         let lost_now = source.lost();
         if lost_now > end.lost {
-            let msg = Message::Lost(lost_now - end.lost);
+            end.lost_causes = source.lost_causes();
+            let msg = Message::Lost(lost_now - end.lost, end.lost_causes.clone());
             end.lost = lost_now;
             if admission.msg.send(msg).is_err() {
                 break;

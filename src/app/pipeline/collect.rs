@@ -73,7 +73,7 @@ pub(super) fn run(
                 c.dropped += 1;
                 collector.dropped(seq)
             }
-            Message::Lost(n) => vec![Event::Lost(n)],
+            Message::Lost(n, causes) => vec![Event::Lost(n, causes)],
             Message::Batch(b) => vec![Event::Batch(b)],
             Message::Passed { seq, n } => collector.passed(seq, n),
             Message::Failed {

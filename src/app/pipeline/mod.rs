@@ -63,7 +63,7 @@ use crate::model::ModelDesc;
 use crate::report::flips::FlipKeeper;
 use crate::scenario::schedule::Schedule;
 use crate::scenario::{BackgroundPool, Plan};
-use crate::source::Source;
+use crate::source::{LostCauses, Source};
 
 /// Everything a pipeline run needs.
 pub struct PipelineInputs {
@@ -169,8 +169,9 @@ pub enum Event {
     /// in [`Outcome::frames_dropped`]; see [`DropPolicy`]).
     Dropped,
     /// The source lost this many more frames before robustream saw them ([`Source::lost`];
-    /// already counted in [`Outcome::frames_lost`]).
-    Lost(u64),
+    /// already counted in [`Outcome::frames_lost`]), and its cumulative counts by cause since the
+    /// start ([`Source::lost_causes`]).
+    Lost(u64, LostCauses),
     /// This many source items, in order, are not this run's to evaluate (another shard's, or
     /// finished before a resume; [`Selection`]). No counts.
     Passed(u64),
@@ -221,6 +222,8 @@ pub struct Outcome {
     pub frames_dropped: u64,
     /// Frames the source lost before robustream saw them ([`Source::lost`]).
     pub frames_lost: u64,
+    /// `frames_lost` by cause ([`Source::lost_causes`]).
+    pub frames_lost_causes: LostCauses,
     /// Variants whose scenario failed.
     pub(crate) variants_failed: u64,
     /// Why the run ended.
@@ -236,6 +239,7 @@ impl Outcome {
             frames_skipped: 0,
             frames_dropped: 0,
             frames_lost: 0,
+            frames_lost_causes: Vec::new(),
             variants_failed: 0,
             end: EndReason::Failed(reason),
             source_report: None,
@@ -268,8 +272,9 @@ enum Message {
     Dropped {
         seq: u64,
     },
-    /// More frames lost by the source (not tied to a position: passed on at once).
-    Lost(u64),
+    /// More frames lost by the source (not tied to a position: passed on at once), and the
+    /// cumulative counts by cause.
+    Lost(u64, LostCauses),
     /// Items `seq..seq + n` are not evaluated by this run ([`Selection`]).
     Passed {
         seq: u64,
@@ -472,6 +477,7 @@ fn outcome(
         frames_skipped: collected.skipped,
         frames_dropped: collected.dropped,
         frames_lost: source_end.lost,
+        frames_lost_causes: source_end.lost_causes,
         variants_failed: collected.failed,
         end,
         source_report: source_end.report,

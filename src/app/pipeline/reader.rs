@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 
 use crate::frame::Frame;
-use crate::source::{ItemFilter, Source, SourceError};
+use crate::source::{ItemFilter, LostCauses, Source, SourceError};
 
 /// How long a source may take to answer after the stop flag rose before it is left behind.
 pub const GRACE: Duration = Duration::from_millis(500);
@@ -36,8 +36,8 @@ enum Request {
 
 /// Its answers, one per request, in order.
 enum Reply {
-    /// The next item and the source's [`Source::lost`] count after it.
-    Item(Option<Result<Frame, SourceError>>, u64),
+    /// The next item and the source's [`Source::lost`] count and causes after it.
+    Item(Option<Result<Frame, SourceError>>, u64, LostCauses),
     Passed(u64),
     Report(Option<serde_json::Value>),
     EndError(Option<SourceError>),
@@ -54,6 +54,7 @@ pub(crate) struct Reader {
     live: bool,
     fps: Option<f64>,
     lost: u64,
+    lost_causes: LostCauses,
     /// When a read was left behind, the source's state is unknown: no more calls.
     left_behind: bool,
 }
@@ -82,7 +83,7 @@ impl Reader {
                     let reply = match request {
                         Request::Next => {
                             let item = source.next_frame();
-                            Reply::Item(item, source.lost())
+                            Reply::Item(item, source.lost(), source.lost_causes())
                         }
                         Request::PassOver(wanted, max) => {
                             Reply::Passed(source.pass_over(&wanted, max))
@@ -105,6 +106,7 @@ impl Reader {
             live,
             fps,
             lost: 0,
+            lost_causes: Vec::new(),
             left_behind: false,
         })
     }
@@ -175,8 +177,9 @@ impl Drop for Reader {
 impl Source for Reader {
     fn next_frame(&mut self) -> Option<Result<Frame, SourceError>> {
         match self.ask(Request::Next)? {
-            Reply::Item(item, lost) => {
+            Reply::Item(item, lost, causes) => {
                 self.lost = lost;
+                self.lost_causes = causes;
                 item
             }
             _ => None,
@@ -211,6 +214,10 @@ impl Source for Reader {
 
     fn lost(&self) -> u64 {
         self.lost
+    }
+
+    fn lost_causes(&self) -> LostCauses {
+        self.lost_causes.clone()
     }
 
     /// The source's report; after a read was left behind, only that.

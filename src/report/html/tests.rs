@@ -59,6 +59,7 @@ fn report(m: &Metrics, end: &str) -> String {
             skipped: 1,
             dropped: 2,
             lost: 0,
+            ..FrameCounts::default()
         },
     );
     HtmlReport {

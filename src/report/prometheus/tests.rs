@@ -29,6 +29,9 @@ fn exposition_has_every_family_with_labels_and_base_units() {
         skipped: 1,
         dropped: 2,
         lost: 4,
+        lost_causes: [("incomplete", 3), ("timeout", 1)]
+            .map(|(c, n)| (c.to_string(), n))
+            .into(),
     };
     let info = RunInfo(vec![
         ("version".into(), "0.1.0".into()),
@@ -43,6 +46,11 @@ fn exposition_has_every_family_with_labels_and_base_units() {
     assert!(text.contains("robustream_frames_read_total 5\n"), "{text}");
     assert!(text.contains("robustream_frames_dropped_total 2\n"));
     assert!(text.contains("robustream_frames_lost_total 4\n"));
+    assert!(text.contains(
+        "# TYPE robustream_frames_lost_by_cause_total counter\n\
+         robustream_frames_lost_by_cause_total{cause=\"incomplete\"} 3\n\
+         robustream_frames_lost_by_cause_total{cause=\"timeout\"} 1\n"
+    ));
     assert!(text.contains("# TYPE robustream_records_total counter\n"));
     for (key, t) in m.tallies() {
         let l = format!("scenario=\"{key}\",family=\"{}\"", family(key));
@@ -341,6 +349,9 @@ fn full_exposition() -> String {
         skipped: 1,
         dropped: 2,
         lost: 4,
+        lost_causes: [("incomplete", 3), ("timeout", 1)]
+            .map(|(c, n)| (c.to_string(), n))
+            .into(),
     };
     let info = RunInfo(
         [

@@ -72,7 +72,7 @@ impl Summary {
             metrics.add_frame(group);
         }
         let (run, frames) = match previous {
-            Some(p) => (p.run.clone(), p.frames),
+            Some(p) => (p.run.clone(), p.frames.clone()),
             None => (
                 RunBlock::default(),
                 FrameCounts {

@@ -39,7 +39,7 @@ impl Summary {
         let f = &self.frames;
         let lost = match f.lost {
             0 => String::new(),
-            n => format!(", {n} lost by the source"),
+            n => format!(", {n} lost by the source{}", f.lost_causes_bracketed()),
         };
         let _ = writeln!(
             out,

@@ -92,6 +92,7 @@ fn streamed(order: &[&str], fs: &[Vec<Record>]) -> Summary {
             skipped: 1,
             dropped: 0,
             lost: 0,
+            ..FrameCounts::default()
         },
     )
 }
@@ -234,6 +235,7 @@ fn recompute_matches_streaming() {
             skipped: 0,
             dropped: 0,
             lost: 0,
+            ..FrameCounts::default()
         }
     );
     assert_eq!(r.run, RunBlock::from_json(json!({})));
@@ -781,4 +783,49 @@ fn a_summary_that_is_a_device_a_fifo_or_huge_is_refused_with_its_fix() {
             "{e}"
         );
     }
+}
+
+#[test]
+fn lost_frames_keep_their_causes_through_summary_json_and_its_lines() {
+    let mut f = FrameCounts {
+        read: 9,
+        lost: 5,
+        ..FrameCounts::default()
+    };
+    // Causes with no frame are left out; the rest in name order.
+    f.set_lost_causes(&[("timeout", 1), ("underrun", 0), ("incomplete", 4)]);
+    assert_eq!(f.lost_causes_bracketed(), " (4 incomplete, 1 timeout)");
+    let json = serde_json::to_value(&f).unwrap();
+    assert_eq!(
+        json,
+        json!({"read": 9, "skipped": 0, "dropped": 0, "lost": 5,
+               "lost_causes": {"incomplete": 4, "timeout": 1}})
+    );
+    assert_eq!(serde_json::from_value::<FrameCounts>(json).unwrap(), f);
+    // Without causes (every run before them, every source without losses): no key, no words.
+    let plain = FrameCounts {
+        read: 9,
+        ..FrameCounts::default()
+    };
+    assert_eq!(plain.lost_causes_text(), None);
+    assert_eq!(plain.lost_causes_bracketed(), "");
+    assert_eq!(
+        serde_json::to_value(&plain).unwrap(),
+        json!({"read": 9, "skipped": 0, "dropped": 0})
+    );
+    let s = Summary::from_metrics(&Metrics::new(vec![]), RunBlock::from_json(json!({})), f);
+    assert!(
+        s.table().contains(
+            "0 dropped (pipeline behind a live source), 5 lost (by the source: 4 incomplete, \
+             1 timeout)"
+        ),
+        "{}",
+        s.table()
+    );
+    assert!(
+        s.to_markdown()
+            .contains("0 dropped, 5 lost by the source (4 incomplete, 1 timeout)."),
+        "{}",
+        s.to_markdown()
+    );
 }

@@ -47,8 +47,13 @@ impl Summary {
         let f = &self.frames;
         format!(
             "Frames: {} read; {} skipped (unreadable), {} dropped (pipeline behind a live source), \
-             {} lost (by the source)",
-            f.read, f.skipped, f.dropped, f.lost
+             {} lost (by the source{})",
+            f.read,
+            f.skipped,
+            f.dropped,
+            f.lost,
+            f.lost_causes_text()
+                .map_or_else(String::new, |c| format!(": {c}"))
         )
     }
 }

@@ -179,7 +179,7 @@ fn story(events: &[Event]) -> Vec<String> {
             Event::Dropped => Some("dropped".into()),
             Event::Skipped(_) => Some("skipped".into()),
             Event::VariantFailed(_) => Some("variant failed".into()),
-            Event::Lost(n) => Some(format!("lost {n}")),
+            Event::Lost(n, _) => Some(format!("lost {n}")),
             Event::Passed(n) => Some(format!("passed {n}")),
             Event::Tick | Event::Batch(_) => None,
         })
