@@ -13,6 +13,9 @@ Run from the repository root with the assets venv (numpy + onnx; onnxruntime to 
   same run, on the real ONNX Runtime.
 - `uint8_input.onnx` (+ `.toml`): the same classifier behind a uint8 input (Cast to float first),
   as some exports with the normalisation inside the graph have; robustream feeds float32.
+- `rank4_output.onnx` (+ `.toml`): the same classifier as a 1x1 convolution without the Flatten,
+  so `logits` is [N, 10, 1, 1] (a convolutional head exported without its reshape): its shape
+  must be named, not read as "1 class".
 """
 
 import os
@@ -67,6 +70,21 @@ def uint8_input():
     )
 
 
+def rank4_output():
+    w = numpy_helper.to_array(weights()).T.reshape(CLASSES, 3, 1, 1)
+    nodes = [
+        helper.make_node("GlobalAveragePool", ["input"], ["pooled"]),
+        helper.make_node("Conv", ["pooled", "w"], ["logits"]),
+    ]
+    return helper.make_graph(
+        nodes,
+        "rank4_output",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, 224, 224])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", CLASSES, 1, 1])],
+        [numpy_helper.from_array(np.ascontiguousarray(w), "w")],
+    )
+
+
 DESC = """# {what} (scripts/make_bad_models.py, a fixture of tests/cli/bad_input.rs).
 onnx = "{name}.onnx"
 labels = "ten_classes.txt"
@@ -102,7 +120,7 @@ def save(graph, name, what):
     return path
 
 
-def check(nan_path, uint8_path):
+def check(nan_path, uint8_path, rank4_path):
     import onnxruntime as ort
 
     s = ort.InferenceSession(nan_path)
@@ -113,6 +131,9 @@ def check(nan_path, uint8_path):
     assert np.isnan(out[1]).all(), out[1]
     s = ort.InferenceSession(uint8_path)
     assert s.get_inputs()[0].type == "tensor(uint8)"
+    s = ort.InferenceSession(rank4_path)
+    (out,) = s.run(None, {"input": dark})
+    assert out.shape == (1, CLASSES, 1, 1), out.shape
 
 
 if __name__ == "__main__":
@@ -121,6 +142,7 @@ if __name__ == "__main__":
         f.write("".join(f"class{i}\n" for i in range(CLASSES)))
     a = save(nan_when_bright(), "nan_when_bright", "Scores a dark image, NaN on a bright one")
     b = save(uint8_input(), "uint8_input", "A classifier with a uint8 input")
-    check(a, b)
-    for p in (a, b):
+    c = save(rank4_output(), "rank4_output", "A classifier whose output is [N, 10, 1, 1]")
+    check(a, b, c)
+    for p in (a, b, c):
         print(p, os.path.getsize(p), "bytes")

@@ -701,6 +701,22 @@ fn settle_run_limits(
             }
         },
     };
+    // A limit of 0 would read nothing and end "complete" with an empty summary.
+    match (o.limit, raw.limit) {
+        (Some(0), _) => {
+            return Err(origin.invalid(
+                "--limit 0 evaluates nothing; give 1 or more source items, or leave --limit out \
+                 to read the whole source",
+            ));
+        }
+        (None, Some(0)) => {
+            return Err(origin.invalid(
+                "`limit = 0` evaluates nothing; give 1 or more source items, or remove `limit` \
+                 to read the whole source",
+            ));
+        }
+        _ => {}
+    }
     if let Some(q) = raw.jpeg_after_corruption
         && !(1..=100).contains(&q)
     {

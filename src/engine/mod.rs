@@ -409,6 +409,19 @@ pub enum OutputMismatch {
         /// Its element type, as the runtime names it (`Int64`).
         element: String,
     },
+    /// The output is not one row of scores per image: more than two dimensions (a convolutional
+    /// head exported without its flatten, `[N, C, 1, 1]`).
+    #[error(
+        "output `{name}` has shape {shape}, not [batch, classes]; robustream reads one row of \
+         `[output] classes` scores per image: re-export the model with a Flatten (or Reshape to \
+         [N, classes]) at the end of the graph"
+    )]
+    Rank {
+        /// The output's name.
+        name: String,
+        /// Its dimensions as declared, `[N, 10, 1, 1]` (a free one by its name or `?`).
+        shape: String,
+    },
     /// The output's last dimension is not the described number of classes.
     #[error(
         "output `{name}` has {classes} classes but the description says {expected}; fix \

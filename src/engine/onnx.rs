@@ -805,13 +805,33 @@ fn check_output(session: &Session, model: &ModelDesc) -> Result<Element, OutputM
             name: name(),
             outputs: session.outputs().iter().map(|o| o.name().into()).collect(),
         })?;
-    let ValueType::Tensor { ty, shape, .. } = output.dtype() else {
+    let ValueType::Tensor {
+        ty,
+        shape,
+        dimension_symbols,
+    } = output.dtype()
+    else {
         return Err(OutputMismatch::NotTensor { name: name() });
     };
     let element = Element::of(*ty).ok_or_else(|| OutputMismatch::NotFloat32 {
         name: name(),
         element: format!("{ty:?}"),
     })?;
+    if shape.len() > 2 {
+        let dims: Vec<String> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| match dimension_symbols.get(i) {
+                _ if d >= 0 => d.to_string(),
+                Some(s) if !s.is_empty() => s.clone(),
+                _ => "?".into(),
+            })
+            .collect();
+        return Err(OutputMismatch::Rank {
+            name: name(),
+            shape: format!("[{}]", dims.join(", ")),
+        });
+    }
     let last = shape.iter().last().copied().unwrap_or(-1);
     if last >= 0 && last as usize != model.output.classes {
         return Err(OutputMismatch::Classes {

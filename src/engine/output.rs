@@ -13,7 +13,13 @@ const PROB_TOLERANCE: f32 = 1e-3;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RowError {
     /// NaN or ±inf among the scores.
-    #[error("the model's output holds NaN/inf ({found}); the model or its input is broken")]
+    #[error(
+        "the model's output holds NaN/inf ({found}); check that the model description's \
+         `[preprocess]` normalises the input as the model was trained \
+         (docs/model-description.md#preprocess), then the model alone on a clean image \
+         (`python3 scripts/check_model.py --model MODEL.onnx IMAGE`, with EfficientNet-Lite0's \
+         preprocessing)"
+    )]
     NonFinite {
         /// What was found, e.g. `NaN, +inf`.
         found: String,
@@ -155,7 +161,11 @@ mod tests {
             let e = try_decode_row(&[0.2, f32::NAN, 0.8], kind, 2).unwrap_err();
             assert_eq!(
                 e.to_string(),
-                "the model's output holds NaN/inf (NaN); the model or its input is broken"
+                "the model's output holds NaN/inf (NaN); check that the model description's \
+                 `[preprocess]` normalises the input as the model was trained \
+                 (docs/model-description.md#preprocess), then the model alone on a clean image \
+                 (`python3 scripts/check_model.py --model MODEL.onnx IMAGE`, with \
+                 EfficientNet-Lite0's preprocessing)"
             );
             let e = check_row(&[f32::NEG_INFINITY, 1.0, f32::INFINITY, f32::NAN], kind);
             assert!(

@@ -116,7 +116,7 @@ impl Input {
         };
         if path.is_dir() {
             if path.join(super::jsonl::RECORDS_JSONL).exists() {
-                let (summary, _, records) = super::read_run(path).map_err(read)?;
+                let (summary, _, records) = super::read_run(path, false).map_err(read)?;
                 return Ok(Self {
                     path: path.to_path_buf(),
                     summary,

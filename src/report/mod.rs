@@ -130,7 +130,11 @@ pub enum ReportError {
         source: serde_json::Error,
     },
     /// A summary file is not a valid `summary.json`.
-    #[error("{}: not a valid summary.json: {source}", path.display())]
+    #[error(
+        "{}: not a valid summary.json: {source}; if the file is damaged, {}",
+        path.display(),
+        rebuild_hint(path)
+    )]
     MalformedSummary {
         /// The file.
         path: PathBuf,
@@ -278,6 +282,19 @@ pub fn run_html(
     .render()
 }
 
+/// How a damaged summary is made again: `robustream report` rebuilds it from the records beside it.
+fn rebuild_hint(summary: &Path) -> String {
+    let dir = match summary.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    format!(
+        "`robustream report {}` rebuilds it from the run's {}",
+        crate::quote::clip_path(dir),
+        jsonl::RECORDS_JSONL
+    )
+}
+
 /// Rebuilds the summary of the run directory `dir` from its `records.jsonl` alone
 /// ([`Summary::recompute`]), taking `run` and `frames` from its `summary.json` when there is one (a
 /// run killed before writing it has none). A truncated last line of the records, as a killed run
@@ -292,7 +309,7 @@ fn recompute_run(dir: &Path) -> Result<Summary, ReportError> {
 pub fn recompute_run_with_metrics(
     dir: &Path,
 ) -> Result<(Summary, crate::metrics::Metrics), ReportError> {
-    let (summary, metrics, read) = read_run(dir)?;
+    let (summary, metrics, read) = read_run(dir, true)?;
     if read.truncated > 0 {
         eprintln!(
             "warning: {}: skipped a truncated last line (the run was stopped, or its disk filled, while writing it)",
@@ -304,9 +321,12 @@ pub fn recompute_run_with_metrics(
 
 /// The records of the run directory `dir`, the summary rebuilt from them as `recompute_run` gives
 /// it and the metrics behind it (without the warning: [`jsonl::RecordsRead::truncated`] says
-/// whether a truncated last line was skipped). `robustream compare` pairs the records.
+/// whether a truncated last line was skipped). `robustream compare` pairs the records. A
+/// `summary.json` that does not parse is an error unless `rebuild_damaged` (`robustream report`,
+/// which then rebuilds it from the records alone, with a warning saying what it held is lost).
 fn read_run(
     dir: &Path,
+    rebuild_damaged: bool,
 ) -> Result<(Summary, crate::metrics::Metrics, jsonl::RecordsRead), ReportError> {
     let records_path = dir.join(jsonl::RECORDS_JSONL);
     let not_a_run = |why| ReportError::NotARun {
@@ -329,6 +349,15 @@ fn read_run(
     let previous = match Summary::read(&summary_path) {
         Ok(s) => Some(s),
         Err(ReportError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
+        Err(ReportError::MalformedSummary { path, source }) if rebuild_damaged => {
+            eprintln!(
+                "warning: {}: not a valid summary.json ({source}); rebuilt from {} alone: the \
+                 run block (model, source, plan, times) and the frame counts it held are lost",
+                path.display(),
+                jsonl::RECORDS_JSONL
+            );
             None
         }
         Err(e) => return Err(e),
@@ -439,10 +468,19 @@ mod tests {
         write_run_summary(dir.path(), &s).unwrap();
         assert_same(&recompute_run(dir.path()).unwrap(), &s);
         assert_eq!(recompute_run(dir.path()).unwrap().to_json(), s.to_json());
-        // A broken summary.json is an error, not silently ignored.
+        // A broken summary.json: `report` rebuilds it from the records alone (with a warning),
+        // as it would for a run killed before writing one; elsewhere (`compare`) it is an error
+        // whose line says how to rebuild it.
         std::fs::write(dir.path().join(SUMMARY_JSON), "{").unwrap();
-        let e = recompute_run(dir.path()).unwrap_err();
+        assert_same(&recompute_run(dir.path()).unwrap(), &r);
+        let e = read_run(dir.path(), false).map(|_| ()).unwrap_err();
         assert!(matches!(e, ReportError::MalformedSummary { .. }), "{e}");
+        let want = format!(
+            "; if the file is damaged, `robustream report {}` rebuilds it from the run's \
+             records.jsonl",
+            dir.path().display()
+        );
+        assert!(e.to_string().ends_with(&want), "{e}");
         // No records: an error naming the file.
         let empty = tempfile::tempdir().unwrap();
         let e = recompute_run(empty.path()).unwrap_err();

@@ -240,8 +240,11 @@ fn nan_scores_fail_the_variant_not_the_run_and_are_fatal_under_strict() {
     let err = text(&o.stderr);
     for scenario in ["clean", "corruption/contrast/1"] {
         let line = format!(
-            "frame bright.png, scenario {scenario}: the model's output holds NaN/inf (NaN); the \
-             model or its input is broken"
+            "frame bright.png, scenario {scenario}: the model's output holds NaN/inf (NaN); check \
+             that the model description's `[preprocess]` normalises the input as the model was \
+             trained (docs/model-description.md#preprocess), then the model alone on a clean image \
+             (`python3 scripts/check_model.py --model MODEL.onnx IMAGE`, with EfficientNet-Lite0's \
+             preprocessing)"
         );
         assert!(err.contains(&line), "{err}");
     }

@@ -273,6 +273,29 @@ fn an_output_unlike_its_description_is_a_kind_naming_the_setting() {
         ),
         "{e}"
     );
+    // A convolutional head exported without its flatten: the shape is named, not "1 class".
+    let rank4 = crate::util::root().join("tests/fixtures/engine/rank4_output.toml");
+    let e = OnnxEngine::new(&ModelDesc::load(&rank4).unwrap(), &config)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(
+            &e,
+            EngineError::Output {
+                mismatch: OutputMismatch::Rank { shape, .. },
+                ..
+            } if shape == "[N, 10, 1, 1]"
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().ends_with(
+            "rank4_output.onnx: output `logits` has shape [N, 10, 1, 1], not [batch, classes]; \
+             robustream reads one row of `[output] classes` scores per image: re-export the model \
+             with a Flatten (or Reshape to [N, classes]) at the end of the graph"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

@@ -217,6 +217,18 @@ fn damaged_files_give_the_frames_before_the_damage_and_a_warning() {
         frames.len()
     );
     assert!(s.report().unwrap()["decode_errors"].as_u64().unwrap() >= errors.len() as u64);
+    // A damaged packet's line says what to do about the file.
+    let packet: Vec<&String> = errors
+        .iter()
+        .filter(|e| e.contains("near this frame"))
+        .collect();
+    assert!(!packet.is_empty(), "{errors:?}");
+    for e in packet {
+        assert!(
+            e.contains("its frame is lost (the run goes on; the file is damaged here: `ffmpeg -v error -i FILE -f null -`"),
+            "{e}"
+        );
+    }
 
     // Through the binary: exit 0, a warning naming the file and frame, the count in the summary.
     let out = dir.path().join("run");

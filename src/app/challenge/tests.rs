@@ -216,7 +216,10 @@ fn composites_the_model_cannot_score_are_counted_not_scored() {
     assert_eq!(
         e.to_string(),
         "challenge: frame fg0 on background bright: the model's output holds NaN/inf (NaN); \
-             the model or its input is broken"
+         check that the model description's `[preprocess]` normalises the input as the model \
+         was trained (docs/model-description.md#preprocess), then the model alone on a clean \
+         image (`python3 scripts/check_model.py --model MODEL.onnx IMAGE`, with \
+         EfficientNet-Lite0's preprocessing)"
     );
 }
 

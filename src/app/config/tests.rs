@@ -292,6 +292,34 @@ fn jpeg_after_corruption_is_a_quality() {
 }
 
 #[test]
+fn a_limit_of_zero_is_refused_where_it_was_given() {
+    let d = tempfile::tempdir().unwrap();
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\nlimit = 0\n[source]\npath = \"x\"\n",
+    );
+    let e = RunConfig::load(Some(&p), &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`limit = 0` evaluates nothing"), "{e}");
+    // The command line wins over the file, in both directions.
+    let cli = |limit| Overrides {
+        limit: Some(limit),
+        ..Overrides::default()
+    };
+    assert_eq!(RunConfig::load(Some(&p), &cli(3)).unwrap().limit, Some(3));
+    let p = write(
+        d.path(),
+        "model = \"m.toml\"\nlimit = 5\n[source]\npath = \"x\"\n",
+    );
+    let e = RunConfig::load(Some(&p), &cli(0)).unwrap_err().to_string();
+    assert!(
+        e.contains("--limit 0 evaluates nothing; give 1 or more"),
+        "{e}"
+    );
+}
+
+#[test]
 fn unknown_key_names_key_and_file() {
     let d = tempfile::tempdir().unwrap();
     let p = write(d.path(), "model = \"m.toml\"\n[pipeline]\nmax_bacth = 4\n");

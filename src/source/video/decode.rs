@@ -153,9 +153,21 @@ impl VideoSource {
             return Step::Again;
         }
         self.last_packet_error = Some(self.index);
+        let fix = match self.network {
+            // Damage in transit: the stream goes on; the sender or the network is to look at.
+            true => {
+                "the stream goes on; damaged packets on a network stream come from the network or \
+                 the sender: check the link's loss and the encoder's bitrate, or stream over TCP \
+                 where the sender offers it"
+            }
+            false => {
+                "the run goes on; the file is damaged here: `ffmpeg -v error -i FILE -f null -` \
+                 lists every damaged spot, and copying or re-encoding it from its source mends it"
+            }
+        };
         self.decode_error(
             self.index,
-            format!("{what} near this frame; its frame is lost"),
+            format!("{what} near this frame; its frame is lost ({fix})"),
         )
     }
 
