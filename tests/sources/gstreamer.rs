@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::*;
@@ -192,69 +192,100 @@ fn a_malformed_pipeline_is_one_line_and_a_failing_one_names_its_element() {
     );
 }
 
-/// The fake GigE Vision camera, killed on drop.
-struct FakeCamera(Child);
-
-impl Drop for FakeCamera {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Serialises the tests of this repository that start a fake GigE Vision camera: its GVCP port
-/// 3956 on 127.0.0.1 is exclusive (the fake camera refuses 127.0.0.2: it listens on an interface
-/// address, and loopback has only 127.0.0.1). The GenICam tests take the same lock.
+/// Serialises the tests of this repository that start a fake GigE Vision camera on the host's
+/// loopback (the fallback below): its GVCP port 3956 on 127.0.0.1 is taken by the first fake camera
+/// and a second one on the same address answers discovery but never streams. (The fake camera
+/// refuses 127.0.0.2: it listens on an interface's address, and loopback has only 127.0.0.1.)
 const GVCP_LOCK: &str = "robustream-gvcp-127.0.0.1.lock";
+
+/// Starts the fake camera (serial `GST31`) on 127.0.0.1, runs `robustream` with `args` once it is
+/// up, kills the camera (also when robustream fails) and returns robustream's output: as one
+/// shell script, so the camera never outlives the run.
+const WITH_CAMERA: &str = "ip link set lo up 2>/dev/null; \
+    arv-fake-gv-camera-0.8 -i 127.0.0.1 -s GST31 >/dev/null 2>&1 & cam=$!; sleep 1; \
+    \"$@\"; rc=$?; kill $cam; wait $cam 2>/dev/null; exit $rc";
+
+/// Whether another fake camera answers discovery on this host's loopback.
+fn other_fake_camera() -> bool {
+    let out = Command::new("timeout")
+        .args(["10", "arv-tool-0.8"])
+        .output()
+        .map(|o| text(&o.stdout))
+        .unwrap_or_default();
+    out.lines().any(|l| l.contains("(127.0.0.1)"))
+}
 
 #[test]
 fn aravissrc_reads_the_fake_gige_vision_camera() {
-    if !tool("gst-launch-1.0") || !tool("arv-fake-gv-camera-0.8") {
+    if !tool("gst-launch-1.0") || !tool("arv-fake-gv-camera-0.8") || !tool("arv-tool-0.8") {
         return;
     }
-    let lock = std::fs::File::create(std::env::temp_dir().join(GVCP_LOCK)).unwrap();
-    lock.lock().unwrap();
-    // Another fake camera that does not take the lock may hold the port: retry for a minute.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let _camera = loop {
-        let mut child = Command::new("arv-fake-gv-camera-0.8")
-            .args(["-i", "127.0.0.1", "-s", "GST31"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(700));
-        match child.try_wait().unwrap() {
-            None => break FakeCamera(child),
-            Some(_) => {
-                assert!(
-                    Instant::now() < deadline,
-                    "arv-fake-gv-camera-0.8 -i 127.0.0.1 did not start within 60 s (GVCP port \
-                     3956 taken by another fake camera?)"
-                );
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
-    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let o = run_gst(
-        "gst:aravissrc camera-name=Aravis-Fake-GST31",
-        &out,
-        "corruption/contrast/1",
-        &["--duration", "3s"],
-    );
+    // In a network namespace of its own (root, or user namespaces allowed) the camera's port is
+    // private to this test; elsewhere the host's loopback is shared, under a lock, once no other
+    // fake camera answers there.
+    let private = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let lock = std::fs::File::create(std::env::temp_dir().join(GVCP_LOCK)).unwrap();
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120");
+    if private {
+        cmd.args(["unshare", "-n"]);
+    } else {
+        lock.lock().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while other_fake_camera() {
+            assert!(
+                Instant::now() < deadline,
+                "another fake GigE Vision camera holds 127.0.0.1's GVCP port for over 60 s"
+            );
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+    let robustream = robustream();
+    cmd.args(["sh", "-c", WITH_CAMERA, "sh"])
+        .arg(robustream.get_program())
+        .args([
+            "run",
+            "--quiet",
+            "--scenarios",
+            "corruption/contrast/1",
+            "--duration",
+            "3s",
+        ])
+        .arg("--model")
+        .arg(model())
+        .args([
+            "--source",
+            "gst:aravissrc camera-name=Aravis-Fake-GST31",
+            "--out",
+        ])
+        .arg(&out);
+    for (k, v) in robustream.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let o = run(&mut cmd);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let s = summary(&out);
     assert!(s["frames"]["read"].as_u64().unwrap() > 0, "{s}");
     assert_eq!(s["run"]["end"], "duration", "{s}");
     let r = &s["run"]["source_report"];
     assert_eq!(r["live"], true, "{s}");
-    // The fake camera's default mode: 512×512 Mono8, converted to RGB.
+    // The fake camera's own mode (512×512 Mono8 at 25 fps), converted to RGB.
     assert_eq!(
         (r["width"].as_u64(), r["height"].as_u64()),
         (Some(512), Some(512)),
         "{s}"
     );
     assert!(r["caps"].as_str().unwrap().contains("RGB"), "{s}");
+    assert_eq!(
+        s["run"]["labels"]["camera"], "aravissrc camera-name=Aravis-Fake-GST31",
+        "{s}"
+    );
 }

@@ -20,6 +20,8 @@ pub struct GstConfig {
     /// A live pipeline whose element fails (or stalls past `timeout`) is rebuilt with back-off
     /// (default true); false ends the stream at the first error.
     #[serde(default = "default_reconnect")]
+    // Read by the source (feature `gstreamer`); a build without it only checks the table.
+    #[cfg_attr(not(feature = "gstreamer"), allow(dead_code))]
     pub(crate) reconnect: bool,
     /// Longest wait between rebuild attempts, seconds (default 5; waits start at 0.1 s and double).
     #[serde(default = "default_backoff_max")]
