@@ -94,3 +94,21 @@ fn open_pipeline(text: &str, _config: &GstConfig) -> Result<Box<dyn Source>, Sou
 
 #[cfg(all(test, feature = "gstreamer"))]
 mod tests;
+
+#[cfg(all(test, not(feature = "gstreamer")))]
+mod feature_off {
+    #[test]
+    fn a_build_without_the_feature_names_it() {
+        let e = super::open("videotestsrc", &super::GstConfig::default())
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, crate::source::SourceErrorKind::Feature);
+        assert!(
+            e.to_string().starts_with(
+                "gst:videotestsrc: is a GStreamer pipeline but this robustream was built without \
+                 the `gstreamer` feature"
+            ),
+            "{e}"
+        );
+    }
+}
