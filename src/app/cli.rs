@@ -242,6 +242,9 @@ enum SourceKindArg {
     Video,
     /// A V4L2 camera, `--source` being its device (`[source.camera]`).
     Camera,
+    /// A GStreamer pipeline, `--source` being the chain (`gst:` may be left out;
+    /// `[source.gstreamer]`).
+    Gstreamer,
 }
 
 impl From<SourceKindArg> for crate::source::SourceKind {
@@ -255,6 +258,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::Synthetic => Self::Synthetic,
             SourceKindArg::Video => Self::Video,
             SourceKindArg::Camera => Self::Camera,
+            SourceKindArg::Gstreamer => Self::Gstreamer,
         }
     }
 }

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    SourceError, SourceErrorKind, camera, groups, imagenet_c, in9, plate, segment, synthetic, video,
+    SourceError, SourceErrorKind, camera, groups, gstreamer, imagenet_c, in9, plate, segment,
+    synthetic, video,
 };
 
 /// Where frames come from, as written: the `[source]` table of a run config (also built from
@@ -44,6 +45,10 @@ pub struct RawSourceConfig {
     /// (`[source.camera]`; see [`camera::CameraConfig`]).
     #[serde(default)]
     pub(crate) camera: Option<camera::CameraConfig>,
+    /// `gstreamer` sources only: the pipeline and how a live one is rebuilt
+    /// (`[source.gstreamer]`; see [`gstreamer::GstConfig`]).
+    #[serde(default)]
+    pub(crate) gstreamer: Option<gstreamer::GstConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
@@ -78,6 +83,7 @@ impl RawSourceConfig {
             synthetic: None,
             video: None,
             camera: None,
+            gstreamer: None,
             plate: None,
             segment: None,
             label: None,
@@ -103,6 +109,8 @@ impl RawSourceConfig {
         };
         if synthetic {
             SourceKind::Synthetic
+        } else if gstreamer::is_gst_source(self) {
+            SourceKind::Gstreamer
         } else if camera::device_path(self).is_some() {
             SourceKind::Camera
         } else if video::is_video_source(self) {
@@ -233,6 +241,14 @@ impl RawSourceConfig {
         only(self.variations.is_some(), "variations", SourceKind::In9)?;
         only(self.classes.is_some(), "classes", SourceKind::Folder)?;
         only(self.clean.is_some(), "clean", SourceKind::ImagenetC)?;
+        if self.gstreamer.is_some() && kind != SourceKind::Gstreamer {
+            return Err(SourceError::at(
+                SourceErrorKind::Settings,
+                &self.path,
+                "`[source.gstreamer]` applies to gstreamer sources only; remove it or set \
+                 `kind = \"gstreamer\"`",
+            ));
+        }
         Ok(match kind {
             SourceKind::Folder => Input::Folder {
                 classes: self.classes.clone().unwrap_or_default(),
@@ -251,6 +267,10 @@ impl RawSourceConfig {
                 device: camera::device_path(self).unwrap_or_else(|| self.path.clone()),
                 settings: self.camera.clone(),
             },
+            SourceKind::Gstreamer => {
+                let (pipeline, settings) = gstreamer::settle(self)?;
+                Input::Gstreamer { pipeline, settings }
+            }
         })
     }
 
@@ -356,6 +376,13 @@ pub enum Input {
         /// `[source.camera]`; `None` = the camera's defaults.
         settings: Option<camera::CameraConfig>,
     },
+    /// A GStreamer pipeline (docs/sources.md#gstreamer-pipelines).
+    Gstreamer {
+        /// The element chain as written (without robustream's appended converter and appsink).
+        pipeline: String,
+        /// `[source.gstreamer]`, checked (defaults when absent).
+        settings: gstreamer::GstConfig,
+    },
 }
 
 impl Input {
@@ -370,6 +397,7 @@ impl Input {
             Input::Synthetic(_) => SourceKind::Synthetic,
             Input::Video(_) => SourceKind::Video,
             Input::Camera { .. } => SourceKind::Camera,
+            Input::Gstreamer { .. } => SourceKind::Gstreamer,
         }
     }
 }
@@ -421,6 +449,10 @@ pub enum SourceKind {
     /// A V4L2 camera ([`camera`]): `path` is the device. Detected, before the path is looked at,
     /// for `/dev/video*`, `/dev/v4l/…` and `camera[:N]`; `kind = "camera"` takes any device path.
     Camera,
+    /// A GStreamer pipeline ([`gstreamer`]): detected for a path spelled `gst:<pipeline>` or a
+    /// `[source.gstreamer]` table with a `pipeline`; `kind = "gstreamer"` takes the path as the
+    /// pipeline when the table has none.
+    Gstreamer,
 }
 
 impl SourceKind {
@@ -452,6 +484,7 @@ impl SourceKind {
             SourceKind::Synthetic => "synthetic",
             SourceKind::Video => "video",
             SourceKind::Camera => "camera",
+            SourceKind::Gstreamer => "gstreamer",
         }
     }
 }
@@ -506,6 +539,18 @@ pub(crate) fn drop_foreign_tables(config: &mut RawSourceConfig) {
     }
     if !video::is_video_source(config) {
         config.video = None;
+    }
+    // `--source gst:…` gives the pipeline: the table's own `pipeline` gives way, its other keys
+    // (reconnect, timeout) stay.
+    let gst_path = config
+        .path
+        .to_str()
+        .is_some_and(|p| p.starts_with(gstreamer::PREFIX));
+    if gst_path && let Some(g) = config.gstreamer.as_mut() {
+        g.pipeline = None;
+    }
+    if !gstreamer::is_gst_source(config) {
+        config.gstreamer = None;
     }
 }
 

@@ -11,7 +11,9 @@
 //! - **video** ([`video`]): a video file or a network stream (`rtsp://`, `http(s)://`, …) decoded
 //!   with FFmpeg (feature `video`), `[source.video]` for loop, start/stop, real-time pacing;
 //! - **camera** ([`camera`]): a V4L2 camera (feature `camera`), `--source /dev/video0` or
-//!   `camera:0`, `[source.camera]` for format negotiation and reconnect back-off.
+//!   `camera:0`, `[source.camera]` for format negotiation and reconnect back-off;
+//! - **gstreamer** ([`gstreamer`]): any GStreamer element chain (feature `gstreamer`),
+//!   `--source "gst:videotestsrc ! …"` or `[source.gstreamer] pipeline = "…"`.
 //!
 //! Masks and boxes: manifests name them per row (`mask`, `boxes`, `annotation` columns), folders
 //! pick up `<stem>.mask.png|npy` and `<stem>.xml` next to each image; [`regions`] parses boxes and
@@ -34,6 +36,7 @@ pub(crate) mod config;
 pub(crate) mod decode;
 mod folder;
 pub(crate) mod groups;
+pub mod gstreamer;
 pub(crate) mod imagenet_c;
 pub mod in9;
 mod labels;
@@ -382,6 +385,7 @@ fn open_input(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sour
         Input::Synthetic(settings) => Ok(Box::new(synthetic::open(settings, labels)?)),
         Input::Camera { device, settings } => camera::open(device, settings.as_ref(), labels),
         Input::Video(settings) => video::open(&config.path, settings),
+        Input::Gstreamer { pipeline, settings } => gstreamer::open(pipeline, settings),
         input => open_path(&config.path, input, labels, config.groups.as_ref()),
     }
 }
