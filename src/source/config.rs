@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    SourceError, SourceErrorKind, camera, groups, imagenet_c, in9, plate, segment, synthetic, video,
+    SourceError, SourceErrorKind, camera, genicam, groups, imagenet_c, in9, plate, segment,
+    synthetic, video,
 };
 
 /// Where frames come from, as written: the `[source]` table of a run config (also built from
@@ -44,6 +45,10 @@ pub struct RawSourceConfig {
     /// (`[source.camera]`; see [`camera::CameraConfig`]).
     #[serde(default)]
     pub(crate) camera: Option<camera::CameraConfig>,
+    /// `genicam` sources only: the camera, its features, the stream's buffers, reconnect
+    /// (`[source.genicam]`; see [`genicam::GenicamConfig`]).
+    #[serde(default)]
+    pub(crate) genicam: Option<genicam::GenicamConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
@@ -78,6 +83,7 @@ impl RawSourceConfig {
             synthetic: None,
             video: None,
             camera: None,
+            genicam: None,
             plate: None,
             segment: None,
             label: None,
@@ -105,6 +111,8 @@ impl RawSourceConfig {
             SourceKind::Synthetic
         } else if camera::device_path(self).is_some() {
             SourceKind::Camera
+        } else if genicam::is_genicam(self) {
+            SourceKind::Genicam
         } else if video::is_video_source(self) {
             SourceKind::Video
         } else if let Some(kind) = self.kind {
@@ -207,6 +215,7 @@ impl RawSourceConfig {
             let present = match table_kind {
                 SourceKind::Synthetic => self.synthetic.is_some(),
                 SourceKind::Camera => self.camera.is_some(),
+                SourceKind::Genicam => self.genicam.is_some(),
                 _ => self.video.is_some(),
             };
             if present && kind != table_kind {
@@ -250,6 +259,9 @@ impl RawSourceConfig {
             SourceKind::Camera => Input::Camera {
                 device: camera::device_path(self).unwrap_or_else(|| self.path.clone()),
                 settings: self.camera.clone(),
+            },
+            SourceKind::Genicam => Input::Genicam {
+                settings: self.genicam.clone(),
             },
         })
     }
@@ -349,6 +361,11 @@ pub enum Input {
     Synthetic(synthetic::SyntheticConfig),
     /// A video file or network stream (`[source.video]`, defaults when absent).
     Video(video::VideoConfig),
+    /// A GenICam camera (the path is `genicam://[device]`; `[source.genicam] device` wins).
+    Genicam {
+        /// `[source.genicam]`; `None` = defaults (the camera named by the path, else the first).
+        settings: Option<genicam::GenicamConfig>,
+    },
     /// A V4L2 camera.
     Camera {
         /// The device (`camera:N` spelled out as `/dev/videoN`).
@@ -370,6 +387,7 @@ impl Input {
             Input::Synthetic(_) => SourceKind::Synthetic,
             Input::Video(_) => SourceKind::Video,
             Input::Camera { .. } => SourceKind::Camera,
+            Input::Genicam { .. } => SourceKind::Genicam,
         }
     }
 }
@@ -421,6 +439,10 @@ pub enum SourceKind {
     /// A V4L2 camera ([`camera`]): `path` is the device. Detected, before the path is looked at,
     /// for `/dev/video*`, `/dev/v4l/…` and `camera[:N]`; `kind = "camera"` takes any device path.
     Camera,
+    /// A GenICam camera (GigE Vision / USB3 Vision, through Aravis; [`genicam`]): `path` is
+    /// `genicam://<device>` (detected before the path is looked at), or any text with
+    /// `kind = "genicam"` and `[source.genicam] device`.
+    Genicam,
 }
 
 impl SourceKind {
@@ -452,6 +474,7 @@ impl SourceKind {
             SourceKind::Synthetic => "synthetic",
             SourceKind::Video => "video",
             SourceKind::Camera => "camera",
+            SourceKind::Genicam => "genicam",
         }
     }
 }
@@ -507,11 +530,14 @@ pub(crate) fn drop_foreign_tables(config: &mut RawSourceConfig) {
     if !video::is_video_source(config) {
         config.video = None;
     }
+    if !genicam::is_genicam(config) {
+        config.genicam = None;
+    }
 }
 
 /// The stream kinds' own tables, each with the error for a source of another kind that carries it
 /// (a `[source.camera]` table on a synthetic source would otherwise be silently ignored).
-const STREAM_TABLES: [(SourceKind, &str); 3] = [
+const STREAM_TABLES: [(SourceKind, &str); 4] = [
     (
         SourceKind::Synthetic,
         "`[source.synthetic]` applies to synthetic sources only; remove it or set \
@@ -520,6 +546,11 @@ const STREAM_TABLES: [(SourceKind, &str); 3] = [
     (
         SourceKind::Camera,
         "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
+    ),
+    (
+        SourceKind::Genicam,
+        "`[source.genicam]` applies to GenICam sources only; remove it or set \
+         `kind = \"genicam\"`",
     ),
     (
         SourceKind::Video,

@@ -33,6 +33,7 @@ pub mod camera;
 pub(crate) mod config;
 pub(crate) mod decode;
 mod folder;
+pub mod genicam;
 pub(crate) mod groups;
 pub(crate) mod imagenet_c;
 pub mod in9;
@@ -378,6 +379,7 @@ fn open_input(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sour
     match &config.input {
         Input::Synthetic(settings) => Ok(Box::new(synthetic::open(settings, labels)?)),
         Input::Camera { device, settings } => camera::open(device, settings.as_ref(), labels),
+        Input::Genicam { settings } => genicam::open(&config.path, settings.as_ref(), labels),
         Input::Video(settings) => video::open(&config.path, settings),
         input => open_path(&config.path, input, labels, config.groups.as_ref()),
     }
