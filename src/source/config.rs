@@ -48,7 +48,7 @@ pub struct RawSourceConfig {
     /// `genicam` sources only: the camera, its features, the stream's buffers, reconnect
     /// (`[source.genicam]`; see [`genicam::GenicamConfig`]).
     #[serde(default)]
-    pub(crate) genicam: Option<genicam::GenicamConfig>,
+    pub genicam: Option<genicam::GenicamConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]

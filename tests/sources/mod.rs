@@ -5,6 +5,8 @@
 
 mod camera;
 mod empty_sources;
+#[cfg(feature = "genicam")]
+mod genicam;
 mod imagenet_c_layout;
 mod in9_run;
 #[cfg(feature = "video")]

@@ -589,8 +589,8 @@ impl Camera for ArvCamera {
             for (k, v) in s.statistics() {
                 *self.closed_totals.entry(k).or_default() += v;
             }
+            // Dropping the stream stops its receiving thread and frees its buffers.
             let _ = s.camera.stop_acquisition();
-            s.stream.stop_thread(true);
         }
     }
 
