@@ -135,6 +135,21 @@ pub trait Source: Send {
     }
 }
 
+/// One camera buffer converted to RGB the way the V4L2 and GenICam cameras convert it
+/// ([`pixfmt`]): `fourcc` a V4L2 fourcc (`YUYV`, `GREY`, `Y12 `, `RGGB`, `RGB3`…), `buf` packed
+/// rows. `None` for a fourcc robustream does not convert or a buffer that does not fit. For
+/// `benches/preprocess.rs`.
+#[doc(hidden)]
+pub fn convert_camera_buffer(
+    fourcc: [u8; 4],
+    buf: &[u8],
+    width: u32,
+    height: u32,
+) -> Option<image::RgbImage> {
+    let format = pixfmt::PixelFormat::from_fourcc(fourcc)?;
+    pixfmt::to_rgb(format, buf, width, height, 0).ok()
+}
+
 /// The cause [`Source::lost_causes`] gives by default: gaps in the driver's buffer sequence numbers
 /// (frames the camera or its driver dropped before robustream dequeued them).
 pub(crate) const LOST_SEQUENCE_GAP: &str = "sequence_gap";

@@ -290,28 +290,45 @@ fn demosaic_bilinear(cfa: Cfa, buf: &[u8], w: usize, h: usize, stride: usize, ou
                 &buf[r * stride..r * stride + w]
             };
             let (up, mid, down) = (row(yi - 1), row(yi), row(yi + 1));
-            for (x, px) in dst.chunks_exact_mut(3).enumerate() {
-                let xi = x as isize;
-                let (l, r) = (mirror(xi - 1, w), mirror(xi + 1, w));
-                let at = cfa.channel(x, y);
-                let mean2 = |a: u8, b: u8| ((u16::from(a) + u16::from(b) + 1) >> 1) as u8;
-                let mean4 = |a: u8, b: u8, c: u8, d: u8| {
-                    ((u16::from(a) + u16::from(b) + u16::from(c) + u16::from(d) + 2) >> 2) as u8
-                };
+            // Whether red (else blue) sits on this row, and the x parity of that non-green site.
+            let red_row = cfa.channel(0, y) == 0 || cfa.channel(1, y) == 0;
+            let site = usize::from(cfa.channel(0, y) == 1);
+            let at = |x: usize, l: usize, r: usize| -> [u8; 3] {
                 let here = mid[x];
-                let horizontal = mean2(mid[l], mid[r]);
-                let vertical = mean2(up[x], down[x]);
-                let cross = mean4(mid[l], mid[r], up[x], down[x]);
-                let diagonal = mean4(up[l], up[r], down[l], down[r]);
-                let rgb = match at {
-                    // Red site: green around it, blue on the diagonals.
-                    0 => [here, cross, diagonal],
-                    2 => [diagonal, cross, here],
-                    // Green site: red on its row's sides when red shares its row.
-                    _ if cfa.channel(l, y) == 0 => [horizontal, here, vertical],
-                    _ => [vertical, here, horizontal],
-                };
-                px.copy_from_slice(&rgb);
+                if x & 1 == site {
+                    let cross = (u16::from(mid[l])
+                        + u16::from(mid[r])
+                        + u16::from(up[x])
+                        + u16::from(down[x])
+                        + 2)
+                        >> 2;
+                    let diagonal = (u16::from(up[l])
+                        + u16::from(up[r])
+                        + u16::from(down[l])
+                        + u16::from(down[r])
+                        + 2)
+                        >> 2;
+                    let (g, d) = (cross as u8, diagonal as u8);
+                    if red_row { [here, g, d] } else { [d, g, here] }
+                } else {
+                    let horizontal = ((u16::from(mid[l]) + u16::from(mid[r]) + 1) >> 1) as u8;
+                    let vertical = ((u16::from(up[x]) + u16::from(down[x]) + 1) >> 1) as u8;
+                    // A green site: the row's own colour left and right, the other above and below.
+                    if red_row {
+                        [horizontal, here, vertical]
+                    } else {
+                        [vertical, here, horizontal]
+                    }
+                }
+            };
+            let last = w - 1;
+            dst[..3].copy_from_slice(&at(0, mirror(-1, w), mirror(1, w)));
+            for (i, px) in dst.chunks_exact_mut(3).enumerate().take(last).skip(1) {
+                px.copy_from_slice(&at(i, i - 1, i + 1));
+            }
+            if last > 0 {
+                let r = mirror(w as isize, w);
+                dst[last * 3..].copy_from_slice(&at(last, last - 1, r));
             }
         });
 }
