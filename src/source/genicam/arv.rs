@@ -572,7 +572,7 @@ impl Camera for ArvCamera {
                     Grab::Frame(Captured {
                         image,
                         sequence,
-                        driver_time: (t > 0).then(|| t as f64 * 1e-9),
+                        driver_time: (t > 0).then_some(t as f64 * 1e-9),
                         captured: instant_of(buffer.system_timestamp()).unwrap_or(popped),
                         decode_ms: popped.elapsed().as_secs_f64() * 1e3,
                     })
