@@ -283,6 +283,8 @@ impl GenicamConfig {
     }
 
     /// The reconnect keys for the reconnect state machine.
+    // Used by the Aravis camera (feature `genicam`) and the unit tests.
+    #[cfg_attr(not(feature = "genicam"), allow(dead_code))]
     pub(crate) fn reconnect_settings(&self) -> ReconnectSettings {
         ReconnectSettings {
             reconnect: self.reconnect,
@@ -293,6 +295,8 @@ impl GenicamConfig {
     }
 
     /// The `Height` to set: `height`, else `lines_per_frame`.
+    // Used by the Aravis camera (feature `genicam`) and the unit tests.
+    #[cfg_attr(not(feature = "genicam"), allow(dead_code))]
     pub(crate) fn height_to_set(&self) -> Option<(&'static str, u32)> {
         self.height
             .map(|h| ("height", h))
