@@ -58,6 +58,57 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    camera_paths(c, &full);
+}
+
+/// Camera buffer → RGB at 1080p, as the V4L2 and GenICam sources convert each frame (one call;
+/// the kernels split rows over rayon's pool, so `RAYON_NUM_THREADS=1` gives the one-core cost):
+/// V4L2's YUYV beside GenICam's Mono8, Mono12, BayerRG8 (bilinear demosaic) and RGB8, each
+/// buffer made from the same 1080p picture.
+fn camera_paths(c: &mut Criterion, full: &image::RgbImage) {
+    let luma: Vec<u8> = full
+        .pixels()
+        .map(|p| {
+            ((u32::from(p.0[0]) * 77 + u32::from(p.0[1]) * 150 + u32::from(p.0[2]) * 29) >> 8) as u8
+        })
+        .collect();
+    let mono12: Vec<u8> = luma
+        .iter()
+        .flat_map(|&v| (u16::from(v) << 4).to_le_bytes())
+        .collect();
+    let bayer: Vec<u8> = full
+        .enumerate_pixels()
+        .map(|(x, y, p)| {
+            p.0[match (x & 1, y & 1) {
+                (0, 0) => 0,
+                (1, 1) => 2,
+                _ => 1,
+            }]
+        })
+        .collect();
+    let yuyv: Vec<u8> = full
+        .as_raw()
+        .chunks_exact(6)
+        .flat_map(|px| {
+            let y = |i: usize| px[i * 3 + 1];
+            [y(0), 128, y(1), 128]
+        })
+        .collect();
+    let cases: [(&str, [u8; 4], &[u8]); 5] = [
+        ("camera_yuyv_1080p", *b"YUYV", &yuyv),
+        ("camera_mono8_1080p", *b"GREY", &luma),
+        ("camera_mono12_1080p", *b"Y12 ", &mono12),
+        ("camera_bayer_rg8_1080p", *b"RGGB", &bayer),
+        ("camera_rgb8_1080p", *b"RGB3", full.as_raw()),
+    ];
+    let mut g = c.benchmark_group("camera");
+    for (name, fourcc, buf) in cases {
+        assert!(robustream::source::convert_camera_buffer(fourcc, buf, 1920, 1080).is_some());
+        g.bench_function(name, |b| {
+            b.iter(|| robustream::source::convert_camera_buffer(fourcc, buf, 1920, 1080))
+        });
+    }
+    g.finish();
 }
 
 /// A record of frame `frame` under `scenario` whose top-1 is class `top`.

@@ -384,17 +384,34 @@ fn labels(args: LabelsArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `robustream devices`: the V4L2 cameras as text or JSON; exit 2 without the `camera` feature.
+/// `robustream devices`: the V4L2 cameras, then the GenICam ones (feature `genicam`), as text or
+/// JSON (one array: V4L2 entries, then GenICam entries with `"kind": "genicam"`); exit 2 without
+/// the `camera` feature.
 fn devices(args: &robustream::app::cli::DevicesArgs) -> ExitCode {
-    use robustream::source::camera;
+    use robustream::source::{camera, genicam};
+    // Without the `genicam` feature its part is left out (the V4L2 listing still works).
+    let cams = genicam::list_devices().unwrap_or_default();
     match camera::list_devices() {
         Ok(list) if args.json => {
-            let text = serde_json::to_string_pretty(&list).unwrap_or_else(|_| "[]".into());
+            let mut all: Vec<serde_json::Value> = list
+                .iter()
+                .filter_map(|d| serde_json::to_value(d).ok())
+                .collect();
+            all.extend(cams.iter().filter_map(|d| {
+                let mut v = serde_json::to_value(d).ok()?;
+                v.as_object_mut()?.insert("kind".into(), "genicam".into());
+                Some(v)
+            }));
+            let text = serde_json::to_string_pretty(&all).unwrap_or_else(|_| "[]".into());
             out(&(text + "\n"));
             ExitCode::SUCCESS
         }
         Ok(list) => {
-            out(&camera::render_devices(&list));
+            let mut text = camera::render_devices(&list);
+            if cfg!(feature = "genicam") {
+                text += &genicam::render_devices(&cams);
+            }
+            out(&text);
             ExitCode::SUCCESS
         }
         Err(e) => {

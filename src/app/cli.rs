@@ -245,6 +245,9 @@ enum SourceKindArg {
     /// A GStreamer pipeline, `--source` being the chain (`gst:` may be left out;
     /// `[source.gstreamer]`).
     Gstreamer,
+    /// A GigE Vision / USB3 Vision camera through Aravis, `--source` being its id, serial or
+    /// address (`genicam://` may be left out; `[source.genicam]`).
+    Genicam,
 }
 
 impl From<SourceKindArg> for crate::source::SourceKind {
@@ -259,6 +262,7 @@ impl From<SourceKindArg> for crate::source::SourceKind {
             SourceKindArg::Video => Self::Video,
             SourceKindArg::Camera => Self::Camera,
             SourceKindArg::Gstreamer => Self::Gstreamer,
+            SourceKindArg::Genicam => Self::Genicam,
         }
     }
 }

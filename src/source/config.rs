@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{
-    SourceError, SourceErrorKind, camera, groups, gstreamer, imagenet_c, in9, plate, segment,
-    synthetic, video,
+    SourceError, SourceErrorKind, camera, genicam, groups, gstreamer, imagenet_c, in9, plate,
+    segment, synthetic, video,
 };
 
 /// Where frames come from, as written: the `[source]` table of a run config (also built from
@@ -49,6 +49,10 @@ pub struct RawSourceConfig {
     /// (`[source.gstreamer]`; see [`gstreamer::GstConfig`]).
     #[serde(default)]
     pub(crate) gstreamer: Option<gstreamer::GstConfig>,
+    /// `genicam` sources only: the camera, its features, the stream's buffers, reconnect
+    /// (`[source.genicam]`; see [`genicam::GenicamConfig`]).
+    #[serde(default)]
+    pub genicam: Option<genicam::GenicamConfig>,
     /// Masks from a learned background plate (`[source.plate]`, for a fixed camera; see
     /// [`plate`]): replaces the source's own masks.
     #[serde(default)]
@@ -84,6 +88,7 @@ impl RawSourceConfig {
             video: None,
             camera: None,
             gstreamer: None,
+            genicam: None,
             plate: None,
             segment: None,
             label: None,
@@ -113,6 +118,8 @@ impl RawSourceConfig {
             SourceKind::Gstreamer
         } else if camera::device_path(self).is_some() {
             SourceKind::Camera
+        } else if genicam::is_genicam(self) {
+            SourceKind::Genicam
         } else if video::is_video_source(self) {
             SourceKind::Video
         } else if let Some(kind) = self.kind {
@@ -215,6 +222,7 @@ impl RawSourceConfig {
             let present = match table_kind {
                 SourceKind::Synthetic => self.synthetic.is_some(),
                 SourceKind::Camera => self.camera.is_some(),
+                SourceKind::Genicam => self.genicam.is_some(),
                 _ => self.video.is_some(),
             };
             if present && kind != table_kind {
@@ -271,6 +279,9 @@ impl RawSourceConfig {
                 let (pipeline, settings) = gstreamer::settle(self)?;
                 Input::Gstreamer { pipeline, settings }
             }
+            SourceKind::Genicam => Input::Genicam {
+                settings: self.genicam.clone(),
+            },
         })
     }
 
@@ -369,6 +380,11 @@ pub enum Input {
     Synthetic(synthetic::SyntheticConfig),
     /// A video file or network stream (`[source.video]`, defaults when absent).
     Video(video::VideoConfig),
+    /// A GenICam camera (the path is `genicam://[device]`; `[source.genicam] device` wins).
+    Genicam {
+        /// `[source.genicam]`; `None` = defaults (the camera named by the path, else the first).
+        settings: Option<genicam::GenicamConfig>,
+    },
     /// A V4L2 camera.
     Camera {
         /// The device (`camera:N` spelled out as `/dev/videoN`).
@@ -398,6 +414,7 @@ impl Input {
             Input::Video(_) => SourceKind::Video,
             Input::Camera { .. } => SourceKind::Camera,
             Input::Gstreamer { .. } => SourceKind::Gstreamer,
+            Input::Genicam { .. } => SourceKind::Genicam,
         }
     }
 }
@@ -453,6 +470,10 @@ pub enum SourceKind {
     /// `[source.gstreamer]` table with a `pipeline`; `kind = "gstreamer"` takes the path as the
     /// pipeline when the table has none.
     Gstreamer,
+    /// A GenICam camera (GigE Vision / USB3 Vision, through Aravis; [`genicam`]): `path` is
+    /// `genicam://<device>` (detected before the path is looked at), or any text with
+    /// `kind = "genicam"` and `[source.genicam] device`.
+    Genicam,
 }
 
 impl SourceKind {
@@ -485,6 +506,7 @@ impl SourceKind {
             SourceKind::Video => "video",
             SourceKind::Camera => "camera",
             SourceKind::Gstreamer => "gstreamer",
+            SourceKind::Genicam => "genicam",
         }
     }
 }
@@ -552,11 +574,14 @@ pub(crate) fn drop_foreign_tables(config: &mut RawSourceConfig) {
     if !gstreamer::is_gst_source(config) {
         config.gstreamer = None;
     }
+    if !genicam::is_genicam(config) {
+        config.genicam = None;
+    }
 }
 
 /// The stream kinds' own tables, each with the error for a source of another kind that carries it
 /// (a `[source.camera]` table on a synthetic source would otherwise be silently ignored).
-const STREAM_TABLES: [(SourceKind, &str); 3] = [
+const STREAM_TABLES: [(SourceKind, &str); 4] = [
     (
         SourceKind::Synthetic,
         "`[source.synthetic]` applies to synthetic sources only; remove it or set \
@@ -565,6 +590,11 @@ const STREAM_TABLES: [(SourceKind, &str); 3] = [
     (
         SourceKind::Camera,
         "`[source.camera]` applies to camera sources only; remove it or set `kind = \"camera\"`",
+    ),
+    (
+        SourceKind::Genicam,
+        "`[source.genicam]` applies to GenICam sources only; remove it or set \
+         `kind = \"genicam\"`",
     ),
     (
         SourceKind::Video,

@@ -35,6 +35,7 @@ pub mod camera;
 pub(crate) mod config;
 pub(crate) mod decode;
 mod folder;
+pub mod genicam;
 pub(crate) mod groups;
 pub mod gstreamer;
 pub(crate) mod imagenet_c;
@@ -139,6 +140,20 @@ pub trait Source: Send {
 
 /// A source's lost frames by cause, cumulative: `(cause, count)` pairs ([`Source::lost_causes`]).
 pub type LostCauses = Vec<(&'static str, u64)>;
+/// One camera buffer converted to RGB the way the V4L2 and GenICam cameras convert it
+/// ([`pixfmt`]): `fourcc` a V4L2 fourcc (`YUYV`, `GREY`, `Y12 `, `RGGB`, `RGB3`…), `buf` packed
+/// rows. `None` for a fourcc robustream does not convert or a buffer that does not fit. For
+/// `benches/preprocess.rs`.
+#[doc(hidden)]
+pub fn convert_camera_buffer(
+    fourcc: [u8; 4],
+    buf: &[u8],
+    width: u32,
+    height: u32,
+) -> Option<image::RgbImage> {
+    let format = pixfmt::PixelFormat::from_fourcc(fourcc)?;
+    pixfmt::to_rgb(format, buf, width, height, 0).ok()
+}
 
 /// The cause [`Source::lost_causes`] gives by default: gaps in the driver's buffer sequence numbers
 /// (frames the camera or its driver dropped before robustream dequeued them).
@@ -384,6 +399,7 @@ fn open_input(config: &SourceConfig, labels: &LabelSpace) -> Result<Box<dyn Sour
     match &config.input {
         Input::Synthetic(settings) => Ok(Box::new(synthetic::open(settings, labels)?)),
         Input::Camera { device, settings } => camera::open(device, settings.as_ref(), labels),
+        Input::Genicam { settings } => genicam::open(&config.path, settings.as_ref(), labels),
         Input::Video(settings) => video::open(&config.path, settings),
         Input::Gstreamer { pipeline, settings } => gstreamer::open(pipeline, settings),
         input => open_path(&config.path, input, labels, config.groups.as_ref()),

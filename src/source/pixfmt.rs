@@ -7,6 +7,15 @@
 //!   8-bit fixed-point form (coefficients × 256, rounded) — integer-only and within ±1 of the float
 //!   formula.
 //! - `RGB3` / `BGR3` (packed 24-bit) and `GREY` (8-bit luma, replicated to three channels).
+//! - `Y10 ` / `Y12 ` / `Y16 ` (GenICam `Mono10` / `Mono12` / `Mono16`): luma in 16-bit
+//!   little-endian containers, scaled to 8 bits by dropping the low bits (v >> 2, >> 4, >> 8),
+//!   replicated to three channels. The packed `Mono12Packed` / `Mono12p` are not converted.
+//! - Bayer 8-bit mosaics `RGGB` / `GRBG` / `GBRG` / `BA81` (GenICam `BayerRG8` / `BayerGR8` /
+//!   `BayerGB8` / `BayerBG8`, named by their top-left 2×2 tile): demosaiced by bilinear
+//!   interpolation (each missing colour the rounded mean of its nearest 2 or 4 samples of that
+//!   colour, OpenCV's default `COLOR_Bayer*2RGB`; docs/sources.md#genicam-cameras), borders
+//!   mirrored (index −1 reads 1, so the colour pattern continues). One pass over the output rows,
+//!   split by rows with rayon, three source rows read per output row, no scratch buffer.
 //! - `MJPG`: each buffer is a JPEG image; many UVC cameras leave out the Huffman tables (DHT) and rely
 //!   on the standard ones of JPEG Annex K.3 (the AVI1 / Motion-JPEG convention), which
 //!   [`ensure_huffman_tables`] inserts before decoding.
@@ -38,6 +47,46 @@ pub(crate) enum PixelFormat {
     Grey,
     /// `MJPG`: one JPEG per buffer.
     Mjpeg,
+    /// `Y10 `: 10-bit luma in 16-bit little-endian containers (GenICam `Mono10`).
+    Mono10,
+    /// `Y12 `: 12-bit luma in 16-bit little-endian containers (GenICam `Mono12`).
+    Mono12,
+    /// `Y16 `: 16-bit little-endian luma (GenICam `Mono16`).
+    Mono16,
+    /// An 8-bit Bayer mosaic, by its top-left 2×2 tile.
+    Bayer8(Cfa),
+}
+
+/// The colour of the top-left 2×2 tile of a Bayer mosaic, row by row (`Rggb` = R G / G B).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cfa {
+    /// R G / G B (`RGGB`, GenICam `BayerRG8`).
+    Rggb,
+    /// G R / B G (`GRBG`, `BayerGR8`).
+    Grbg,
+    /// G B / R G (`GBRG`, `BayerGB8`).
+    Gbrg,
+    /// B G / G R (`BA81`, `BayerBG8`).
+    Bggr,
+}
+
+impl Cfa {
+    /// The channel (0 = R, 1 = G, 2 = B) sampled at `(x, y)`.
+    #[inline]
+    fn channel(self, x: usize, y: usize) -> usize {
+        // Where red sits in the 2×2 tile, as (x parity, y parity).
+        let (rx, ry) = match self {
+            Self::Rggb => (0, 0),
+            Self::Grbg => (1, 0),
+            Self::Gbrg => (0, 1),
+            Self::Bggr => (1, 1),
+        };
+        match ((x & 1) == rx, (y & 1) == ry) {
+            (true, true) => 0,
+            (false, false) => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl PixelFormat {
@@ -50,6 +99,13 @@ impl PixelFormat {
             b"BGR3" => Self::Bgr24,
             b"GREY" => Self::Grey,
             b"MJPG" => Self::Mjpeg,
+            b"Y10 " => Self::Mono10,
+            b"Y12 " => Self::Mono12,
+            b"Y16 " => Self::Mono16,
+            b"RGGB" => Self::Bayer8(Cfa::Rggb),
+            b"GRBG" => Self::Bayer8(Cfa::Grbg),
+            b"GBRG" => Self::Bayer8(Cfa::Gbrg),
+            b"BA81" => Self::Bayer8(Cfa::Bggr),
             _ => return None,
         })
     }
@@ -63,6 +119,13 @@ impl PixelFormat {
             Self::Bgr24 => b"BGR3",
             Self::Grey => b"GREY",
             Self::Mjpeg => b"MJPG",
+            Self::Mono10 => b"Y10 ",
+            Self::Mono12 => b"Y12 ",
+            Self::Mono16 => b"Y16 ",
+            Self::Bayer8(Cfa::Rggb) => b"RGGB",
+            Self::Bayer8(Cfa::Grbg) => b"GRBG",
+            Self::Bayer8(Cfa::Gbrg) => b"GBRG",
+            Self::Bayer8(Cfa::Bggr) => b"BA81",
         }
     }
 
@@ -73,7 +136,8 @@ impl PixelFormat {
             // 4:2:2 packs pixel pairs; an odd width still takes a whole pair at the end.
             Self::Yuyv | Self::Uyvy => Some(w.div_ceil(2) * 4),
             Self::Rgb24 | Self::Bgr24 => Some(w * 3),
-            Self::Grey => Some(w),
+            Self::Grey | Self::Bayer8(_) => Some(w),
+            Self::Mono10 | Self::Mono12 | Self::Mono16 => Some(w * 2),
             Self::Mjpeg => None,
         }
     }
@@ -122,7 +186,11 @@ pub(crate) fn to_rgb(
     height: u32,
     stride: usize,
 ) -> Result<RgbImage, ConvertError> {
-    let name = || String::from_utf8_lossy(&format.fourcc()).into_owned();
+    let name = || {
+        String::from_utf8_lossy(&format.fourcc())
+            .trim_end()
+            .to_string()
+    };
     let Some(row) = format.packed_row(width) else {
         return decode_mjpeg(buf, width, height);
     };
@@ -150,6 +218,10 @@ pub(crate) fn to_rgb(
     if w == 0 || h == 0 {
         return Ok(out);
     }
+    if let PixelFormat::Bayer8(cfa) = format {
+        demosaic_bilinear(cfa, buf, w, h, stride, &mut out);
+        return Ok(out);
+    }
     out.par_chunks_exact_mut(w * 3)
         .enumerate()
         .for_each(|(y, dst)| {
@@ -168,10 +240,97 @@ pub(crate) fn to_rgb(
                         d.fill(g);
                     }
                 }
-                PixelFormat::Mjpeg => unreachable!("MJPEG has no rows and returned above"),
+                PixelFormat::Mono10 => mono16_row(src, dst, 2),
+                PixelFormat::Mono12 => mono16_row(src, dst, 4),
+                PixelFormat::Mono16 => mono16_row(src, dst, 8),
+                PixelFormat::Mjpeg | PixelFormat::Bayer8(_) => {
+                    unreachable!("MJPEG and Bayer are converted above")
+                }
             }
         });
     Ok(out)
+}
+
+/// One row of 16-bit little-endian luma, `shift` low bits dropped (values above the format's
+/// range saturate at 255), replicated to RGB.
+fn mono16_row(src: &[u8], dst: &mut [u8], shift: u32) {
+    for (d, s) in dst.chunks_exact_mut(3).zip(src.chunks_exact(2)) {
+        let v = u16::from_le_bytes([s[0], s[1]]) >> shift;
+        d.fill(v.min(255) as u8);
+    }
+}
+
+/// Mirrors index `i` (which may be −1 or `n`) into `0..n` so the Bayer pattern continues across
+/// the border: −1 → 1, n → n − 2 (a 1-wide axis reads its only sample).
+#[inline]
+fn mirror(i: isize, n: usize) -> usize {
+    let n = n as isize;
+    let m = if i < 0 {
+        -i
+    } else if i >= n {
+        2 * n - 2 - i
+    } else {
+        i
+    };
+    m.clamp(0, n - 1) as usize
+}
+
+/// Bilinear demosaicing of an 8-bit Bayer mosaic (docs/sources.md#genicam-cameras): the sampled
+/// channel is kept; a missing channel is the rounded mean of its samples among the 8 neighbours
+/// (the 2 horizontal or vertical ones for red/blue at a green site, the 4 diagonal ones for
+/// red/blue at blue/red sites, the 4 orthogonal greens at red/blue sites). Borders mirror.
+/// Rows in parallel; each output row reads the source rows above, at and below it.
+fn demosaic_bilinear(cfa: Cfa, buf: &[u8], w: usize, h: usize, stride: usize, out: &mut RgbImage) {
+    out.par_chunks_exact_mut(w * 3)
+        .enumerate()
+        .for_each(|(y, dst)| {
+            let yi = y as isize;
+            let row = |r: isize| {
+                let r = mirror(r, h);
+                &buf[r * stride..r * stride + w]
+            };
+            let (up, mid, down) = (row(yi - 1), row(yi), row(yi + 1));
+            // Whether red (else blue) sits on this row, and the x parity of that non-green site.
+            let red_row = cfa.channel(0, y) == 0 || cfa.channel(1, y) == 0;
+            let site = usize::from(cfa.channel(0, y) == 1);
+            let at = |x: usize, l: usize, r: usize| -> [u8; 3] {
+                let here = mid[x];
+                if x & 1 == site {
+                    let cross = (u16::from(mid[l])
+                        + u16::from(mid[r])
+                        + u16::from(up[x])
+                        + u16::from(down[x])
+                        + 2)
+                        >> 2;
+                    let diagonal = (u16::from(up[l])
+                        + u16::from(up[r])
+                        + u16::from(down[l])
+                        + u16::from(down[r])
+                        + 2)
+                        >> 2;
+                    let (g, d) = (cross as u8, diagonal as u8);
+                    if red_row { [here, g, d] } else { [d, g, here] }
+                } else {
+                    let horizontal = ((u16::from(mid[l]) + u16::from(mid[r]) + 1) >> 1) as u8;
+                    let vertical = ((u16::from(up[x]) + u16::from(down[x]) + 1) >> 1) as u8;
+                    // A green site: the row's own colour left and right, the other above and below.
+                    if red_row {
+                        [horizontal, here, vertical]
+                    } else {
+                        [vertical, here, horizontal]
+                    }
+                }
+            };
+            let last = w - 1;
+            dst[..3].copy_from_slice(&at(0, mirror(-1, w), mirror(1, w)));
+            for (i, px) in dst.chunks_exact_mut(3).enumerate().take(last).skip(1) {
+                px.copy_from_slice(&at(i, i - 1, i + 1));
+            }
+            if last > 0 {
+                let r = mirror(w as isize, w);
+                dst[last * 3..].copy_from_slice(&at(last, last - 1, r));
+            }
+        });
 }
 
 /// One row of 4:2:2: `order` gives the byte positions of (Y0, U, Y1, V) in each 4-byte group.
@@ -449,10 +608,127 @@ mod tests {
             PixelFormat::Bgr24,
             PixelFormat::Grey,
             PixelFormat::Mjpeg,
+            PixelFormat::Mono10,
+            PixelFormat::Mono12,
+            PixelFormat::Mono16,
+            PixelFormat::Bayer8(Cfa::Rggb),
+            PixelFormat::Bayer8(Cfa::Grbg),
+            PixelFormat::Bayer8(Cfa::Gbrg),
+            PixelFormat::Bayer8(Cfa::Bggr),
         ] {
             assert_eq!(PixelFormat::from_fourcc(f.fourcc()), Some(f));
         }
         assert_eq!(PixelFormat::from_fourcc(*b"NV12"), None);
+    }
+
+    #[test]
+    fn mono10_12_16_drop_their_low_bits() {
+        // 1023 (10-bit white), 512, 4; then 12-bit 4095, 2048; 16-bit 65535, 256.
+        let le = |v: &[u16]| v.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        let m10 = to_rgb(PixelFormat::Mono10, &le(&[1023, 512, 4, 3]), 2, 2, 0).unwrap();
+        let m10: Vec<u8> = m10.pixels().map(|p| p.0[0]).collect();
+        assert_eq!(m10, [255, 128, 1, 0]);
+        let m12 = to_rgb(PixelFormat::Mono12, &le(&[4095, 2048, 16, 0xFFFF]), 4, 1, 0).unwrap();
+        let m12: Vec<[u8; 3]> = m12.pixels().map(|p| p.0).collect();
+        // Out-of-range container bits saturate instead of wrapping.
+        assert_eq!(m12, [[255; 3], [128; 3], [1; 3], [255; 3]]);
+        let m16 = to_rgb(PixelFormat::Mono16, &le(&[65535, 256]), 2, 1, 0).unwrap();
+        assert_eq!(m16.as_raw(), &[255, 255, 255, 1, 1, 1]);
+        // A stride of 6 bytes for 2 pixels (4 bytes of row, 2 of padding).
+        let padded = [0xFF, 0x03, 0x00, 0x02, 9, 9, 4, 0, 0, 0];
+        let p = to_rgb(PixelFormat::Mono10, &padded, 2, 2, 6).unwrap();
+        assert_eq!(p.get_pixel(1, 0).0, [128; 3]);
+        assert_eq!(p.get_pixel(0, 1).0, [1; 3]);
+        assert!(to_rgb(PixelFormat::Mono12, &[0; 7], 2, 2, 0).is_err());
+    }
+
+    /// A mosaic of `img` as a camera with `cfa` samples it.
+    fn mosaic(img: &RgbImage, cfa: Cfa) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (x, y, p) in img.enumerate_pixels() {
+            out.push(p.0[cfa.channel(x as usize, y as usize)]);
+        }
+        out
+    }
+
+    const CFAS: [Cfa; 4] = [Cfa::Rggb, Cfa::Grbg, Cfa::Gbrg, Cfa::Bggr];
+
+    #[test]
+    fn bayer_of_a_flat_colour_comes_back_exactly() {
+        for cfa in CFAS {
+            for (w, h) in [(6u32, 4u32), (5, 3), (2, 2), (3, 2)] {
+                let flat = RgbImage::from_pixel(w, h, image::Rgb([200, 90, 17]));
+                let got = to_rgb(PixelFormat::Bayer8(cfa), &mosaic(&flat, cfa), w, h, 0).unwrap();
+                assert_eq!(got, flat, "{cfa:?} {w}x{h}");
+            }
+        }
+    }
+
+    #[test]
+    fn bayer_rggb_4x4_by_hand() {
+        // RGGB samples (R at even/even, B at odd/odd):
+        //   y0:  R10 G20 R30 G40
+        //   y1:  G50 B60 G70 B80
+        //   y2:  R90 G100 R110 G120
+        //   y3:  G130 B140 G150 B160
+        let raw: Vec<u8> = (1..=16).map(|v| v * 10).collect();
+        let img = to_rgb(PixelFormat::Bayer8(Cfa::Rggb), &raw, 4, 4, 0).unwrap();
+        let px = |x, y| img.get_pixel(x, y).0;
+        // (0,0) red site: G = mean(G20 [right], G20 [left, mirrored], G50 [down], G50 [up,
+        // mirrored]) = 35; B = mean of the diagonals, all B60 after mirroring.
+        assert_eq!(px(0, 0), [10, 35, 60]);
+        // (1,1) blue site: R on the diagonals 10, 30, 90, 110 → 60; G = mean(50, 70, 20, 100) =
+        // 60.
+        assert_eq!(px(1, 1), [60, 60, 60]);
+        // (1,0) green on a red row: R = mean(10, 30) = 20; B = mean(60 below, 60 mirrored) = 60.
+        assert_eq!(px(1, 0), [20, 20, 60]);
+        // (0,1) green on a blue row: R = mean(10 up, 90 down) = 50; B = mean(60, 60) = 60.
+        assert_eq!(px(0, 1), [50, 50, 60]);
+        // (2,2) red site inside: G = mean(100, 120, 70, 150) = 110; B = mean(60, 80, 140, 160)
+        // = 110.
+        assert_eq!(px(2, 2), [110, 110, 110]);
+        // (3,3) blue corner: R = diagonals 110 (all four after mirroring); G = mean(150, 150,
+        // 120, 120) = 135.
+        assert_eq!(px(3, 3), [110, 135, 160]);
+        // (2,1) green on a blue row: R = mean(30, 110) = 70; B = mean(60, 80) = 70.
+        assert_eq!(px(2, 1), [70, 70, 70]);
+        // The smallest mosaic: every missing channel is the one sample of its colour.
+        let r = to_rgb(PixelFormat::Bayer8(Cfa::Rggb), &[1, 2, 2, 3], 2, 2, 0).unwrap();
+        assert_eq!(r.get_pixel(0, 0).0, [1, 2, 3]);
+        // Strides are honoured and short buffers are errors.
+        let mut padded = Vec::new();
+        for row in raw.chunks(4) {
+            padded.extend_from_slice(row);
+            padded.extend_from_slice(&[0, 0, 0]);
+        }
+        let p = to_rgb(PixelFormat::Bayer8(Cfa::Rggb), &padded, 4, 4, 7).unwrap();
+        assert_eq!(p, img);
+        assert!(to_rgb(PixelFormat::Bayer8(Cfa::Rggb), &raw[..15], 4, 4, 0).is_err());
+    }
+
+    #[test]
+    fn bayer_patterns_are_the_same_picture_shifted() {
+        // A GRBG mosaic is an RGGB one seen one column to the right: demosaicing both must give
+        // the same interior pixels.
+        let img = picture(9, 6);
+        let rggb = to_rgb(
+            PixelFormat::Bayer8(Cfa::Rggb),
+            &mosaic(&img, Cfa::Rggb),
+            9,
+            6,
+            0,
+        )
+        .unwrap();
+        let shifted: Vec<u8> = mosaic(&img, Cfa::Rggb)
+            .chunks(9)
+            .flat_map(|r| r[1..].to_vec())
+            .collect();
+        let grbg = to_rgb(PixelFormat::Bayer8(Cfa::Grbg), &shifted, 8, 6, 0).unwrap();
+        for y in 1..5 {
+            for x in 1..7 {
+                assert_eq!(grbg.get_pixel(x, y), rggb.get_pixel(x + 1, y), "({x},{y})");
+            }
+        }
     }
 
     /// Removes every DHT segment of a JPEG (what a Motion-JPEG camera sends).

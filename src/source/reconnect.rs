@@ -13,7 +13,10 @@
 // Dead code is allowed only in builds where `not(any(feature = "camera", feature = "video"))`: its
 // users are the reconnecting sources (`video/`, `camera/`): a build without both features uses it
 // only in the unit tests.
-#![cfg_attr(not(any(feature = "camera", feature = "video")), allow(dead_code))]
+#![cfg_attr(
+    not(any(feature = "camera", feature = "video", feature = "genicam")),
+    allow(dead_code)
+)]
 
 use std::time::{Duration, Instant};
 

@@ -35,14 +35,20 @@ fn devices_lists_the_cameras_or_says_there_are_none() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(json.status.success(), "{}", text(&json.stderr));
     let list: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
-    let list = list.as_array().expect("a JSON array");
+    // GenICam cameras (a simulator another test runs) follow the V4L2 nodes, marked by `kind`.
+    let list: Vec<&serde_json::Value> = list
+        .as_array()
+        .expect("a JSON array")
+        .iter()
+        .filter(|d| d.get("kind").is_none())
+        .collect();
     assert_eq!(list.len(), nodes.len(), "{list:?}");
     if nodes.is_empty() {
-        assert_eq!(
-            text(&o.stdout),
-            "no V4L2 cameras found (no /dev/video* devices)\n"
+        assert!(
+            text(&o.stdout).starts_with("no V4L2 cameras found (no /dev/video* devices)\n"),
+            "{}",
+            text(&o.stdout)
         );
-        assert_eq!(text(&json.stdout).trim(), "[]");
     } else {
         // A machine with cameras: every node is listed, in the text and in the JSON.
         for (node, entry) in nodes.iter().zip(list) {

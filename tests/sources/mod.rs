@@ -5,6 +5,8 @@
 
 mod camera;
 mod empty_sources;
+#[cfg(feature = "genicam")]
+mod genicam;
 #[cfg(feature = "gstreamer")]
 mod gstreamer;
 mod imagenet_c_layout;

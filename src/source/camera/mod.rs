@@ -54,7 +54,7 @@ mod config;
 mod devices;
 mod error;
 mod mode;
-mod reconnecting;
+pub(crate) mod reconnecting;
 #[cfg(feature = "camera")]
 mod v4l2;
 

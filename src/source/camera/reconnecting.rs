@@ -2,11 +2,18 @@
 //! the hardware ([`Camera`]: open / grab / close) and time ([`Clock`]), with the back-off and the
 //! outage record of [`crate::source::reconnect`]. Unit-tested with a scripted camera and a fake
 //! clock (`tests.rs`).
+//!
+//! Shared by the V4L2 camera and the GenICam one (`source::genicam`): what differs between them is
+//! behind the [`Camera`] trait (the opened mode, [`OpenedMode`]; why an open failed,
+//! [`OpenError`]; extra report fields) and [`ReconnectSettings`] (the reconnect keys of
+//! `[source.camera]` or `[source.genicam]`, and the word that names the source in ids and lines:
+//! `camera/<n>`, `genicam/<n>`).
 
 // Dead code is allowed only in builds where `not(feature = "camera")`: without the `camera`
 // feature no camera opens, so the state machine runs only in the unit tests.
-#![cfg_attr(not(feature = "camera"), allow(dead_code))]
+#![cfg_attr(not(any(feature = "camera", feature = "genicam")), allow(dead_code))]
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,7 +26,70 @@ use super::error::CameraError;
 use super::mode::{Negotiated, fps_text};
 use crate::frame::Frame;
 use crate::source::reconnect::{self, Backoff, Clock, Ongoing, Outages, POLL_SLICE};
-use crate::source::{Source, SourceError, SourceErrorKind};
+use crate::source::{LOST_SEQUENCE_GAP, Source, SourceError, SourceErrorKind};
+
+/// What an opened camera runs in, as the reconnect logic shows it: one line (`YUYV 640×480@30`),
+/// the rate, the report's `format` object.
+pub(crate) trait OpenedMode: Clone + Send + std::fmt::Display {
+    /// Frames per second, when known.
+    fn fps(&self) -> Option<f64>;
+    /// The report's `format` value.
+    fn to_json(&self) -> serde_json::Value;
+}
+
+impl OpenedMode for Negotiated {
+    fn fps(&self) -> Option<f64> {
+        self.mode.fps
+    }
+    fn to_json(&self) -> serde_json::Value {
+        self.mode.to_json()
+    }
+}
+
+impl std::fmt::Display for Negotiated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.mode.fmt(f)
+    }
+}
+
+/// Why a camera did not open, as the reconnect logic tells the kinds apart: it stays quiet about
+/// a camera that is simply not there (unplugged) while reconnecting.
+pub(crate) trait OpenError: std::error::Error + Send + Sync + 'static {
+    /// The device is not there (unplugged, not on the network).
+    fn is_missing(&self) -> bool;
+}
+
+impl OpenError for CameraError {
+    fn is_missing(&self) -> bool {
+        matches!(self, CameraError::Missing)
+    }
+}
+
+/// The reconnect keys (`reconnect`, `backoff_max`, `timeout`, as in `[source.camera]`) and the
+/// word naming the source (`camera`: ids `camera/<n>`, lines `camera /dev/video0: lost …`, the
+/// table `[source.camera]`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ReconnectSettings {
+    /// Reopen a lost camera (else the stream ends).
+    pub(crate) reconnect: bool,
+    /// Longest wait between attempts, seconds.
+    pub(crate) backoff_max: f64,
+    /// Seconds without a frame after which the camera counts as lost.
+    pub(crate) timeout: f64,
+    /// The source's word: `camera` or `genicam`.
+    pub(crate) kind: &'static str,
+}
+
+impl From<CameraConfig> for ReconnectSettings {
+    fn from(c: CameraConfig) -> Self {
+        Self {
+            reconnect: c.reconnect,
+            backoff_max: c.backoff_max,
+            timeout: c.timeout,
+            kind: "camera",
+        }
+    }
+}
 
 /// One buffer taken from the camera and converted.
 #[derive(Debug)]
@@ -46,20 +116,32 @@ pub(crate) enum Grab {
     /// A buffer that did not convert (damaged or truncated frame; sequence number and why): one
     /// skipped item, the stream goes on.
     Bad(u32, String),
+    /// A buffer the camera's stream gave up on (sequence number and the cause, a snake_case word:
+    /// `missing_packets`, `timeout`…): counted in [`Source::lost_causes`] under that cause, no
+    /// item; the wait for a frame goes on.
+    Lost(u32, &'static str),
     /// The device failed (unplugged, I/O error): close it and reconnect.
     Failed(String),
 }
 
 /// The hardware side of a camera, as the reconnect logic ([`Reconnecting`]) sees it.
 pub(crate) trait Camera: Send {
+    /// What an open gives: the mode in use.
+    type Mode: OpenedMode;
+    /// Why an open failed.
+    type Error: OpenError;
     /// Opens the device, negotiates the mode and prepares streaming. The error's kind says what is
     /// wrong, its line what to do.
-    fn open(&mut self) -> Result<Negotiated, CameraError>;
+    fn open(&mut self) -> Result<Self::Mode, Self::Error>;
     /// Waits up to about `wait` for the next buffer and converts it. (The V4L2 implementation waits
     /// for the first buffer after [`Camera::open`] up to the configured `timeout` in one call.)
     fn grab(&mut self, wait: Duration) -> Grab;
     /// Releases the device (no-op when closed).
     fn close(&mut self);
+    /// Extra fields for the source's report (a GenICam stream's statistics); `None` = none.
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// Where the reconnect state machine is.
@@ -86,7 +168,7 @@ pub(crate) struct Reconnecting<C: Camera, K: Clock> {
     /// The hardware (seen by the tests, which script it).
     pub(super) camera: C,
     clock: K,
-    config: CameraConfig,
+    config: ReconnectSettings,
     device: PathBuf,
     log: Box<dyn Fn(&str) + Send>,
     stop: Arc<AtomicBool>,
@@ -97,7 +179,7 @@ pub(crate) struct Reconnecting<C: Camera, K: Clock> {
     /// The wait before the next reopen attempt (from [`BACKOFF_START`] doubling to
     /// `backoff_max`; back to the start with each frame).
     backoff: Backoff,
-    negotiated: Negotiated,
+    negotiated: C::Mode,
     opened_at: f64,
     /// Clock time of the first frame.
     first_frame: Option<f64>,
@@ -106,6 +188,8 @@ pub(crate) struct Reconnecting<C: Camera, K: Clock> {
     last_timestamp: f64,
     frames: u64,
     driver_drops: u64,
+    /// Buffers the camera's stream gave up on, by cause ([`Grab::Lost`]).
+    lost_buffers: BTreeMap<&'static str, u64>,
     skipped: u64,
     /// Outages ended (ongoing: `outage`) and reopens.
     outages: Outages,
@@ -120,10 +204,11 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
     pub(crate) fn start(
         mut camera: C,
         clock: K,
-        config: CameraConfig,
+        config: impl Into<ReconnectSettings>,
         device: PathBuf,
         log: Box<dyn Fn(&str) + Send>,
-    ) -> Result<Self, CameraError> {
+    ) -> Result<Self, C::Error> {
+        let config = config.into();
         let negotiated = camera.open()?;
         let opened_at = clock.now();
         Ok(Self {
@@ -146,6 +231,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             last_timestamp: 0.0,
             frames: 0,
             driver_drops: 0,
+            lost_buffers: BTreeMap::new(),
             skipped: 0,
             outages: Outages::default(),
             last_open_error: None,
@@ -172,23 +258,24 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             self.outage = Some(Ongoing::new(now, why));
             let at = now - self.opened_at;
             let device = self.device.display();
+            let kind = self.config.kind;
             if !self.config.reconnect {
                 (self.log)(&format!(
-                    "camera {device}: lost at {at:.1} s ({why}); reconnect is off, the stream \
+                    "{kind} {device}: lost at {at:.1} s ({why}); reconnect is off, the stream \
                      ends"
                 ));
                 self.state = State::Ended;
                 return Some(Err(SourceError::new(
                     SourceErrorKind::Lost,
-                    format!("camera {device}"),
+                    format!("{kind} {device}"),
                     format!(
-                        "lost ({why}); the stream ends because `[source.camera] reconnect` is \
+                        "lost ({why}); the stream ends because `[source.{kind}] reconnect` is \
                          false"
                     ),
                 )));
             }
             (self.log)(&format!(
-                "camera {device}: lost at {at:.1} s ({why}); reconnecting (waits from \
+                "{kind} {device}: lost at {at:.1} s ({why}); reconnecting (waits from \
                  {BACKOFF_START} s doubling to {} s)",
                 fps_text(self.config.backoff_max)
             ));
@@ -220,11 +307,10 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             Err(e) => {
                 // Still unplugged is what a reconnect waits out, not news.
                 let line = e.to_string();
-                if !matches!(e, CameraError::Missing)
-                    && self.last_open_error.as_ref() != Some(&line)
-                {
+                if !e.is_missing() && self.last_open_error.as_ref() != Some(&line) {
                     (self.log)(&format!(
-                        "camera {}: reopening failed ({line}); retrying",
+                        "{} {}: reopening failed ({line}); retrying",
+                        self.config.kind,
                         self.device.display()
                     ));
                     self.last_open_error = Some(line);
@@ -243,10 +329,11 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
         if let Some(o) = self.outage.take() {
             let outage = o.end(self.opened_at, self.clock.now(), true);
             (self.log)(&format!(
-                "camera {}: back after {:.1} s ({}, reconnect {})",
+                "{} {}: back after {:.1} s ({}, reconnect {})",
+                self.config.kind,
                 self.device.display(),
                 outage.duration_s,
-                self.negotiated.mode,
+                self.negotiated,
                 self.outages.reconnects()
             ));
             self.outages.push(outage);
@@ -258,17 +345,22 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
         self.deliver(c)
     }
 
-    /// A delivered frame: sequence gaps, timestamp, id.
-    fn deliver(&mut self, c: Captured) -> Frame {
-        let now = self.clock.now();
+    /// Sequence number `sequence` came (delivered or lost): the gap before it is counted.
+    fn sequence_seen(&mut self, sequence: u32) {
         if let Some(last) = self.last_sequence {
-            let step = c.sequence.wrapping_sub(last);
+            let step = sequence.wrapping_sub(last);
             // A step of 0 or "negative" is a restarted counter, not drops.
             if (1..1 << 31).contains(&step) {
                 self.driver_drops += u64::from(step - 1);
             }
         }
-        self.last_sequence = Some(c.sequence);
+        self.last_sequence = Some(sequence);
+    }
+
+    /// A delivered frame: sequence gaps, timestamp, id.
+    fn deliver(&mut self, c: Captured) -> Frame {
+        let now = self.clock.now();
+        self.sequence_seen(c.sequence);
         let first = *self.first_frame.get_or_insert(now);
         let anchor = *self.anchor.get_or_insert(Anchor {
             driver: c.driver_time,
@@ -286,7 +378,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             captured: c.captured,
             decode_ms: c.decode_ms,
             timestamp: Some(timestamp),
-            ..Frame::new(format!("camera/{n:08}"), n, c.image)
+            ..Frame::new(format!("{}/{n:08}", self.config.kind), n, c.image)
         }
     }
 
@@ -296,7 +388,7 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
     fn report_json(&self) -> serde_json::Value {
         let mut r = serde_json::json!({
             "device": self.device.display().to_string(),
-            "format": self.negotiated.mode.to_json(),
+            "format": self.negotiated.to_json(),
             "frames": self.frames,
             "driver_drops": self.driver_drops,
             "skipped": self.skipped,
@@ -306,6 +398,12 @@ impl<C: Camera, K: Clock> Reconnecting<C, K> {
             .as_ref()
             .map(|o| o.end(self.opened_at, self.clock.now(), false));
         if let Some(map) = r.as_object_mut() {
+            if !self.lost_buffers.is_empty() {
+                map.insert("lost".into(), serde_json::json!(self.lost_buffers));
+            }
+            if let Some(serde_json::Value::Object(extra)) = self.camera.report() {
+                map.extend(extra);
+            }
             self.outages.report_into(map, ongoing);
         }
         r
@@ -360,6 +458,14 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
                                 return Some(end);
                             }
                         }
+                        Grab::Lost(sequence, cause) => {
+                            self.sequence_seen(sequence);
+                            *self.lost_buffers.entry(cause).or_default() += 1;
+                            let since = waiting_since.unwrap_or(before);
+                            self.state = State::Streaming {
+                                waiting_since: Some(since),
+                            };
+                        }
                     }
                 }
             }
@@ -372,9 +478,10 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
 
     fn describe(&self) -> String {
         format!(
-            "camera {} ({})",
+            "{} {} ({})",
+            self.config.kind,
             self.device.display(),
-            self.negotiated.mode
+            self.negotiated
         )
     }
 
@@ -391,11 +498,18 @@ impl<C: Camera, K: Clock> Source for Reconnecting<C, K> {
     }
 
     fn fps(&self) -> Option<f64> {
-        self.negotiated.mode.fps
+        self.negotiated.fps()
     }
 
     fn lost(&self) -> u64 {
-        self.driver_drops
+        self.driver_drops + self.lost_buffers.values().sum::<u64>()
+    }
+
+    fn lost_causes(&self) -> Vec<(&'static str, u64)> {
+        let gaps = (self.driver_drops > 0).then_some((LOST_SEQUENCE_GAP, self.driver_drops));
+        gaps.into_iter()
+            .chain(self.lost_buffers.iter().map(|(&c, &n)| (c, n)))
+            .collect()
     }
 
     fn report(&self) -> Option<serde_json::Value> {

@@ -267,6 +267,8 @@ struct FakeCamera {
 }
 
 impl Camera for FakeCamera {
+    type Mode = Negotiated;
+    type Error = CameraError;
     fn open(&mut self) -> Result<Negotiated, CameraError> {
         self.open_times.lock().unwrap().push(self.clock.now());
         if self.opens.pop_front().unwrap_or(true) {

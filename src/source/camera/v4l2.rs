@@ -193,6 +193,9 @@ fn guarded<T>(
 }
 
 impl Camera for V4lCamera {
+    type Mode = Negotiated;
+    type Error = CameraError;
+
     fn open(&mut self) -> Result<Negotiated, CameraError> {
         self.close();
         let (session, negotiated) = guarded("opening the device", || self.try_open())?;

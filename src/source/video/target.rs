@@ -49,7 +49,11 @@ pub(crate) fn has_video_extension(path: &Path) -> bool {
 pub(crate) fn is_video_source(config: &RawSourceConfig) -> bool {
     match config.kind {
         Some(kind) => kind == SourceKind::Video,
-        None => is_url(&config.path) || has_video_extension(&config.path),
+        // `genicam://…` names a GenICam camera, not a stream (`source::genicam`).
+        None => {
+            !crate::source::genicam::is_genicam(config)
+                && (is_url(&config.path) || has_video_extension(&config.path))
+        }
     }
 }
 
