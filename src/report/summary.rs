@@ -44,8 +44,9 @@ pub(crate) struct FrameCounts {
     /// `Source::lost`); written only when not 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub(crate) lost: u64,
-    /// `lost` by cause (`Source::lost_causes`: `sequence_gap`, a GenICam stream's `incomplete`,
-    /// `timeout`…), adding up to `lost`; written only when not empty (docs/output.md#frames).
+    /// `lost` by cause (`Source::lost_causes`: `sequence_gap`, a GenICam stream's
+    /// `missing_packets`, `timeout`…), adding up to `lost`; written only when not empty
+    /// (docs/output.md#run-directory).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) lost_causes: BTreeMap<String, u64>,
 }

@@ -9,7 +9,15 @@
 //! - `RGB3` / `BGR3` (packed 24-bit) and `GREY` (8-bit luma, replicated to three channels).
 //! - `Y10 ` / `Y12 ` / `Y16 ` (GenICam `Mono10` / `Mono12` / `Mono16`): luma in 16-bit
 //!   little-endian containers, scaled to 8 bits by dropping the low bits (v >> 2, >> 4, >> 8),
-//!   replicated to three channels. The packed `Mono12Packed` / `Mono12p` are not converted.
+//!   replicated to three channels.
+//! - The packed GenICam monochrome formats, scaled to 8 bits the same way (the low bits dropped):
+//!   GigE Vision's `Mono10Packed` / `Mono12Packed` (two pixels in three bytes, each pixel's 8 high
+//!   bits in a byte of its own, the low bits of both in the middle byte: the 8-bit picture is bytes
+//!   0 and 2 of each triple) and PFNC's `Mono12p` (two pixels in three bytes, least significant bit
+//!   first) and `Mono10p` (four pixels in five bytes, least significant bit first). The `p` formats
+//!   pack across rows without padding, so they are converted for widths whose rows end on a byte:
+//!   even for `Mono12p`, a multiple of 4 for `Mono10p` (GenICam Pixel Format Naming Convention 2.x,
+//!   `p` formats, and GigE Vision's older `Packed` ones; docs/sources.md#genicam-cameras).
 //! - Bayer 8-bit mosaics `RGGB` / `GRBG` / `GBRG` / `BA81` (GenICam `BayerRG8` / `BayerGR8` /
 //!   `BayerGB8` / `BayerBG8`, named by their top-left 2×2 tile): demosaiced by bilinear
 //!   interpolation (each missing colour the rounded mean of its nearest 2 or 4 samples of that
@@ -55,6 +63,31 @@ pub(crate) enum PixelFormat {
     Mono16,
     /// An 8-bit Bayer mosaic, by its top-left 2×2 tile.
     Bayer8(Cfa),
+    /// GenICam packed monochrome (no V4L2 fourcc; see [`MonoPacking`]).
+    MonoPacked(MonoPacking),
+}
+
+/// How a packed GenICam monochrome format lays its pixels out (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MonoPacking {
+    /// GigE Vision `Mono10Packed`: 2 pixels in 3 bytes, high bits in bytes 0 and 2.
+    Gvsp10,
+    /// GigE Vision `Mono12Packed`: 2 pixels in 3 bytes, high bits in bytes 0 and 2.
+    Gvsp12,
+    /// PFNC `Mono10p`: 4 pixels in 5 bytes, least significant bit first.
+    Lsb10,
+    /// PFNC `Mono12p`: 2 pixels in 3 bytes, least significant bit first.
+    Lsb12,
+}
+
+impl MonoPacking {
+    /// Pixels per group and bytes per group.
+    fn group(self) -> (usize, usize) {
+        match self {
+            Self::Gvsp10 | Self::Gvsp12 | Self::Lsb12 => (2, 3),
+            Self::Lsb10 => (4, 5),
+        }
+    }
 }
 
 /// The colour of the top-left 2×2 tile of a Bayer mosaic, row by row (`Rggb` = R G / G B).
@@ -126,11 +159,16 @@ impl PixelFormat {
             Self::Bayer8(Cfa::Grbg) => b"GRBG",
             Self::Bayer8(Cfa::Gbrg) => b"GBRG",
             Self::Bayer8(Cfa::Bggr) => b"BA81",
+            // Tags for messages only: V4L2 has no fourcc for these ([`from_fourcc`] knows none).
+            Self::MonoPacked(MonoPacking::Gvsp10) => b"M10G",
+            Self::MonoPacked(MonoPacking::Gvsp12) => b"M12G",
+            Self::MonoPacked(MonoPacking::Lsb10) => b"M10p",
+            Self::MonoPacked(MonoPacking::Lsb12) => b"M12p",
         }
     }
 
     /// Bytes per packed row of `width` pixels (`None` for MJPEG, which has no rows).
-    fn packed_row(self, width: u32) -> Option<usize> {
+    pub(crate) fn packed_row(self, width: u32) -> Option<usize> {
         let w = width as usize;
         match self {
             // 4:2:2 packs pixel pairs; an odd width still takes a whole pair at the end.
@@ -138,6 +176,11 @@ impl PixelFormat {
             Self::Rgb24 | Self::Bgr24 => Some(w * 3),
             Self::Grey | Self::Bayer8(_) => Some(w),
             Self::Mono10 | Self::Mono12 | Self::Mono16 => Some(w * 2),
+            // A last, partial group of the GigE layouts still takes its bytes.
+            Self::MonoPacked(p) => {
+                let (pixels, bytes) = p.group();
+                Some(w.div_ceil(pixels) * bytes)
+            }
             Self::Mjpeg => None,
         }
     }
@@ -173,6 +216,20 @@ pub(crate) enum ConvertError {
         /// The packed row length.
         row: usize,
     },
+    /// A width whose rows do not end on a byte in a format packed across rows (`Mono12p`,
+    /// `Mono10p`).
+    #[error(
+        "{format} rows of {width} pixels do not end on a byte (the width must be a multiple of \
+         {multiple}); set the camera's Width to one, or use a Mono16/Mono8 pixel format"
+    )]
+    Unaligned {
+        /// The format's tag as text.
+        format: String,
+        /// Frame width.
+        width: u32,
+        /// What the width must be a multiple of.
+        multiple: usize,
+    },
     /// An MJPEG buffer that does not decode, or decodes to another size.
     #[error("MJPEG frame: {0}")]
     Jpeg(String),
@@ -194,6 +251,16 @@ pub(crate) fn to_rgb(
     let Some(row) = format.packed_row(width) else {
         return decode_mjpeg(buf, width, height);
     };
+    if let PixelFormat::MonoPacked(p @ (MonoPacking::Lsb10 | MonoPacking::Lsb12)) = format {
+        let pixels = p.group().0;
+        if !(width as usize).is_multiple_of(pixels) {
+            return Err(ConvertError::Unaligned {
+                format: name(),
+                width,
+                multiple: pixels,
+            });
+        }
+    }
     let stride = if stride == 0 { row } else { stride };
     if stride < row {
         return Err(ConvertError::Stride {
@@ -243,12 +310,37 @@ pub(crate) fn to_rgb(
                 PixelFormat::Mono10 => mono16_row(src, dst, 2),
                 PixelFormat::Mono12 => mono16_row(src, dst, 4),
                 PixelFormat::Mono16 => mono16_row(src, dst, 8),
+                PixelFormat::MonoPacked(p) => mono_packed_row(p, src, dst),
                 PixelFormat::Mjpeg | PixelFormat::Bayer8(_) => {
                     unreachable!("MJPEG and Bayer are converted above")
                 }
             }
         });
     Ok(out)
+}
+
+/// One row of packed monochrome ([`MonoPacking`]) as 8-bit luma (each pixel's 8 high bits),
+/// replicated to RGB. `dst` may end inside a group (an odd width of a GigE layout).
+fn mono_packed_row(p: MonoPacking, src: &[u8], dst: &mut [u8]) {
+    let (pixels, bytes) = p.group();
+    for (d, s) in dst.chunks_mut(pixels * 3).zip(src.chunks_exact(bytes)) {
+        let v: [u8; 4] = match p {
+            MonoPacking::Gvsp10 | MonoPacking::Gvsp12 => [s[0], s[2], 0, 0],
+            // p0 = s0 | (s1 & 0xF) << 8, p1 = s1 >> 4 | s2 << 4; >> 4 each.
+            MonoPacking::Lsb12 => [(s[0] >> 4) | (s[1] << 4), s[2], 0, 0],
+            // p0 = s0 | (s1 & 3) << 8, p1 = s1 >> 2 | (s2 & 0xF) << 6, p2 = s2 >> 4 | (s3 & 0x3F)
+            // << 4, p3 = s3 >> 6 | s4 << 2; >> 2 each.
+            MonoPacking::Lsb10 => [
+                (s[0] >> 2) | (s[1] << 6),
+                (s[1] >> 4) | (s[2] << 4),
+                (s[2] >> 6) | (s[3] << 2),
+                s[4],
+            ],
+        };
+        for (px, &g) in d.chunks_exact_mut(3).zip(&v) {
+            px.fill(g);
+        }
+    }
 }
 
 /// One row of 16-bit little-endian luma, `shift` low bits dropped (values above the format's
@@ -618,7 +710,107 @@ mod tests {
         ] {
             assert_eq!(PixelFormat::from_fourcc(f.fourcc()), Some(f));
         }
+        // The packed GenICam formats' tags are no V4L2 fourccs.
+        for p in [
+            MonoPacking::Gvsp10,
+            MonoPacking::Gvsp12,
+            MonoPacking::Lsb10,
+            MonoPacking::Lsb12,
+        ] {
+            assert_eq!(
+                PixelFormat::from_fourcc(PixelFormat::MonoPacked(p).fourcc()),
+                None
+            );
+        }
         assert_eq!(PixelFormat::from_fourcc(*b"NV12"), None);
+    }
+
+    /// `values` (`bits` wide) packed as `p` lays them out.
+    fn pack(p: MonoPacking, values: &[u16]) -> Vec<u8> {
+        let mut out = Vec::new();
+        match p {
+            MonoPacking::Gvsp10 | MonoPacking::Gvsp12 => {
+                let low = if p == MonoPacking::Gvsp10 { 2 } else { 4 };
+                for pair in values.chunks(2) {
+                    let (a, b) = (pair[0], pair.get(1).copied().unwrap_or(0));
+                    let mask = (1u16 << low) - 1;
+                    out.extend([
+                        (a >> low) as u8,
+                        ((a & mask) | ((b & mask) << 4)) as u8,
+                        (b >> low) as u8,
+                    ]);
+                }
+            }
+            MonoPacking::Lsb10 | MonoPacking::Lsb12 => {
+                // A little-endian bit stream.
+                let bits = if p == MonoPacking::Lsb10 { 10 } else { 12 };
+                let (mut acc, mut n) = (0u64, 0);
+                for &v in values {
+                    acc |= u64::from(v) << n;
+                    n += bits;
+                    while n >= 8 {
+                        out.push(acc as u8);
+                        acc >>= 8;
+                        n -= 8;
+                    }
+                }
+                assert_eq!(n, 0, "whole bytes only");
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn packed_mono_formats_give_each_pixels_high_bits() {
+        let v12: Vec<u16> = vec![4095, 0, 2048, 17, 0x0AB, 0xF00, 1, 4094];
+        let v10: Vec<u16> = vec![1023, 0, 512, 5, 0x2AB, 0x300, 3, 1020];
+        for (p, values, shift) in [
+            (MonoPacking::Gvsp12, &v12, 4),
+            (MonoPacking::Lsb12, &v12, 4),
+            (MonoPacking::Gvsp10, &v10, 2),
+            (MonoPacking::Lsb10, &v10, 2),
+        ] {
+            // 4 × 2 pixels, and the same rows at a stride with 3 bytes of padding.
+            let row = pack(p, &values[..4]);
+            let rows = [row.clone(), pack(p, &values[4..])].concat();
+            let want: Vec<u8> = values.iter().map(|v| (v >> shift) as u8).collect();
+            let f = PixelFormat::MonoPacked(p);
+            let img = to_rgb(f, &rows, 4, 2, 0).unwrap();
+            let got: Vec<u8> = img.pixels().map(|px| px.0[0]).collect();
+            assert_eq!(got, want, "{p:?}");
+            assert!(
+                img.pixels()
+                    .all(|px| px.0[0] == px.0[1] && px.0[1] == px.0[2])
+            );
+            let padded = [row, vec![7; 3], pack(p, &values[4..])].concat();
+            let img = to_rgb(f, &padded, 4, 2, f.packed_row(4).unwrap() + 3).unwrap();
+            assert_eq!(img.pixels().map(|px| px.0[0]).collect::<Vec<_>>(), want);
+            assert!(to_rgb(f, &rows[..rows.len() - 1], 4, 2, 0).is_err());
+        }
+        // An odd width in a GigE layout: the last group is half used.
+        let f = PixelFormat::MonoPacked(MonoPacking::Gvsp12);
+        let img = to_rgb(f, &pack(MonoPacking::Gvsp12, &[4095, 0, 2048]), 3, 1, 0).unwrap();
+        assert_eq!(img.as_raw(), &[255, 255, 255, 0, 0, 0, 128, 128, 128]);
+        // The `p` layouts need rows that end on a byte.
+        let e = to_rgb(
+            PixelFormat::MonoPacked(MonoPacking::Lsb10),
+            &[0; 100],
+            6,
+            2,
+            0,
+        );
+        assert!(
+            matches!(e, Err(ConvertError::Unaligned { multiple: 4, .. })),
+            "{e:?}"
+        );
+        let e = to_rgb(
+            PixelFormat::MonoPacked(MonoPacking::Lsb12),
+            &[0; 100],
+            3,
+            1,
+            0,
+        );
+        assert!(e.is_err_and(|e| e.to_string().contains("must be a multiple of 2")),);
     }
 
     #[test]

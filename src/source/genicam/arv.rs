@@ -558,14 +558,7 @@ impl Camera for ArvCamera {
             let width = buffer.image_width().max(0) as u32;
             let height = buffer.image_height().max(0) as u32;
             let row_pad = buffer.image_padding().0.max(0) as usize;
-            let stride = match s.format {
-                PixelFormat::Rgb24 | PixelFormat::Bgr24 => width as usize * 3,
-                PixelFormat::Yuyv | PixelFormat::Uyvy => (width as usize).div_ceil(2) * 4,
-                PixelFormat::Mono10 | PixelFormat::Mono12 | PixelFormat::Mono16 => {
-                    width as usize * 2
-                }
-                _ => width as usize,
-            } + row_pad;
+            let stride = s.format.packed_row(width).unwrap_or(width as usize) + row_pad;
             match pixfmt::to_rgb(s.format, data, width, height, stride) {
                 Ok(image) => {
                     let t = buffer.timestamp();

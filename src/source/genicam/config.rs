@@ -6,16 +6,20 @@
 use std::collections::BTreeMap;
 
 use crate::source::camera::reconnecting::ReconnectSettings;
-use crate::source::pixfmt::{Cfa, PixelFormat};
+use crate::source::pixfmt::{Cfa, MonoPacking, PixelFormat};
 
 /// The PFNC (GenICam Pixel Format Naming Convention) names robustream converts, with the
 /// converter each uses. `RGB8Packed` / `BGR8Packed` / `YUV422Packed` / `YUV422_YUYV_Packed` are
 /// the GigE Vision 1.x names of the same layouts (`YUV422Packed` is U Y V Y).
-pub(crate) const PIXEL_FORMATS: [(&str, PixelFormat); 16] = [
+pub(crate) const PIXEL_FORMATS: [(&str, PixelFormat); 20] = [
     ("Mono8", PixelFormat::Grey),
     ("Mono10", PixelFormat::Mono10),
     ("Mono12", PixelFormat::Mono12),
     ("Mono16", PixelFormat::Mono16),
+    ("Mono10Packed", PixelFormat::MonoPacked(MonoPacking::Gvsp10)),
+    ("Mono12Packed", PixelFormat::MonoPacked(MonoPacking::Gvsp12)),
+    ("Mono10p", PixelFormat::MonoPacked(MonoPacking::Lsb10)),
+    ("Mono12p", PixelFormat::MonoPacked(MonoPacking::Lsb12)),
     ("BayerRG8", PixelFormat::Bayer8(Cfa::Rggb)),
     ("BayerGR8", PixelFormat::Bayer8(Cfa::Grbg)),
     ("BayerGB8", PixelFormat::Bayer8(Cfa::Gbrg)),

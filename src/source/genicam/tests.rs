@@ -113,7 +113,11 @@ fn pfnc_names_map_to_converters() {
     // PFNC's YUV422_8 is Y U Y V; GigE Vision 1.x's YUV422Packed is U Y V Y.
     assert_eq!(pixel_format("YUV422_8"), Some(PixelFormat::Yuyv));
     assert_eq!(pixel_format("YUV422Packed"), Some(PixelFormat::Uyvy));
-    assert_eq!(pixel_format("Mono12p"), None);
+    assert_eq!(pixel_format("BayerRG12p"), None);
+    assert_eq!(
+        pixel_format("Mono12p"),
+        Some(PixelFormat::MonoPacked(crate::source::pixfmt::MonoPacking::Lsb12))
+    );
     assert_eq!(pixel_format("mono8"), None, "PFNC names are case-sensitive");
 }
 
@@ -159,7 +163,7 @@ fn devices_text_marks_what_is_not_converted() {
         serial: "S1".into(),
         address: "127.0.0.1".into(),
         protocol: "GigEVision".into(),
-        pixel_formats: vec!["Mono8".into(), "Mono12p".into()],
+        pixel_formats: vec!["Mono8".into(), "BayerRG12p".into()],
         sensor: Some([2048, 2048]),
         error: None,
     };
@@ -167,7 +171,7 @@ fn devices_text_marks_what_is_not_converted() {
     assert!(t.starts_with("Aravis-Fake-S1 (Aravis Fake, serial S1, GigEVision 127.0.0.1) — --source genicam://Aravis-Fake-S1\n"), "{t}");
     assert!(t.contains("  sensor 2048×2048\n"), "{t}");
     assert!(
-        t.contains("  pixel formats: Mono8, Mono12p (not converted)\n"),
+        t.contains("  pixel formats: Mono8, BayerRG12p (not converted)\n"),
         "{t}"
     );
 }
