@@ -119,6 +119,8 @@ pub(crate) enum Grab {
     /// A buffer the camera's stream gave up on (sequence number and the cause, a snake_case word:
     /// `missing_packets`, `timeout`…): counted in [`Source::lost_causes`] under that cause, no
     /// item; the wait for a frame goes on.
+    // Made only by the GenICam camera (`genicam/arv.rs`) and the unit tests' scripted one.
+    #[cfg_attr(not(feature = "genicam"), allow(dead_code))]
     Lost(u32, &'static str),
     /// The device failed (unplugged, I/O error): close it and reconnect.
     Failed(String),

@@ -75,6 +75,8 @@ pub(crate) fn device_of_path(path: &Path) -> Option<String> {
 
 /// What an opened GenICam camera runs in: its id, pixel format, region, rate and every value read
 /// back after setting it.
+// Made only by `arv.rs` (feature `genicam`) and the unit tests.
+#[cfg_attr(not(feature = "genicam"), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct GenicamMode {
     pub(crate) id: String,
