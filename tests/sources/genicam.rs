@@ -313,6 +313,18 @@ fn known_pixels_come_through_mono8_rgb8_and_bayer() {
         let report = s.report().unwrap();
         assert_eq!(report["format"]["pixel_format"], format);
     }
+    // A line-scan page: `lines_per_frame` sets Height, so a frame is that many lines of the
+    // sensor's width (the simulator is an area camera; this checks the setting and the page).
+    let mut s = open(
+        "RSPIX",
+        "width = 128\nlines_per_frame = 8\nfps = 20.0\npixel_format = \"Mono8\"",
+    );
+    let f = next(s.as_mut());
+    assert_eq!(f.image.dimensions(), (128, 8));
+    let f0 = u32::from(f.image.get_pixel(0, 0).0[0]);
+    for (x, y, p) in f.image.enumerate_pixels() {
+        assert_eq!(p.0, [((x + y + f0) % 255) as u8; 3], "page ({x},{y})");
+    }
 }
 
 #[test]
