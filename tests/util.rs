@@ -273,6 +273,27 @@ pub fn ffmpeg(args: &[&str]) {
     );
 }
 
+/// Whether the system tool `name` runs (`name --help`). A missing one fails the test under
+/// `CI=true` (CI must run every test: scripts/system.sh installs the tool, `package` names it);
+/// elsewhere the caller skips, with a line saying so.
+#[cfg(any(feature = "gstreamer", feature = "genicam"))]
+pub fn tool(name: &str, package: &str) -> bool {
+    let found = Command::new(name)
+        .arg("--help")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "`{name}` is needed by this test (Debian: {package}): run `bash scripts/setup.sh`"
+        );
+        eprintln!("skipped: `{name}` is not installed (Debian: {package}; bash scripts/setup.sh)");
+    }
+    found
+}
+
 /// A free UDP port on loopback (bound, read, released): for the stream servers the video tests
 /// start (SRT and raw UDP run over UDP).
 #[cfg(feature = "video")]

@@ -247,50 +247,50 @@ fn apply_features(
     }
     if let Some(e) = c.exposure_us {
         let _ = cam.set_exposure_time_auto(aravis::Auto::Off);
-        cam.set_exposure_time(e).map_err(|err| {
-            let accepts = cam
-                .exposure_time_bounds()
-                .map(|(lo, hi)| format!("{lo}..={hi} µs"))
-                .unwrap_or_else(|_| "no exposure setting".into());
-            GenicamError::Rejected {
-                key: "exposure_us".into(),
-                value: e.to_string(),
-                message: err.message().to_string(),
-                accepts,
-            }
-        })?;
-        float_readback(cam.exposure_time(), "exposure_us", e, readback, notes);
+        let float = Float {
+            key: "exposure_us",
+            unit: "µs",
+            absent: "no exposure setting",
+        };
+        float.set(
+            e,
+            cam.set_exposure_time(e),
+            || cam.exposure_time_bounds(),
+            || cam.exposure_time(),
+            readback,
+            notes,
+        )?;
     }
     if let Some(g) = c.gain_db {
         let _ = cam.set_gain_auto(aravis::Auto::Off);
-        cam.set_gain(g).map_err(|err| {
-            let accepts = cam
-                .gain_bounds()
-                .map(|(lo, hi)| format!("{lo}..={hi} dB"))
-                .unwrap_or_else(|_| "no gain setting".into());
-            GenicamError::Rejected {
-                key: "gain_db".into(),
-                value: g.to_string(),
-                message: err.message().to_string(),
-                accepts,
-            }
-        })?;
-        float_readback(cam.gain(), "gain_db", g, readback, notes);
+        let float = Float {
+            key: "gain_db",
+            unit: "dB",
+            absent: "no gain setting",
+        };
+        float.set(
+            g,
+            cam.set_gain(g),
+            || cam.gain_bounds(),
+            || cam.gain(),
+            readback,
+            notes,
+        )?;
     }
     if let Some(fps) = c.fps {
-        cam.set_frame_rate(fps).map_err(|err| {
-            let accepts = cam
-                .frame_rate_bounds()
-                .map(|(lo, hi)| format!("{lo}..={hi} fps"))
-                .unwrap_or_else(|_| "no frame rate setting".into());
-            GenicamError::Rejected {
-                key: "fps".into(),
-                value: fps.to_string(),
-                message: err.message().to_string(),
-                accepts,
-            }
-        })?;
-        float_readback(cam.frame_rate(), "fps", fps, readback, notes);
+        let float = Float {
+            key: "fps",
+            unit: "fps",
+            absent: "no frame rate setting",
+        };
+        float.set(
+            fps,
+            cam.set_frame_rate(fps),
+            || cam.frame_rate_bounds(),
+            || cam.frame_rate(),
+            readback,
+            notes,
+        )?;
     }
     if let Some(t) = &c.trigger_mode {
         if cam.is_feature_available("TriggerSelector").unwrap_or(false) {
@@ -402,6 +402,39 @@ fn set_integer(
     }
     readback.insert(key.to_string(), got.into());
     Ok(())
+}
+
+/// One float setting of the camera's own (exposure, gain, frame rate): the key it is written
+/// as, the unit and what the camera lacks when it has no bounds for it.
+struct Float {
+    key: &'static str,
+    unit: &'static str,
+    absent: &'static str,
+}
+
+impl Float {
+    /// The result of setting it to `value`: refused (one line with the camera's bounds), or read
+    /// back (`get`) into `readback`, a note when the camera gave another value.
+    fn set(
+        &self,
+        value: f64,
+        set: Result<(), aravis::glib::Error>,
+        bounds: impl FnOnce() -> Result<(f64, f64), aravis::glib::Error>,
+        get: impl FnOnce() -> Result<f64, aravis::glib::Error>,
+        readback: &mut BTreeMap<String, serde_json::Value>,
+        notes: &mut Vec<String>,
+    ) -> Result<(), GenicamError> {
+        set.map_err(|err| GenicamError::Rejected {
+            key: self.key.into(),
+            value: value.to_string(),
+            message: err.message().to_string(),
+            accepts: bounds()
+                .map(|(lo, hi)| format!("{lo}..={hi} {}", self.unit))
+                .unwrap_or_else(|_| self.absent.into()),
+        })?;
+        float_readback(get(), self.key, value, readback, notes);
+        Ok(())
+    }
 }
 
 fn float_readback(

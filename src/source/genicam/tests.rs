@@ -116,7 +116,9 @@ fn pfnc_names_map_to_converters() {
     assert_eq!(pixel_format("BayerRG12p"), None);
     assert_eq!(
         pixel_format("Mono12p"),
-        Some(PixelFormat::MonoPacked(crate::source::pixfmt::MonoPacking::Lsb12))
+        Some(PixelFormat::MonoPacked(
+            crate::source::pixfmt::MonoPacking::Lsb12
+        ))
     );
     assert_eq!(pixel_format("mono8"), None, "PFNC names are case-sensitive");
 }
