@@ -429,13 +429,19 @@ fn demosaic_bilinear(cfa: Cfa, buf: &[u8], w: usize, h: usize, stride: usize, ou
 /// `dst` holds `width` RGB pixels; an odd width drops the last group's second pixel.
 fn yuv422_row(src: &[u8], dst: &mut [u8], order: [usize; 4]) {
     let [y0, u, y1, v] = order;
-    for (group, px) in src.chunks_exact(4).zip(dst.chunks_mut(6)) {
+    // Whole pixel pairs in exact chunks (no length test per pair, so the loop compiles to straight
+    // code), then the half pair of an odd width.
+    let pairs = dst.len() / 6;
+    let (whole, tail) = dst.split_at_mut(pairs * 6);
+    for (group, px) in src.chunks_exact(4).zip(whole.chunks_exact_mut(6)) {
         let (d, e) = (i32::from(group[u]) - 128, i32::from(group[v]) - 128);
         let a = yuv_to_rgb(group[y0], d, e);
-        px[..3].copy_from_slice(&a);
-        if px.len() == 6 {
-            px[3..].copy_from_slice(&yuv_to_rgb(group[y1], d, e));
-        }
+        let b = yuv_to_rgb(group[y1], d, e);
+        px.copy_from_slice(&[a[0], a[1], a[2], b[0], b[1], b[2]]);
+    }
+    if let (Some(group), false) = (src.chunks_exact(4).nth(pairs), tail.is_empty()) {
+        let (d, e) = (i32::from(group[u]) - 128, i32::from(group[v]) - 128);
+        tail.copy_from_slice(&yuv_to_rgb(group[y0], d, e));
     }
 }
 
