@@ -215,7 +215,8 @@ impl RawSourceConfig {
     }
 
     /// The options of a source of `kind`, after refusing those of other kinds: the stream tables
-    /// (`[source.synthetic]`, `[source.camera]`, `[source.video]`, [`STREAM_TABLES`]) and
+    /// (`[source.synthetic]`, `[source.camera]`, `[source.genicam]`, `[source.video]`,
+    /// `[source.gstreamer]`: [`STREAM_TABLES`]) and
     /// `variations`, `classes`, `clean` on any kind but theirs.
     fn input(&self, kind: SourceKind) -> Result<Input, SourceError> {
         for (table_kind, message) in STREAM_TABLES {
@@ -223,6 +224,7 @@ impl RawSourceConfig {
                 SourceKind::Synthetic => self.synthetic.is_some(),
                 SourceKind::Camera => self.camera.is_some(),
                 SourceKind::Genicam => self.genicam.is_some(),
+                SourceKind::Gstreamer => self.gstreamer.is_some(),
                 _ => self.video.is_some(),
             };
             if present && kind != table_kind {
@@ -249,14 +251,6 @@ impl RawSourceConfig {
         only(self.variations.is_some(), "variations", SourceKind::In9)?;
         only(self.classes.is_some(), "classes", SourceKind::Folder)?;
         only(self.clean.is_some(), "clean", SourceKind::ImagenetC)?;
-        if self.gstreamer.is_some() && kind != SourceKind::Gstreamer {
-            return Err(SourceError::at(
-                SourceErrorKind::Settings,
-                &self.path,
-                "`[source.gstreamer]` applies to gstreamer sources only; remove it or set \
-                 `kind = \"gstreamer\"`",
-            ));
-        }
         Ok(match kind {
             SourceKind::Folder => Input::Folder {
                 classes: self.classes.clone().unwrap_or_default(),
@@ -581,7 +575,7 @@ pub(crate) fn drop_foreign_tables(config: &mut RawSourceConfig) {
 
 /// The stream kinds' own tables, each with the error for a source of another kind that carries it
 /// (a `[source.camera]` table on a synthetic source would otherwise be silently ignored).
-const STREAM_TABLES: [(SourceKind, &str); 4] = [
+const STREAM_TABLES: [(SourceKind, &str); 5] = [
     (
         SourceKind::Synthetic,
         "`[source.synthetic]` applies to synthetic sources only; remove it or set \
@@ -599,6 +593,11 @@ const STREAM_TABLES: [(SourceKind, &str); 4] = [
     (
         SourceKind::Video,
         "`[source.video]` applies to video sources only; remove it or set `kind = \"video\"`",
+    ),
+    (
+        SourceKind::Gstreamer,
+        "`[source.gstreamer]` applies to gstreamer sources only; remove it or set \
+         `kind = \"gstreamer\"`",
     ),
 ];
 
