@@ -63,7 +63,8 @@ fn bench(c: &mut Criterion) {
 
 /// Camera buffer → RGB at 1080p, as the V4L2 and GenICam sources convert each frame (one call;
 /// the kernels split rows over rayon's pool, so `RAYON_NUM_THREADS=1` gives the one-core cost):
-/// V4L2's YUYV beside GenICam's Mono8, Mono12, BayerRG8 (bilinear demosaic) and RGB8, each
+/// V4L2's YUYV beside GenICam's Mono8, Mono12, BayerRG8 (bilinear demosaic), BayerRG12p (unpacked,
+/// then the same demosaic) and RGB8, each
 /// buffer made from the same 1080p picture.
 fn camera_paths(c: &mut Criterion, full: &image::RgbImage) {
     let luma: Vec<u8> = full
@@ -94,18 +95,25 @@ fn camera_paths(c: &mut Criterion, full: &image::RgbImage) {
             [y(0), 128, y(1), 128]
         })
         .collect();
-    let cases: [(&str, [u8; 4], &[u8]); 5] = [
-        ("camera_yuyv_1080p", *b"YUYV", &yuyv),
-        ("camera_mono8_1080p", *b"GREY", &luma),
-        ("camera_mono12_1080p", *b"Y12 ", &mono12),
-        ("camera_bayer_rg8_1080p", *b"RGGB", &bayer),
-        ("camera_rgb8_1080p", *b"RGB3", full.as_raw()),
+    // BayerRG12p: the same mosaic at 12 bits (the low 4 bits 0), two samples in three bytes,
+    // least significant bit first.
+    let bayer12p: Vec<u8> = bayer
+        .chunks_exact(2)
+        .flat_map(|s| [s[0] << 4, (s[0] >> 4) | (s[1] << 4), s[1]])
+        .collect();
+    let cases: [(&str, &str, &[u8]); 6] = [
+        ("camera_yuyv_1080p", "YUYV", &yuyv),
+        ("camera_mono8_1080p", "Mono8", &luma),
+        ("camera_mono12_1080p", "Mono12", &mono12),
+        ("camera_bayer_rg8_1080p", "BayerRG8", &bayer),
+        ("camera_bayer_rg12p_1080p", "BayerRG12p", &bayer12p),
+        ("camera_rgb8_1080p", "RGB8", full.as_raw()),
     ];
     let mut g = c.benchmark_group("camera");
-    for (name, fourcc, buf) in cases {
-        assert!(robustream::source::convert_camera_buffer(fourcc, buf, 1920, 1080).is_some());
+    for (name, format, buf) in cases {
+        assert!(robustream::source::convert_camera_buffer(format, buf, 1920, 1080).is_some());
         g.bench_function(name, |b| {
-            b.iter(|| robustream::source::convert_camera_buffer(fourcc, buf, 1920, 1080))
+            b.iter(|| robustream::source::convert_camera_buffer(format, buf, 1920, 1080))
         });
     }
     g.finish();

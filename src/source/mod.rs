@@ -141,17 +141,20 @@ pub trait Source: Send {
 /// A source's lost frames by cause, cumulative: `(cause, count)` pairs ([`Source::lost_causes`]).
 pub type LostCauses = Vec<(&'static str, u64)>;
 /// One camera buffer converted to RGB the way the V4L2 and GenICam cameras convert it
-/// ([`pixfmt`]): `fourcc` a V4L2 fourcc (`YUYV`, `GREY`, `Y12 `, `RGGB`, `RGB3`…), `buf` packed
-/// rows. `None` for a fourcc robustream does not convert or a buffer that does not fit. For
-/// `benches/preprocess.rs`.
+/// ([`pixfmt`]): `format` a V4L2 fourcc (`YUYV`, `GREY`, `Y12 `, `RGGB`, `RGB3`…) or a GenICam
+/// PFNC name (`Mono12`, `BayerRG12p`…), `buf` packed rows. `None` for a format robustream does not
+/// convert or a buffer that does not fit. For `benches/preprocess.rs`.
 #[doc(hidden)]
 pub fn convert_camera_buffer(
-    fourcc: [u8; 4],
+    format: &str,
     buf: &[u8],
     width: u32,
     height: u32,
 ) -> Option<image::RgbImage> {
-    let format = pixfmt::PixelFormat::from_fourcc(fourcc)?;
+    let fourcc = <[u8; 4]>::try_from(format.as_bytes()).ok();
+    let format = fourcc
+        .and_then(pixfmt::PixelFormat::from_fourcc)
+        .or_else(|| genicam::pfnc_format(format))?;
     pixfmt::to_rgb(format, buf, width, height, 0).ok()
 }
 

@@ -24,6 +24,14 @@
 //!   colour, OpenCV's default `COLOR_Bayer*2RGB`; docs/sources.md#genicam-cameras), borders
 //!   mirrored (index −1 reads 1, so the colour pattern continues). One pass over the output rows,
 //!   split by rows with rayon, three source rows read per output row, no scratch buffer.
+//! - Bayer mosaics deeper than 8 bits (GenICam `BayerRG10` / `BayerRG12` / `BayerRG16` in 16-bit
+//!   little-endian containers, `BayerRG10Packed` / `BayerRG12Packed` and `BayerRG10p` /
+//!   `BayerRG12p` packed as the monochrome formats of the same name, and the same for the other
+//!   three tiles): each sample scaled to 8 bits as the monochrome formats are (the low bits
+//!   dropped), into one 8-bit mosaic per frame, then demosaiced as above. Demosaicing at full
+//!   depth and rounding after would differ by at most 1: each scaled sample is below its exact
+//!   value (in 8-bit units) by less than 1, so the mean of the scaled samples is below the exact
+//!   mean by less than 1, and the two means, rounded, differ by at most 1.
 //! - `MJPG`: each buffer is a JPEG image; many UVC cameras leave out the Huffman tables (DHT) and rely
 //!   on the standard ones of JPEG Annex K.3 (the AVI1 / Motion-JPEG convention), which
 //!   [`ensure_huffman_tables`] inserts before decoding.
@@ -65,6 +73,34 @@ pub(crate) enum PixelFormat {
     Bayer8(Cfa),
     /// GenICam packed monochrome (no V4L2 fourcc; see [`MonoPacking`]).
     MonoPacked(MonoPacking),
+    /// A Bayer mosaic deeper than 8 bits (GenICam `BayerRG10`, `BayerRG12p`, ...), by its top-left
+    /// 2×2 tile and how its samples are stored (see [`Deep`]).
+    BayerDeep(Cfa, Deep),
+}
+
+/// How the samples of a Bayer mosaic deeper than 8 bits are stored: in 16-bit little-endian
+/// containers, or packed as the monochrome formats of the same depth are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Deep {
+    /// 10 bits in 16 (`BayerRG10`).
+    Le10,
+    /// 12 bits in 16 (`BayerRG12`).
+    Le12,
+    /// 16 bits (`BayerRG16`).
+    Le16,
+    /// Packed like the monochrome format ([`MonoPacking`]: `BayerRG10Packed`, `BayerRG12p`, ...).
+    Packed(MonoPacking),
+}
+
+impl Deep {
+    /// The low bits dropped from a 16-bit container (`Le*` only).
+    fn shift(self) -> u32 {
+        match self {
+            Self::Le10 => 2,
+            Self::Le12 => 4,
+            Self::Le16 | Self::Packed(_) => 8,
+        }
+    }
 }
 
 /// How a packed GenICam monochrome format lays its pixels out (module docs).
@@ -164,6 +200,27 @@ impl PixelFormat {
             Self::MonoPacked(MonoPacking::Gvsp12) => b"M12G",
             Self::MonoPacked(MonoPacking::Lsb10) => b"M10p",
             Self::MonoPacked(MonoPacking::Lsb12) => b"M12p",
+            // The 16-bit containers: V4L2's fourccs of the same layout (10 and 12 bits low-aligned,
+            // the high bits zero), which [`from_fourcc`] does not take (V4L2 raw captures are
+            // not converted); packed: tags of the same shape as the monochrome ones.
+            Self::BayerDeep(cfa, deep) => {
+                let i = match cfa {
+                    Cfa::Rggb => 0,
+                    Cfa::Grbg => 1,
+                    Cfa::Gbrg => 2,
+                    Cfa::Bggr => 3,
+                };
+                let tags: [&[u8; 4]; 4] = match deep {
+                    Deep::Le10 => [b"RG10", b"BA10", b"GB10", b"BG10"],
+                    Deep::Le12 => [b"RG12", b"BA12", b"GB12", b"BG12"],
+                    Deep::Le16 => [b"RG16", b"GR16", b"GB16", b"BYR2"],
+                    Deep::Packed(MonoPacking::Gvsp10) => [b"R10G", b"A10G", b"G10G", b"B10G"],
+                    Deep::Packed(MonoPacking::Gvsp12) => [b"R12G", b"A12G", b"G12G", b"B12G"],
+                    Deep::Packed(MonoPacking::Lsb10) => [b"R10p", b"A10p", b"G10p", b"B10p"],
+                    Deep::Packed(MonoPacking::Lsb12) => [b"R12p", b"A12p", b"G12p", b"B12p"],
+                };
+                tags[i]
+            }
         }
     }
 
@@ -176,8 +233,9 @@ impl PixelFormat {
             Self::Rgb24 | Self::Bgr24 => Some(w * 3),
             Self::Grey | Self::Bayer8(_) => Some(w),
             Self::Mono10 | Self::Mono12 | Self::Mono16 => Some(w * 2),
+            Self::BayerDeep(_, Deep::Le10 | Deep::Le12 | Deep::Le16) => Some(w * 2),
             // A last, partial group of the GigE layouts still takes its bytes.
-            Self::MonoPacked(p) => {
+            Self::MonoPacked(p) | Self::BayerDeep(_, Deep::Packed(p)) => {
                 let (pixels, bytes) = p.group();
                 Some(w.div_ceil(pixels) * bytes)
             }
@@ -251,7 +309,10 @@ pub(crate) fn to_rgb(
     let Some(row) = format.packed_row(width) else {
         return decode_mjpeg(buf, width, height);
     };
-    if let PixelFormat::MonoPacked(p @ (MonoPacking::Lsb10 | MonoPacking::Lsb12)) = format {
+    if let PixelFormat::MonoPacked(p @ (MonoPacking::Lsb10 | MonoPacking::Lsb12))
+    | PixelFormat::BayerDeep(_, Deep::Packed(p @ (MonoPacking::Lsb10 | MonoPacking::Lsb12))) =
+        format
+    {
         let pixels = p.group().0;
         if !(width as usize).is_multiple_of(pixels) {
             return Err(ConvertError::Unaligned {
@@ -289,6 +350,35 @@ pub(crate) fn to_rgb(
         demosaic_bilinear(cfa, buf, w, h, stride, &mut out);
         return Ok(out);
     }
+    if let PixelFormat::BayerDeep(cfa, deep) = format {
+        // Each sample's 8 high bits first (as the monochrome formats of the same depth), then the
+        // 8-bit demosaic: within 1 of demosaicing at full depth and rounding after (module docs).
+        let mut mosaic = vec![0u8; w * h];
+        mosaic
+            .par_chunks_exact_mut(w)
+            .enumerate()
+            .for_each(|(y, dst)| {
+                let src = &buf[y * stride..y * stride + row];
+                match deep {
+                    Deep::Packed(p) => {
+                        for (d, s) in dst
+                            .chunks_mut(p.group().0)
+                            .zip(src.chunks_exact(p.group().1))
+                        {
+                            d.copy_from_slice(&packed_group(p, s)[..d.len()]);
+                        }
+                    }
+                    _ => {
+                        for (d, s) in dst.iter_mut().zip(src.chunks_exact(2)) {
+                            let v = u16::from_le_bytes([s[0], s[1]]) >> deep.shift();
+                            *d = v.min(255) as u8;
+                        }
+                    }
+                }
+            });
+        demosaic_bilinear(cfa, &mosaic, w, h, w, &mut out);
+        return Ok(out);
+    }
     out.par_chunks_exact_mut(w * 3)
         .enumerate()
         .for_each(|(y, dst)| {
@@ -311,7 +401,7 @@ pub(crate) fn to_rgb(
                 PixelFormat::Mono12 => mono16_row(src, dst, 4),
                 PixelFormat::Mono16 => mono16_row(src, dst, 8),
                 PixelFormat::MonoPacked(p) => mono_packed_row(p, src, dst),
-                PixelFormat::Mjpeg | PixelFormat::Bayer8(_) => {
+                PixelFormat::Mjpeg | PixelFormat::Bayer8(_) | PixelFormat::BayerDeep(..) => {
                     unreachable!("MJPEG and Bayer are converted above")
                 }
             }
@@ -324,22 +414,28 @@ pub(crate) fn to_rgb(
 fn mono_packed_row(p: MonoPacking, src: &[u8], dst: &mut [u8]) {
     let (pixels, bytes) = p.group();
     for (d, s) in dst.chunks_mut(pixels * 3).zip(src.chunks_exact(bytes)) {
-        let v: [u8; 4] = match p {
-            MonoPacking::Gvsp10 | MonoPacking::Gvsp12 => [s[0], s[2], 0, 0],
-            // p0 = s0 | (s1 & 0xF) << 8, p1 = s1 >> 4 | s2 << 4; >> 4 each.
-            MonoPacking::Lsb12 => [(s[0] >> 4) | (s[1] << 4), s[2], 0, 0],
-            // p0 = s0 | (s1 & 3) << 8, p1 = s1 >> 2 | (s2 & 0xF) << 6, p2 = s2 >> 4 | (s3 & 0x3F)
-            // << 4, p3 = s3 >> 6 | s4 << 2; >> 2 each.
-            MonoPacking::Lsb10 => [
-                (s[0] >> 2) | (s[1] << 6),
-                (s[1] >> 4) | (s[2] << 4),
-                (s[2] >> 6) | (s[3] << 2),
-                s[4],
-            ],
-        };
-        for (px, &g) in d.chunks_exact_mut(3).zip(&v) {
+        for (px, &g) in d.chunks_exact_mut(3).zip(&packed_group(p, s)) {
             px.fill(g);
         }
+    }
+}
+
+/// The 8 high bits of each pixel of one packed group `s` ([`MonoPacking::group`]'s bytes); the
+/// entries past the group's pixel count are 0.
+#[inline]
+fn packed_group(p: MonoPacking, s: &[u8]) -> [u8; 4] {
+    match p {
+        MonoPacking::Gvsp10 | MonoPacking::Gvsp12 => [s[0], s[2], 0, 0],
+        // p0 = s0 | (s1 & 0xF) << 8, p1 = s1 >> 4 | s2 << 4; >> 4 each.
+        MonoPacking::Lsb12 => [(s[0] >> 4) | (s[1] << 4), s[2], 0, 0],
+        // p0 = s0 | (s1 & 3) << 8, p1 = s1 >> 2 | (s2 & 0xF) << 6, p2 = s2 >> 4 | (s3 & 0x3F)
+        // << 4, p3 = s3 >> 6 | s4 << 2; >> 2 each.
+        MonoPacking::Lsb10 => [
+            (s[0] >> 2) | (s[1] << 6),
+            (s[1] >> 4) | (s[2] << 4),
+            (s[2] >> 6) | (s[3] << 2),
+            s[4],
+        ],
     }
 }
 
@@ -728,6 +824,18 @@ mod tests {
                 None
             );
         }
+        // Nor are the deep Bayer ones taken as V4L2 formats (V4L2 raw captures are not converted).
+        for deep in [
+            Deep::Le10,
+            Deep::Le12,
+            Deep::Le16,
+            Deep::Packed(MonoPacking::Lsb10),
+        ] {
+            for cfa in [Cfa::Rggb, Cfa::Grbg, Cfa::Gbrg, Cfa::Bggr] {
+                let f = PixelFormat::BayerDeep(cfa, deep);
+                assert_eq!(PixelFormat::from_fourcc(f.fourcc()), None, "{f:?}");
+            }
+        }
         assert_eq!(PixelFormat::from_fourcc(*b"NV12"), None);
     }
 
@@ -850,6 +958,68 @@ mod tests {
     }
 
     const CFAS: [Cfa; 4] = [Cfa::Rggb, Cfa::Grbg, Cfa::Gbrg, Cfa::Bggr];
+
+    #[test]
+    fn deep_bayer_is_the_8_bit_demosaic_of_each_samples_high_bits() {
+        use MonoPacking::{Gvsp10, Gvsp12, Lsb10, Lsb12};
+        let kinds = [
+            (Deep::Le10, 10),
+            (Deep::Le12, 12),
+            (Deep::Le16, 16),
+            (Deep::Packed(Gvsp10), 10),
+            (Deep::Packed(Gvsp12), 12),
+            (Deep::Packed(Lsb10), 10),
+            (Deep::Packed(Lsb12), 12),
+        ];
+        for cfa in CFAS {
+            for (deep, bits) in kinds {
+                // The GigE layouts take an odd width (a half-used last group); the `p` ones whole
+                // bytes per row.
+                let sizes: &[(u32, u32)] = match deep {
+                    Deep::Packed(Gvsp10 | Gvsp12) => &[(8, 4), (5, 3)],
+                    _ => &[(8, 4), (4, 2)],
+                };
+                for &(w, h) in sizes {
+                    let n = (w * h) as usize;
+                    let values: Vec<u16> = (0..n)
+                        .map(|i| ((i as u32 * 2_654_435_761) >> (32 - bits)) as u16)
+                        .collect();
+                    let rows = values.chunks(w as usize);
+                    let raw: Vec<u8> = match deep {
+                        Deep::Packed(p) => rows.flat_map(|r| pack(p, r)).collect(),
+                        _ => rows.flatten().flat_map(|v| v.to_le_bytes()).collect(),
+                    };
+                    let high: Vec<u8> = values.iter().map(|v| (v >> (bits - 8)) as u8).collect();
+                    let f = PixelFormat::BayerDeep(cfa, deep);
+                    let want = to_rgb(PixelFormat::Bayer8(cfa), &high, w, h, 0).unwrap();
+                    assert_eq!(to_rgb(f, &raw, w, h, 0).unwrap(), want, "{f:?} {w}x{h}");
+                    // At a stride with padding, and a truncated buffer refused.
+                    let row = f.packed_row(w).unwrap();
+                    let padded: Vec<u8> = raw
+                        .chunks(row)
+                        .flat_map(|r| [r, &[9; 5]].concat())
+                        .collect();
+                    assert_eq!(to_rgb(f, &padded, w, h, row + 5).unwrap(), want, "{f:?}");
+                    assert!(to_rgb(f, &raw[..raw.len() - 1], w, h, 0).is_err());
+                }
+            }
+        }
+        // A flat colour at 12 bits comes back exactly, and the `p` layouts refuse a width whose
+        // rows end inside a byte.
+        let flat = RgbImage::from_pixel(6, 4, image::Rgb([200, 90, 17]));
+        let le: Vec<u8> = mosaic(&flat, Cfa::Grbg)
+            .iter()
+            .flat_map(|&v| ((u16::from(v) << 4) | 0xF).to_le_bytes())
+            .collect();
+        let f = PixelFormat::BayerDeep(Cfa::Grbg, Deep::Le12);
+        assert_eq!(to_rgb(f, &le, 6, 4, 0).unwrap(), flat);
+        let f = PixelFormat::BayerDeep(Cfa::Rggb, Deep::Packed(Lsb10));
+        let e = to_rgb(f, &[0; 20], 6, 2, 0).unwrap_err();
+        assert!(
+            matches!(e, ConvertError::Unaligned { multiple: 4, .. }),
+            "{e}"
+        );
+    }
 
     #[test]
     fn bayer_of_a_flat_colour_comes_back_exactly() {

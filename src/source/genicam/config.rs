@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 
 use crate::source::camera::reconnecting::ReconnectSettings;
-use crate::source::pixfmt::{Cfa, MonoPacking, PixelFormat};
+use crate::source::pixfmt::{Cfa, Deep, MonoPacking, PixelFormat};
 
 /// The PFNC (GenICam Pixel Format Naming Convention) names robustream converts, with the
 /// converter each uses. `RGB8Packed` / `BGR8Packed` / `YUV422Packed` / `YUV422_YUYV_Packed` are
-/// the GigE Vision 1.x names of the same layouts (`YUV422Packed` is U Y V Y).
-pub(crate) const PIXEL_FORMATS: [(&str, PixelFormat); 20] = [
+/// the GigE Vision 1.x names of the same layouts (`YUV422Packed` is U Y V Y); the Bayer mosaics
+/// deeper than 8 bits come in each of the four tiles.
+pub(crate) const PIXEL_FORMATS: [(&str, PixelFormat); 48] = [
     ("Mono8", PixelFormat::Grey),
     ("Mono10", PixelFormat::Mono10),
     ("Mono12", PixelFormat::Mono12),
@@ -24,6 +25,82 @@ pub(crate) const PIXEL_FORMATS: [(&str, PixelFormat); 20] = [
     ("BayerGR8", PixelFormat::Bayer8(Cfa::Grbg)),
     ("BayerGB8", PixelFormat::Bayer8(Cfa::Gbrg)),
     ("BayerBG8", PixelFormat::Bayer8(Cfa::Bggr)),
+    ("BayerRG10", PixelFormat::BayerDeep(Cfa::Rggb, Deep::Le10)),
+    ("BayerGR10", PixelFormat::BayerDeep(Cfa::Grbg, Deep::Le10)),
+    ("BayerGB10", PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Le10)),
+    ("BayerBG10", PixelFormat::BayerDeep(Cfa::Bggr, Deep::Le10)),
+    ("BayerRG12", PixelFormat::BayerDeep(Cfa::Rggb, Deep::Le12)),
+    ("BayerGR12", PixelFormat::BayerDeep(Cfa::Grbg, Deep::Le12)),
+    ("BayerGB12", PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Le12)),
+    ("BayerBG12", PixelFormat::BayerDeep(Cfa::Bggr, Deep::Le12)),
+    ("BayerRG16", PixelFormat::BayerDeep(Cfa::Rggb, Deep::Le16)),
+    ("BayerGR16", PixelFormat::BayerDeep(Cfa::Grbg, Deep::Le16)),
+    ("BayerGB16", PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Le16)),
+    ("BayerBG16", PixelFormat::BayerDeep(Cfa::Bggr, Deep::Le16)),
+    (
+        "BayerRG10Packed",
+        PixelFormat::BayerDeep(Cfa::Rggb, Deep::Packed(MonoPacking::Gvsp10)),
+    ),
+    (
+        "BayerGR10Packed",
+        PixelFormat::BayerDeep(Cfa::Grbg, Deep::Packed(MonoPacking::Gvsp10)),
+    ),
+    (
+        "BayerGB10Packed",
+        PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Packed(MonoPacking::Gvsp10)),
+    ),
+    (
+        "BayerBG10Packed",
+        PixelFormat::BayerDeep(Cfa::Bggr, Deep::Packed(MonoPacking::Gvsp10)),
+    ),
+    (
+        "BayerRG12Packed",
+        PixelFormat::BayerDeep(Cfa::Rggb, Deep::Packed(MonoPacking::Gvsp12)),
+    ),
+    (
+        "BayerGR12Packed",
+        PixelFormat::BayerDeep(Cfa::Grbg, Deep::Packed(MonoPacking::Gvsp12)),
+    ),
+    (
+        "BayerGB12Packed",
+        PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Packed(MonoPacking::Gvsp12)),
+    ),
+    (
+        "BayerBG12Packed",
+        PixelFormat::BayerDeep(Cfa::Bggr, Deep::Packed(MonoPacking::Gvsp12)),
+    ),
+    (
+        "BayerRG10p",
+        PixelFormat::BayerDeep(Cfa::Rggb, Deep::Packed(MonoPacking::Lsb10)),
+    ),
+    (
+        "BayerGR10p",
+        PixelFormat::BayerDeep(Cfa::Grbg, Deep::Packed(MonoPacking::Lsb10)),
+    ),
+    (
+        "BayerGB10p",
+        PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Packed(MonoPacking::Lsb10)),
+    ),
+    (
+        "BayerBG10p",
+        PixelFormat::BayerDeep(Cfa::Bggr, Deep::Packed(MonoPacking::Lsb10)),
+    ),
+    (
+        "BayerRG12p",
+        PixelFormat::BayerDeep(Cfa::Rggb, Deep::Packed(MonoPacking::Lsb12)),
+    ),
+    (
+        "BayerGR12p",
+        PixelFormat::BayerDeep(Cfa::Grbg, Deep::Packed(MonoPacking::Lsb12)),
+    ),
+    (
+        "BayerGB12p",
+        PixelFormat::BayerDeep(Cfa::Gbrg, Deep::Packed(MonoPacking::Lsb12)),
+    ),
+    (
+        "BayerBG12p",
+        PixelFormat::BayerDeep(Cfa::Bggr, Deep::Packed(MonoPacking::Lsb12)),
+    ),
     ("RGB8", PixelFormat::Rgb24),
     ("RGB8Packed", PixelFormat::Rgb24),
     ("BGR8", PixelFormat::Bgr24),

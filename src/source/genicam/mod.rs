@@ -38,6 +38,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use config::GenicamConfig;
+/// The converter of a PFNC pixel format name ([`config::PIXEL_FORMATS`]), for
+/// [`super::convert_camera_buffer`].
+pub(crate) use config::pixel_format as pfnc_format;
 #[cfg(test)]
 use config::{FeatureValue, pixel_format};
 

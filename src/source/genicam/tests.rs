@@ -11,7 +11,7 @@ use image::RgbImage;
 
 use super::*;
 use crate::source::camera::reconnecting::{Camera, Captured, Grab, Reconnecting};
-use crate::source::pixfmt::{Cfa, PixelFormat};
+use crate::source::pixfmt::{Cfa, Deep, MonoPacking, PixelFormat};
 use crate::source::reconnect::Clock;
 
 fn bad(toml_text: &str) -> String {
@@ -75,9 +75,9 @@ fn each_refused_value_is_named() {
         let e = bad(text);
         assert!(e.starts_with(want), "{text}: {e}");
     }
-    let e = bad("pixel_format = \"BayerRG12p\"");
+    let e = bad("pixel_format = \"RGB10p32\"");
     assert!(
-        e.starts_with("[source.genicam] pixel_format = \"BayerRG12p\" is not one robustream converts; use one of Mono8, Mono10"),
+        e.starts_with("[source.genicam] pixel_format = \"RGB10p32\" is not one robustream converts; use one of Mono8, Mono10"),
         "{e}"
     );
     assert!(toml::from_str::<GenicamConfig>("widht = 3").is_err());
@@ -113,7 +113,29 @@ fn pfnc_names_map_to_converters() {
     // PFNC's YUV422_8 is Y U Y V; GigE Vision 1.x's YUV422Packed is U Y V Y.
     assert_eq!(pixel_format("YUV422_8"), Some(PixelFormat::Yuyv));
     assert_eq!(pixel_format("YUV422Packed"), Some(PixelFormat::Uyvy));
-    assert_eq!(pixel_format("BayerRG12p"), None);
+    assert_eq!(pixel_format("RGB10p32"), None);
+    assert_eq!(
+        pixel_format("BayerGB12p"),
+        Some(PixelFormat::BayerDeep(
+            Cfa::Gbrg,
+            Deep::Packed(MonoPacking::Lsb12)
+        ))
+    );
+    assert_eq!(
+        pixel_format("BayerBG10"),
+        Some(PixelFormat::BayerDeep(Cfa::Bggr, Deep::Le10))
+    );
+    // Every name once, and each tile of each deep Bayer layout.
+    use config::PIXEL_FORMATS;
+    let names: std::collections::BTreeSet<_> = PIXEL_FORMATS.iter().map(|(n, _)| n).collect();
+    assert_eq!(names.len(), PIXEL_FORMATS.len());
+    assert_eq!(
+        PIXEL_FORMATS
+            .iter()
+            .filter(|(_, f)| matches!(f, PixelFormat::BayerDeep(..)))
+            .count(),
+        28
+    );
     assert_eq!(
         pixel_format("Mono12p"),
         Some(PixelFormat::MonoPacked(
@@ -165,7 +187,7 @@ fn devices_text_marks_what_is_not_converted() {
         serial: "S1".into(),
         address: "127.0.0.1".into(),
         protocol: "GigEVision".into(),
-        pixel_formats: vec!["Mono8".into(), "BayerRG12p".into()],
+        pixel_formats: vec!["Mono8".into(), "RGB10p32".into()],
         sensor: Some([2048, 2048]),
         error: None,
     };
@@ -173,7 +195,7 @@ fn devices_text_marks_what_is_not_converted() {
     assert!(t.starts_with("Aravis-Fake-S1 (Aravis Fake, serial S1, GigEVision 127.0.0.1) — --source genicam://Aravis-Fake-S1\n"), "{t}");
     assert!(t.contains("  sensor 2048×2048\n"), "{t}");
     assert!(
-        t.contains("  pixel formats: Mono8, BayerRG12p (not converted)\n"),
+        t.contains("  pixel formats: Mono8, RGB10p32 (not converted)\n"),
         "{t}"
     );
 }
