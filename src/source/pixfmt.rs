@@ -93,7 +93,9 @@ pub(crate) enum Deep {
 }
 
 impl Deep {
-    /// The low bits dropped from a 16-bit container (`Le*` only).
+    /// The low bits dropped from a 16-bit container. The packed layouts' groups give each pixel's
+    /// 8 high bits directly ([`packed_group`]); for them this is the 8 of the widest container and
+    /// is not used.
     fn shift(self) -> u32 {
         match self {
             Self::Le10 => 2,
@@ -361,16 +363,15 @@ pub(crate) fn to_rgb(
                 let src = &buf[y * stride..y * stride + row];
                 match deep {
                     Deep::Packed(p) => {
-                        for (d, s) in dst
-                            .chunks_mut(p.group().0)
-                            .zip(src.chunks_exact(p.group().1))
-                        {
+                        let (pixels, bytes) = p.group();
+                        for (d, s) in dst.chunks_mut(pixels).zip(src.chunks_exact(bytes)) {
                             d.copy_from_slice(&packed_group(p, s)[..d.len()]);
                         }
                     }
-                    _ => {
+                    Deep::Le10 | Deep::Le12 | Deep::Le16 => {
+                        let shift = deep.shift();
                         for (d, s) in dst.iter_mut().zip(src.chunks_exact(2)) {
-                            let v = u16::from_le_bytes([s[0], s[1]]) >> deep.shift();
+                            let v = u16::from_le_bytes([s[0], s[1]]) >> shift;
                             *d = v.min(255) as u8;
                         }
                     }
